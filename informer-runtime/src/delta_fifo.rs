@@ -1,0 +1,549 @@
+//! The delta FIFO: a per-key queue of changes between the reflector and the informer
+//! (client-go's `DeltaFIFO`, classic semantics).
+//!
+//! Each key holds the ordered list of changes not yet processed; a key is queued once however
+//! many changes it accumulates. `replace` (a relist) emits tombstones for keys that vanished,
+//! `resync` re-delivers known objects that have no pending change, and `pop` hands one key's
+//! changes to a processing function while holding the queue lock, so a consumer that applies
+//! them to the known-objects store never races a concurrent `replace`.
+
+use std::{
+    collections::{HashMap, HashSet, VecDeque},
+    fmt,
+    ops::Deref,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
+
+use kube::Resource;
+use tokio::sync::Notify;
+
+use crate::{
+    key::{SharedKey, object_key},
+    tombstone::{DeletedFinalStateUnknown, MaybeTombstone},
+};
+
+/// The kind of change a [`Delta`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeltaType {
+    /// The object was added.
+    Added,
+    /// The object was updated.
+    Updated,
+    /// The object was deleted; the delta may carry a tombstone.
+    Deleted,
+    /// The object was seen again in a relist (when the queue emits `Replaced`).
+    Replaced,
+    /// A periodic resync, or a relist when the queue does not emit `Replaced`.
+    Sync,
+}
+
+/// One change to one object.
+#[derive(Debug)]
+pub struct Delta<K> {
+    /// What happened.
+    pub kind: DeltaType,
+    /// The object after the change (for `Deleted`, its final state or a tombstone).
+    pub object: MaybeTombstone<K>,
+}
+
+impl<K> Clone for Delta<K> {
+    fn clone(&self) -> Self {
+        Self {
+            kind: self.kind,
+            object: self.object.clone(),
+        }
+    }
+}
+
+/// The changes of one key, oldest first; never empty when handed out by the queue.
+#[derive(Debug)]
+pub struct Deltas<K>(Vec<Delta<K>>);
+
+impl<K> Clone for Deltas<K> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<K> Deltas<K> {
+    /// The oldest change.
+    pub fn oldest(&self) -> Option<&Delta<K>> {
+        self.0.first()
+    }
+
+    /// The newest change.
+    pub fn newest(&self) -> Option<&Delta<K>> {
+        self.0.last()
+    }
+
+    /// The changes, oldest first.
+    pub fn into_vec(self) -> Vec<Delta<K>> {
+        self.0
+    }
+}
+
+impl<K> From<Vec<Delta<K>>> for Deltas<K> {
+    fn from(deltas: Vec<Delta<K>>) -> Self {
+        Self(deltas)
+    }
+}
+
+impl<K> Deref for Deltas<K> {
+    type Target = [Delta<K>];
+
+    fn deref(&self) -> &[Delta<K>] {
+        &self.0
+    }
+}
+
+impl<K: Resource> Deltas<K> {
+    /// The key of the newest change's object (client-go's `KeyOf` on `Deltas`).
+    pub fn key(&self) -> Option<String> {
+        self.newest().map(|d| d.object.key())
+    }
+}
+
+/// The objects a queue's consumer already knows (in an informer, its store): used by
+/// `replace` to find vanished objects and by `resync` to re-deliver known ones.
+pub trait KnownObjects<K>: Send + Sync {
+    /// Every known key.
+    fn known_keys(&self) -> Vec<Arc<str>>;
+    /// The known object under `key`.
+    fn known_object(&self, key: &str) -> Option<Arc<K>>;
+}
+
+impl<K: Resource + Send + Sync> KnownObjects<K> for crate::store::Store<K> {
+    fn known_keys(&self) -> Vec<Arc<str>> {
+        self.shared_keys()
+    }
+
+    fn known_object(&self, key: &str) -> Option<Arc<K>> {
+        self.get_by_key(key)
+    }
+}
+
+/// A function applied to every object entering the queue through add, update, delete or
+/// replace (never to tombstones or resync deltas), before it is shared.
+pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// Options of a [`DeltaFifo`].
+pub struct DeltaFifoOptions<K> {
+    /// The consumer's store; without it, deletions of keys not in the queue are dropped and
+    /// `resync` does nothing.
+    pub known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    /// Emit `Replaced` instead of `Sync` for objects of a relist (informers do).
+    pub emit_delta_type_replaced: bool,
+    /// Applied to every incoming object.
+    pub transform: Option<Transform<K>>,
+}
+
+impl<K> Default for DeltaFifoOptions<K> {
+    fn default() -> Self {
+        Self {
+            known_objects: None,
+            emit_delta_type_replaced: false,
+            transform: None,
+        }
+    }
+}
+
+/// What a processing function passed to [`DeltaFifo::pop`] can fail with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessError<E> {
+    /// Put the changes back at the tail of the queue (unless the key was queued again
+    /// meanwhile), then report the cause, if any, from `pop`.
+    Requeue(Option<E>),
+    /// The changes are dropped and the error reported from `pop`.
+    Failed(E),
+}
+
+/// Why [`DeltaFifo::pop`] returned no changes, or what processing them failed with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PopError<E> {
+    /// The queue is closed and empty.
+    #[error("failed to pop: the delta FIFO is closed")]
+    Closed,
+    /// The processing function failed.
+    #[error("failed to process deltas: {0}")]
+    Process(E),
+}
+
+/// A failure to queue changes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// `add_if_not_present` was given no changes.
+    #[error("failed to add deltas: zero-length deltas have no key")]
+    ZeroLengthDeltas,
+}
+
+struct State<K> {
+    /// key -> changes, oldest first. A key is in `items` iff it is in `queue`.
+    items: HashMap<SharedKey, Vec<Delta<K>>>,
+    /// Keys in FIFO order, without duplicates.
+    queue: VecDeque<SharedKey>,
+    /// Whether anything was ever added, deleted or replaced.
+    populated: bool,
+    /// Keys of the first replace not yet popped.
+    initial_population_count: usize,
+    closed: bool,
+}
+
+/// The delta FIFO queue (client-go's `DeltaFIFO`). See the [module docs](self).
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_runtime::delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaType, ProcessError};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::ObjectMeta;
+///
+/// # tokio_test_block(async {
+/// let fifo = DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default());
+/// let cm = ConfigMap { metadata: ObjectMeta { name: Some("a".into()), ..Default::default() }, ..Default::default() };
+/// fifo.add(cm.clone());
+/// fifo.update(cm);
+/// let deltas = fifo.pop(|_, _| Ok::<(), ProcessError<()>>(())).await.expect("queued");
+/// let kinds: Vec<DeltaType> = deltas.iter().map(|d| d.kind).collect();
+/// assert_eq!(kinds, [DeltaType::Added, DeltaType::Updated]);
+/// # });
+/// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
+/// #     tokio::runtime::Builder::new_current_thread().build().expect("runtime").block_on(f)
+/// # }
+/// ```
+pub struct DeltaFifo<K> {
+    state: Mutex<State<K>>,
+    changed: Notify,
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    emit_delta_type_replaced: bool,
+    transform: Option<Transform<K>>,
+}
+
+impl<K> fmt::Debug for DeltaFifo<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("DeltaFifo")
+            .field("queued", &state.queue.len())
+            .field("populated", &state.populated)
+            .field("initial_population_count", &state.initial_population_count)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
+
+impl<K: Resource> DeltaFifo<K> {
+    /// An empty queue.
+    pub fn new(options: DeltaFifoOptions<K>) -> Self {
+        Self {
+            state: Mutex::new(State {
+                items: HashMap::new(),
+                queue: VecDeque::new(),
+                populated: false,
+                initial_population_count: 0,
+                closed: false,
+            }),
+            changed: Notify::new(),
+            known_objects: options.known_objects,
+            emit_delta_type_replaced: options.emit_delta_type_replaced,
+            transform: options.transform,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<K>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn prepare(&self, mut obj: K) -> (SharedKey, Arc<K>) {
+        let key = SharedKey::from(object_key(&obj));
+        if let Some(transform) = &self.transform {
+            transform(&mut obj);
+        }
+        (key, Arc::new(obj))
+    }
+
+    /// Queues an `Added` change.
+    pub fn add(&self, obj: K) {
+        let (key, obj) = self.prepare(obj);
+        let mut state = self.lock();
+        state.populated = true;
+        append(&mut state, key, DeltaType::Added, MaybeTombstone::Object(obj));
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Queues an `Updated` change.
+    pub fn update(&self, obj: K) {
+        let (key, obj) = self.prepare(obj);
+        let mut state = self.lock();
+        state.populated = true;
+        append(&mut state, key, DeltaType::Updated, MaybeTombstone::Object(obj));
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Queues a `Deleted` change, unless the key is neither queued nor known (then the
+    /// deletion is of nothing the consumer has, and is dropped).
+    pub fn delete(&self, obj: K) {
+        let (key, obj) = self.prepare(obj);
+        let mut state = self.lock();
+        state.populated = true;
+        let queued = state.items.contains_key(&key);
+        let known = self
+            .known_objects
+            .as_ref()
+            .is_some_and(|known| known.known_object(&key).is_some());
+        if !queued && !known {
+            return;
+        }
+        append(&mut state, key, DeltaType::Deleted, MaybeTombstone::Object(obj));
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Replaces the queue's view of the world with `list` (a relist): every listed object gets a
+    /// `Replaced` (or `Sync`) change, and every queued or known key that is not listed gets a
+    /// `Deleted` change carrying a tombstone with the newest object the queue or the consumer
+    /// had. The first replace defines the initial population that [`DeltaFifo::has_synced`]
+    /// waits for. The resource version is not used by this queue.
+    pub fn replace(&self, list: Vec<K>, _resource_version: &str) {
+        let kind = if self.emit_delta_type_replaced {
+            DeltaType::Replaced
+        } else {
+            DeltaType::Sync
+        };
+        let prepared: Vec<(SharedKey, Arc<K>)> = list.into_iter().map(|obj| self.prepare(obj)).collect();
+        let mut state = self.lock();
+        let mut listed: HashSet<SharedKey> = HashSet::with_capacity(prepared.len());
+        for (key, obj) in prepared {
+            listed.insert(Arc::clone(&key));
+            append(&mut state, key, kind, MaybeTombstone::Object(obj));
+        }
+
+        let mut queued_deletions = 0;
+        let vanished: Vec<(SharedKey, Option<Arc<K>>)> = state
+            .items
+            .iter()
+            .filter(|(key, _)| !listed.contains(*key))
+            .map(|(key, deltas)| {
+                (
+                    Arc::clone(key),
+                    deltas.last().and_then(|d| d.object.object().cloned()),
+                )
+            })
+            .collect();
+        for (key, obj) in vanished {
+            queued_deletions += 1;
+            let tombstone = DeletedFinalStateUnknown {
+                key: key.to_string(),
+                obj,
+            };
+            append(
+                &mut state,
+                key,
+                DeltaType::Deleted,
+                MaybeTombstone::Tombstone(tombstone),
+            );
+        }
+
+        if let Some(known) = &self.known_objects {
+            for key in known.known_keys() {
+                if listed.contains(&key) || state.items.contains_key(&key) {
+                    continue;
+                }
+                let obj = known.known_object(&key);
+                queued_deletions += 1;
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.to_string(),
+                    obj,
+                };
+                append(
+                    &mut state,
+                    key,
+                    DeltaType::Deleted,
+                    MaybeTombstone::Tombstone(tombstone),
+                );
+            }
+        }
+
+        if !state.populated {
+            state.populated = true;
+            state.initial_population_count = listed.len() + queued_deletions;
+        }
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Queues a `Sync` change for every known object whose key has no queued change
+    /// (a queued change is newer than what the consumer knows). Without known objects it does
+    /// nothing.
+    pub fn resync(&self) {
+        let Some(known) = &self.known_objects else { return };
+        let keys = known.known_keys();
+        let mut state = self.lock();
+        let mut queued_any = false;
+        for key in keys {
+            if state.items.contains_key(&key) {
+                continue;
+            }
+            let Some(obj) = known.known_object(&key) else {
+                tracing::debug!(key = %key, "resync skipped a key that is no longer known");
+                continue;
+            };
+            append(&mut state, key, DeltaType::Sync, MaybeTombstone::Object(obj));
+            queued_any = true;
+        }
+        drop(state);
+        if queued_any {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Queues `deltas` as they are, unless their key already has changes queued
+    /// (client-go's `AddIfNotPresent`, used to requeue popped changes).
+    pub fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), Error> {
+        let key: SharedKey = deltas.key().ok_or(Error::ZeroLengthDeltas)?.into();
+        let mut state = self.lock();
+        state.populated = true;
+        if state.items.contains_key(&key) {
+            return Ok(());
+        }
+        state.queue.push_back(Arc::clone(&key));
+        state.items.insert(key, deltas.0);
+        drop(state);
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Waits for a queued key, removes it with its changes and calls `process` on them while
+    /// holding the queue lock, with whether they belong to the initial population.
+    ///
+    /// Returns the changes, or [`PopError::Closed`] once the queue is closed and empty (keys
+    /// still queued at close are handed out first). A [`ProcessError::Requeue`] puts the
+    /// changes back at the tail; the initial-population count is not restored.
+    pub async fn pop<E>(
+        &self,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<Deltas<K>, PopError<E>> {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = self.lock();
+                if let Some(key) = state.queue.pop_front() {
+                    let is_in_initial_list = !has_synced(&state);
+                    let deltas = Deltas(state.items.remove(&key).unwrap_or_default());
+                    if state.initial_population_count > 0 {
+                        state.initial_population_count -= 1;
+                    }
+                    return match process(&deltas, is_in_initial_list) {
+                        Ok(()) => Ok(deltas),
+                        Err(ProcessError::Failed(err)) => Err(PopError::Process(err)),
+                        Err(ProcessError::Requeue(cause)) => {
+                            if !state.items.contains_key(&key) {
+                                state.queue.push_back(Arc::clone(&key));
+                                state.items.insert(key, deltas.0.clone());
+                            }
+                            drop(state);
+                            self.changed.notify_waiters();
+                            match cause {
+                                Some(err) => Err(PopError::Process(err)),
+                                None => Ok(deltas),
+                            }
+                        }
+                    };
+                }
+                if state.closed {
+                    return Err(PopError::Closed);
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Whether the initial population (the first replace, or any change before it) was popped.
+    pub fn has_synced(&self) -> bool {
+        has_synced(&self.lock())
+    }
+
+    /// Closes the queue: every waiting and future `pop` returns [`PopError::Closed`] once the
+    /// queue is empty. Changes can still be queued.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.changed.notify_waiters();
+    }
+
+    /// Whether the queue was closed.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// The queued keys, in queue order.
+    pub fn list_keys(&self) -> Vec<String> {
+        self.lock().queue.iter().map(|k| k.to_string()).collect()
+    }
+
+    /// The newest object of every queued key (tombstones contribute their last known state).
+    pub fn list(&self) -> Vec<Arc<K>> {
+        let state = self.lock();
+        state
+            .queue
+            .iter()
+            .filter_map(|key| state.items.get(key)?.last()?.object.object().cloned())
+            .collect()
+    }
+
+    /// The queued changes of `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+        self.lock().items.get(key).map(|deltas| Deltas(deltas.clone()))
+    }
+
+    /// The number of queued keys.
+    pub fn len(&self) -> usize {
+        self.lock().queue.len()
+    }
+
+    /// Whether no key is queued.
+    pub fn is_empty(&self) -> bool {
+        self.lock().queue.is_empty()
+    }
+}
+
+fn has_synced<K>(state: &State<K>) -> bool {
+    state.populated && state.initial_population_count == 0
+}
+
+/// Appends one change to `key`, queueing the key if it is new, and collapses two consecutive
+/// deletions into one: the older is kept, unless it is a tombstone.
+fn append<K>(state: &mut State<K>, key: SharedKey, kind: DeltaType, object: MaybeTombstone<K>) {
+    let delta = Delta { kind, object };
+    match state.items.get_mut(&key) {
+        Some(deltas) => {
+            deltas.push(delta);
+            dedup_deletions(deltas);
+        }
+        None => {
+            state.queue.push_back(Arc::clone(&key));
+            state.items.insert(key, vec![delta]);
+        }
+    }
+}
+
+fn dedup_deletions<K>(deltas: &mut Vec<Delta<K>>) {
+    let [.., older, newer] = deltas.as_slice() else {
+        return;
+    };
+    if older.kind != DeltaType::Deleted || newer.kind != DeltaType::Deleted {
+        return;
+    }
+    if older.object.is_tombstone() {
+        let newest = deltas.pop();
+        if let (Some(slot), Some(newest)) = (deltas.last_mut(), newest) {
+            *slot = newest;
+        }
+    } else {
+        deltas.pop();
+    }
+}
+
+#[cfg(test)]
+#[path = "delta_fifo_tests.rs"]
+mod tests;

@@ -1,0 +1,674 @@
+//! The thread-safe, indexed object store behind every informer (client-go's `Indexer`).
+
+use std::{
+    collections::{HashMap, HashSet},
+    fmt,
+    sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard},
+};
+
+use kube::Resource;
+
+use crate::key::{SharedKey, object_key};
+
+/// The name of the built-in index of objects by namespace.
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+/// A function that maps an object to the values it is indexed under.
+///
+/// Returning no value leaves the object out of the index; returning `""` puts it in the `""`
+/// bucket (as the namespace index does for cluster-scoped objects). Duplicate values collapse.
+pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+
+/// Named index functions.
+pub type Indexers<K> = HashMap<String, IndexFunc<K>>;
+
+/// The namespace index function: `[namespace]`, or `[""]` for cluster-scoped objects
+/// (client-go's `MetaNamespaceIndexFunc`).
+pub fn namespace_index_func<K: Resource>(obj: &K) -> Vec<String> {
+    vec![obj.meta().namespace.clone().unwrap_or_default()]
+}
+
+/// Indexers holding only the namespace index, which every informer of a factory carries.
+pub fn namespace_indexers<K: Resource + 'static>() -> Indexers<K> {
+    let mut indexers: Indexers<K> = HashMap::new();
+    indexers.insert(NAMESPACE_INDEX.to_owned(), Arc::new(namespace_index_func::<K>));
+    indexers
+}
+
+/// A failed index query or index registration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The index name is not registered.
+    #[error("failed to query index {name:?}: no index with that name exists (add it with add_indexers)")]
+    IndexNotFound {
+        /// The index that was asked for.
+        name: String,
+    },
+    /// Some of the indexers to add are already registered; none were added.
+    #[error("failed to add indexers: indexer conflict: {names:?} already exist")]
+    IndexerConflict {
+        /// The names that already exist.
+        names: Vec<String>,
+    },
+}
+
+/// index value -> keys of the objects indexed under it.
+type Index = HashMap<String, HashSet<SharedKey>>;
+
+struct State<K> {
+    items: HashMap<SharedKey, Arc<K>>,
+    indexers: Indexers<K>,
+    indices: HashMap<String, Index>,
+}
+
+/// A thread-safe map of key to `Arc<K>` with secondary indexes (client-go's `Indexer`).
+///
+/// Objects are stored once; every read hands out `Arc<K>`. Cloning a `Store` gives another
+/// handle to the same data. Index lookups cost O(result); an index bucket that becomes empty
+/// is removed, so high-cardinality values do not leak memory.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_runtime::store::{NAMESPACE_INDEX, Store, namespace_indexers};
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kube::api::ObjectMeta;
+///
+/// let store = Store::<Pod>::new(namespace_indexers());
+/// let meta = ObjectMeta { name: Some("web".into()), namespace: Some("prod".into()), ..Default::default() };
+/// store.add(Arc::new(Pod { metadata: meta, ..Default::default() }));
+///
+/// assert_eq!(store.by_index(NAMESPACE_INDEX, "prod")?.len(), 1);
+/// assert!(store.get_by_key("prod/web").is_some());
+/// # Ok::<(), informer_runtime::store::Error>(())
+/// ```
+#[doc(alias = "Indexer")]
+#[doc(alias = "ThreadSafeStore")]
+pub struct Store<K> {
+    state: Arc<RwLock<State<K>>>,
+}
+
+impl<K> Clone for Store<K> {
+    fn clone(&self) -> Self {
+        Self {
+            state: Arc::clone(&self.state),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Store<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.read();
+        f.debug_struct("Store")
+            .field("len", &state.items.len())
+            .field("indexers", &state.indexers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl<K: Resource> Default for Store<K> {
+    fn default() -> Self {
+        Self::new(Indexers::new())
+    }
+}
+
+impl<K> Store<K> {
+    fn read(&self) -> RwLockReadGuard<'_, State<K>> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State<K>> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<K: Resource> Store<K> {
+    /// An empty store with the given indexers.
+    pub fn new(indexers: Indexers<K>) -> Self {
+        let indices = indexers.keys().map(|name| (name.clone(), Index::new())).collect();
+        Self {
+            state: Arc::new(RwLock::new(State {
+                items: HashMap::new(),
+                indexers,
+                indices,
+            })),
+        }
+    }
+
+    /// Stores `obj` under its key, replacing any previous object, and updates every index.
+    pub fn add(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        let key: SharedKey = object_key(obj.as_ref()).into();
+        self.insert(key, obj)
+    }
+
+    /// Same as [`Store::add`] (client-go keeps both names).
+    pub fn update(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        self.add(obj)
+    }
+
+    /// Stores `obj` under `key`; returns the object it replaced.
+    pub(crate) fn insert(&self, key: SharedKey, obj: Arc<K>) -> Option<Arc<K>> {
+        let mut state = self.write();
+        let state = &mut *state;
+        let old = state.items.insert(Arc::clone(&key), Arc::clone(&obj));
+        update_indices(
+            &state.indexers,
+            &mut state.indices,
+            old.as_deref(),
+            Some(obj.as_ref()),
+            &key,
+        );
+        old
+    }
+
+    /// Removes the object stored under `obj`'s key.
+    pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
+        self.delete_by_key(&object_key(obj))
+    }
+
+    /// Removes the object stored under `key`; absent keys are a no-op.
+    pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
+        let mut state = self.write();
+        let state = &mut *state;
+        let (key, old) = state.items.remove_entry(key)?;
+        update_indices(
+            &state.indexers,
+            &mut state.indices,
+            Some(old.as_ref()),
+            None,
+            &key,
+        );
+        Some(old)
+    }
+
+    /// The object stored under `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.read().items.get(key).cloned()
+    }
+
+    /// The object stored under `obj`'s key.
+    pub fn get(&self, obj: &K) -> Option<Arc<K>> {
+        self.get_by_key(&object_key(obj))
+    }
+
+    /// Every stored object, in no particular order.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.read().items.values().cloned().collect()
+    }
+
+    /// Every key, in no particular order.
+    pub fn list_keys(&self) -> Vec<String> {
+        self.read().items.keys().map(|k| k.to_string()).collect()
+    }
+
+    pub(crate) fn shared_keys(&self) -> Vec<SharedKey> {
+        self.read().items.keys().cloned().collect()
+    }
+
+    /// The number of stored objects.
+    pub fn len(&self) -> usize {
+        self.read().items.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.read().items.is_empty()
+    }
+
+    /// Replaces the whole content with `objects` and rebuilds every index
+    /// (a later object with the same key wins).
+    pub fn replace(&self, objects: impl IntoIterator<Item = Arc<K>>) {
+        let items: HashMap<SharedKey, Arc<K>> = objects
+            .into_iter()
+            .map(|obj| (SharedKey::from(object_key(obj.as_ref())), obj))
+            .collect();
+        let mut state = self.write();
+        let state = &mut *state;
+        state.items = items;
+        for (name, indexer) in &state.indexers {
+            let mut index = Index::new();
+            for (key, obj) in &state.items {
+                add_to_index(&mut index, indexer(obj), key);
+            }
+            state.indices.insert(name.clone(), index);
+        }
+    }
+
+    /// The objects that share an indexed value with `obj` under index `name`
+    /// (client-go's `Index`).
+    pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, Error> {
+        let state = self.read();
+        let indexer = state.indexers.get(name).ok_or_else(|| not_found(name))?;
+        let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
+        let values = indexer(obj);
+        if let [value] = values.as_slice() {
+            return Ok(objects_of(
+                &state.items,
+                index.get(value.as_str()).into_iter().flatten(),
+            ));
+        }
+        let keys: HashSet<&SharedKey> = values
+            .iter()
+            .filter_map(|v| index.get(v.as_str()))
+            .flatten()
+            .collect();
+        Ok(objects_of(&state.items, keys))
+    }
+
+    /// The objects indexed under `value` in index `name`; O(result).
+    pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
+        let state = self.read();
+        let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
+        Ok(objects_of(&state.items, index.get(value).into_iter().flatten()))
+    }
+
+    /// The keys indexed under `value` in index `name`, sorted.
+    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<String>, Error> {
+        let state = self.read();
+        let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
+        let mut keys: Vec<String> = index
+            .get(value)
+            .into_iter()
+            .flatten()
+            .map(|k| k.to_string())
+            .collect();
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    /// Every value that currently has objects in index `name` (empty for an unknown index).
+    pub fn list_index_func_values(&self, name: &str) -> Vec<String> {
+        self.read()
+            .indices
+            .get(name)
+            .map(|index| index.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The names of the registered indexes.
+    pub fn indexer_names(&self) -> Vec<String> {
+        self.read().indexers.keys().cloned().collect()
+    }
+
+    /// Whether an index named `name` is registered.
+    pub fn has_index(&self, name: &str) -> bool {
+        self.read().indexers.contains_key(name)
+    }
+
+    /// Registers more indexes and indexes every stored object at once; works on a running,
+    /// non-empty store. If any name already exists, nothing is added.
+    pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), Error> {
+        let mut state = self.write();
+        let state = &mut *state;
+        let mut conflicts: Vec<String> = new
+            .keys()
+            .filter(|name| state.indexers.contains_key(*name))
+            .cloned()
+            .collect();
+        if !conflicts.is_empty() {
+            conflicts.sort_unstable();
+            return Err(Error::IndexerConflict { names: conflicts });
+        }
+        for (name, indexer) in new {
+            let mut index = Index::new();
+            for (key, obj) in &state.items {
+                add_to_index(&mut index, indexer(obj), key);
+            }
+            state.indices.insert(name.clone(), index);
+            state.indexers.insert(name, indexer);
+        }
+        Ok(())
+    }
+}
+
+fn not_found(name: &str) -> Error {
+    Error::IndexNotFound {
+        name: name.to_owned(),
+    }
+}
+
+fn objects_of<'a, K>(
+    items: &HashMap<SharedKey, Arc<K>>,
+    keys: impl IntoIterator<Item = &'a SharedKey>,
+) -> Vec<Arc<K>> {
+    keys.into_iter()
+        .filter_map(|key| items.get(key).cloned())
+        .collect()
+}
+
+fn add_to_index(index: &mut Index, values: Vec<String>, key: &SharedKey) {
+    for value in values {
+        index.entry(value).or_default().insert(Arc::clone(key));
+    }
+}
+
+fn update_indices<K>(
+    indexers: &Indexers<K>,
+    indices: &mut HashMap<String, Index>,
+    old: Option<&K>,
+    new: Option<&K>,
+    key: &SharedKey,
+) {
+    for (name, indexer) in indexers {
+        let old_values = old.map(|o| indexer(o)).unwrap_or_default();
+        let new_values = new.map(|n| indexer(n)).unwrap_or_default();
+        if let ([old_value], [new_value]) = (old_values.as_slice(), new_values.as_slice())
+            && old_value == new_value
+        {
+            continue;
+        }
+        let index = indices.entry(name.clone()).or_default();
+        for value in old_values {
+            if let Some(keys) = index.get_mut(value.as_str()) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    index.remove(value.as_str());
+                }
+            }
+        }
+        add_to_index(index, new_values, key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    /// A config map named `name` whose "val" data entry is the payload.
+    fn cm(name: &str, val: &str) -> Arc<ConfigMap> {
+        Arc::new(ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([("val".to_owned(), val.to_owned())])),
+            ..ConfigMap::default()
+        })
+    }
+
+    fn val(obj: &ConfigMap) -> String {
+        obj.data
+            .as_ref()
+            .and_then(|d| d.get("val"))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn indexers(
+        name: &str,
+        f: impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static,
+    ) -> Indexers<ConfigMap> {
+        HashMap::from([(name.to_owned(), Arc::new(f) as IndexFunc<ConfigMap>)])
+    }
+
+    fn sorted(mut v: Vec<String>) -> Vec<String> {
+        v.sort();
+        v
+    }
+
+    // Port of client-go TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex.
+    #[test]
+    fn delete_removes_empty_sets_from_index() {
+        let store = Store::new(indexers("testmodes", |o| vec![val(o)]));
+        store.add(cm("testKey", "testKey"));
+        assert_eq!(
+            store.index_keys("testmodes", "testKey").unwrap_or_default().len(),
+            1
+        );
+        store.delete_by_key("testKey");
+        assert!(
+            store.list_index_func_values("testmodes").is_empty(),
+            "empty bucket must be removed"
+        );
+    }
+
+    // Port of client-go TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex.
+    #[test]
+    fn delete_keeps_non_empty_sets() {
+        let store = Store::new(indexers("testmodes", |_| vec!["testIndex".to_owned()]));
+        store.add(cm("retain", "retain"));
+        store.add(cm("delete", "delete"));
+        assert_eq!(
+            store
+                .index_keys("testmodes", "testIndex")
+                .unwrap_or_default()
+                .len(),
+            2
+        );
+        store.delete_by_key("delete");
+        assert_eq!(
+            store.index_keys("testmodes", "testIndex").unwrap_or_default(),
+            vec!["retain"]
+        );
+    }
+
+    // Port of client-go TestThreadSafeStoreIndexingFunctionsWithMultipleValues.
+    #[test]
+    fn index_functions_with_multiple_values() {
+        let store = Store::new(indexers("test", |o| {
+            val(o).split(',').map(str::to_owned).collect()
+        }));
+        let check = |foo: &[&str], bar: &[&str], baz: &[&str]| {
+            for (value, want) in [("foo", foo), ("bar", bar), ("baz", baz)] {
+                assert_eq!(
+                    store.index_keys("test", value).unwrap_or_default(),
+                    want,
+                    "bucket {value}"
+                );
+            }
+        };
+        store.add(cm("key1", "foo"));
+        store.add(cm("key2", "bar"));
+        check(&["key1"], &["key2"], &[]);
+        store.update(cm("key2", "foo,bar"));
+        check(&["key1", "key2"], &["key2"], &[]);
+        store.update(cm("key1", "foo,bar"));
+        check(&["key1", "key2"], &["key1", "key2"], &[]);
+        store.add(cm("key3", "foo,bar,baz"));
+        check(&["key1", "key2", "key3"], &["key1", "key2", "key3"], &["key3"]);
+        store.update(cm("key1", "foo"));
+        check(&["key1", "key2", "key3"], &["key2", "key3"], &["key3"]);
+        store.update(cm("key2", "bar"));
+        check(&["key1", "key3"], &["key2", "key3"], &["key3"]);
+        store.delete_by_key("key1");
+        check(&["key3"], &["key2", "key3"], &["key3"]);
+        store.delete_by_key("key3");
+        check(&[], &["key2"], &[]);
+    }
+
+    fn pod(name: &str, labels: &[(&str, &str)], annotations: &[(&str, &str)]) -> Arc<Pod> {
+        let map = |kv: &[(&str, &str)]| {
+            kv.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        Arc::new(Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: Some(map(labels)),
+                annotations: Some(map(annotations)),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        })
+    }
+
+    fn names(pods: Vec<Arc<Pod>>) -> Vec<String> {
+        sorted(pods.iter().filter_map(|p| p.metadata.name.clone()).collect())
+    }
+
+    // Port of client-go TestGetIndexFuncValues (index_test.go).
+    #[test]
+    fn list_index_func_values() {
+        let mut idx: Indexers<Pod> = HashMap::new();
+        idx.insert(
+            "testmodes".into(),
+            Arc::new(|p: &Pod| {
+                p.metadata
+                    .labels
+                    .iter()
+                    .flatten()
+                    .filter(|(k, _)| *k == "foo")
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            }),
+        );
+        let store = Store::new(idx);
+        store.add(pod("one", &[("foo", "bar")], &[]));
+        store.add(pod("two", &[("foo", "bar")], &[]));
+        store.add(pod("tre", &[("foo", "biz")], &[]));
+        assert_eq!(
+            sorted(store.list_index_func_values("testmodes")),
+            vec!["bar", "biz"]
+        );
+    }
+
+    // Port of client-go TestMultiIndexKeys (index_test.go).
+    #[test]
+    fn multi_index_keys() {
+        let mut idx: Indexers<Pod> = HashMap::new();
+        idx.insert(
+            "byUser".into(),
+            Arc::new(|p: &Pod| {
+                p.metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get("users"))
+                    .map(|u| u.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default()
+            }),
+        );
+        let store = Store::new(idx);
+        store.add(pod("one", &[], &[("users", "ernie,bert")]));
+        store.add(pod("two", &[], &[("users", "bert,oscar")]));
+        store.add(pod("tre", &[], &[("users", "ernie,elmo")]));
+        let by = |v: &str| names(store.by_index("byUser", v).unwrap_or_default());
+        assert_eq!(by("ernie"), vec!["one", "tre"]);
+        assert_eq!(by("bert"), vec!["one", "two"]);
+        assert_eq!(by("elmo"), vec!["tre"]);
+        assert_eq!(by("oscar"), vec!["two"]);
+        assert!(by("elmo1").is_empty());
+
+        store.delete_by_key("tre");
+        assert_eq!(by("ernie"), vec!["one"]);
+        assert!(by("elmo").is_empty());
+
+        store.update(pod("two", &[], &[("users", "oscar")]));
+        assert_eq!(by("bert"), vec!["one"]);
+    }
+
+    // Port of client-go TestCache / doTestStore (store_test.go).
+    #[test]
+    fn store_add_update_delete_list_replace() {
+        let store = Store::<ConfigMap>::default();
+        store.add(cm("foo", "bar"));
+        assert_eq!(store.get_by_key("foo").map(|o| val(&o)), Some("bar".into()));
+        store.update(cm("foo", "baz"));
+        assert_eq!(store.get_by_key("foo").map(|o| val(&o)), Some("baz".into()));
+        store.delete(&cm("foo", ""));
+        assert!(store.get_by_key("foo").is_none());
+
+        store.add(cm("a", "b"));
+        store.add(cm("c", "d"));
+        store.add(cm("e", "e"));
+        assert_eq!(
+            sorted(store.list().iter().map(|o| val(o)).collect()),
+            vec!["b", "d", "e"]
+        );
+
+        store.replace([cm("foo", "foo"), cm("bar", "bar")]);
+        assert_eq!(
+            sorted(store.list().iter().map(|o| val(o)).collect()),
+            vec!["bar", "foo"]
+        );
+        assert_eq!(sorted(store.list_keys()), vec!["bar", "foo"]);
+    }
+
+    // Port of client-go TestIndex / doTestIndex (store_test.go).
+    #[test]
+    fn index_returns_objects_sharing_a_value() {
+        let store = Store::new(indexers("by_val", |o| vec![val(o)]));
+        for (k, v) in [("a", "b"), ("c", "b"), ("e", "f"), ("g", "h")] {
+            store.add(cm(k, v));
+        }
+        let keys_for = |v: &str| -> Vec<String> {
+            sorted(
+                store
+                    .index("by_val", &cm("probe", v))
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|o| o.metadata.name.clone())
+                    .collect(),
+            )
+        };
+        assert_eq!(keys_for("b"), vec!["a", "c"]);
+        assert_eq!(keys_for("f"), vec!["e"]);
+        assert_eq!(keys_for("h"), vec!["g"]);
+    }
+
+    #[test]
+    fn unknown_index_is_an_error() {
+        let store = Store::<ConfigMap>::default();
+        let err = store.by_index("nope", "x").expect_err("unknown index");
+        assert!(err.to_string().contains("\"nope\""), "{err}");
+        assert!(store.index_keys("nope", "x").is_err());
+        assert!(store.index("nope", &cm("a", "b")).is_err());
+        assert!(store.list_index_func_values("nope").is_empty());
+    }
+
+    #[test]
+    fn add_indexers_indexes_existing_items_and_rejects_conflicts() {
+        let store = Store::new(indexers("by_val", |o| vec![val(o)]));
+        store.add(cm("a", "x"));
+        store.add(cm("b", "y"));
+        let err = store
+            .add_indexers(HashMap::from([
+                (
+                    "by_val".to_owned(),
+                    Arc::new(|_: &ConfigMap| vec![]) as IndexFunc<ConfigMap>,
+                ),
+                (
+                    "by_name".to_owned(),
+                    Arc::new(|o: &ConfigMap| vec![o.metadata.name.clone().unwrap_or_default()]),
+                ),
+            ]))
+            .expect_err("conflict");
+        assert_eq!(
+            err,
+            Error::IndexerConflict {
+                names: vec!["by_val".into()]
+            }
+        );
+        assert!(!store.has_index("by_name"), "a conflict adds nothing");
+
+        store
+            .add_indexers(indexers("by_name", |o| {
+                vec![o.metadata.name.clone().unwrap_or_default()]
+            }))
+            .expect("no conflict");
+        assert_eq!(store.index_keys("by_name", "b").unwrap_or_default(), vec!["b"]);
+        store.add(cm("c", "z"));
+        assert_eq!(store.index_keys("by_name", "c").unwrap_or_default(), vec!["c"]);
+    }
+
+    #[test]
+    fn namespace_index_puts_cluster_scoped_objects_in_empty_bucket() {
+        let store = Store::<Pod>::new(namespace_indexers());
+        let mut p = (*pod("a", &[], &[])).clone();
+        p.metadata.namespace = Some("ns1".into());
+        store.add(Arc::new(p));
+        store.add(pod("cluster", &[], &[]));
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "ns1").unwrap_or_default(),
+            vec!["ns1/a"]
+        );
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default(),
+            vec!["cluster"]
+        );
+    }
+}
