@@ -1,8 +1,15 @@
 //! client-go's informer machinery for Rust, on kube-rs.
 
+pub mod backoff;
 pub mod delta_fifo;
 pub mod key;
+pub mod lister_watcher;
+mod pager;
+pub mod reflector;
+mod retry_window;
 pub mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod tombstone;
 
 pub use key::ObjectName;

@@ -1,0 +1,758 @@
+//! The reflector: keeps a store in step with the API server by listing, then watching from the
+//! last resource version (client-go's `Reflector`).
+//!
+//! One `run` loops over [`Reflector::list_and_watch`] with a backoff between rounds:
+//! - the first list asks for resource version `"0"` (any cached state), later lists for the
+//!   last version seen, and `""` (most recent) after a 410 Expired or a "too large resource
+//!   version" answer, which is retried at once;
+//! - lists are paged (500 per page unless a version is given and the watch cache can serve
+//!   it), and a continuation that expires falls back to one full list;
+//! - the watch starts from the list's version with bookmarks, with a random server timeout of
+//!   5 to 10 minutes; a clean close re-opens it from the last version without relisting;
+//!   429 and unreachable servers retry the watch after a backoff; 410 and other errors end the
+//!   round, so the next round relists;
+//! - optionally the initial list is streamed by the watch itself (`sendInitialEvents`), falling
+//!   back to a plain list if the server refuses;
+//! - a resync timer asks the store to re-deliver known objects.
+
+use std::{
+    collections::HashMap,
+    fmt,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    time::Duration,
+};
+
+use futures::StreamExt;
+use kube::{
+    Resource,
+    core::{WatchEvent, params::VersionMatch},
+};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    backoff::{Backoff, BackoffConfig},
+    delta_fifo::DeltaFifo,
+    key::object_key,
+    lister_watcher::{
+        self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream,
+    },
+    pager::{DEFAULT_PAGE_SIZE, list_pages},
+    retry_window::RetryWindow,
+    store::Store,
+};
+
+/// The shortest server-side watch timeout; each watch picks a random one in `[min, 2 min)`.
+pub const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// A watch that closes within this time without any event is an error.
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// After this many streams that close before the initial-events bookmark, a streaming list
+/// falls back to a plain list instead of retrying forever.
+const MAX_STREAMS_WITHOUT_INITIAL_EVENTS_END: u32 = 3;
+
+/// How often a streaming list that waits for its end bookmark logs a warning.
+const INITIAL_EVENTS_END_WARNING_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How the first state of the store is obtained.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InitialListStrategy {
+    /// A (paged) list, then a watch from its resource version.
+    #[default]
+    ListWatch,
+    /// A watch with `sendInitialEvents=true` that streams the current state, ended by a
+    /// bookmark; falls back to [`ListWatch`](Self::ListWatch) if the server refuses it.
+    StreamingList,
+}
+
+/// Reflector options. The defaults are client-go's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReflectorConfig {
+    /// How often the store re-delivers known objects; zero for never.
+    pub resync_period: Duration,
+    /// A fixed page size for lists; `None` follows client-go's rules (500, or unpaginated when
+    /// the watch cache can serve the list).
+    pub page_size: Option<u32>,
+    /// The shortest server-side watch timeout; honoured only above 5 minutes.
+    pub min_watch_timeout: Duration,
+    /// The backoff between failed rounds and watch retries.
+    pub backoff: BackoffConfig,
+    /// How long watches failing with 500 are re-opened at once instead of relisting; zero
+    /// always relists.
+    pub max_internal_error_retry_duration: Duration,
+    /// How the first state is obtained.
+    pub initial_list_strategy: InitialListStrategy,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        Self {
+            resync_period: Duration::ZERO,
+            page_size: None,
+            min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
+            backoff: BackoffConfig::default(),
+            max_internal_error_retry_duration: Duration::ZERO,
+            initial_list_strategy: InitialListStrategy::ListWatch,
+        }
+    }
+}
+
+/// A failure of one list-and-watch round. The reflector recovers from all of them by itself;
+/// they are reported to the watch-error handler.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Listing failed.
+    #[error("failed to list {resource}: {source}")]
+    List {
+        /// What was listed.
+        resource: String,
+        /// The cause.
+        #[source]
+        source: lister_watcher::Error,
+    },
+    /// Opening a watch failed, or an open watch failed.
+    #[error("failed to watch {resource}: {source}")]
+    Watch {
+        /// What was watched.
+        resource: String,
+        /// The cause.
+        #[source]
+        source: lister_watcher::Error,
+    },
+    /// The server closed a watch at once without any event.
+    #[error(
+        "failed to watch {resource}: very short watch: the watch lasted less than a second and no items were received"
+    )]
+    VeryShortWatch {
+        /// What was watched.
+        resource: String,
+    },
+    /// A streaming list kept closing before the bookmark that ends its initial events.
+    #[error(
+        "failed to stream the initial list of {resource}: the watch closed {attempts} times before the \"{INITIAL_EVENTS_END_ANNOTATION}\" bookmark"
+    )]
+    InitialEventsEndMissing {
+        /// What was watched.
+        resource: String,
+        /// How many streams closed early.
+        attempts: u32,
+    },
+    /// The store's resync failed.
+    #[error("failed to resync {resource}: {source}")]
+    Resync {
+        /// The resource of the store.
+        resource: String,
+        /// The cause.
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl Error {
+    /// The lister-watcher error behind this one, if any.
+    pub fn api_error(&self) -> Option<&lister_watcher::Error> {
+        match self {
+            Self::List { source, .. } | Self::Watch { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// Whether the cause is a 410 Expired (routine after compaction).
+    pub fn is_expired(&self) -> bool {
+        self.api_error().is_some_and(lister_watcher::Error::is_expired)
+    }
+}
+
+/// Where a reflector puts what it lists and watches. Implemented by [`DeltaFifo`] (informers)
+/// and by [`Store`] (a plain cache).
+pub trait ReflectorStore<K>: Send + Sync {
+    /// An object was added.
+    fn add(&self, obj: K);
+    /// An object was modified.
+    fn update(&self, obj: K);
+    /// An object was deleted; `obj` is its final state.
+    fn delete(&self, obj: K);
+    /// The complete state at `resource_version` (after a list).
+    fn replace(&self, objects: Vec<K>, resource_version: &str);
+    /// The resync timer fired.
+    fn resync(&self) -> Result<(), BoxError>;
+    /// The reflector saw `resource_version` in a watch event (including bookmarks).
+    fn update_resource_version(&self, _resource_version: &str) {}
+}
+
+impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
+    fn add(&self, obj: K) {
+        DeltaFifo::add(self, obj);
+    }
+
+    fn update(&self, obj: K) {
+        DeltaFifo::update(self, obj);
+    }
+
+    fn delete(&self, obj: K) {
+        DeltaFifo::delete(self, obj);
+    }
+
+    fn replace(&self, objects: Vec<K>, resource_version: &str) {
+        DeltaFifo::replace(self, objects, resource_version);
+    }
+
+    fn resync(&self) -> Result<(), BoxError> {
+        DeltaFifo::resync(self);
+        Ok(())
+    }
+}
+
+impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
+    fn add(&self, obj: K) {
+        Store::add(self, Arc::new(obj));
+    }
+
+    fn update(&self, obj: K) {
+        Store::update(self, Arc::new(obj));
+    }
+
+    fn delete(&self, obj: K) {
+        Store::delete(self, &obj);
+    }
+
+    fn replace(&self, objects: Vec<K>, _resource_version: &str) {
+        Store::replace(self, objects.into_iter().map(Arc::new));
+    }
+
+    fn resync(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+}
+
+/// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
+pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
+
+/// Asked when the resync timer fires; the store resyncs only if it answers `true`.
+pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
+
+struct State {
+    backoff: Backoff,
+    /// The last resource version can no longer be served (410 or too large): list with "".
+    last_resource_version_unavailable: bool,
+    /// A list at "0" came back paginated: the watch cache is off, keep paging.
+    paginated_result: bool,
+    last_sync_resource_version: String,
+}
+
+/// Lists and watches one resource into a [`ReflectorStore`]. See the [module docs](self).
+pub struct Reflector<K> {
+    resource: String,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    store: Arc<dyn ReflectorStore<K>>,
+    config: ReflectorConfig,
+    should_resync: Option<ShouldResync>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    state: Mutex<State>,
+}
+
+impl<K> fmt::Debug for Reflector<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reflector")
+            .field("resource", &self.resource)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+enum WatchEnd {
+    Stopped,
+    Failed(Error),
+}
+
+enum StreamEnd {
+    Synced(String),
+    Closed,
+    Failed(lister_watcher::Error),
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
+    /// A reflector of `resource` (a description used in logs and errors, such as `pods`).
+    pub fn new(
+        resource: impl Into<String>,
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        store: Arc<dyn ReflectorStore<K>>,
+        config: ReflectorConfig,
+    ) -> Self {
+        let state = State {
+            backoff: Backoff::new(config.backoff.clone()),
+            last_resource_version_unavailable: false,
+            paginated_result: false,
+            last_sync_resource_version: String::new(),
+        };
+        Self {
+            resource: resource.into(),
+            lister_watcher,
+            store,
+            config,
+            should_resync: None,
+            watch_error_handler: None,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// Asks `should_resync` before each resync.
+    #[must_use]
+    pub fn with_should_resync(mut self, should_resync: ShouldResync) -> Self {
+        self.should_resync = Some(should_resync);
+        self
+    }
+
+    /// Reports every recovered error to `handler` instead of logging it.
+    #[must_use]
+    pub fn with_watch_error_handler(mut self, handler: WatchErrorHandler) -> Self {
+        self.watch_error_handler = Some(handler);
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The resource version of the last list or watch event ("" before the first list).
+    pub fn last_sync_resource_version(&self) -> String {
+        self.lock().last_sync_resource_version.clone()
+    }
+
+    fn set_last_sync_resource_version(&self, resource_version: &str) {
+        resource_version.clone_into(&mut self.lock().last_sync_resource_version);
+    }
+
+    /// Lists and watches until `cancel` fires, backing off between rounds.
+    pub async fn run(&self, cancel: CancellationToken) {
+        tracing::debug!(resource = %self.resource, "starting reflector");
+        while !cancel.is_cancelled() {
+            if let Err(err) = self.list_and_watch(&cancel).await {
+                self.report(&err);
+            }
+            if !self.backoff(&cancel).await {
+                break;
+            }
+        }
+        tracing::debug!(resource = %self.resource, "stopped reflector");
+    }
+
+    fn report(&self, err: &Error) {
+        match &self.watch_error_handler {
+            Some(handler) => handler(err),
+            None if err.is_expired() => tracing::debug!(resource = %self.resource, error = %err, "relisting"),
+            None => tracing::warn!(resource = %self.resource, error = %err, "list and watch failed"),
+        }
+    }
+
+    /// Waits one backoff delay; `false` if cancelled meanwhile.
+    async fn backoff(&self, cancel: &CancellationToken) -> bool {
+        let delay = self.lock().backoff.next_delay();
+        tokio::select! {
+            () = cancel.cancelled() => false,
+            () = tokio::time::sleep(delay) => true,
+        }
+    }
+
+    /// One round: list (or stream the initial list), then watch until the watch fails or
+    /// `cancel` fires. Returns `Ok` when stopped, and when a watch failure calls for a relist.
+    pub async fn list_and_watch(&self, cancel: &CancellationToken) -> Result<(), Error> {
+        let mut stream = None;
+        if self.config.initial_list_strategy == InitialListStrategy::StreamingList {
+            match self.watch_list(cancel).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(open)) => stream = Some(open),
+                Err(err) => {
+                    tracing::debug!(resource = %self.resource, error = %err, "streaming list failed, falling back to list");
+                }
+            }
+        }
+        if stream.is_none() && !self.list(cancel).await? {
+            return Ok(());
+        }
+        let resync = self.resync_loop();
+        tokio::pin!(resync);
+        tokio::select! {
+            result = self.watch(stream, cancel) => result,
+            err = &mut resync => {
+                self.report(&err);
+                Ok(())
+            }
+        }
+    }
+
+    fn relist_resource_version(&self) -> String {
+        let state = self.lock();
+        if state.last_resource_version_unavailable {
+            String::new()
+        } else if state.last_sync_resource_version.is_empty() {
+            "0".to_owned()
+        } else {
+            state.last_sync_resource_version.clone()
+        }
+    }
+
+    fn page_size(&self, resource_version: &str) -> Option<u32> {
+        if let Some(size) = self.config.page_size {
+            return Some(size);
+        }
+        let paginated_result = self.lock().paginated_result;
+        if !paginated_result && !resource_version.is_empty() && resource_version != "0" {
+            // The watch cache can serve a list at a given version: do not page it.
+            return None;
+        }
+        Some(DEFAULT_PAGE_SIZE)
+    }
+
+    /// Lists into the store; `Ok(false)` if cancelled first (the store is untouched).
+    async fn list(&self, cancel: &CancellationToken) -> Result<bool, Error> {
+        let mut resource_version = self.relist_resource_version();
+        loop {
+            let options = ListOptions {
+                resource_version: Some(resource_version.clone()).filter(|rv| !rv.is_empty()),
+                ..ListOptions::default()
+            };
+            let page_size = self.page_size(&resource_version);
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Ok(false),
+                result = list_pages(self.lister_watcher.as_ref(), &options, page_size, true) => result,
+            };
+            match result {
+                Ok(paged) => {
+                    let list_resource_version =
+                        paged.list.metadata.resource_version.clone().unwrap_or_default();
+                    {
+                        let mut state = self.lock();
+                        if resource_version == "0" && paged.paginated {
+                            state.paginated_result = true;
+                        }
+                        state.last_resource_version_unavailable = false;
+                    }
+                    tracing::debug!(resource = %self.resource, items = paged.list.items.len(), resource_version = %list_resource_version, "listed");
+                    self.store.replace(paged.list.items, &list_resource_version);
+                    self.set_last_sync_resource_version(&list_resource_version);
+                    return Ok(true);
+                }
+                Err(err)
+                    if (err.is_expired() || err.is_too_large_resource_version())
+                        && !resource_version.is_empty() =>
+                {
+                    tracing::debug!(resource = %self.resource, error = %err, "listing again at the most recent version");
+                    self.lock().last_resource_version_unavailable = true;
+                    resource_version.clear();
+                }
+                Err(source) => {
+                    return Err(Error::List {
+                        resource: self.resource.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    fn watch_timeout_seconds(&self) -> u32 {
+        let min = self
+            .config
+            .min_watch_timeout
+            .max(DEFAULT_MIN_WATCH_TIMEOUT)
+            .as_secs();
+        u32::try_from(fastrand::u64(min..2 * min)).unwrap_or(u32::MAX)
+    }
+
+    async fn resync_loop(&self) -> Error {
+        if self.config.resync_period.is_zero() {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(self.config.resync_period).await;
+            if self.should_resync.as_ref().is_none_or(|should| should()) {
+                tracing::trace!(resource = %self.resource, "resync");
+                if let Err(source) = self.store.resync() {
+                    return Error::Resync {
+                        resource: self.resource.clone(),
+                        source,
+                    };
+                }
+            }
+        }
+    }
+
+    fn watch_error(&self, source: lister_watcher::Error) -> Error {
+        Error::Watch {
+            resource: self.resource.clone(),
+            source,
+        }
+    }
+
+    /// Watches from the last resource version, re-opening cleanly closed watches.
+    async fn watch(
+        &self,
+        mut pending: Option<WatchStream<K>>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Error> {
+        let mut retry = RetryWindow::new(
+            self.config.max_internal_error_retry_duration,
+            Duration::from_secs(60),
+        );
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(());
+            }
+            let stream = match pending.take() {
+                Some(stream) => stream,
+                None => {
+                    let options = ListOptions {
+                        resource_version: Some(self.last_sync_resource_version()),
+                        allow_watch_bookmarks: true,
+                        timeout_seconds: Some(self.watch_timeout_seconds()),
+                        ..ListOptions::default()
+                    };
+                    let result = tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => return Ok(()),
+                        result = self.lister_watcher.watch(&options) => result,
+                    };
+                    match result {
+                        Ok(stream) => stream,
+                        Err(err) if err.is_connection_refused() || err.is_too_many_requests() => {
+                            self.report(&self.watch_error(err));
+                            if !self.backoff(cancel).await {
+                                return Ok(());
+                            }
+                            continue;
+                        }
+                        Err(err) => return Err(self.watch_error(err)),
+                    }
+                }
+            };
+            let err = match self.handle_watch(stream, cancel).await {
+                Ok(()) => continue,
+                Err(WatchEnd::Stopped) => return Ok(()),
+                Err(WatchEnd::Failed(err)) => err,
+            };
+            let internal = err
+                .api_error()
+                .is_some_and(lister_watcher::Error::is_internal_error);
+            if internal {
+                retry.record();
+            }
+            self.report(&err);
+            if err
+                .api_error()
+                .is_some_and(lister_watcher::Error::is_too_many_requests)
+            {
+                if !self.backoff(cancel).await {
+                    return Ok(());
+                }
+                continue;
+            }
+            if internal && retry.should_retry() {
+                continue;
+            }
+            return Ok(());
+        }
+    }
+
+    /// Applies one watch's events to the store until it ends.
+    async fn handle_watch(
+        &self,
+        mut stream: WatchStream<K>,
+        cancel: &CancellationToken,
+    ) -> Result<(), WatchEnd> {
+        let started = Instant::now();
+        let mut events = 0usize;
+        loop {
+            let item = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(WatchEnd::Stopped),
+                item = stream.next() => item,
+            };
+            let event = match item {
+                None if events == 0 && started.elapsed() < VERY_SHORT_WATCH => {
+                    return Err(WatchEnd::Failed(Error::VeryShortWatch {
+                        resource: self.resource.clone(),
+                    }));
+                }
+                None => return Ok(()),
+                Some(Err(err)) => return Err(WatchEnd::Failed(self.watch_error(err))),
+                Some(Ok(event)) => event,
+            };
+            let resource_version = match event {
+                WatchEvent::Added(obj) => {
+                    let rv = resource_version_of(&obj);
+                    self.store.add(obj);
+                    rv
+                }
+                WatchEvent::Modified(obj) => {
+                    let rv = resource_version_of(&obj);
+                    self.store.update(obj);
+                    rv
+                }
+                WatchEvent::Deleted(obj) => {
+                    let rv = resource_version_of(&obj);
+                    self.store.delete(obj);
+                    rv
+                }
+                WatchEvent::Bookmark(bookmark) => bookmark.metadata.resource_version,
+                WatchEvent::Error(status) => {
+                    return Err(WatchEnd::Failed(
+                        self.watch_error(lister_watcher::Error::Api(status)),
+                    ));
+                }
+            };
+            events += 1;
+            self.set_last_sync_resource_version(&resource_version);
+            self.store.update_resource_version(&resource_version);
+        }
+    }
+
+    /// Streams the initial list through a watch; returns the still open watch once the
+    /// initial-events bookmark arrived, `None` if cancelled.
+    async fn watch_list(&self, cancel: &CancellationToken) -> Result<Option<WatchStream<K>>, Error> {
+        let mut closed_early = 0;
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
+            let resource_version = {
+                let state = self.lock();
+                if state.last_resource_version_unavailable {
+                    String::new()
+                } else {
+                    state.last_sync_resource_version.clone()
+                }
+            };
+            let options = ListOptions {
+                resource_version: Some(resource_version).filter(|rv| !rv.is_empty()),
+                resource_version_match: Some(VersionMatch::NotOlderThan),
+                allow_watch_bookmarks: true,
+                send_initial_events: true,
+                timeout_seconds: Some(self.watch_timeout_seconds()),
+                ..ListOptions::default()
+            };
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Ok(None),
+                result = self.lister_watcher.watch(&options) => result,
+            };
+            let mut stream = match result {
+                Ok(stream) => stream,
+                Err(err) => {
+                    if !self.retry_watch_list(err, cancel).await? {
+                        return Ok(None);
+                    }
+                    continue;
+                }
+            };
+            let started = Instant::now();
+            let mut events = 0usize;
+            let mut last_event: Option<Instant> = None;
+            let mut objects: HashMap<String, K> = HashMap::new();
+            let mut warning = tokio::time::interval_at(
+                Instant::now() + INITIAL_EVENTS_END_WARNING_INTERVAL,
+                INITIAL_EVENTS_END_WARNING_INTERVAL,
+            );
+            let end = loop {
+                let item = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return Ok(None),
+                    item = stream.next() => item,
+                    _ = warning.tick() => {
+                        match last_event {
+                            None => tracing::warn!(resource = %self.resource, waited = ?started.elapsed(), "awaiting the bookmark that ends the initial events, no events received yet"),
+                            Some(at) => tracing::warn!(resource = %self.resource, last_event_ago = ?at.elapsed(), "awaiting the bookmark that ends the initial events"),
+                        }
+                        continue;
+                    }
+                };
+                match item {
+                    None => break StreamEnd::Closed,
+                    Some(Err(err)) => break StreamEnd::Failed(err),
+                    Some(Ok(event)) => {
+                        events += 1;
+                        last_event = Some(Instant::now());
+                        match event {
+                            WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                                objects.insert(object_key(&obj), obj);
+                            }
+                            WatchEvent::Deleted(obj) => {
+                                objects.remove(&object_key(&obj));
+                            }
+                            WatchEvent::Bookmark(bookmark) => {
+                                let ends = bookmark
+                                    .metadata
+                                    .annotations
+                                    .get(INITIAL_EVENTS_END_ANNOTATION)
+                                    .is_some_and(|v| v == "true");
+                                if ends {
+                                    break StreamEnd::Synced(bookmark.metadata.resource_version);
+                                }
+                            }
+                            WatchEvent::Error(status) => {
+                                break StreamEnd::Failed(lister_watcher::Error::Api(status));
+                            }
+                        }
+                    }
+                }
+            };
+            match end {
+                StreamEnd::Synced(resource_version) => {
+                    self.lock().last_resource_version_unavailable = false;
+                    tracing::debug!(resource = %self.resource, items = objects.len(), resource_version = %resource_version, "streamed the initial list");
+                    self.store
+                        .replace(objects.into_values().collect(), &resource_version);
+                    self.set_last_sync_resource_version(&resource_version);
+                    return Ok(Some(stream));
+                }
+                StreamEnd::Closed if events == 0 && started.elapsed() < VERY_SHORT_WATCH => {
+                    return Err(Error::VeryShortWatch {
+                        resource: self.resource.clone(),
+                    });
+                }
+                StreamEnd::Closed => {
+                    closed_early += 1;
+                    if closed_early >= MAX_STREAMS_WITHOUT_INITIAL_EVENTS_END {
+                        return Err(Error::InitialEventsEndMissing {
+                            resource: self.resource.clone(),
+                            attempts: closed_early,
+                        });
+                    }
+                }
+                StreamEnd::Failed(err) => {
+                    if !self.retry_watch_list(err, cancel).await? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Decides how a failed streaming list goes on: `Ok(true)` to retry, `Ok(false)` when
+    /// cancelled during the backoff, `Err` to fall back to a plain list.
+    async fn retry_watch_list(
+        &self,
+        err: lister_watcher::Error,
+        cancel: &CancellationToken,
+    ) -> Result<bool, Error> {
+        if err.is_connection_refused() || err.is_too_many_requests() {
+            self.report(&self.watch_error(err));
+            return Ok(self.backoff(cancel).await);
+        }
+        if err.is_expired() || err.is_too_large_resource_version() {
+            self.lock().last_resource_version_unavailable = true;
+            return Ok(true);
+        }
+        Err(self.watch_error(err))
+    }
+}
+
+fn resource_version_of<K: Resource>(obj: &K) -> String {
+    obj.meta().resource_version.clone().unwrap_or_default()
+}
+
+#[cfg(test)]
+#[path = "reflector_tests.rs"]
+mod tests;

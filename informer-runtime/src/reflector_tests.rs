@@ -1,0 +1,1369 @@
+//! Ports of client-go's `tools/cache/reflector_test.go` and `reflector_watchlist_test.go`.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+
+use futures::{
+    FutureExt, StreamExt,
+    channel::mpsc,
+    future::{BoxFuture, ready},
+    stream,
+};
+use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::ListMeta};
+use kube::{
+    api::ObjectMeta,
+    core::{
+        ObjectList, Status, TypeMeta,
+        response::{StatusCause, StatusDetails},
+        watch::{Bookmark, BookmarkMeta},
+    },
+};
+
+use super::*;
+use crate::delta_fifo::{DeltaFifoOptions, ProcessError};
+
+fn pod(name: &str, rv: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            resource_version: Some(rv.into()).filter(|rv: &String| !rv.is_empty()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    }
+}
+
+fn pods(names: impl IntoIterator<Item = usize>, rv: &str) -> Vec<Pod> {
+    names.into_iter().map(|i| pod(&format!("pod-{i}"), rv)).collect()
+}
+
+fn list_of(rv: &str, items: Vec<Pod>, continue_token: Option<&str>) -> ObjectList<Pod> {
+    ObjectList {
+        types: TypeMeta::default(),
+        metadata: ListMeta {
+            resource_version: Some(rv.into()),
+            continue_: continue_token.map(str::to_owned),
+            ..ListMeta::default()
+        },
+        items,
+    }
+}
+
+fn bookmark(rv: &str, initial_events_end: bool) -> WatchEvent<Pod> {
+    let mut annotations = BTreeMap::new();
+    if initial_events_end {
+        annotations.insert(INITIAL_EVENTS_END_ANNOTATION.to_owned(), "true".to_owned());
+    }
+    WatchEvent::Bookmark(Bookmark {
+        types: TypeMeta::default(),
+        metadata: BookmarkMeta {
+            resource_version: rv.into(),
+            annotations,
+        },
+    })
+}
+
+fn status_event(code: u16, reason: &str) -> WatchEvent<Pod> {
+    WatchEvent::Error(Box::new(Status::failure("injected", reason).with_code(code)))
+}
+
+/// A stream of `events` that then stays open.
+fn open_stream(events: Vec<WatchEvent<Pod>>) -> WatchStream<Pod> {
+    stream::iter(events.into_iter().map(Ok))
+        .chain(stream::pending())
+        .boxed()
+}
+
+/// A stream of `events` that then closes.
+fn closing_stream(events: Vec<WatchEvent<Pod>>) -> WatchStream<Pod> {
+    stream::iter(events.into_iter().map(Ok)).boxed()
+}
+
+type ListFn = Box<
+    dyn Fn(usize, &ListOptions) -> BoxFuture<'static, Result<ObjectList<Pod>, lister_watcher::Error>>
+        + Send
+        + Sync,
+>;
+type WatchFn = Box<
+    dyn Fn(usize, &ListOptions) -> BoxFuture<'static, Result<WatchStream<Pod>, lister_watcher::Error>>
+        + Send
+        + Sync,
+>;
+
+/// A lister-watcher driven by closures that receive the call number, recording every request.
+struct ScriptedLw {
+    list: ListFn,
+    watch: WatchFn,
+    lists: Mutex<Vec<ListOptions>>,
+    watches: Mutex<Vec<ListOptions>>,
+}
+
+impl ScriptedLw {
+    fn new(
+        list: impl Fn(usize, &ListOptions) -> Result<ObjectList<Pod>, lister_watcher::Error>
+        + Send
+        + Sync
+        + 'static,
+        watch: impl Fn(usize, &ListOptions) -> Result<WatchStream<Pod>, lister_watcher::Error>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Arc<Self> {
+        Self::new_async(
+            move |n, o| ready(list(n, o)).boxed(),
+            move |n, o| ready(watch(n, o)).boxed(),
+        )
+    }
+
+    fn new_async(
+        list: impl Fn(usize, &ListOptions) -> BoxFuture<'static, Result<ObjectList<Pod>, lister_watcher::Error>>
+        + Send
+        + Sync
+        + 'static,
+        watch: impl Fn(usize, &ListOptions) -> BoxFuture<'static, Result<WatchStream<Pod>, lister_watcher::Error>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            list: Box::new(list),
+            watch: Box::new(watch),
+            lists: Mutex::new(Vec::new()),
+            watches: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn lists(&self) -> Vec<ListOptions> {
+        self.lists.lock().expect("lock").clone()
+    }
+
+    fn watches(&self) -> Vec<ListOptions> {
+        self.watches.lock().expect("lock").clone()
+    }
+
+    fn list_versions(&self) -> Vec<String> {
+        self.lists()
+            .iter()
+            .map(|o| o.resource_version.clone().unwrap_or_default())
+            .collect()
+    }
+}
+
+impl ListerWatcher<Pod> for ScriptedLw {
+    fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<Pod>, lister_watcher::Error>> {
+        let n = {
+            let mut lists = self.lists.lock().expect("lock");
+            lists.push(options.clone());
+            lists.len() - 1
+        };
+        (self.list)(n, options)
+    }
+
+    fn watch(&self, options: &ListOptions) -> BoxFuture<'_, Result<WatchStream<Pod>, lister_watcher::Error>> {
+        let n = {
+            let mut watches = self.watches.lock().expect("lock");
+            watches.push(options.clone());
+            watches.len() - 1
+        };
+        (self.watch)(n, options)
+    }
+}
+
+fn fifo() -> Arc<DeltaFifo<Pod>> {
+    Arc::new(DeltaFifo::new(DeltaFifoOptions::default()))
+}
+
+fn reflector(
+    lw: Arc<ScriptedLw>,
+    store: Arc<dyn ReflectorStore<Pod>>,
+    config: ReflectorConfig,
+) -> Reflector<Pod> {
+    Reflector::new("pods", lw, store, config)
+}
+
+fn no_jitter() -> ReflectorConfig {
+    ReflectorConfig {
+        backoff: BackoffConfig {
+            jitter: false,
+            ..BackoffConfig::default()
+        },
+        ..ReflectorConfig::default()
+    }
+}
+
+fn store_names(store: &Store<Pod>) -> Vec<String> {
+    let mut names: Vec<String> = store.list_keys();
+    names.sort();
+    names
+}
+
+fn fifo_names(fifo: &DeltaFifo<Pod>) -> Vec<String> {
+    let mut names = fifo.list_keys();
+    names.sort();
+    names
+}
+
+/// Collects the errors passed to the watch-error handler.
+fn error_log() -> (Arc<Mutex<Vec<String>>>, WatchErrorHandler) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&log);
+    (
+        log,
+        Arc::new(move |err: &Error| sink.lock().expect("lock").push(err.to_string())),
+    )
+}
+
+// TestCloseWatchChannelOnError
+#[tokio::test(start_paused = true)]
+async fn watch_is_closed_on_error_event() {
+    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, lister_watcher::Error>>();
+    let rx = Mutex::new(Some(rx));
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        move |_, _| Ok(rx.lock().expect("lock").take().expect("one watch").boxed()),
+    );
+    let r = reflector(lw, fifo(), ReflectorConfig::default());
+    tx.unbounded_send(Ok(status_event(500, "InternalError")))
+        .expect("open");
+    r.list_and_watch(&CancellationToken::new())
+        .await
+        .expect("a watch error ends the round without error");
+    assert!(tx.is_closed(), "the reflector must stop the watch");
+}
+
+// TestRunUntil
+#[tokio::test(start_paused = true)]
+async fn run_returns_and_closes_the_watch_when_cancelled() {
+    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, lister_watcher::Error>>();
+    let rx = Mutex::new(Some(rx));
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        move |_, _| Ok(rx.lock().expect("lock").take().expect("one watch").boxed()),
+    );
+    let store = fifo();
+    let r = Arc::new(reflector(lw, store.clone(), ReflectorConfig::default()));
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let (r, cancel) = (Arc::clone(&r), cancel.clone());
+        async move { r.run(cancel).await }
+    });
+    tx.unbounded_send(Ok(WatchEvent::Added(pod("bar", "2"))))
+        .expect("open");
+    while store.get_by_key("bar").is_none() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    cancel.cancel();
+    task.await.expect("run returns");
+    assert!(tx.is_closed(), "the watch must be stopped");
+}
+
+/// A store that counts resyncs and records resource versions, failing resync number `fail_at`.
+#[derive(Default)]
+struct RecordingStore {
+    resyncs: AtomicUsize,
+    fail_resync_at: Option<usize>,
+    resource_versions: Mutex<Vec<String>>,
+}
+
+impl ReflectorStore<Pod> for RecordingStore {
+    fn add(&self, _: Pod) {}
+    fn update(&self, _: Pod) {}
+    fn delete(&self, _: Pod) {}
+    fn replace(&self, _: Vec<Pod>, _: &str) {}
+    fn resync(&self) -> Result<(), BoxError> {
+        let n = self.resyncs.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.fail_resync_at == Some(n) {
+            Err("resync failed".into())
+        } else {
+            Ok(())
+        }
+    }
+    fn update_resource_version(&self, rv: &str) {
+        self.resource_versions.lock().expect("lock").push(rv.to_owned());
+    }
+}
+
+// TestReflectorResyncChan
+#[tokio::test(start_paused = true)]
+async fn resync_timer_fires_promptly() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        |_, _| Ok(open_stream(vec![])),
+    );
+    let store = Arc::new(RecordingStore::default());
+    let config = ReflectorConfig {
+        resync_period: Duration::from_millis(1),
+        ..ReflectorConfig::default()
+    };
+    let r = reflector(lw, store.clone(), config);
+    let cancel = CancellationToken::new();
+    let _ = tokio::time::timeout(Duration::from_millis(5), r.list_and_watch(&cancel)).await;
+    assert!(
+        store.resyncs.load(Ordering::SeqCst) >= 4,
+        "resync every millisecond"
+    );
+}
+
+// TestReflectorWatchStoppedBefore
+#[tokio::test(start_paused = true)]
+async fn cancelled_before_start_calls_neither_list_nor_watch() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        |_, _| Ok(open_stream(vec![])),
+    );
+    let r = reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default());
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    r.list_and_watch(&cancel).await.expect("stopping is not an error");
+    assert!(lw.lists().is_empty() && lw.watches().is_empty());
+}
+
+// TestReflectorWatchStoppedAfter
+#[tokio::test(start_paused = true)]
+async fn cancelled_during_watch_returns_and_stops_the_watch() {
+    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, lister_watcher::Error>>();
+    let rx = Mutex::new(Some(rx));
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        move |_, _| Ok(rx.lock().expect("lock").take().expect("one watch").boxed()),
+    );
+    let r = reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default());
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        stopper.cancel();
+    });
+    r.list_and_watch(&cancel).await.expect("stopping is not an error");
+    assert_eq!(lw.watches().len(), 1);
+    assert!(tx.is_closed());
+}
+
+// TestReflectorHandleWatchResultChanClosedBefore / ...After
+#[tokio::test(start_paused = true)]
+async fn empty_watch_closed_within_a_second_is_a_very_short_watch() {
+    for close_after in [Duration::ZERO, Duration::from_millis(10)] {
+        let lw = ScriptedLw::new(
+            |_, _| Ok(list_of("1", vec![], None)),
+            move |_, _| {
+                Ok(stream::once(tokio::time::sleep(close_after))
+                    .filter_map(|()| ready(None))
+                    .boxed())
+            },
+        );
+        let (log, handler) = error_log();
+        let r = reflector(lw, fifo(), ReflectorConfig::default()).with_watch_error_handler(handler);
+        r.list_and_watch(&CancellationToken::new())
+            .await
+            .expect("round ends for a relist");
+        let log = log.lock().expect("lock").clone();
+        assert_eq!(log.len(), 1, "{log:?}");
+        assert!(log[0].contains("very short watch"), "{log:?}");
+    }
+}
+
+// TestReflectorWatchHandler
+#[tokio::test(start_paused = true)]
+async fn watch_events_update_the_store_and_the_resource_version() {
+    let store = Store::<Pod>::default();
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![pod("foo", "1"), pod("bar", "1")], None)),
+        |_, _| {
+            Ok(open_stream(vec![
+                WatchEvent::Deleted(pod("foo", "50")),
+                WatchEvent::Modified(pod("bar", "55")),
+                WatchEvent::Added(pod("baz", "32")),
+            ]))
+        },
+    );
+    let r = reflector(lw, Arc::new(store.clone()), ReflectorConfig::default());
+    let cancel = CancellationToken::new();
+    let _ = tokio::time::timeout(Duration::from_millis(10), r.list_and_watch(&cancel)).await;
+    assert_eq!(store_names(&store), ["bar", "baz"]);
+    let rv = |name: &str| {
+        store
+            .get_by_key(name)
+            .and_then(|p| p.metadata.resource_version.clone())
+    };
+    assert_eq!(rv("bar").as_deref(), Some("55"));
+    assert_eq!(rv("baz").as_deref(), Some("32"));
+    assert_eq!(
+        r.last_sync_resource_version(),
+        "32",
+        "the last event's version, even if lower"
+    );
+}
+
+fn expected_pops(events: &[(&str, &str)]) -> Vec<String> {
+    events.iter().map(|(n, rv)| format!("{n}@{rv}")).collect()
+}
+
+async fn pop_newest(f: &DeltaFifo<Pod>, count: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let d: Deltas = f
+            .pop(|_, _| Ok::<(), ProcessError<()>>(()))
+            .await
+            .expect("queued");
+        let o = d
+            .newest()
+            .and_then(|d| d.object.object().cloned())
+            .expect("object");
+        out.push(format!(
+            "{}@{}",
+            o.metadata.name.as_deref().unwrap_or(""),
+            o.metadata.resource_version.as_deref().unwrap_or("")
+        ));
+    }
+    out
+}
+
+type Deltas = crate::delta_fifo::Deltas<Pod>;
+
+// TestReflectorListAndWatch (both the streaming and the list+watch variant)
+#[tokio::test(start_paused = true)]
+async fn list_and_watch_requests_and_results() {
+    for strategy in [InitialListStrategy::StreamingList, InitialListStrategy::ListWatch] {
+        let streaming = strategy == InitialListStrategy::StreamingList;
+        let lw = ScriptedLw::new(
+            |_, _| Ok(list_of("1", vec![pod("foo", "1")], None)),
+            move |_, _| {
+                let mut events = Vec::new();
+                if streaming {
+                    events.push(WatchEvent::Added(pod("foo", "1")));
+                    events.push(bookmark("1", true));
+                }
+                events.extend([
+                    WatchEvent::Modified(pod("foo", "2")),
+                    WatchEvent::Added(pod("bar", "3")),
+                    WatchEvent::Added(pod("baz", "4")),
+                    WatchEvent::Added(pod("qux", "5")),
+                    WatchEvent::Added(pod("zoo", "6")),
+                ]);
+                Ok(open_stream(events))
+            },
+        );
+        let f = fifo();
+        let config = ReflectorConfig {
+            initial_list_strategy: strategy,
+            ..ReflectorConfig::default()
+        };
+        let r = reflector(Arc::clone(&lw), f.clone(), config);
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+
+        let mut watches = lw.watches();
+        assert_eq!(watches.len(), 1, "{strategy:?}: one watch");
+        let timeout = watches[0].timeout_seconds.take();
+        assert!(timeout.is_some_and(|t| (300..600).contains(&t)), "{timeout:?}");
+        if streaming {
+            assert!(lw.lists().is_empty(), "a streaming list makes no list request");
+            assert_eq!(
+                watches[0],
+                ListOptions {
+                    resource_version_match: Some(VersionMatch::NotOlderThan),
+                    allow_watch_bookmarks: true,
+                    send_initial_events: true,
+                    ..ListOptions::default()
+                }
+            );
+        } else {
+            assert_eq!(
+                lw.lists(),
+                [ListOptions {
+                    resource_version: Some("0".into()),
+                    limit: Some(500),
+                    ..ListOptions::default()
+                }]
+            );
+            assert_eq!(
+                watches[0],
+                ListOptions {
+                    resource_version: Some("1".into()),
+                    allow_watch_bookmarks: true,
+                    ..ListOptions::default()
+                }
+            );
+        }
+        assert_eq!(
+            pop_newest(&f, 5).await,
+            expected_pops(&[
+                ("foo", "2"),
+                ("bar", "3"),
+                ("baz", "4"),
+                ("qux", "5"),
+                ("zoo", "6")
+            ]),
+            "{strategy:?}"
+        );
+    }
+}
+
+// TestReflectorListAndWatchWithErrors: one store across six rounds; after each round it holds
+// the round's list plus its watch events, and list or watch errors are returned.
+#[tokio::test(start_paused = true)]
+async fn list_and_watch_with_errors() {
+    type Items = Vec<(&'static str, &'static str)>;
+    struct Round {
+        list: Result<(&'static str, Items), &'static str>,
+        events: Vec<WatchEvent<Pod>>,
+        watch_error: Option<&'static str>,
+        after: Vec<&'static str>,
+    }
+    let rounds = vec![
+        Round {
+            list: Ok(("1", vec![])),
+            events: vec![
+                WatchEvent::Added(pod("foo", "2")),
+                WatchEvent::Added(pod("bar", "3")),
+            ],
+            watch_error: None,
+            after: vec!["bar", "foo"],
+        },
+        Round {
+            list: Ok(("3", vec![("foo", "2"), ("bar", "3")])),
+            events: vec![
+                WatchEvent::Deleted(pod("foo", "4")),
+                WatchEvent::Added(pod("qux", "5")),
+            ],
+            watch_error: None,
+            after: vec!["bar", "qux"],
+        },
+        Round {
+            list: Err("a list error"),
+            events: vec![],
+            watch_error: None,
+            after: vec!["bar", "qux"],
+        },
+        Round {
+            list: Ok(("5", vec![("bar", "3"), ("qux", "5")])),
+            events: vec![],
+            watch_error: Some("a watch error"),
+            after: vec!["bar", "qux"],
+        },
+        Round {
+            list: Ok(("5", vec![("bar", "3"), ("qux", "5")])),
+            events: vec![WatchEvent::Added(pod("baz", "6"))],
+            watch_error: None,
+            after: vec!["bar", "baz", "qux"],
+        },
+        Round {
+            list: Ok(("6", vec![("bar", "3"), ("qux", "5"), ("baz", "6")])),
+            events: vec![],
+            watch_error: None,
+            after: vec!["bar", "baz", "qux"],
+        },
+    ];
+    let store = Store::<Pod>::default();
+    for (i, round) in rounds.into_iter().enumerate() {
+        let list = round.list.clone();
+        let events = round.events.clone();
+        let watch_error = round.watch_error;
+        let lw = ScriptedLw::new(
+            move |_, _| match &list {
+                Ok((rv, items)) => Ok(list_of(
+                    rv,
+                    items.iter().map(|(n, rv)| pod(n, rv)).collect(),
+                    None,
+                )),
+                Err(msg) => Err(lister_watcher::Error::status(500, "InternalError", *msg)),
+            },
+            move |_, _| match watch_error {
+                Some(msg) => Err(lister_watcher::Error::status(403, "Forbidden", msg)),
+                None => Ok(open_stream(events.clone())),
+            },
+        );
+        let r = reflector(lw, Arc::new(store.clone()), ReflectorConfig::default());
+        let result = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+        assert_eq!(store_names(&store), round.after, "round {i}");
+        if let Some(msg) = round.list.err().or(watch_error) {
+            let err = result
+                .expect("the round ends")
+                .expect_err("the error is returned");
+            assert!(err.to_string().contains(msg), "round {i}: {err}");
+        }
+    }
+}
+
+// TestReflectorListAndWatchInitConnBackoff
+#[tokio::test(start_paused = true)]
+async fn connection_refused_watches_back_off_without_relisting() {
+    for (failures, min, max) in [(5usize, 31u64, 62u64), (40, 1763, 3526)] {
+        let lw = ScriptedLw::new(
+            |_, _| Ok(list_of("1", vec![], None)),
+            move |n, _| {
+                if n < failures {
+                    Err(lister_watcher::Error::Connect("connection refused".into()))
+                } else {
+                    Ok(open_stream(vec![]))
+                }
+            },
+        );
+        let config = ReflectorConfig {
+            backoff: BackoffConfig {
+                initial: Duration::from_millis(1),
+                max: Duration::from_millis(50),
+                factor: 2.0,
+                jitter: true,
+                reset_after: Duration::from_millis(100),
+                jitter_seed: Some(7),
+            },
+            ..ReflectorConfig::default()
+        };
+        let r = reflector(Arc::clone(&lw), fifo(), config);
+        let started = Instant::now();
+        let cancel = CancellationToken::new();
+        let run = r.list_and_watch(&cancel);
+        tokio::pin!(run);
+        while lw.watches().len() <= failures {
+            tokio::select! {
+                _ = &mut run => panic!("the round must not end"),
+                () = tokio::time::sleep(Duration::from_millis(1)) => {}
+            }
+        }
+        let elapsed = started.elapsed().as_millis() as u64;
+        assert!(
+            (min..=max).contains(&elapsed),
+            "{failures} failures: backed off {elapsed} ms, want [{min}, {max}]"
+        );
+        assert_eq!(lw.lists().len(), 1, "no relist");
+    }
+}
+
+// TestBackoffOnTooManyRequests
+#[tokio::test(start_paused = true)]
+async fn too_many_requests_backs_off_and_rewatches() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        |n, _| match n {
+            0 => Err(lister_watcher::Error::status(429, "TooManyRequests", "slow down")),
+            1 => Ok(closing_stream(vec![status_event(429, "TooManyRequests")])),
+            _ => Ok(closing_stream(vec![])),
+        },
+    );
+    let r = reflector(Arc::clone(&lw), fifo(), no_jitter());
+    let started = Instant::now();
+    r.list_and_watch(&CancellationToken::new())
+        .await
+        .expect("the round ends without error");
+    // Delays are computed in f32 and timers round up to the millisecond.
+    let elapsed = started.elapsed().as_millis();
+    assert!(
+        (2400..=2402).contains(&elapsed),
+        "exactly two backoffs (800 + 1600 ms), took {elapsed} ms"
+    );
+    assert_eq!(lw.watches().len(), 3);
+}
+
+// TestNoRelistOnTooManyRequests
+#[tokio::test(start_paused = true)]
+async fn too_many_requests_never_relists() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        |n, _| {
+            if n < 4 {
+                Err(lister_watcher::Error::status(429, "TooManyRequests", "slow down"))
+            } else {
+                Ok(closing_stream(vec![]))
+            }
+        },
+    );
+    let r = reflector(Arc::clone(&lw), fifo(), no_jitter());
+    r.list_and_watch(&CancellationToken::new())
+        .await
+        .expect("the round ends without error");
+    assert_eq!((lw.lists().len(), lw.watches().len()), (1, 5));
+}
+
+// TestRetryInternalError
+#[tokio::test(start_paused = true)]
+async fn internal_errors_are_retried_within_the_window() {
+    for (max_retry, jump_at, want_watches) in [(0u64, None, 1usize), (30, None, 32), (30, Some(10usize), 41)]
+    {
+        let lw = ScriptedLw::new_async(
+            |_, _| ready(Ok(list_of("1", vec![], None))).boxed(),
+            move |n, _| {
+                let advance = if Some(n + 1) == jump_at {
+                    Duration::from_secs(61)
+                } else {
+                    Duration::from_secs(1)
+                };
+                async move {
+                    tokio::time::sleep(advance).await;
+                    Ok(closing_stream(vec![status_event(500, "InternalError")]))
+                }
+                .boxed()
+            },
+        );
+        let config = ReflectorConfig {
+            max_internal_error_retry_duration: Duration::from_secs(max_retry),
+            ..ReflectorConfig::default()
+        };
+        let r = reflector(Arc::clone(&lw), fifo(), config);
+        r.list_and_watch(&CancellationToken::new())
+            .await
+            .expect("the round ends without error");
+        assert_eq!(
+            lw.watches().len(),
+            want_watches,
+            "max {max_retry}s, jump at {jump_at:?}"
+        );
+    }
+}
+
+// TestReflectorResync
+#[tokio::test(start_paused = true)]
+async fn failing_resync_ends_the_round_without_error() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        |_, _| Ok(open_stream(vec![])),
+    );
+    let store = Arc::new(RecordingStore {
+        fail_resync_at: Some(2),
+        ..RecordingStore::default()
+    });
+    let config = ReflectorConfig {
+        resync_period: Duration::from_millis(1),
+        ..ReflectorConfig::default()
+    };
+    let r = reflector(lw, store.clone(), config);
+    r.list_and_watch(&CancellationToken::new())
+        .await
+        .expect("resync errors are not returned");
+    assert_eq!(store.resyncs.load(Ordering::SeqCst), 2);
+}
+
+/// A list that serves pods 0..10 in pages keyed by continue tokens "", "C1", "C2".
+fn paged_list(page: usize, options: &ListOptions) -> Result<ObjectList<Pod>, lister_watcher::Error> {
+    let token = options.continue_token.as_deref().unwrap_or("");
+    let (range, next) = match (token, page) {
+        ("", 4) => (0..4, Some("C1")),
+        ("C1", 4) => (4..8, Some("C2")),
+        ("C2", 4) => (8..10, None),
+        ("", 500) => (0..4, Some("C1")),
+        ("C1", 500) => (4..8, Some("C2")),
+        ("C2", 500) => (8..10, None),
+        _ => {
+            return Err(lister_watcher::Error::status(
+                400,
+                "BadRequest",
+                format!("unexpected {options:?}"),
+            ));
+        }
+    };
+    Ok(list_of("10", pods(range, "10"), next))
+}
+
+// TestReflectorWatchListPageSize
+#[tokio::test(start_paused = true)]
+async fn fixed_page_size_is_used_for_every_page() {
+    let lw = ScriptedLw::new(|_, o| paged_list(4, o), |_, _| Ok(closing_stream(vec![])));
+    let store = Store::<Pod>::default();
+    let config = ReflectorConfig {
+        page_size: Some(4),
+        ..ReflectorConfig::default()
+    };
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), config);
+    r.set_last_sync_resource_version("10");
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert!(lw.lists().iter().all(|o| o.limit == Some(4)), "{:?}", lw.lists());
+    assert_eq!(lw.lists().len(), 3);
+    assert_eq!(store.len(), 10);
+}
+
+// TestReflectorNotPaginatingNotConsistentReads
+#[tokio::test(start_paused = true)]
+async fn list_at_a_version_is_not_paginated() {
+    let lw = ScriptedLw::new(
+        |_, o| {
+            assert_eq!((o.resource_version.as_deref(), o.limit), (Some("10"), None));
+            Ok(list_of("10", pods(0..10, "10"), None))
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(
+        Arc::clone(&lw),
+        Arc::new(store.clone()),
+        ReflectorConfig::default(),
+    );
+    r.set_last_sync_resource_version("10");
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(lw.lists().len(), 1);
+    assert_eq!(store.len(), 10);
+}
+
+// TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled
+#[tokio::test(start_paused = true)]
+async fn paginated_list_at_zero_keeps_paginating() {
+    let lw = ScriptedLw::new(
+        |_, o| {
+            assert_eq!(o.limit, Some(500), "{o:?}");
+            paged_list(500, o)
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(
+        Arc::clone(&lw),
+        Arc::new(store.clone()),
+        ReflectorConfig::default(),
+    );
+    for round in 1..=2 {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+        assert_eq!(store.len(), 10, "round {round}");
+    }
+    assert_eq!(
+        lw.list_versions(),
+        ["0", "", "", "10", "", ""],
+        "pages after the first carry no version"
+    );
+}
+
+// TestReflectorResyncWithResourceVersion
+#[tokio::test(start_paused = true)]
+async fn relist_asks_for_the_last_version() {
+    let lw = ScriptedLw::new(
+        |n, _| {
+            Ok(if n == 0 {
+                list_of("10", pods(0..4, "10"), None)
+            } else {
+                list_of("11", pods(0..8, "11"), None)
+            })
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(
+        Arc::clone(&lw),
+        Arc::new(store.clone()),
+        ReflectorConfig::default(),
+    );
+    let mut sizes = Vec::new();
+    for _ in 0..2 {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+        sizes.push(store.len());
+    }
+    assert_eq!(lw.list_versions(), ["0", "10"]);
+    assert_eq!(sizes, [4, 8]);
+}
+
+// TestReflectorExpiredExactResourceVersion
+#[tokio::test(start_paused = true)]
+async fn expired_relist_retries_at_most_recent_at_once() {
+    let lw = ScriptedLw::new(
+        |n, _| match n {
+            0 => Ok(list_of("10", pods(0..4, "10"), None)),
+            1 => Err(lister_watcher::Error::status(
+                410,
+                "Expired",
+                "too old resource version",
+            )),
+            _ => Ok(list_of("11", pods(0..8, "11"), None)),
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(
+        Arc::clone(&lw),
+        Arc::new(store.clone()),
+        ReflectorConfig::default(),
+    );
+    for _ in 0..2 {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+    }
+    assert_eq!(lw.list_versions(), ["0", "10", ""]);
+    assert_eq!(store.len(), 8);
+}
+
+// TestReflectorFullListIfExpired
+#[tokio::test(start_paused = true)]
+async fn expired_continuation_falls_back_to_a_full_list() {
+    let lw = ScriptedLw::new(
+        |n, o| match n {
+            0 => Ok(list_of("10", pods(0..4, "10"), None)),
+            1 => Ok(list_of("10", pods(0..4, "10"), Some("C1"))),
+            2 => Err(lister_watcher::Error::status(
+                410,
+                "Expired",
+                "continue token expired",
+            )),
+            _ => {
+                assert_eq!(o.limit, None, "the full list is not paginated");
+                Ok(list_of("11", pods(0..8, "11"), None))
+            }
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let store = Store::<Pod>::default();
+    let config = ReflectorConfig {
+        page_size: Some(4),
+        ..ReflectorConfig::default()
+    };
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), config);
+    for _ in 0..2 {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+    }
+    assert_eq!(lw.list_versions(), ["0", "10", "", "10"]);
+    assert_eq!(store.len(), 8);
+}
+
+// TestReflectorFullListIfTooLarge
+#[tokio::test(start_paused = true)]
+async fn too_large_resource_version_relists_at_most_recent() {
+    fn too_large(form: usize) -> lister_watcher::Error {
+        let (message, cause_reason, cause_message) = match form {
+            0 => ("", "ResourceVersionTooLarge", ""),
+            1 => ("", "", "Too large resource version"),
+            _ => ("Timeout: Too large resource version: 40, current: 30", "", ""),
+        };
+        let mut status = Status::failure(message, "Timeout").with_code(504);
+        status.details = Some(StatusDetails {
+            causes: vec![StatusCause {
+                reason: cause_reason.into(),
+                message: cause_message.into(),
+                field: String::new(),
+            }],
+            ..details()
+        });
+        lister_watcher::Error::Api(Box::new(status))
+    }
+    let lw = ScriptedLw::new(
+        |n, _| match n {
+            0 => Ok(list_of("20", vec![], None)),
+            1 => Err(too_large(0)),
+            2 => Ok(list_of("30", vec![], None)),
+            3 => Err(too_large(1)),
+            4 => Ok(list_of("40", vec![], None)),
+            5 => Err(too_large(2)),
+            _ => Ok(list_of("50", vec![], None)),
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let (log, handler) = error_log();
+    let r = reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default()).with_watch_error_handler(handler);
+    for _ in 0..4 {
+        let result = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+        assert!(result.map_or(true, |r| r.is_ok()), "list and watch never fails");
+    }
+    assert_eq!(lw.list_versions(), ["0", "20", "", "30", "", "40", ""]);
+    assert!(
+        log.lock().expect("lock").iter().all(|e| !e.contains("list")),
+        "no list error is reported"
+    );
+}
+
+fn details() -> StatusDetails {
+    StatusDetails {
+        name: String::new(),
+        group: String::new(),
+        kind: String::new(),
+        uid: String::new(),
+        causes: vec![],
+        retry_after_seconds: 0,
+    }
+}
+
+// TestWatchTimeout
+#[tokio::test(start_paused = true)]
+async fn watch_timeout_is_random_between_min_and_twice_min() {
+    for (min, low, high) in [(None, 300, 600), (Some(1), 300, 600), (Some(1800), 1800, 3600)] {
+        for _ in 0..20 {
+            let lw = ScriptedLw::new(
+                |_, _| Ok(list_of("1", vec![], None)),
+                |_, _| Ok(closing_stream(vec![])),
+            );
+            let mut config = ReflectorConfig::default();
+            if let Some(min) = min {
+                config.min_watch_timeout = Duration::from_secs(min);
+            }
+            let r = reflector(Arc::clone(&lw), fifo(), config);
+            let _ = tokio::time::timeout(
+                Duration::from_millis(10),
+                r.list_and_watch(&CancellationToken::new()),
+            )
+            .await;
+            let timeout = lw.watches()[0].timeout_seconds.expect("timeout set");
+            assert!((low..high).contains(&timeout), "min {min:?}: {timeout}");
+        }
+    }
+}
+
+// TestReflectorResourceVersionUpdate
+#[tokio::test(start_paused = true)]
+async fn every_watch_event_updates_the_resource_version() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("10", vec![], None)),
+        |_, _| {
+            Ok(open_stream(vec![
+                WatchEvent::Added(pod("a", "10")),
+                WatchEvent::Modified(pod("a", "20")),
+                bookmark("30", false),
+                WatchEvent::Deleted(pod("a", "40")),
+            ]))
+        },
+    );
+    let store = Arc::new(RecordingStore::default());
+    let r = reflector(lw, store.clone(), ReflectorConfig::default());
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(
+        *store.resource_versions.lock().expect("lock"),
+        ["10", "20", "30", "40"]
+    );
+    assert_eq!(r.last_sync_resource_version(), "40");
+}
+
+// TestReflectorReplacesStoreOnUnsafeDelete
+#[tokio::test(start_paused = true)]
+async fn relist_after_watch_error_replaces_the_store() {
+    let lw = ScriptedLw::new(
+        |n, _| {
+            Ok(if n == 0 {
+                list_of("3", pods(1..=3, "3"), None)
+            } else {
+                list_of("5", pods(1..=3, "5"), None)
+            })
+        },
+        |n, _| {
+            Ok(if n == 0 {
+                closing_stream(vec![
+                    WatchEvent::Added(pod("foo", "4")),
+                    status_event(500, "StoreReadError"),
+                ])
+            } else {
+                open_stream(vec![])
+            })
+        },
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(
+        Arc::clone(&lw),
+        Arc::new(store.clone()),
+        ReflectorConfig::default(),
+    );
+    r.list_and_watch(&CancellationToken::new())
+        .await
+        .expect("the round ends for a relist");
+    assert!(store.get_by_key("foo").is_some());
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(
+        store_names(&store),
+        ["pod-1", "pod-2", "pod-3"],
+        "foo is gone after the relist"
+    );
+    assert_eq!(r.last_sync_resource_version(), "5");
+}
+
+fn streaming() -> ReflectorConfig {
+    ReflectorConfig {
+        initial_list_strategy: InitialListStrategy::StreamingList,
+        ..ReflectorConfig::default()
+    }
+}
+
+// TestWatchListResourceVersion
+#[tokio::test(start_paused = true)]
+async fn streaming_list_takes_the_version_of_the_end_bookmark() {
+    type Case = (Vec<WatchEvent<Pod>>, &'static str);
+    let cases: Vec<Case> = vec![
+        (vec![], ""),
+        (vec![WatchEvent::Added(pod("p1", "1"))], ""),
+        (vec![WatchEvent::Added(pod("p1", "1")), bookmark("2", true)], "2"),
+    ];
+    for (events, want) in cases {
+        let lw = ScriptedLw::new(
+            |_, _| {
+                Err(lister_watcher::Error::status(
+                    500,
+                    "InternalError",
+                    "no list in this test",
+                ))
+            },
+            move |_, _| Ok(open_stream(events.clone())),
+        );
+        let r = reflector(lw, fifo(), streaming());
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+        assert_eq!(r.last_sync_resource_version(), want);
+    }
+}
+
+// TestWatchList (selected rows)
+#[tokio::test(start_paused = true)]
+async fn streaming_list_rows() {
+    let streaming_request = |rv: Option<&str>| ListOptions {
+        resource_version: rv.map(str::to_owned),
+        resource_version_match: Some(VersionMatch::NotOlderThan),
+        allow_watch_bookmarks: true,
+        send_initial_events: true,
+        ..ListOptions::default()
+    };
+    let without_timeouts = |mut watches: Vec<ListOptions>| {
+        for w in &mut watches {
+            w.timeout_seconds = None;
+        }
+        watches
+    };
+
+    // The server refuses sendInitialEvents: fall back to list + watch in the same round.
+    for refusal in [
+        lister_watcher::Error::status(400, "Invalid", "sendInitialEvents is forbidden"),
+        lister_watcher::Error::status(500, "InternalError", "dummy"),
+    ] {
+        let refusal = Mutex::new(Some(refusal));
+        let lw = ScriptedLw::new(
+            |_, _| Ok(list_of("1", vec![pod("p1", "1")], None)),
+            move |n, _| match (n, refusal.lock().expect("lock").take()) {
+                (0, Some(err)) => Err(err),
+                _ => Ok(open_stream(vec![WatchEvent::Added(pod("p2", "2"))])),
+            },
+        );
+        let store = Store::<Pod>::default();
+        let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+        assert_eq!(
+            without_timeouts(lw.watches()),
+            [
+                streaming_request(None),
+                ListOptions {
+                    resource_version: Some("1".into()),
+                    allow_watch_bookmarks: true,
+                    ..ListOptions::default()
+                }
+            ]
+        );
+        assert_eq!(
+            lw.lists(),
+            [ListOptions {
+                resource_version: Some("0".into()),
+                limit: Some(500),
+                ..ListOptions::default()
+            }]
+        );
+        assert_eq!(store_names(&store), ["p1", "p2"]);
+    }
+
+    // Added, modified and deleted objects during the initial events.
+    let lw = ScriptedLw::new(
+        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |_, _| {
+            Ok(open_stream(vec![
+                WatchEvent::Added(pod("p1", "1")),
+                WatchEvent::Added(pod("p2", "2")),
+                WatchEvent::Modified(pod("p1", "3")),
+                WatchEvent::Added(pod("p3", "4")),
+                WatchEvent::Deleted(pod("p3", "4")),
+                bookmark("5", true),
+            ]))
+        },
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(lw.watches().len(), 1);
+    assert_eq!(store_names(&store), ["p1", "p2"]);
+    assert_eq!(
+        store
+            .get_by_key("p1")
+            .and_then(|p| p.metadata.resource_version.clone())
+            .as_deref(),
+        Some("3")
+    );
+
+    // 429 twice, then success: three identical streaming requests.
+    let lw = ScriptedLw::new(
+        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |n, _| {
+            if n < 2 {
+                Err(lister_watcher::Error::status(429, "TooManyRequests", "slow down"))
+            } else {
+                Ok(open_stream(vec![
+                    WatchEvent::Added(pod("p1", "1")),
+                    bookmark("1", true),
+                ]))
+            }
+        },
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let _ = tokio::time::timeout(
+        Duration::from_secs(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(without_timeouts(lw.watches()), vec![streaming_request(None); 3]);
+    assert_eq!(store_names(&store), ["p1"]);
+
+    // The watch stops after one event, before the bookmark: the same request again.
+    let lw = ScriptedLw::new(
+        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |n, _| {
+            Ok(if n == 0 {
+                closing_stream(vec![WatchEvent::Added(pod("p1", "1"))])
+            } else {
+                open_stream(vec![WatchEvent::Added(pod("p1", "1")), bookmark("1", true)])
+            })
+        },
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(without_timeouts(lw.watches()), vec![streaming_request(None); 2]);
+    assert_eq!(store_names(&store), ["p1"]);
+
+    // The watch stops after the sync: the next request is a plain watch from the bookmark.
+    let lw = ScriptedLw::new(
+        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |n, _| {
+            Ok(if n == 0 {
+                closing_stream(vec![
+                    WatchEvent::Added(pod("p1", "1")),
+                    WatchEvent::Added(pod("p2", "2")),
+                    bookmark("2", true),
+                    WatchEvent::Added(pod("p3", "3")),
+                ])
+            } else {
+                open_stream(vec![WatchEvent::Added(pod("p4", "4"))])
+            })
+        },
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(
+        without_timeouts(lw.watches()),
+        [
+            streaming_request(None),
+            ListOptions {
+                resource_version: Some("3".into()),
+                allow_watch_bookmarks: true,
+                ..ListOptions::default()
+            }
+        ]
+    );
+    assert_eq!(store_names(&store), ["p1", "p2", "p3", "p4"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_without_end_bookmark_falls_back_to_a_list() {
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("7", vec![pod("p1", "7")], None)),
+        |n, _| {
+            Ok(if n < MAX_STREAMS_WITHOUT_INITIAL_EVENTS_END as usize {
+                closing_stream(vec![WatchEvent::Added(pod("p1", "7"))])
+            } else {
+                open_stream(vec![])
+            })
+        },
+    );
+    let store = Store::<Pod>::default();
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(
+        lw.lists().len(),
+        1,
+        "fell back to a list after {MAX_STREAMS_WITHOUT_INITIAL_EVENTS_END} streams"
+    );
+    assert_eq!(store_names(&store), ["p1"]);
+}
+
+// TestSharedInformerErrorHandling's reflector half: list errors reach the handler from run().
+#[tokio::test(start_paused = true)]
+async fn run_reports_list_errors_and_backs_off() {
+    let lw = ScriptedLw::new(
+        |_, _| Err(lister_watcher::Error::status(403, "Forbidden", "Access Denied")),
+        |_, _| Ok(open_stream(vec![])),
+    );
+    let (log, handler) = error_log();
+    let r = Arc::new(reflector(Arc::clone(&lw), fifo(), no_jitter()).with_watch_error_handler(handler));
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let (r, cancel) = (Arc::clone(&r), cancel.clone());
+        async move { r.run(cancel).await }
+    });
+    tokio::time::sleep(Duration::from_millis(800 + 1600 + 3200 + 100)).await;
+    cancel.cancel();
+    task.await.expect("run returns");
+    let log = log.lock().expect("lock").clone();
+    assert_eq!(
+        lw.lists().len(),
+        4,
+        "lists at 0, 0.8, 2.4 and 5.6 s: backoff, not a hot loop"
+    );
+    assert!(
+        log.iter()
+            .all(|e| e == "failed to list pods: the API server answered 403 Forbidden: Access Denied"),
+        "{log:?}"
+    );
+}
