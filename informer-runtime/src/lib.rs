@@ -2,9 +2,14 @@
 
 pub mod backoff;
 pub mod delta_fifo;
+pub mod factory;
+pub mod handler;
+pub mod informer;
 pub mod key;
+pub mod lister;
 pub mod lister_watcher;
 mod pager;
+mod processor;
 pub mod reflector;
 mod retry_window;
 pub mod store;

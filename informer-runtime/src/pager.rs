@@ -5,7 +5,7 @@ use kube::core::ObjectList;
 use crate::lister_watcher::{Error, ListOptions, ListerWatcher};
 
 /// The page size used when the caller does not set one.
-pub const DEFAULT_PAGE_SIZE: u32 = 500;
+pub(crate) const DEFAULT_PAGE_SIZE: u32 = 500;
 
 /// The joined pages of a list.
 pub(crate) struct PagedList<K: Clone> {

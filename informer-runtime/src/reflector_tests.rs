@@ -202,12 +202,6 @@ fn store_names(store: &Store<Pod>) -> Vec<String> {
     names
 }
 
-fn fifo_names(fifo: &DeltaFifo<Pod>) -> Vec<String> {
-    let mut names = fifo.list_keys();
-    names.sort();
-    names
-}
-
 /// Collects the errors passed to the watch-error handler.
 fn error_log() -> (Arc<Mutex<Vec<String>>>, WatchErrorHandler) {
     let log = Arc::new(Mutex::new(Vec::new()));

@@ -42,7 +42,8 @@ struct State<K> {
 ///
 /// Every change bumps one global resource version and stamps it on the object. A list returns
 /// the live objects at the latest resource version (selectors and paging are ignored); a watch
-/// replays the changes after its resource version, then streams new ones. The `*_drop_watch`
+/// replays the changes after its resource version (from the beginning for `"0"`), or starts
+/// with the current state as ADDED events when it has none, then streams new ones. The `*_drop_watch`
 /// variants change the state without telling open watches, and
 /// [`reset_watch`](Self::reset_watch) closes every watch and forgets the history, so a watch
 /// from before it gets 410 Expired and the reflector must relist.
@@ -235,37 +236,46 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
             return Err(error);
         }
         let (tx, rx) = mpsc::unbounded();
-        let requested = options
-            .resource_version
-            .as_deref()
-            .filter(|rv| !rv.is_empty() && *rv != "0");
-        if options.send_initial_events {
-            if !state.streaming_list_supported {
-                return Err(Error::status(
-                    400,
-                    "Invalid",
-                    "sendInitialEvents is not supported",
-                ));
+        if options.send_initial_events && !state.streaming_list_supported {
+            return Err(Error::status(
+                400,
+                "Invalid",
+                "sendInitialEvents is not supported",
+            ));
+        }
+        match options.resource_version.as_deref().filter(|rv| !rv.is_empty()) {
+            // Like kube-apiserver: the current state as synthetic ADDED events, then changes.
+            None => {
+                for obj in state.items.values() {
+                    let _ = tx.unbounded_send(Ok(WatchEvent::Added(obj.clone())));
+                }
+                if options.send_initial_events {
+                    let _ = tx.unbounded_send(Ok(bookmark(state.last_resource_version, true)));
+                }
             }
-            for obj in state.items.values() {
-                let _ = tx.unbounded_send(Ok(WatchEvent::Added(obj.clone())));
-            }
-            let _ = tx.unbounded_send(Ok(bookmark(state.last_resource_version, true)));
-        } else if let Some(rv) = requested {
-            let Ok(rv) = rv.parse::<u64>() else {
-                return Err(Error::status(
-                    400,
-                    "BadRequest",
-                    format!("invalid resource version {rv:?}"),
-                ));
-            };
-            if rv < state.history_floor {
-                let status = Status::failure("too old resource version", "Expired").with_code(410);
-                let _ = tx.unbounded_send(Ok(WatchEvent::Error(Box::new(status))));
-                return Ok(rx.boxed());
-            }
-            for (_, event) in state.history.iter().filter(|(change_rv, _)| *change_rv > rv) {
-                let _ = tx.unbounded_send(Ok(event.clone()));
+            Some(rv) => {
+                let Ok(rv) = rv.parse::<u64>() else {
+                    return Err(Error::status(
+                        400,
+                        "BadRequest",
+                        format!("invalid resource version {rv:?}"),
+                    ));
+                };
+                if rv < state.history_floor {
+                    let status = Status::failure("too old resource version", "Expired").with_code(410);
+                    let _ = tx.unbounded_send(Ok(WatchEvent::Error(Box::new(status))));
+                    return Ok(rx.boxed());
+                }
+                if options.send_initial_events {
+                    for obj in state.items.values() {
+                        let _ = tx.unbounded_send(Ok(WatchEvent::Added(obj.clone())));
+                    }
+                    let _ = tx.unbounded_send(Ok(bookmark(state.last_resource_version, true)));
+                } else {
+                    for (_, event) in state.history.iter().filter(|(change_rv, _)| *change_rv > rv) {
+                        let _ = tx.unbounded_send(Ok(event.clone()));
+                    }
+                }
             }
         }
         state.watchers.push(tx);

@@ -1,0 +1,584 @@
+//! The shared informer factory: one informer per resource type, started together, waited for
+//! together, shut down together (client-go's `SharedInformerFactory`).
+
+use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
+    fmt,
+    future::Future,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    time::Duration,
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use kube::{
+    Client, Resource,
+    core::{GroupVersionResource, ObjectMeta},
+};
+use serde::Serialize;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+use crate::{informer::SharedIndexInformer, lister::GenericLister, lister_watcher::ListOptions, reflector};
+
+/// How often [`SharedInformerFactory::wait_for_cache_sync`] checks the informers.
+const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Changes the options of every list and watch of the factory's informers (client-go's
+/// `TweakListOptionsFunc`), such as a label selector.
+pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+
+type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+type FactoryWatchErrorHandler = Arc<dyn Fn(&str, &reflector::Error) + Send + Sync>;
+
+/// A failed factory operation.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `for_resource` was asked for a resource the factory has no informer for.
+    #[error(
+        "failed to find an informer for {group}/{version}, Resource={resource}: no informer is generated for this resource (check the group, version and plural)"
+    )]
+    NoInformerFor {
+        /// The API group ("" for core).
+        group: String,
+        /// The API version.
+        version: String,
+        /// The plural resource name.
+        resource: String,
+    },
+}
+
+impl Error {
+    /// The error for an unknown `gvr`.
+    pub fn no_informer_for(gvr: &GroupVersionResource) -> Self {
+        Self::NoInformerFor {
+            group: gvr.group.clone(),
+            version: gvr.version.clone(),
+            resource: gvr.resource.clone(),
+        }
+    }
+}
+
+/// The parts of an informer a factory needs without knowing its type.
+trait ErasedInformer: Send + Sync {
+    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
+    fn has_synced(&self) -> bool;
+    fn description(&self) -> String;
+    fn generic_lister(&self) -> GenericLister;
+}
+
+impl<K: Resource + Clone + Serialize + Send + Sync + 'static> ErasedInformer for SharedIndexInformer<K> {
+    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()> {
+        let informer = self.clone();
+        async move { informer.run(cancel).await }.boxed()
+    }
+
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+
+    fn description(&self) -> String {
+        SharedIndexInformer::description(self).to_owned()
+    }
+
+    fn generic_lister(&self) -> GenericLister {
+        GenericLister::new(self.store())
+    }
+}
+
+struct Entry {
+    type_name: &'static str,
+    typed: Arc<dyn Any + Send + Sync>,
+    erased: Arc<dyn ErasedInformer>,
+    started: bool,
+}
+
+struct State {
+    informers: HashMap<TypeId, Entry>,
+    /// Creation order, for stable reports.
+    order: Vec<TypeId>,
+    shutting_down: bool,
+}
+
+struct Options {
+    namespace: Option<String>,
+    tweak_list_options: Option<TweakListOptions>,
+    default_resync: Duration,
+    custom_resync: HashMap<TypeId, Duration>,
+    metadata_transform: Option<MetadataTransform>,
+    transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    watch_error_handler: Option<FactoryWatchErrorHandler>,
+}
+
+struct Inner {
+    client: Client,
+    options: Options,
+    state: Mutex<State>,
+    cancel: CancellationToken,
+    tasks: TaskTracker,
+}
+
+/// One informer per resource type, shared by everything that asks for it.
+///
+/// Informers are created on first request ([`informer_for`](Self::informer_for), which
+/// generated accessors such as `factory.apps().v1().deployments()` call), started by
+/// [`start`](Self::start), waited for by [`wait_for_cache_sync`](Self::wait_for_cache_sync)
+/// and stopped by [`shutdown`](Self::shutdown).
+///
+/// ```no_run
+/// use std::{sync::Arc, time::Duration};
+/// use informer_runtime::{
+///     factory::SharedInformerFactory, handler::EventHandlerFuncs, informer::SharedIndexInformer,
+/// };
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kube::core::Selector;
+///
+/// # async fn example(client: kube::Client, new_pod_informer: impl FnOnce(&informer_runtime::factory::InformerContext<'_>) -> SharedIndexInformer<Pod>) {
+/// let factory = SharedInformerFactory::builder(client).namespace("prod").resync(Duration::from_secs(600)).build();
+/// // Generated code calls `informer_for` with the constructor of the type's informer.
+/// let pods = factory.informer_for::<Pod>(new_pod_informer);
+/// pods.add_event_handler(EventHandlerFuncs::new().added(|pod: Arc<Pod>, _| {
+///     println!("pod {:?}", pod.metadata.name);
+/// }))
+/// .expect("not stopped");
+///
+/// factory.start();
+/// let report = factory.wait_for_cache_sync_timeout(Duration::from_secs(30)).await;
+/// assert!(report.all_synced(), "{report}");
+/// let web = pods.lister().by_namespace("prod").get("web");
+/// # let _ = web;
+/// factory.shutdown().await;
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct SharedInformerFactory {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedInformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.lock();
+        f.debug_struct("SharedInformerFactory")
+            .field("namespace", &self.inner.options.namespace)
+            .field(
+                "informers",
+                &state
+                    .order
+                    .iter()
+                    .filter_map(|t| state.informers.get(t))
+                    .map(|e| e.type_name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("shutting_down", &state.shutting_down)
+            .finish()
+    }
+}
+
+/// Builds a [`SharedInformerFactory`] (client-go's `SharedInformerOption`s).
+pub struct SharedInformerFactoryBuilder {
+    client: Client,
+    options: Options,
+}
+
+impl SharedInformerFactoryBuilder {
+    /// Watch only `namespace` (default: all namespaces).
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.options.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Change every list and watch request, for example to add a label selector.
+    #[must_use]
+    pub fn tweak_list_options(mut self, tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static) -> Self {
+        self.options.tweak_list_options = Some(Arc::new(tweak));
+        self
+    }
+
+    /// The default resync period of the informers (zero: none).
+    #[must_use]
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.options.default_resync = period;
+        self
+    }
+
+    /// The resync period of `K`'s informer.
+    #[must_use]
+    pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
+        self.options.custom_resync.insert(TypeId::of::<K>(), period);
+        self
+    }
+
+    /// Applies `transform` to the metadata of every object of every informer before it is
+    /// cached, for example to drop `managedFields`.
+    #[must_use]
+    pub fn transform_metadata(mut self, transform: impl Fn(&mut ObjectMeta) + Send + Sync + 'static) -> Self {
+        self.options.metadata_transform = Some(Arc::new(transform));
+        self
+    }
+
+    /// Applies `transform` to every object of `K`'s informer before it is cached (after
+    /// [`transform_metadata`](Self::transform_metadata)).
+    #[must_use]
+    pub fn transform<K: Send + Sync + 'static>(
+        mut self,
+        transform: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Self {
+        let transform: Arc<dyn Fn(&mut K) + Send + Sync> = Arc::new(transform);
+        self.options
+            .transforms
+            .insert(TypeId::of::<K>(), Arc::new(transform));
+        self
+    }
+
+    /// Reports the errors every informer recovers from, with the informer's description.
+    #[must_use]
+    pub fn watch_error_handler(
+        mut self,
+        handler: impl Fn(&str, &reflector::Error) + Send + Sync + 'static,
+    ) -> Self {
+        self.options.watch_error_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The factory.
+    pub fn build(self) -> SharedInformerFactory {
+        SharedInformerFactory {
+            inner: Arc::new(Inner {
+                client: self.client,
+                options: self.options,
+                state: Mutex::new(State {
+                    informers: HashMap::new(),
+                    order: Vec::new(),
+                    shutting_down: false,
+                }),
+                cancel: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+            }),
+        }
+    }
+}
+
+/// What an informer constructor gets from the factory.
+pub struct InformerContext<'a> {
+    factory: &'a SharedInformerFactory,
+    resync_period: Duration,
+}
+
+impl InformerContext<'_> {
+    /// The factory's client.
+    pub fn client(&self) -> &Client {
+        &self.factory.inner.client
+    }
+
+    /// The namespace to watch (`None`: all).
+    pub fn namespace(&self) -> Option<&str> {
+        self.factory.inner.options.namespace.as_deref()
+    }
+
+    /// The list option tweak, if any.
+    pub fn tweak_list_options(&self) -> Option<TweakListOptions> {
+        self.factory.inner.options.tweak_list_options.clone()
+    }
+
+    /// The resync period for this type.
+    pub fn resync_period(&self) -> Duration {
+        self.resync_period
+    }
+}
+
+/// Whether each started informer synced, from
+/// [`SharedInformerFactory::wait_for_cache_sync`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncReport {
+    /// One entry per started informer, in creation order.
+    pub informers: Vec<InformerSync>,
+}
+
+/// The sync state of one informer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InformerSync {
+    /// The Rust type of the informer's objects.
+    pub type_name: &'static str,
+    /// The informer's description.
+    pub description: String,
+    /// Whether its cache synced.
+    pub synced: bool,
+}
+
+impl SyncReport {
+    /// Whether every informer synced.
+    pub fn all_synced(&self) -> bool {
+        self.informers.iter().all(|i| i.synced)
+    }
+
+    /// Whether `K`'s informer synced (`None` if it was not started).
+    pub fn is_synced<K: 'static>(&self) -> Option<bool> {
+        let name = std::any::type_name::<K>();
+        self.informers
+            .iter()
+            .find(|i| i.type_name == name)
+            .map(|i| i.synced)
+    }
+}
+
+impl fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let synced = self.informers.iter().filter(|i| i.synced).count();
+        write!(f, "{synced}/{} informers synced", self.informers.len())?;
+        let unsynced: Vec<&str> = self
+            .informers
+            .iter()
+            .filter(|i| !i.synced)
+            .map(|i| i.description.as_str())
+            .collect();
+        if !unsynced.is_empty() {
+            write!(f, "; not synced: {}", unsynced.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// An informer reached through its group, version and resource (client-go's
+/// `GenericInformer`); it is the same informer the typed accessor returns.
+#[derive(Clone)]
+pub struct GenericInformer {
+    gvr: GroupVersionResource,
+    typed: Arc<dyn Any + Send + Sync>,
+    erased: Arc<dyn ErasedInformer>,
+}
+
+impl fmt::Debug for GenericInformer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GenericInformer").field("gvr", &self.gvr).finish()
+    }
+}
+
+impl GenericInformer {
+    /// The resource.
+    pub fn gvr(&self) -> &GroupVersionResource {
+        &self.gvr
+    }
+
+    /// Whether the informer's cache synced.
+    pub fn has_synced(&self) -> bool {
+        self.erased.has_synced()
+    }
+
+    /// A lister over the informer's cache.
+    pub fn lister(&self) -> GenericLister {
+        self.erased.generic_lister()
+    }
+
+    /// The typed informer, if its objects are `K`.
+    pub fn informer<K: Send + Sync + 'static>(&self) -> Option<SharedIndexInformer<K>> {
+        self.typed.downcast_ref::<SharedIndexInformer<K>>().cloned()
+    }
+}
+
+impl SharedInformerFactory {
+    /// A factory over all namespaces without resyncs.
+    pub fn new(client: Client) -> Self {
+        Self::builder(client).build()
+    }
+
+    /// A factory with options.
+    pub fn builder(client: Client) -> SharedInformerFactoryBuilder {
+        SharedInformerFactoryBuilder {
+            client,
+            options: Options {
+                namespace: None,
+                tweak_list_options: None,
+                default_resync: Duration::ZERO,
+                custom_resync: HashMap::new(),
+                metadata_transform: None,
+                transforms: HashMap::new(),
+                watch_error_handler: None,
+            },
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The client the informers use.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// The namespace the informers watch (`None`: all).
+    pub fn namespace(&self) -> Option<&str> {
+        self.inner.options.namespace.as_deref()
+    }
+
+    /// The informer of `K`, created by `new_informer` on the first request; later requests
+    /// return the same informer and ignore their constructor.
+    pub fn informer_for<K>(
+        &self,
+        new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource + Clone + Serialize + Send + Sync + 'static,
+    {
+        let type_id = TypeId::of::<K>();
+        if let Some(existing) = self
+            .lock()
+            .informers
+            .get(&type_id)
+            .and_then(|e| e.typed.downcast_ref())
+        {
+            return SharedIndexInformer::clone(existing);
+        }
+        let resync_period = self
+            .inner
+            .options
+            .custom_resync
+            .get(&type_id)
+            .copied()
+            .unwrap_or(self.inner.options.default_resync);
+        let informer = new_informer(&InformerContext {
+            factory: self,
+            resync_period,
+        });
+        self.configure(&informer);
+        let mut state = self.lock();
+        if let Some(existing) = state.informers.get(&type_id).and_then(|e| e.typed.downcast_ref()) {
+            // Another caller created it meanwhile: share theirs.
+            return SharedIndexInformer::clone(existing);
+        }
+        state.informers.insert(
+            type_id,
+            Entry {
+                type_name: std::any::type_name::<K>(),
+                typed: Arc::new(informer.clone()),
+                erased: Arc::new(informer.clone()),
+                started: false,
+            },
+        );
+        state.order.push(type_id);
+        informer
+    }
+
+    fn configure<K>(&self, informer: &SharedIndexInformer<K>)
+    where
+        K: Resource + Clone + Serialize + Send + Sync + 'static,
+    {
+        let options = &self.inner.options;
+        let typed: Option<Arc<dyn Fn(&mut K) + Send + Sync>> = options
+            .transforms
+            .get(&TypeId::of::<K>())
+            .and_then(|t| t.downcast_ref::<Arc<dyn Fn(&mut K) + Send + Sync>>())
+            .cloned();
+        let metadata = options.metadata_transform.clone();
+        if typed.is_some() || metadata.is_some() {
+            let result = informer.set_transform(move |obj: &mut K| {
+                if let Some(metadata) = &metadata {
+                    metadata(obj.meta_mut());
+                }
+                if let Some(typed) = &typed {
+                    typed(obj);
+                }
+            });
+            if let Err(err) = result {
+                tracing::warn!(error = %err, "the factory's transform was not applied");
+            }
+        }
+        if let Some(handler) = options.watch_error_handler.clone() {
+            let description = informer.description().to_owned();
+            if let Err(err) = informer.set_watch_error_handler(move |e| handler(&description, e)) {
+                tracing::warn!(error = %err, "the factory's watch error handler was not applied");
+            }
+        }
+    }
+
+    /// The informer of `K` as a [`GenericInformer`] for `gvr` (what generated `for_resource`
+    /// switches return).
+    pub fn generic_informer_for<K>(
+        &self,
+        gvr: GroupVersionResource,
+        new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
+    ) -> GenericInformer
+    where
+        K: Resource + Clone + Serialize + Send + Sync + 'static,
+    {
+        let informer = self.informer_for(new_informer);
+        GenericInformer {
+            gvr,
+            typed: Arc::new(informer.clone()),
+            erased: Arc::new(informer),
+        }
+    }
+
+    /// Starts every informer not started yet, each in a task of its own; returns at once.
+    /// Call it again after requesting more informers. Does nothing after `shutdown`. Must be
+    /// called within a tokio runtime.
+    pub fn start(&self) {
+        let mut state = self.lock();
+        if state.shutting_down {
+            return;
+        }
+        for entry in state.informers.values_mut().filter(|e| !e.started) {
+            entry.started = true;
+            let run = entry.erased.run(self.inner.cancel.child_token());
+            self.inner.tasks.spawn(run);
+        }
+    }
+
+    fn started(&self) -> Vec<(&'static str, Arc<dyn ErasedInformer>)> {
+        let state = self.lock();
+        state
+            .order
+            .iter()
+            .filter_map(|t| state.informers.get(t))
+            .filter(|e| e.started)
+            .map(|e| (e.type_name, Arc::clone(&e.erased)))
+            .collect()
+    }
+
+    /// Waits until every started informer synced, or the factory shuts down.
+    pub async fn wait_for_cache_sync(&self) -> SyncReport {
+        self.wait_for_cache_sync_until(std::future::pending()).await
+    }
+
+    /// Waits until every started informer synced, at most `timeout`.
+    pub async fn wait_for_cache_sync_timeout(&self, timeout: Duration) -> SyncReport {
+        self.wait_for_cache_sync_until(tokio::time::sleep(timeout)).await
+    }
+
+    /// Waits until every started informer synced, `until` completes, or the factory shuts
+    /// down; reports each informer's state. Informers requested but never started are not
+    /// waited for.
+    pub async fn wait_for_cache_sync_until(&self, until: impl Future<Output = ()>) -> SyncReport {
+        let informers = self.started();
+        tokio::pin!(until);
+        loop {
+            if informers.iter().all(|(_, i)| i.has_synced()) {
+                break;
+            }
+            tokio::select! {
+                () = &mut until => break,
+                () = self.inner.cancel.cancelled() => break,
+                () = tokio::time::sleep(SYNC_POLL_INTERVAL) => {}
+            }
+        }
+        SyncReport {
+            informers: informers
+                .iter()
+                .map(|(type_name, i)| InformerSync {
+                    type_name,
+                    description: i.description(),
+                    synced: i.has_synced(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Stops every informer and waits until all their tasks and handler threads finished.
+    /// Later `start` calls do nothing. Safe to call more than once, also concurrently.
+    pub async fn shutdown(&self) {
+        self.lock().shutting_down = true;
+        self.inner.cancel.cancel();
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
+    }
+}

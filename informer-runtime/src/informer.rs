@@ -1,0 +1,595 @@
+//! The shared index informer: one list and watch per resource, an indexed cache, and any
+//! number of handlers (client-go's `SharedIndexInformer`).
+//!
+//! The reflector feeds a [`DeltaFifo`]; the informer pops one key's changes at a time, applies
+//! them to its [`Store`] and turns them into notifications for every registered handler,
+//! exactly as client-go's `processDeltas` does: a change to a cached key is an update, else an
+//! add; an update whose resource version did not change (a resync, or a relist of an unchanged
+//! object) reaches only handlers due for a resync.
+
+use std::{
+    convert::Infallible,
+    fmt,
+    pin::Pin,
+    sync::{
+        Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use futures::Stream;
+use kube::Resource;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    delta_fifo::{
+        DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform,
+    },
+    handler::{Notification, ResourceEventHandler},
+    key::SharedKey,
+    lister::Lister,
+    lister_watcher::ListerWatcher,
+    processor::{ListenerState, Processor, Sink},
+    reflector::{self, Reflector, ReflectorConfig, WatchErrorHandler},
+    store::{Indexers, Store},
+    tombstone::MaybeTombstone,
+};
+
+/// How often [`SharedIndexInformer::wait_for_sync`] checks.
+const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A failed informer operation.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Handlers cannot be added once the informer stopped.
+    #[error(
+        "failed to add an event handler to the {informer} informer: handler was not added to shared informer because it has stopped already"
+    )]
+    Stopped {
+        /// The informer's description.
+        informer: String,
+    },
+    /// Indexers cannot be added once the informer stopped.
+    #[error(
+        "failed to add indexers to the {informer} informer: indexer was not added because it has stopped already"
+    )]
+    IndexersAfterStop {
+        /// The informer's description.
+        informer: String,
+    },
+    /// The operation is only possible before `run`.
+    #[error("failed to {action} on the {informer} informer: informer has already started")]
+    AlreadyStarted {
+        /// What was attempted.
+        action: &'static str,
+        /// The informer's description.
+        informer: String,
+    },
+    /// The store refused the indexers.
+    #[error(transparent)]
+    Indexers(#[from] crate::store::Error),
+}
+
+/// Options of a [`SharedIndexInformer`].
+pub struct InformerOptions<K> {
+    /// The default resync period of handlers, and how often the informer checks whether one
+    /// is due; zero disables resyncs.
+    pub resync_period: Duration,
+    /// The indexes of the cache.
+    pub indexers: Indexers<K>,
+    /// Reflector options; its `resync_period` is set by the informer.
+    pub reflector: ReflectorConfig,
+    /// A description for logs and errors, such as `pods`; defaults to the type's name.
+    pub description: Option<String>,
+}
+
+impl<K> Default for InformerOptions<K> {
+    fn default() -> Self {
+        Self {
+            resync_period: Duration::ZERO,
+            indexers: Indexers::new(),
+            reflector: ReflectorConfig::default(),
+            description: None,
+        }
+    }
+}
+
+struct Lifecycle<K> {
+    transform: Option<Transform<K>>,
+    watch_error_handler: Option<WatchErrorHandler>,
+}
+
+struct Inner<K> {
+    description: String,
+    indexer: Store<K>,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    processor: Processor<K>,
+    default_handler_resync: Duration,
+    reflector_config: ReflectorConfig,
+    /// Held while deltas are applied and while a late handler is registered and replayed, so
+    /// the replay and the live notifications neither overlap nor leave a gap.
+    block_deltas: Mutex<()>,
+    /// Serialises run, add/remove handler and the setters (client-go's `startedLock`).
+    lifecycle: Mutex<Lifecycle<K>>,
+    started: AtomicBool,
+    stopped: AtomicBool,
+    fifo: OnceLock<Arc<DeltaFifo<K>>>,
+    reflector: OnceLock<Arc<Reflector<K>>>,
+}
+
+/// A shared informer with an indexed cache. Cloning gives another handle to the same informer.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use informer_runtime::{
+///     handler::EventHandlerFuncs, informer::{InformerOptions, SharedIndexInformer},
+///     lister_watcher::ListerWatcher, store::namespace_indexers,
+/// };
+/// use k8s_openapi::api::core::v1::Pod;
+/// use tokio_util::sync::CancellationToken;
+///
+/// # async fn example(lister_watcher: impl ListerWatcher<Pod>) -> Result<(), Box<dyn std::error::Error>> {
+/// let informer = SharedIndexInformer::new(
+///     lister_watcher,
+///     InformerOptions { indexers: namespace_indexers(), ..InformerOptions::default() },
+/// );
+/// let registration = informer.add_event_handler(
+///     EventHandlerFuncs::new().added(|pod: Arc<Pod>, _| println!("{:?}", pod.metadata.name)),
+/// )?;
+/// let cancel = CancellationToken::new();
+/// tokio::spawn({
+///     let (informer, cancel) = (informer.clone(), cancel.clone());
+///     async move { informer.run(cancel).await }
+/// });
+/// informer.wait_for_sync().await;
+/// println!("{} pods in prod", informer.lister().by_namespace("prod").list(&Default::default()).len());
+/// # let _ = registration;
+/// # Ok(()) }
+/// ```
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<K> fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("description", &self.inner.description)
+            .field("started", &self.inner.started.load(Ordering::SeqCst))
+            .field("stopped", &self.inner.stopped.load(Ordering::SeqCst))
+            .finish()
+    }
+}
+
+/// The short name of a Rust type, such as `Pod`.
+fn short_type_name<K>() -> String {
+    let full = std::any::type_name::<K>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base).to_owned()
+}
+
+impl<K> Inner<K> {
+    fn lock_lifecycle(&self) -> MutexGuard<'_, Lifecycle<K>> {
+        self.lifecycle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_deltas(&self) -> MutexGuard<'_, ()> {
+        self.block_deltas.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
+    /// An informer over `lister_watcher`; nothing happens until [`run`](Self::run).
+    pub fn new(lister_watcher: impl ListerWatcher<K>, options: InformerOptions<K>) -> Self {
+        Self::from_arc(Arc::new(lister_watcher), options)
+    }
+
+    /// An informer over a shared lister-watcher.
+    pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Self {
+        let description = options.description.unwrap_or_else(short_type_name::<K>);
+        Self {
+            inner: Arc::new(Inner {
+                indexer: Store::new(options.indexers),
+                lister_watcher,
+                processor: Processor::new(description.clone(), options.resync_period),
+                default_handler_resync: options.resync_period,
+                reflector_config: options.reflector,
+                block_deltas: Mutex::new(()),
+                lifecycle: Mutex::new(Lifecycle {
+                    transform: None,
+                    watch_error_handler: None,
+                }),
+                started: AtomicBool::new(false),
+                stopped: AtomicBool::new(false),
+                fifo: OnceLock::new(),
+                reflector: OnceLock::new(),
+                description,
+            }),
+        }
+    }
+
+    /// The informer's description.
+    pub fn description(&self) -> &str {
+        &self.inner.description
+    }
+
+    /// Sets a function applied to every object before it is cached and delivered (for example
+    /// to drop `managedFields`). Only before `run`; the last call wins.
+    pub fn set_transform(&self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Result<(), Error> {
+        let mut lifecycle = self.inner.lock_lifecycle();
+        self.ensure_not_started("set the transform")?;
+        lifecycle.transform = Some(Arc::new(transform));
+        Ok(())
+    }
+
+    /// Sets the handler of errors the informer recovers from (failed lists and watches).
+    /// Only before `run`; the last call wins.
+    pub fn set_watch_error_handler(
+        &self,
+        handler: impl Fn(&reflector::Error) + Send + Sync + 'static,
+    ) -> Result<(), Error> {
+        let mut lifecycle = self.inner.lock_lifecycle();
+        self.ensure_not_started("set the watch error handler")?;
+        lifecycle.watch_error_handler = Some(Arc::new(handler));
+        Ok(())
+    }
+
+    fn ensure_not_started(&self, action: &'static str) -> Result<(), Error> {
+        if self.inner.started.load(Ordering::SeqCst) {
+            return Err(Error::AlreadyStarted {
+                action,
+                informer: self.inner.description.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Registers `handler` with the informer's default resync period.
+    pub fn add_event_handler(&self, handler: impl ResourceEventHandler<K>) -> Result<Registration<K>, Error> {
+        self.add_event_handler_with_resync_period(handler, self.inner.default_handler_resync)
+    }
+
+    /// Registers `handler`, asking for resyncs every `resync_period` (zero: none). Periods
+    /// below 1 s become 1 s; below the informer's check period they lower it before `run`, and
+    /// are raised to it afterwards.
+    ///
+    /// A handler added while the informer runs first receives every cached object as an
+    /// initial-list add, then live notifications, with nothing missed or repeated.
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        resync_period: Duration,
+    ) -> Result<Registration<K>, Error> {
+        self.register(Sink::Handler(Box::new(handler)), resync_period)
+    }
+
+    /// A stream of notifications, registered like a handler (with the replay of the cache if
+    /// the informer runs). Dropping the stream removes the registration.
+    pub fn stream(&self) -> Result<NotificationStream<K>, Error> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let registration = self.register(Sink::Stream(sender), Duration::ZERO)?;
+        Ok(NotificationStream {
+            receiver,
+            registration,
+        })
+    }
+
+    fn register(&self, sink: Sink<K>, resync_period: Duration) -> Result<Registration<K>, Error> {
+        let _lifecycle = self.inner.lock_lifecycle();
+        if self.inner.stopped.load(Ordering::SeqCst) {
+            return Err(Error::Stopped {
+                informer: self.inner.description.clone(),
+            });
+        }
+        let started = self.inner.started.load(Ordering::SeqCst);
+        let _deltas = self.inner.lock_deltas();
+        let replay = if started {
+            self.inner.indexer.list()
+        } else {
+            Vec::new()
+        };
+        let state = self
+            .inner
+            .processor
+            .add_listener(sink, resync_period, started, replay);
+        Ok(Registration {
+            informer: Arc::downgrade(&self.inner),
+            state,
+        })
+    }
+
+    /// Removes a registration: its handler gets no further notifications (a call already in
+    /// progress finishes). Registrations of other informers and removed ones are ignored.
+    pub fn remove_event_handler(&self, registration: &Registration<K>) {
+        if !std::ptr::eq(registration.informer.as_ptr(), Arc::as_ptr(&self.inner)) {
+            return;
+        }
+        let _lifecycle = self.inner.lock_lifecycle();
+        let _deltas = self.inner.lock_deltas();
+        self.inner.processor.remove(registration.state.id);
+    }
+
+    /// The number of registered handlers and streams.
+    pub fn handler_count(&self) -> usize {
+        self.inner.processor.len()
+    }
+
+    /// Adds indexes to the cache, indexing what it holds at once (also while running).
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        if self.inner.stopped.load(Ordering::SeqCst) {
+            return Err(Error::IndexersAfterStop {
+                informer: self.inner.description.clone(),
+            });
+        }
+        Ok(self.inner.indexer.add_indexers(indexers)?)
+    }
+
+    /// The cache. Read it, never write it: writes would corrupt the notifications.
+    pub fn store(&self) -> Store<K> {
+        self.inner.indexer.clone()
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister<K> {
+        Lister::new(self.inner.indexer.clone())
+    }
+
+    /// Whether the first list was fully applied to the cache.
+    pub fn has_synced(&self) -> bool {
+        self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced).
+    pub async fn wait_for_sync(&self) {
+        while !self.has_synced() {
+            tokio::time::sleep(SYNC_POLL_INTERVAL).await;
+        }
+    }
+
+    /// Whether `run` was called.
+    pub fn is_started(&self) -> bool {
+        self.inner.started.load(Ordering::SeqCst)
+    }
+
+    /// Whether `run` returned; an informer never runs twice.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::SeqCst)
+    }
+
+    /// The resource version of the last list or watch event ("" before `run`).
+    pub fn last_sync_resource_version(&self) -> String {
+        self.inner
+            .reflector
+            .get()
+            .map(|r| r.last_sync_resource_version())
+            .unwrap_or_default()
+    }
+
+    /// Lists, watches and notifies handlers until `cancel` fires, then waits for every handler
+    /// thread to finish its current call. Runs at most once.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let Some((fifo, reflector)) = self.prepare_run() else {
+            tracing::warn!(informer = %self.inner.description, "the informer has already been started");
+            return;
+        };
+        tracing::debug!(informer = %self.inner.description, "starting informer");
+        let close_on_cancel = async {
+            cancel.cancelled().await;
+            fifo.close();
+        };
+        let process = async {
+            loop {
+                let popped = fifo
+                    .pop(|deltas, is_in_initial_list| {
+                        self.handle_deltas(deltas, is_in_initial_list);
+                        Ok::<(), ProcessError<Infallible>>(())
+                    })
+                    .await;
+                if let Err(PopError::Closed) = popped {
+                    break;
+                }
+            }
+        };
+        tokio::join!(reflector.run(cancel.clone()), close_on_cancel, process);
+        {
+            let _lifecycle = self.inner.lock_lifecycle();
+            self.inner.stopped.store(true, Ordering::SeqCst);
+        }
+        self.inner.processor.stop().await;
+        tracing::debug!(informer = %self.inner.description, "stopped informer");
+    }
+
+    fn prepare_run(&self) -> Option<(Arc<DeltaFifo<K>>, Arc<Reflector<K>>)> {
+        let lifecycle = self.inner.lock_lifecycle();
+        if self.inner.started.load(Ordering::SeqCst) {
+            return None;
+        }
+        let known: Arc<dyn KnownObjects<K>> = Arc::new(self.inner.indexer.clone());
+        let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
+            known_objects: Some(known),
+            emit_delta_type_replaced: true,
+            transform: lifecycle.transform.clone(),
+        }));
+        let config = ReflectorConfig {
+            resync_period: self.inner.processor.resync_check_period(),
+            ..self.inner.reflector_config.clone()
+        };
+        let weak = Arc::downgrade(&self.inner);
+        let mut reflector = Reflector::new(
+            self.inner.description.clone(),
+            Arc::clone(&self.inner.lister_watcher),
+            Arc::clone(&fifo) as Arc<dyn reflector::ReflectorStore<K>>,
+            config,
+        )
+        .with_should_resync(Arc::new(move || {
+            weak.upgrade()
+                .is_some_and(|inner| inner.processor.should_resync())
+        }));
+        if let Some(handler) = &lifecycle.watch_error_handler {
+            reflector = reflector.with_watch_error_handler(Arc::clone(handler));
+        }
+        let reflector = Arc::new(reflector);
+        let _ = self.inner.fifo.set(Arc::clone(&fifo));
+        let _ = self.inner.reflector.set(Arc::clone(&reflector));
+        self.inner.started.store(true, Ordering::SeqCst);
+        Some((fifo, reflector))
+    }
+
+    /// Applies one key's changes to the cache and notifies the handlers (client-go's
+    /// `HandleDeltas` with `processDeltas`).
+    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
+        let Some(key) = deltas.key().map(SharedKey::from) else {
+            return;
+        };
+        let _deltas = self.inner.lock_deltas();
+        let processor = &self.inner.processor;
+        for delta in deltas.iter() {
+            match (delta.kind, &delta.object) {
+                (DeltaType::Deleted, object) => {
+                    self.inner.indexer.delete_by_key(&key);
+                    processor.distribute(&Notification::Delete(object.clone()), false);
+                }
+                (_, MaybeTombstone::Object(object)) => {
+                    match self.inner.indexer.insert(Arc::clone(&key), Arc::clone(object)) {
+                        Some(old) => {
+                            let is_sync = old.meta().resource_version == object.meta().resource_version;
+                            processor.distribute(
+                                &Notification::Update {
+                                    old,
+                                    new: Arc::clone(object),
+                                },
+                                is_sync,
+                            );
+                        }
+                        None => processor.distribute(
+                            &Notification::Add {
+                                object: Arc::clone(object),
+                                is_in_initial_list,
+                            },
+                            false,
+                        ),
+                    }
+                }
+                (kind, MaybeTombstone::Tombstone(tombstone)) => {
+                    tracing::error!(informer = %self.inner.description, ?kind, key = %tombstone.key, "a tombstone can only be deleted; skipped");
+                }
+            }
+        }
+    }
+}
+
+/// The handle of a registered handler or stream (client-go's `ResourceEventHandlerRegistration`).
+pub struct Registration<K> {
+    informer: Weak<Inner<K>>,
+    state: Arc<ListenerState>,
+}
+
+impl<K> fmt::Debug for Registration<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("id", &self.state.id)
+            .field("backlog", &self.backlog())
+            .finish()
+    }
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> Registration<K> {
+    /// Whether the informer has synced and this handler has handled every object of the
+    /// initial list (or of its replay). A handler that panicked on one of them never syncs.
+    pub fn has_synced(&self) -> bool {
+        let Some(informer) = self.informer.upgrade() else {
+            return false;
+        };
+        let informer_synced = informer.fifo.get().is_some_and(|fifo| fifo.has_synced());
+        informer_synced && self.state.pending_initial.load(Ordering::SeqCst) == 0
+    }
+
+    /// Whether the registration is still registered with its informer.
+    pub fn is_registered(&self) -> bool {
+        !self.state.removed.load(Ordering::SeqCst)
+            && self
+                .informer
+                .upgrade()
+                .is_some_and(|informer| !informer.stopped.load(Ordering::SeqCst))
+    }
+
+    /// Removes the registration (same as [`SharedIndexInformer::remove_event_handler`]).
+    pub fn remove(&self) {
+        if let Some(inner) = self.informer.upgrade() {
+            SharedIndexInformer { inner }.remove_event_handler(self);
+        }
+    }
+}
+
+impl<K> Registration<K> {
+    /// Notifications buffered for this handler and not yet taken.
+    pub fn backlog(&self) -> usize {
+        self.state.backlog.load(Ordering::SeqCst)
+    }
+
+    /// Notifications handled so far.
+    pub fn handled(&self) -> u64 {
+        self.state.handled.load(Ordering::SeqCst)
+    }
+
+    /// Handler calls that panicked so far.
+    pub fn panics(&self) -> u64 {
+        self.state.panics.load(Ordering::SeqCst)
+    }
+}
+
+/// Notifications as a [`Stream`], for async consumers. Dropping it removes the registration.
+pub struct NotificationStream<K: Resource + Clone + Send + Sync + 'static> {
+    receiver: mpsc::UnboundedReceiver<Notification<K>>,
+    registration: Registration<K>,
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> NotificationStream<K> {
+    /// The registration behind the stream.
+    pub fn registration(&self) -> &Registration<K> {
+        &self.registration
+    }
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> Stream for NotificationStream<K> {
+    type Item = Notification<K>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Notification<K>>> {
+        let polled = self.receiver.poll_recv(cx);
+        if let Poll::Ready(Some(notification)) = &polled {
+            let state = &self.registration.state;
+            state.taken();
+            state.handled.fetch_add(1, Ordering::SeqCst);
+            if matches!(
+                notification,
+                Notification::Add {
+                    is_in_initial_list: true,
+                    ..
+                }
+            ) {
+                state.pending_initial.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        polled
+    }
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> Drop for NotificationStream<K> {
+    fn drop(&mut self) {
+        self.registration.remove();
+    }
+}
+
+#[cfg(test)]
+#[path = "informer_tests.rs"]
+mod tests;

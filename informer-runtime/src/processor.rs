@@ -1,0 +1,387 @@
+//! The shared processor: fans an informer's notifications out to its handlers, each through an
+//! unbounded buffer of its own (client-go's `sharedProcessor` and `processorListener`).
+//!
+//! A handler's notifications are delivered in order on a dedicated thread, so a slow or
+//! blocked handler never holds up the informer, the watch or other handlers; its backlog grows
+//! instead, and is observable through its registration. Stream consumers read their buffer
+//! directly.
+
+use std::{
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::{
+        Arc, Mutex, MutexGuard, PoisonError,
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use tokio::{
+    sync::{mpsc, oneshot},
+    time::Instant,
+};
+
+use crate::handler::{Notification, ResourceEventHandler};
+
+/// The state of one registration, shared by its handle, the processor and its thread.
+#[derive(Debug)]
+pub(crate) struct ListenerState {
+    pub(crate) id: u64,
+    /// Notifications buffered and not yet taken by the handler.
+    pub(crate) backlog: AtomicUsize,
+    /// Initial-list adds sent and not yet handled.
+    pub(crate) pending_initial: AtomicUsize,
+    /// Notifications handled without panicking.
+    pub(crate) handled: AtomicU64,
+    /// Calls that panicked.
+    pub(crate) panics: AtomicU64,
+    /// Set on removal: undelivered notifications are dropped.
+    pub(crate) removed: AtomicBool,
+}
+
+impl ListenerState {
+    /// Accounts for one notification taken out of the buffer.
+    pub(crate) fn taken(&self) {
+        self.backlog.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Where a listener's notifications go.
+pub(crate) enum Sink<K> {
+    /// A handler run on its own thread.
+    Handler(Box<dyn ResourceEventHandler<K>>),
+    /// A channel read by a stream.
+    Stream(mpsc::UnboundedSender<Notification<K>>),
+}
+
+struct Listener<K> {
+    state: Arc<ListenerState>,
+    sender: mpsc::UnboundedSender<Notification<K>>,
+    /// The period the handler asked for (kept to recompute `resync_period`).
+    requested_resync: Duration,
+    /// The effective period; zero for none.
+    resync_period: Duration,
+    next_resync: Instant,
+    /// Whether resync notifications currently reach this listener.
+    syncing: bool,
+    /// Completes when the handler thread exits (none for streams).
+    finished: Option<oneshot::Receiver<()>>,
+}
+
+impl<K> Listener<K> {
+    fn send(&self, notification: Notification<K>) {
+        if let Notification::Add {
+            is_in_initial_list: true,
+            ..
+        } = notification
+        {
+            self.state.pending_initial.fetch_add(1, Ordering::SeqCst);
+        }
+        self.state.backlog.fetch_add(1, Ordering::SeqCst);
+        if self.sender.send(notification).is_err() {
+            self.state.backlog.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+struct Inner<K> {
+    listeners: Vec<Listener<K>>,
+    /// How often the informer checks whether a listener is due for a resync; zero for never.
+    resync_check_period: Duration,
+    next_id: u64,
+}
+
+/// The handlers of one informer.
+pub(crate) struct Processor<K> {
+    inner: Mutex<Inner<K>>,
+    description: String,
+}
+
+/// client-go's `minimumResyncPeriod`.
+const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// The effective resync period of a listener (client-go's `determineResyncPeriod`).
+fn effective_resync(requested: Duration, check: Duration) -> Duration {
+    if requested.is_zero() || check.is_zero() {
+        Duration::ZERO
+    } else {
+        requested.max(check)
+    }
+}
+
+impl<K: Send + Sync + 'static> Processor<K> {
+    pub(crate) fn new(description: String, resync_check_period: Duration) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                listeners: Vec::new(),
+                resync_check_period,
+                next_id: 0,
+            }),
+            description,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner<K>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn resync_check_period(&self) -> Duration {
+        self.lock().resync_check_period
+    }
+
+    /// The effective resync period of listener `id`.
+    #[cfg(test)]
+    pub(crate) fn listener_resync_period(&self, id: u64) -> Option<Duration> {
+        self.lock()
+            .listeners
+            .iter()
+            .find(|l| l.state.id == id)
+            .map(|l| l.resync_period)
+    }
+
+    /// Registers a listener asking for `requested` resyncs and sends it `replay` as
+    /// initial-list adds before any later notification.
+    pub(crate) fn add_listener(
+        &self,
+        sink: Sink<K>,
+        requested: Duration,
+        informer_started: bool,
+        replay: Vec<Arc<K>>,
+    ) -> Arc<ListenerState> {
+        let mut inner = self.lock();
+        let mut period = requested;
+        if !period.is_zero() {
+            if period < MINIMUM_RESYNC_PERIOD {
+                tracing::warn!(informer = %self.description, requested = ?period, "resync period too small, using 1s");
+                period = MINIMUM_RESYNC_PERIOD;
+            }
+            if period < inner.resync_check_period {
+                if informer_started {
+                    tracing::warn!(
+                        informer = %self.description,
+                        requested = ?period,
+                        check = ?inner.resync_check_period,
+                        "the informer already runs: the resync period cannot go below its check period"
+                    );
+                    period = inner.resync_check_period;
+                } else {
+                    inner.resync_check_period = period;
+                    let check = period;
+                    for listener in &mut inner.listeners {
+                        listener.resync_period = effective_resync(listener.requested_resync, check);
+                    }
+                }
+            }
+        }
+        let resync_period = effective_resync(period, inner.resync_check_period);
+        let id = inner.next_id;
+        inner.next_id += 1;
+        let state = Arc::new(ListenerState {
+            id,
+            backlog: AtomicUsize::new(0),
+            pending_initial: AtomicUsize::new(0),
+            handled: AtomicU64::new(0),
+            panics: AtomicU64::new(0),
+            removed: AtomicBool::new(false),
+        });
+        let (sender, finished) = match sink {
+            Sink::Stream(sender) => (sender, None),
+            Sink::Handler(handler) => {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                let (done, finished) = oneshot::channel();
+                let thread_state = Arc::clone(&state);
+                let description = self.description.clone();
+                let spawned = std::thread::Builder::new()
+                    .name(format!("informer-handler-{id}"))
+                    .spawn(move || run_handler(receiver, handler, &thread_state, &description, done));
+                if let Err(err) = spawned {
+                    tracing::error!(informer = %self.description, error = %err, "failed to spawn a handler thread");
+                }
+                (sender, Some(finished))
+            }
+        };
+        let listener = Listener {
+            state: Arc::clone(&state),
+            sender,
+            requested_resync: period,
+            resync_period,
+            next_resync: Instant::now() + resync_period,
+            syncing: true,
+            finished,
+        };
+        for object in replay {
+            listener.send(Notification::Add {
+                object,
+                is_in_initial_list: true,
+            });
+        }
+        inner.listeners.push(listener);
+        state
+    }
+
+    /// Delivers `notification` to every listener, or, for a resync, to those due for one.
+    pub(crate) fn distribute(&self, notification: &Notification<K>, is_sync: bool) {
+        let inner = self.lock();
+        for listener in inner.listeners.iter().filter(|l| !is_sync || l.syncing) {
+            listener.send(notification.clone());
+        }
+    }
+
+    /// Marks the listeners due for a resync; whether any is (client-go's `shouldResync`).
+    pub(crate) fn should_resync(&self) -> bool {
+        let now = Instant::now();
+        let mut inner = self.lock();
+        let mut any = false;
+        for listener in &mut inner.listeners {
+            let due = !listener.resync_period.is_zero() && now >= listener.next_resync;
+            listener.syncing = due;
+            if due {
+                listener.next_resync = now + listener.resync_period;
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Removes listener `id`: its undelivered notifications are dropped. Unknown ids are a
+    /// no-op; returns whether it was registered.
+    pub(crate) fn remove(&self, id: u64) -> bool {
+        let mut inner = self.lock();
+        let Some(index) = inner.listeners.iter().position(|l| l.state.id == id) else {
+            return false;
+        };
+        let listener = inner.listeners.remove(index);
+        listener.state.removed.store(true, Ordering::SeqCst);
+        true
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lock().listeners.len()
+    }
+
+    /// Closes every listener, dropping undelivered notifications, and waits for their threads
+    /// to finish their current call.
+    pub(crate) async fn stop(&self) {
+        let finished: Vec<oneshot::Receiver<()>> = {
+            let mut inner = self.lock();
+            // Like client-go, undelivered notifications are dropped: a handler finishes its
+            // current call and exits.
+            inner
+                .listeners
+                .drain(..)
+                .filter_map(|l| {
+                    l.state.removed.store(true, Ordering::SeqCst);
+                    l.finished
+                })
+                .collect()
+        };
+        for done in finished {
+            // An error only means the thread is already gone.
+            let _ = done.await;
+        }
+    }
+}
+
+fn run_handler<K: 'static>(
+    mut receiver: mpsc::UnboundedReceiver<Notification<K>>,
+    handler: Box<dyn ResourceEventHandler<K>>,
+    state: &ListenerState,
+    description: &str,
+    done: oneshot::Sender<()>,
+) {
+    while let Some(notification) = receiver.blocking_recv() {
+        state.taken();
+        if state.removed.load(Ordering::SeqCst) {
+            break;
+        }
+        let initial_add = matches!(
+            notification,
+            Notification::Add {
+                is_in_initial_list: true,
+                ..
+            }
+        );
+        let outcome = catch_unwind(AssertUnwindSafe(|| match notification {
+            Notification::Add {
+                object,
+                is_in_initial_list,
+            } => handler.on_add(object, is_in_initial_list),
+            Notification::Update { old, new } => handler.on_update(old, new),
+            Notification::Delete(object) => handler.on_delete(object),
+        }));
+        match outcome {
+            Ok(()) => {
+                state.handled.fetch_add(1, Ordering::SeqCst);
+                if initial_add {
+                    state.pending_initial.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+            Err(panic) => {
+                state.panics.fetch_add(1, Ordering::SeqCst);
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic payload".to_owned());
+                tracing::error!(informer = %description, handler = state.id, panic = %message, "event handler panicked");
+            }
+        }
+    }
+    let _ = done.send(());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Port of client-go TestResyncCheckPeriod (shared_informer_test.go).
+    #[test]
+    fn resync_check_period_arithmetic() {
+        let p = Processor::<i32>::new("test".into(), Duration::from_secs(12 * 3600));
+        let stream = || Sink::Stream(mpsc::unbounded_channel().0);
+        let a = p.add_listener(stream(), Duration::ZERO, false, vec![]);
+        assert_eq!(p.resync_check_period(), Duration::from_secs(12 * 3600));
+        assert_eq!(p.listener_resync_period(a.id), Some(Duration::ZERO));
+
+        let b = p.add_listener(stream(), Duration::from_secs(60), false, vec![]);
+        assert_eq!(p.resync_check_period(), Duration::from_secs(60));
+        assert_eq!(p.listener_resync_period(b.id), Some(Duration::from_secs(60)));
+
+        let c = p.add_listener(stream(), Duration::from_secs(55), false, vec![]);
+        assert_eq!(p.resync_check_period(), Duration::from_secs(55));
+        assert_eq!(p.listener_resync_period(b.id), Some(Duration::from_secs(60)));
+        assert_eq!(p.listener_resync_period(c.id), Some(Duration::from_secs(55)));
+
+        let d = p.add_listener(stream(), Duration::from_secs(5), false, vec![]);
+        assert_eq!(p.resync_check_period(), Duration::from_secs(5));
+        assert_eq!(p.listener_resync_period(a.id), Some(Duration::ZERO));
+        assert_eq!(p.listener_resync_period(b.id), Some(Duration::from_secs(60)));
+        assert_eq!(p.listener_resync_period(c.id), Some(Duration::from_secs(55)));
+        assert_eq!(p.listener_resync_period(d.id), Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn informer_without_resync_never_resyncs() {
+        let p = Processor::<i32>::new("test".into(), Duration::ZERO);
+        let b = p.add_listener(
+            Sink::Stream(mpsc::unbounded_channel().0),
+            Duration::from_secs(60),
+            false,
+            vec![],
+        );
+        assert_eq!(p.resync_check_period(), Duration::ZERO);
+        assert_eq!(p.listener_resync_period(b.id), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn started_informer_raises_small_periods_to_the_check_period() {
+        let p = Processor::<i32>::new("test".into(), Duration::from_secs(60));
+        let l = p.add_listener(
+            Sink::Stream(mpsc::unbounded_channel().0),
+            Duration::from_millis(10),
+            true,
+            vec![],
+        );
+        assert_eq!(p.resync_check_period(), Duration::from_secs(60));
+        assert_eq!(p.listener_resync_period(l.id), Some(Duration::from_secs(60)));
+    }
+}
