@@ -18,7 +18,10 @@ use kube::{
 use serde::Serialize;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::{informer::SharedIndexInformer, lister::GenericLister, lister_watcher::ListOptions, reflector};
+use crate::{
+    delta_fifo::Transform, informer::SharedIndexInformer, lister::GenericLister, lister_watcher::ListOptions,
+    reflector,
+};
 
 /// How often [`SharedInformerFactory::wait_for_cache_sync`] checks the informers.
 const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(100);
@@ -223,7 +226,7 @@ impl SharedInformerFactoryBuilder {
         mut self,
         transform: impl Fn(&mut K) + Send + Sync + 'static,
     ) -> Self {
-        let transform: Arc<dyn Fn(&mut K) + Send + Sync> = Arc::new(transform);
+        let transform: Transform<K> = Arc::new(transform);
         self.options
             .transforms
             .insert(TypeId::of::<K>(), Arc::new(transform));
@@ -464,11 +467,8 @@ impl SharedInformerFactory {
         K: Resource + Clone + Serialize + Send + Sync + 'static,
     {
         let options = &self.inner.options;
-        let typed: Option<Arc<dyn Fn(&mut K) + Send + Sync>> = options
-            .transforms
-            .get(&TypeId::of::<K>())
-            .and_then(|t| t.downcast_ref::<Arc<dyn Fn(&mut K) + Send + Sync>>())
-            .cloned();
+        let typed: Option<Transform<K>> =
+            options.transforms.get(&TypeId::of::<K>()).and_then(|t| t.downcast_ref::<Transform<K>>()).cloned();
         let metadata = options.metadata_transform.clone();
         if typed.is_some() || metadata.is_some() {
             let result = informer.set_transform(move |obj: &mut K| {

@@ -171,6 +171,9 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
     }
 }
 
+/// The queue and the reflector feeding it, built when the informer starts.
+type Pipeline<K> = (Arc<DeltaFifo<K>>, Arc<Reflector<K>>);
+
 /// The short name of a Rust type, such as `Pod`.
 fn short_type_name<K>() -> String {
     let full = std::any::type_name::<K>();
@@ -409,7 +412,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         tracing::debug!(informer = %self.inner.description, "stopped informer");
     }
 
-    fn prepare_run(&self) -> Option<(Arc<DeltaFifo<K>>, Arc<Reflector<K>>)> {
+    fn prepare_run(&self) -> Option<Pipeline<K>> {
         let lifecycle = self.inner.lock_lifecycle();
         if self.inner.started.load(Ordering::SeqCst) {
             return None;

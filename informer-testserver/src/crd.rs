@@ -1,0 +1,197 @@
+//! CustomResourceDefinitions: the resource types a CRD object defines, and the status the
+//! apiextensions controller would write (`Established`, `NamesAccepted`, `acceptedNames`).
+
+use serde_json::{Value, json};
+
+use crate::registry::ResourceType;
+use crate::status::ApiError;
+
+/// The resource types served for a CRD object (one per served version), validated.
+pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec<ResourceType>, ApiError> {
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    let invalid =
+        |field: &str, detail: &str| ApiError::invalid(crd_type, name, field, "Required value", detail);
+    let spec = &crd["spec"];
+    let group = spec["group"]
+        .as_str()
+        .filter(|g| !g.is_empty())
+        .ok_or_else(|| invalid("spec.group", ""))?;
+    let names = &spec["names"];
+    let plural = names["plural"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| invalid("spec.names.plural", ""))?;
+    let kind = names["kind"]
+        .as_str()
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| invalid("spec.names.kind", ""))?;
+    let expected = format!("{plural}.{group}");
+    if name != expected {
+        return Err(ApiError::invalid(
+            crd_type,
+            name,
+            "metadata.name",
+            "Invalid value",
+            &format!("\"{name}\": must be spec.names.plural+\".\"+spec.group"),
+        ));
+    }
+    let namespaced = match spec["scope"].as_str() {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        _ => {
+            return Err(ApiError::invalid(
+                crd_type,
+                name,
+                "spec.scope",
+                "Unsupported value",
+                "supported values: \"Cluster\", \"Namespaced\"",
+            ));
+        }
+    };
+    let singular = names["singular"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let short_names: Vec<String> = names["shortNames"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let versions = spec["versions"]
+        .as_array()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "spec.versions",
+                "must have exactly one version marked as storage version",
+            )
+        })?;
+    let mut types = Vec::new();
+    for version in versions {
+        let Some(v) = version["name"].as_str().filter(|v| !v.is_empty()) else {
+            return Err(invalid("spec.versions[].name", ""));
+        };
+        if version["served"].as_bool() == Some(false) {
+            continue;
+        }
+        let mut rt = ResourceType::new(group, v, kind, plural, namespaced)
+            .with_status_subresource(version["subresources"]["status"].is_object());
+        if let Some(singular) = &singular {
+            rt.singular = singular.clone();
+        }
+        rt.short_names = short_names.clone();
+        types.push(rt);
+    }
+    Ok(types)
+}
+
+/// Sets the status the apiextensions controller writes once the names are accepted.
+pub(crate) fn set_established(crd: &mut Value, now: &str) {
+    let names = crd["spec"]["names"].clone();
+    let stored: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut accepted = names;
+    if accepted["singular"].as_str().is_none_or(str::is_empty)
+        && let Some(kind) = accepted["kind"].as_str()
+    {
+        accepted["singular"] = json!(kind.to_ascii_lowercase());
+    }
+    if accepted["listKind"].as_str().is_none_or(str::is_empty)
+        && let Some(kind) = accepted["kind"].as_str()
+    {
+        accepted["listKind"] = json!(format!("{kind}List"));
+    }
+    let condition = |type_: &str, reason: &str, message: &str| json!({"type": type_, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message});
+    if let Some(object) = crd.as_object_mut() {
+        object.insert(
+            "status".into(),
+            json!({
+                "conditions": [
+                    condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+                    condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+                ],
+                "acceptedNames": accepted,
+                "storedVersions": stored,
+            }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd_type() -> ResourceType {
+        ResourceType::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+        )
+    }
+
+    fn crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "foos.example.com"},
+            "spec": {
+                "group": "example.com",
+                "scope": "Namespaced",
+                "names": {"plural": "foos", "singular": "foo", "kind": "Foo", "shortNames": ["fo"]},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}},
+                    {"name": "v2", "served": false, "storage": false},
+                ],
+            },
+        })
+    }
+
+    #[test]
+    fn served_versions_become_types() {
+        let types = resource_types(&crd_type(), &crd()).expect("valid crd");
+        assert_eq!(types.len(), 1);
+        let rt = &types[0];
+        assert_eq!(
+            (rt.api_version().as_str(), rt.kind.as_str(), rt.plural.as_str()),
+            ("example.com/v1", "Foo", "foos")
+        );
+        assert!(rt.namespaced && rt.status_subresource);
+        assert_eq!(rt.short_names, vec!["fo".to_string()]);
+    }
+
+    #[test]
+    fn invalid_crds_are_rejected() {
+        let mut bad = crd();
+        bad["metadata"]["name"] = json!("wrong");
+        assert_eq!(
+            resource_types(&crd_type(), &bad).map_err(|e| e.code).err(),
+            Some(422)
+        );
+        let mut bad = crd();
+        bad["spec"]["scope"] = json!("Galaxy");
+        assert_eq!(
+            resource_types(&crd_type(), &bad)
+                .map_err(|e| e.reason)
+                .err()
+                .as_deref(),
+            Some("Invalid")
+        );
+    }
+
+    #[test]
+    fn established_status() {
+        let mut c = crd();
+        set_established(&mut c, "2024-01-01T00:00:00Z");
+        assert_eq!(c["status"]["conditions"][1]["type"], "Established");
+        assert_eq!(c["status"]["acceptedNames"]["listKind"], "FooList");
+        assert_eq!(c["status"]["storedVersions"], json!(["v1"]));
+    }
+}

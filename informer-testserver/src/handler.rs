@@ -1,0 +1,312 @@
+//! HTTP request handling: routing, request faults, body limits and the verbs of resources.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use serde_json::{Value, json};
+
+use crate::discovery;
+use crate::list;
+use crate::openapi;
+use crate::options::ListOptions;
+use crate::patch::PatchType;
+use crate::registry::ResourceType;
+use crate::routes::{self, ResourcePath, Route};
+use crate::server::Shared;
+use crate::state::UpdateMode;
+use crate::status::ApiError;
+use crate::watch::WatchStream;
+
+/// Response body: a full JSON document or a watch stream.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed_unsync()
+}
+
+fn json_response(code: u16, value: &Value, content_type: &str) -> Response<Body> {
+    let mut response = Response::new(full(value.to_string()));
+    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    if let Ok(ct) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    response
+}
+
+/// The response kube-apiserver sends for an error: the `Status` with its code.
+pub(crate) fn error_response(error: &ApiError) -> Response<Body> {
+    let mut response = json_response(error.code, &error.to_status(), "application/json");
+    if let Some(seconds) = error.retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// The verb (RBAC sense) of a request and the resource it is about, for fault matching.
+fn verb_of(method: &Method, route: &Route, watch: bool) -> (&'static str, String) {
+    let Route::Resource(path) = route else {
+        return ("get", String::new());
+    };
+    let named = path.name.is_some();
+    let verb = match *method {
+        Method::GET if named => "get",
+        Method::GET if watch || path.watch_prefix => "watch",
+        Method::GET => "list",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if named => "delete",
+        Method::DELETE => "deletecollection",
+        _ => "unknown",
+    };
+    (verb, path.plural.clone())
+}
+
+/// Serves one request. Never fails: errors become `Status` responses.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    Ok(match serve(shared, request).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    })
+}
+
+async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let query: HashMap<String, String> = parts
+        .uri
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    let route = {
+        let state = shared.lock();
+        routes::parse(parts.uri.path(), |g, v, p| {
+            state.registry.get(g, v, p).is_some_and(|rt| rt.namespaced)
+        })
+    };
+    let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    let (verb, resource) = verb_of(&parts.method, &route, watch);
+    let delay = shared.faults().delay();
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(error) = shared.faults().check(verb, &resource) {
+        return Err(error);
+    }
+    let header = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let accept = header(header::ACCEPT);
+    let content_type = header(header::CONTENT_TYPE);
+    let body = read_body(body, shared.body_limit).await?;
+    match route {
+        Route::Version => Ok(json_response(200, &discovery::version(), "application/json")),
+        Route::Health => Ok(Response::new(full("ok"))),
+        Route::CoreVersions if discovery::wants_aggregated(&accept) => {
+            let doc = discovery::aggregated(&shared.lock().registry, true);
+            Ok(json_response(200, &doc, discovery::AGGREGATED_CONTENT_TYPE))
+        }
+        Route::CoreVersions => Ok(json_response(
+            200,
+            &discovery::core_versions(&shared.address),
+            "application/json",
+        )),
+        Route::Groups if discovery::wants_aggregated(&accept) => {
+            let doc = discovery::aggregated(&shared.lock().registry, false);
+            Ok(json_response(200, &doc, discovery::AGGREGATED_CONTENT_TYPE))
+        }
+        Route::Groups => Ok(json_response(
+            200,
+            &discovery::group_list(&shared.lock().registry),
+            "application/json",
+        )),
+        Route::Group(group) => {
+            let doc = discovery::group(&shared.lock().registry, &group).ok_or_else(ApiError::unknown_path)?;
+            Ok(json_response(200, &doc, "application/json"))
+        }
+        Route::Resources { group, version } => {
+            let doc = discovery::resource_list(&shared.lock().registry, &group, &version)
+                .ok_or_else(ApiError::unknown_path)?;
+            Ok(json_response(200, &doc, "application/json"))
+        }
+        Route::OpenApiRoot => {
+            let state = shared.lock();
+            let doc = openapi::root(&state.registry, state.store.resource_version());
+            Ok(json_response(200, &doc, "application/json"))
+        }
+        Route::OpenApi(path) => {
+            let doc =
+                openapi::group_version(&shared.lock().registry, &path).ok_or_else(ApiError::unknown_path)?;
+            Ok(json_response(200, &doc, "application/json"))
+        }
+        Route::Resource(path) => {
+            serve_resource(&shared, &parts.method, path, &query, &content_type, &body, watch)
+        }
+        Route::Unknown => Err(ApiError::unknown_path()),
+    }
+}
+
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large_body(limit)),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "failed to read the request body: {e}"
+        ))),
+    }
+}
+
+fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
+}
+
+fn parse_yaml(body: &Bytes) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    serde_saphyr::from_str::<Value>(text).map_err(|e| ApiError::bad_request(format!("yaml parse error: {e}")))
+}
+
+/// Decodes a create/update body: JSON or YAML; other media types (protobuf, CBOR) get 415, after
+/// which client-go falls back to JSON.
+fn parse_object(content_type: &str, body: &Bytes) -> Result<Value, ApiError> {
+    let mime = content_type.split(';').next().unwrap_or_default().trim();
+    match mime {
+        "" | "application/json" | "*/*" => parse_json(body),
+        "application/yaml" => parse_yaml(body),
+        _ => Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {mime:?}"
+            ),
+        )),
+    }
+}
+
+fn serve_resource(
+    shared: &Arc<Shared>,
+    method: &Method,
+    path: ResourcePath,
+    query: &HashMap<String, String>,
+    content_type: &str,
+    body: &Bytes,
+    watch: bool,
+) -> Result<Response<Body>, ApiError> {
+    let rt: ResourceType = shared
+        .lock()
+        .registry
+        .get(&path.group, &path.version, &path.plural)
+        .cloned()
+        .ok_or_else(ApiError::unknown_path)?;
+    let ns = path.namespace.as_deref();
+    if ns.is_some() && !rt.namespaced {
+        return Err(ApiError::unknown_path());
+    }
+    let status = match path.subresource.as_deref() {
+        None => false,
+        Some("status") if rt.status_subresource => true,
+        Some(_) => return Err(ApiError::unknown_path()),
+    };
+    let json_ok = |code: u16, v: &Value| Ok(json_response(code, v, "application/json"));
+    match (method, path.name.as_deref()) {
+        (&Method::GET, None) if watch || path.watch_prefix => {
+            let mut options = ListOptions::parse(query, ns)?;
+            options.watch = true;
+            let current = {
+                let shared = shared.clone();
+                Arc::new(move || shared.lock().store.resource_version())
+            };
+            let stream = WatchStream::start(
+                &mut shared.lock(),
+                &rt,
+                &options,
+                shared.bookmark_interval,
+                current,
+            )?;
+            let lines = futures::stream::unfold(stream, |mut stream| async move {
+                stream.next_line().await.map(|line| (line, stream))
+            })
+            .map(|line| Ok::<_, Infallible>(Frame::data(line)));
+            let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            Ok(response)
+        }
+        (&Method::GET, None) => {
+            let options = ListOptions::parse(query, ns)?;
+            json_ok(200, &list::list(&shared.lock(), &rt, &options)?)
+        }
+        (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
+            Err(ApiError::unknown_path())
+        }
+        (&Method::POST, None) => json_ok(
+            201,
+            &shared.lock().create(&rt, ns, parse_object(content_type, body)?)?,
+        ),
+        (&Method::DELETE, None) => {
+            let options = ListOptions::parse(query, ns)?;
+            let deleted = shared.lock().delete_collection(&rt, &options.filter)?;
+            let rv = shared.lock().store.resource_version();
+            json_ok(
+                200,
+                &json!({
+                    "kind": format!("{}List", rt.kind),
+                    "apiVersion": rt.api_version(),
+                    "metadata": {"resourceVersion": rv.to_string()},
+                    "items": deleted,
+                }),
+            )
+        }
+        (_, Some(_)) if rt.namespaced && ns.is_none() => Err(ApiError::unknown_path()),
+        (&Method::GET, Some(name)) => json_ok(200, &shared.lock().get(&rt, ns, name)?),
+        (&Method::PUT, Some(name)) => {
+            let mode = if status {
+                UpdateMode::Status
+            } else {
+                UpdateMode::Main
+            };
+            json_ok(
+                200,
+                &shared
+                    .lock()
+                    .update(&rt, ns, name, parse_object(content_type, body)?, mode)?,
+            )
+        }
+        (&Method::PATCH, Some(name)) => {
+            let patch_type = PatchType::from_content_type(content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
+            let patch = match patch_type {
+                PatchType::Apply => serde_json::from_slice(body).or_else(|_| parse_yaml(body))?,
+                _ => parse_json(body)?,
+            };
+            let (object, created) = shared.lock().patch(&rt, ns, name, patch_type, &patch, status)?;
+            json_ok(if created { 201 } else { 200 }, &object)
+        }
+        (&Method::DELETE, Some(name)) => {
+            let options = if body.is_empty() {
+                Value::Null
+            } else {
+                parse_json(body)?
+            };
+            json_ok(200, &shared.lock().delete(&rt, ns, name, &options)?)
+        }
+        _ => Err(ApiError::method_not_allowed(method.as_str())),
+    }
+}

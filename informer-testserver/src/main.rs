@@ -1,0 +1,36 @@
+//! `informer-testserver`: an in-memory Kubernetes API server on 127.0.0.1.
+//!
+//! Prints `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Parser;
+use informer_testserver::TestServer;
+
+/// An in-memory Kubernetes API server for tests and demos.
+#[derive(Debug, Parser)]
+#[command(name = "informer-testserver", version, about)]
+struct Args {
+    /// Port to listen on at 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Objects to create at start: YAML or JSON, a `List` or several `---` documents.
+    #[arg(long)]
+    seed: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let server = TestServer::builder().port(args.port).start().await?;
+    if let Some(seed) = &args.seed {
+        server.seed_file(seed)?;
+    }
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "listening on {}", server.url())?;
+    stdout.flush()?;
+    tokio::signal::ctrl_c().await?;
+    server.shutdown().await;
+    Ok(())
+}

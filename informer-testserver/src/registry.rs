@@ -1,0 +1,419 @@
+//! Resource types the server serves: the built-in table, registered types and CRD-defined ones.
+
+use std::any::TypeId;
+
+use k8s_openapi::NamespaceResourceScope;
+use kube::core::ApiResource;
+
+/// One served resource: group, version, kind, plural and scope, as in an `APIResource`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceType {
+    /// API group, empty for the core group.
+    pub group: String,
+    /// Version within the group, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `Pod`.
+    pub kind: String,
+    /// Plural resource name used in URLs, e.g. `pods`.
+    pub plural: String,
+    /// Singular name, e.g. `pod` (discovery's `singularName`).
+    pub singular: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Short names listed in discovery (kubectl's `po`, `cm`, ...).
+    pub short_names: Vec<String>,
+    /// Whether the `status` subresource is served (PUT/PATCH `.../status`).
+    pub status_subresource: bool,
+}
+
+impl ResourceType {
+    /// A resource type; `singular` is the lowercased kind, no short names, no status subresource.
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        Self {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+            plural: plural.to_string(),
+            singular: kind.to_ascii_lowercase(),
+            namespaced,
+            short_names: Vec::new(),
+            status_subresource: false,
+        }
+    }
+
+    /// Sets the short names.
+    pub fn with_short_names(mut self, names: &[&str]) -> Self {
+        self.short_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Serves (or not) the `status` subresource.
+    pub fn with_status_subresource(mut self, enabled: bool) -> Self {
+        self.status_subresource = enabled;
+        self
+    }
+
+    /// The resource type of a kube [`ApiResource`] with the given scope.
+    pub fn from_api_resource(ar: &ApiResource, namespaced: bool) -> Self {
+        Self::new(&ar.group, &ar.version, &ar.kind, &ar.plural, namespaced)
+    }
+
+    /// The resource type of a statically typed resource such as `k8s_openapi::api::core::v1::Pod`.
+    pub fn of<K>() -> Self
+    where
+        K: kube::Resource<DynamicType = ()>,
+        K::Scope: 'static,
+    {
+        let namespaced = TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>();
+        Self::new(
+            &K::group(&()),
+            &K::version(&()),
+            &K::kind(&()),
+            &K::plural(&()),
+            namespaced,
+        )
+    }
+
+    /// `apiVersion` of objects: `v1` or `group/version`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// This type as a kube [`ApiResource`], for `Api::namespaced_with` and friends.
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            api_version: self.api_version(),
+            kind: self.kind.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+
+    /// `pods` or `deployments.apps`, as in Status messages.
+    pub(crate) fn qualified_resource(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// Key of the storage shared by all versions of a resource.
+    pub(crate) fn storage_key(&self) -> StorageKey {
+        StorageKey {
+            group: self.group.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+}
+
+/// Objects of all versions of one resource share a storage, keyed by group and plural.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct StorageKey {
+    pub(crate) group: String,
+    pub(crate) plural: String,
+}
+
+/// (group, version, kind, plural, namespaced, short names, status subresource)
+type Builtin = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    &'static [&'static str],
+    bool,
+);
+
+/// Built-in resources served by default.
+const BUILTINS: &[Builtin] = &[
+    ("", "v1", "Namespace", "namespaces", false, &["ns"], true),
+    ("", "v1", "Pod", "pods", true, &["po"], true),
+    ("", "v1", "ConfigMap", "configmaps", true, &["cm"], false),
+    ("", "v1", "Secret", "secrets", true, &[], false),
+    ("", "v1", "Service", "services", true, &["svc"], true),
+    ("", "v1", "Node", "nodes", false, &["no"], true),
+    ("", "v1", "Event", "events", true, &["ev"], false),
+    (
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        true,
+        &["sa"],
+        false,
+    ),
+    ("", "v1", "Endpoints", "endpoints", true, &["ep"], false),
+    (
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        false,
+        &["pv"],
+        true,
+    ),
+    (
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+        &["pvc"],
+        true,
+    ),
+    (
+        "",
+        "v1",
+        "ReplicationController",
+        "replicationcontrollers",
+        true,
+        &["rc"],
+        true,
+    ),
+    (
+        "",
+        "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        true,
+        &["quota"],
+        true,
+    ),
+    ("", "v1", "LimitRange", "limitranges", true, &["limits"], false),
+    ("", "v1", "PodTemplate", "podtemplates", true, &[], false),
+    ("apps", "v1", "Deployment", "deployments", true, &["deploy"], true),
+    ("apps", "v1", "ReplicaSet", "replicasets", true, &["rs"], true),
+    ("apps", "v1", "StatefulSet", "statefulsets", true, &["sts"], true),
+    ("apps", "v1", "DaemonSet", "daemonsets", true, &["ds"], true),
+    (
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        true,
+        &[],
+        false,
+    ),
+    ("batch", "v1", "Job", "jobs", true, &[], true),
+    ("batch", "v1", "CronJob", "cronjobs", true, &["cj"], true),
+    ("coordination.k8s.io", "v1", "Lease", "leases", true, &[], false),
+    ("events.k8s.io", "v1", "Event", "events", true, &["ev"], false),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        true,
+        &[],
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+        &[],
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        &[],
+        false,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        &[],
+        false,
+    ),
+    (
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+        &["crd", "crds"],
+        true,
+    ),
+];
+
+/// The built-in resource types the server registers by default.
+pub fn builtin_types() -> Vec<ResourceType> {
+    BUILTINS
+        .iter()
+        .map(|&(group, version, kind, plural, namespaced, short, status)| {
+            ResourceType::new(group, version, kind, plural, namespaced)
+                .with_short_names(short)
+                .with_status_subresource(status)
+        })
+        .collect()
+}
+
+/// A registered type and who registered it.
+#[derive(Debug, Clone)]
+struct Entry {
+    rt: ResourceType,
+    /// Name of the CRD that defines it, if any.
+    crd: Option<String>,
+}
+
+/// The set of served resource types, in registration order (discovery lists them in that order).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Registry {
+    entries: Vec<Entry>,
+}
+
+impl Registry {
+    /// A registry with the given types.
+    pub(crate) fn with_types(types: Vec<ResourceType>) -> Self {
+        let mut r = Self::default();
+        for rt in types {
+            r.add(rt, None);
+        }
+        r
+    }
+
+    /// Adds or replaces the type with the same group, version and plural.
+    pub(crate) fn add(&mut self, rt: ResourceType, crd: Option<String>) {
+        let entry = Entry { rt, crd };
+        match self.entries.iter_mut().find(|e| {
+            e.rt.group == entry.rt.group && e.rt.version == entry.rt.version && e.rt.plural == entry.rt.plural
+        }) {
+            Some(existing) => *existing = entry,
+            None => self.entries.push(entry),
+        }
+    }
+
+    /// Removes the types a CRD defines.
+    pub(crate) fn remove_crd(&mut self, crd: &str) -> Vec<ResourceType> {
+        let (removed, kept) = std::mem::take(&mut self.entries)
+            .into_iter()
+            .partition::<Vec<_>, _>(|e| e.crd.as_deref() == Some(crd));
+        self.entries = kept;
+        removed.into_iter().map(|e| e.rt).collect()
+    }
+
+    /// The type served at `group/version/plural`.
+    pub(crate) fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {
+        self.iter()
+            .find(|rt| rt.group == group && rt.version == version && rt.plural == plural)
+    }
+
+    /// The type of objects with this `apiVersion` and `kind`.
+    pub(crate) fn by_kind(&self, api_version: &str, kind: &str) -> Option<&ResourceType> {
+        self.iter()
+            .find(|rt| rt.api_version() == api_version && rt.kind == kind)
+    }
+
+    /// Whether any served version still uses this storage.
+    pub(crate) fn has_storage(&self, key: &StorageKey) -> bool {
+        self.iter().any(|rt| &rt.storage_key() == key)
+    }
+
+    /// All types in registration order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &ResourceType> {
+        self.entries.iter().map(|e| &e.rt)
+    }
+
+    /// Groups (non-core) in registration order, each with its versions in registration order.
+    pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for rt in self.iter().filter(|rt| !rt.group.is_empty()) {
+            match groups.iter_mut().find(|(g, _)| *g == rt.group) {
+                Some((_, versions)) => {
+                    if !versions.contains(&rt.version) {
+                        versions.push(rt.version.clone());
+                    }
+                }
+                None => groups.push((rt.group.clone(), vec![rt.version.clone()])),
+            }
+        }
+        groups
+    }
+
+    /// Types of one group version.
+    pub(crate) fn in_group_version<'a>(
+        &'a self,
+        group: &'a str,
+        version: &'a str,
+    ) -> impl Iterator<Item = &'a ResourceType> + 'a {
+        self.iter()
+            .filter(move |rt| rt.group == group && rt.version == version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_resources_know_their_scope() {
+        let pods = ResourceType::of::<k8s_openapi::api::core::v1::Pod>();
+        assert_eq!(
+            (pods.api_version().as_str(), pods.plural.as_str(), pods.namespaced),
+            ("v1", "pods", true)
+        );
+        let nodes = ResourceType::of::<k8s_openapi::api::core::v1::Node>();
+        assert!(!nodes.namespaced);
+        let deploy = ResourceType::of::<k8s_openapi::api::apps::v1::Deployment>();
+        assert_eq!(deploy.api_version(), "apps/v1");
+        assert_eq!(deploy.qualified_resource(), "deployments.apps");
+    }
+
+    #[test]
+    fn builtin_table_matches_k8s_openapi() {
+        let builtins = builtin_types();
+        for typed in [
+            ResourceType::of::<k8s_openapi::api::core::v1::Pod>(),
+            ResourceType::of::<k8s_openapi::api::core::v1::Namespace>(),
+            ResourceType::of::<k8s_openapi::api::core::v1::Endpoints>(),
+            ResourceType::of::<k8s_openapi::api::apps::v1::StatefulSet>(),
+            ResourceType::of::<k8s_openapi::api::coordination::v1::Lease>(),
+        ] {
+            let found = builtins
+                .iter()
+                .find(|b| b.group == typed.group && b.plural == typed.plural);
+            let found = found.expect("builtin present");
+            assert_eq!((&found.kind, found.namespaced), (&typed.kind, typed.namespaced));
+        }
+    }
+
+    #[test]
+    fn groups_are_listed_once_in_order() {
+        let mut reg = Registry::with_types(builtin_types());
+        reg.add(
+            ResourceType::new("example.com", "v1", "Foo", "foos", true),
+            Some("foos.example.com".into()),
+        );
+        reg.add(
+            ResourceType::new("example.com", "v2", "Foo", "foos", true),
+            Some("foos.example.com".into()),
+        );
+        let groups = reg.groups();
+        assert_eq!(groups[0].0, "apps");
+        let last = groups.last().expect("a group");
+        assert_eq!(
+            last,
+            &(
+                "example.com".to_string(),
+                vec!["v1".to_string(), "v2".to_string()]
+            )
+        );
+        assert_eq!(reg.remove_crd("foos.example.com").len(), 2);
+        assert!(reg.get("example.com", "v1", "foos").is_none());
+    }
+}

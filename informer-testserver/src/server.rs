@@ -1,0 +1,475 @@
+//! The server: builder, listener and connections, the Rust API on objects and the fault switches.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::faults::{Failure, Faults};
+use crate::handler;
+use crate::registry::{Registry, ResourceType, builtin_types};
+use crate::seed::{self, SeedError};
+use crate::state::{State, UpdateMode};
+use crate::status::ApiError;
+
+/// Errors of starting the server or making a client for it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The listening socket could not be opened.
+    #[error("failed to bind 127.0.0.1:{port}")]
+    Bind {
+        /// Requested port (0: any).
+        port: u16,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server URL is not a valid URI (cannot happen for 127.0.0.1).
+    #[error("failed to parse the server url {0}")]
+    Url(String),
+    /// kube could not build a client.
+    #[error("failed to build a kube client")]
+    Client(#[source] kube::Error),
+}
+
+/// State shared by the connections and the [`TestServer`] handle.
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    faults: Mutex<Faults>,
+    /// Interval of watch bookmarks.
+    pub(crate) bookmark_interval: Duration,
+    /// Largest accepted request body.
+    pub(crate) body_limit: usize,
+    /// `host:port` of the listener.
+    pub(crate) address: String,
+}
+
+impl Shared {
+    /// Locks the registry and the store (a poisoned lock is still usable: writes are atomic).
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Locks the fault switches.
+    pub(crate) fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Configures and starts a [`TestServer`].
+#[derive(Debug, Clone)]
+pub struct TestServerBuilder {
+    port: u16,
+    history_size: usize,
+    bookmark_interval: Duration,
+    body_limit: usize,
+    default_namespaces: bool,
+    types: Vec<ResourceType>,
+}
+
+impl Default for TestServerBuilder {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            history_size: 10_000,
+            bookmark_interval: Duration::from_secs(60),
+            body_limit: 3 * 1024 * 1024,
+            default_namespaces: true,
+            types: builtin_types(),
+        }
+    }
+}
+
+impl TestServerBuilder {
+    /// Port to listen on at 127.0.0.1 (default 0: chosen by the OS).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Number of writes kept for watches and paged lists from older revisions (default 10 000).
+    /// Older revisions answer 410 `Expired`, like a compacted etcd.
+    pub fn history_size(mut self, events: usize) -> Self {
+        self.history_size = events;
+        self
+    }
+
+    /// Interval of BOOKMARK events on watches with `allowWatchBookmarks=true` (default 60 s).
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// Largest request body accepted; larger ones get 413 (default 3 MiB, like kube-apiserver).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Whether to create the namespaces `default`, `kube-system`, `kube-public` and
+    /// `kube-node-lease` at start (default true; they take the first revisions).
+    pub fn default_namespaces(mut self, create: bool) -> Self {
+        self.default_namespaces = create;
+        self
+    }
+
+    /// Serves one more resource type.
+    pub fn resource(mut self, rt: ResourceType) -> Self {
+        self.types.push(rt);
+        self
+    }
+
+    /// Binds and starts serving.
+    pub async fn start(self) -> Result<TestServer, ServerError> {
+        let listener = TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .map_err(|source| ServerError::Bind {
+                port: self.port,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            port: self.port,
+            source,
+        })?;
+        let mut state = State::new(Registry::with_types(self.types), self.history_size);
+        if self.default_namespaces
+            && let Some(ns) = state.registry.get("", "v1", "namespaces").cloned()
+        {
+            for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                let object = json!({"metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+                // a fresh store cannot hold these names yet
+                let _ = state.create(&ns, None, object);
+            }
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            faults: Mutex::new(Faults::default()),
+            bookmark_interval: self.bookmark_interval,
+            body_limit: self.body_limit,
+            address: addr.to_string(),
+        });
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let (epoch, epoch_rx) = watch::channel(0u64);
+        let task = tokio::spawn(accept_loop(listener, shared.clone(), shutdown_rx, epoch_rx));
+        Ok(TestServer {
+            shared,
+            addr,
+            shutdown,
+            epoch,
+            task: Some(task),
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+    epoch: watch::Receiver<u64>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted {
+                    connections.spawn(serve_connection(stream, shared.clone(), epoch.clone()));
+                }
+            }
+            _ = shutdown.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let drain = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(Duration::from_secs(2), drain).await.is_err() {
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut epoch: watch::Receiver<u64>) {
+    epoch.mark_unchanged();
+    let service = service_fn(move |request| handler::handle(shared.clone(), request));
+    let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = epoch.changed() => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
+}
+
+/// An in-memory Kubernetes API server on 127.0.0.1.
+///
+/// Dropping it without [`TestServer::shutdown`] stops accepting and closes watches, but does not
+/// wait for the connections to end.
+pub struct TestServer {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    epoch: watch::Sender<u64>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestServer {
+    /// Starts a server with the defaults of [`TestServerBuilder`].
+    pub async fn start() -> Result<Self, ServerError> {
+        Self::builder().start().await
+    }
+
+    /// A builder for a configured server.
+    pub fn builder() -> TestServerBuilder {
+        TestServerBuilder::default()
+    }
+
+    /// `http://127.0.0.1:<port>`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A `kube::Client` talking plain HTTP to this server, default namespace `default`.
+    pub fn client(&self) -> Result<kube::Client, ServerError> {
+        let uri = self
+            .url()
+            .parse::<http::Uri>()
+            .map_err(|_| ServerError::Url(self.url()))?;
+        kube::Client::try_from(kube::Config::new(uri)).map_err(ServerError::Client)
+    }
+
+    /// Serves one more resource type (replacing one with the same group, version and plural).
+    pub fn register(&self, rt: ResourceType) {
+        self.shared.lock().registry.add(rt, None);
+    }
+
+    /// Serves a statically typed resource such as a k8s-openapi type.
+    pub fn register_type<K>(&self)
+    where
+        K: kube::Resource<DynamicType = ()>,
+        K::Scope: 'static,
+    {
+        self.register(ResourceType::of::<K>());
+    }
+
+    /// The current (latest) resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.lock().store.resource_version()
+    }
+
+    fn type_of(&self, api_version: &str, kind: &str) -> Result<ResourceType, ApiError> {
+        self.shared
+            .lock()
+            .registry
+            .by_kind(api_version, kind)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "no matches for kind \"{kind}\" in version \"{api_version}\""
+                ))
+            })
+    }
+
+    fn type_of_object(&self, object: &Value) -> Result<ResourceType, ApiError> {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        if api_version.is_empty() || kind.is_empty() {
+            return Err(ApiError::bad_request("Object 'Kind' or 'apiVersion' is missing"));
+        }
+        self.type_of(api_version, kind)
+    }
+
+    /// Creates an object (with `apiVersion` and `kind`; namespaced objects without
+    /// `metadata.namespace` go to `default`), exactly as a POST would.
+    pub fn create(&self, object: Value) -> Result<Value, ApiError> {
+        let rt = self.type_of_object(&object)?;
+        let ns = object["metadata"]["namespace"].as_str().map(str::to_string);
+        self.shared.lock().create(&rt, ns.as_deref(), object)
+    }
+
+    /// Creates a typed object, e.g. a `k8s_openapi::api::core::v1::Pod`.
+    pub fn create_typed<K: Serialize + DeserializeOwned>(&self, object: &K) -> Result<K, ApiError> {
+        typed(self.create(untyped(object)?)?)
+    }
+
+    /// Replaces an object, status included (a stale `resourceVersion` gives 409 Conflict; an
+    /// empty one updates unconditionally).
+    pub fn update(&self, object: Value) -> Result<Value, ApiError> {
+        let rt = self.type_of_object(&object)?;
+        let ns = object["metadata"]["namespace"].as_str().map(str::to_string);
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        self.shared
+            .lock()
+            .update(&rt, ns.as_deref(), &name, object, UpdateMode::Full)
+    }
+
+    /// Replaces a typed object, status included.
+    pub fn update_typed<K: Serialize + DeserializeOwned>(&self, object: &K) -> Result<K, ApiError> {
+        typed(self.update(untyped(object)?)?)
+    }
+
+    /// Reads an object.
+    pub fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let rt = self.type_of(api_version, kind)?;
+        self.shared.lock().get(&rt, namespace, name)
+    }
+
+    /// Deletes an object (objects with finalizers are only marked for deletion).
+    pub fn delete(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let rt = self.type_of(api_version, kind)?;
+        self.shared.lock().delete(&rt, namespace, name, &Value::Null)
+    }
+
+    /// Deletes a typed object by namespace and name.
+    pub fn delete_typed<K>(&self, namespace: Option<&str>, name: &str) -> Result<Value, ApiError>
+    where
+        K: kube::Resource<DynamicType = ()>,
+    {
+        self.delete(&K::api_version(&()), &K::kind(&()), namespace, name)
+    }
+
+    /// Creates the objects of a YAML or JSON document (a `List`, or several `---` documents);
+    /// returns how many were created.
+    pub fn seed_str(&self, text: &str) -> Result<usize, SeedError> {
+        let objects = seed::parse(text)?;
+        let count = objects.len();
+        for object in objects {
+            let name = object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            self.create(object).map_err(|source| SeedError::Create {
+                name,
+                source: Box::new(source),
+            })?;
+        }
+        Ok(count)
+    }
+
+    /// Like [`TestServer::seed_str`] with the content of a file.
+    pub fn seed_file(&self, path: &Path) -> Result<usize, SeedError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SeedError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        self.seed_str(&text)
+    }
+
+    /// Fails the next requests matching `failure` (see [`Failure`]).
+    pub fn fail_next(&self, failure: Failure) {
+        self.shared.faults().add(failure);
+    }
+
+    /// Delays every response by `delay` (`None` removes the delay). Watches are delayed before
+    /// their first line.
+    pub fn set_delay(&self, delay: Option<Duration>) {
+        self.shared.faults().set_delay(delay);
+    }
+
+    /// Disarms failures and delays.
+    pub fn clear_faults(&self) {
+        self.shared.faults().clear();
+    }
+
+    /// Ends every open watch now (the responses end cleanly, as on a server-side timeout).
+    pub fn drop_watches(&self) {
+        self.shared.lock().store.close_watches();
+    }
+
+    /// Ends every open watch after `events` more writes (to any resource) have been sent.
+    pub fn drop_watches_after(&self, events: u64) {
+        self.shared.lock().store.close_watches_after(events);
+    }
+
+    /// Sends a line that is not JSON on every open watch.
+    pub fn send_malformed_watch_line(&self) {
+        self.shared.lock().store.send_malformed();
+    }
+
+    /// Drops the whole event history: watches from older resourceVersions and continue tokens
+    /// of earlier lists now get 410 `Expired`.
+    pub fn compact(&self) {
+        self.shared.lock().store.compact();
+    }
+
+    /// Simulates an API server restart: closes every watch and every connection (after its
+    /// in-flight request), keeping all data and history.
+    pub fn restart(&self) {
+        self.shared.lock().store.close_watches();
+        self.epoch.send_modify(|e| *e += 1);
+    }
+
+    /// Number of open watches.
+    pub fn watch_count(&self) -> usize {
+        self.shared.lock().store.watch_count()
+    }
+
+    /// Stops: closes watches and connections and waits for every server task to end.
+    pub async fn shutdown(mut self) {
+        self.stop();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    fn stop(&self) {
+        self.shared.lock().store.close_watches();
+        let _ = self.shutdown.send(true);
+        self.epoch.send_modify(|e| *e += 1);
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if self.task.is_some() {
+            self.stop();
+        }
+    }
+}
+
+fn untyped<K: Serialize>(object: &K) -> Result<Value, ApiError> {
+    serde_json::to_value(object)
+        .map_err(|e| ApiError::bad_request(format!("failed to serialize the object: {e}")))
+}
+
+fn typed<K: DeserializeOwned>(object: Value) -> Result<K, ApiError> {
+    serde_json::from_value(object)
+        .map_err(|e| ApiError::new(500, "InternalError", format!("failed to decode: {e}")))
+}

@@ -1,0 +1,337 @@
+//! Kubernetes `Status` errors, written exactly as kube-apiserver writes them.
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::ResourceType;
+
+/// An API error: the HTTP code and the `Status` object the server answers with.
+///
+/// Every failed request, over HTTP or through the Rust API of [`TestServer`](crate::TestServer),
+/// yields one of these. [`ApiError::to_status`] gives the body kube-apiserver would send.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("failed to complete the request: {message} ({code} {reason})")]
+pub struct ApiError {
+    /// HTTP status code, also `Status.code`.
+    pub code: u16,
+    /// `Status.reason`, e.g. `NotFound`, `AlreadyExists`, `Conflict`, `Expired`.
+    pub reason: String,
+    /// `Status.message`, e.g. `pods "x" not found`.
+    pub message: String,
+    /// `Status.details`, when the real server sets it.
+    pub details: Option<Value>,
+    /// Seconds for the `Retry-After` header (429 and 5xx answers).
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// Builds an error with a code, a reason and a message and no details.
+    pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason: reason.to_string(),
+            message: message.into(),
+            details: None,
+            retry_after: None,
+        }
+    }
+
+    fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The `Status` object for this error.
+    pub fn to_status(&self) -> Value {
+        let mut status = Map::new();
+        status.insert("kind".into(), json!("Status"));
+        status.insert("apiVersion".into(), json!("v1"));
+        status.insert("metadata".into(), json!({}));
+        status.insert("status".into(), json!("Failure"));
+        status.insert("message".into(), json!(self.message));
+        if !self.reason.is_empty() {
+            status.insert("reason".into(), json!(self.reason));
+        }
+        if let Some(details) = &self.details {
+            status.insert("details".into(), details.clone());
+        }
+        status.insert("code".into(), json!(self.code));
+        Value::Object(status)
+    }
+
+    /// `<resource> "<name>" not found` (404 NotFound).
+    pub fn not_found(rt: &ResourceType, name: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", rt.qualified_resource()),
+        )
+        .with_details(details(rt, Some(name)))
+    }
+
+    /// `<resource> "<name>" already exists` (409 AlreadyExists).
+    pub fn already_exists(rt: &ResourceType, name: &str) -> Self {
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", rt.qualified_resource()),
+        )
+        .with_details(details(rt, Some(name)))
+    }
+
+    /// The optimistic-concurrency conflict of an update with a stale resourceVersion (409 Conflict).
+    pub fn conflict(rt: &ResourceType, name: &str) -> Self {
+        Self::conflict_with(
+            rt,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// A 409 Conflict with a custom explanation after `Operation cannot be fulfilled on ...: `.
+    pub fn conflict_with(rt: &ResourceType, name: &str, why: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                rt.qualified_resource()
+            ),
+        )
+        .with_details(details(rt, Some(name)))
+    }
+
+    /// A 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// A 422 Invalid for an object of `kind`, with one field cause.
+    pub fn invalid(rt: &ResourceType, name: &str, field: &str, cause_type: &str, detail: &str) -> Self {
+        let group_kind = if rt.group.is_empty() {
+            rt.kind.clone()
+        } else {
+            format!("{}.{}", rt.kind, rt.group)
+        };
+        let message = format!("{group_kind} \"{name}\" is invalid: {field}: {cause_type}: {detail}");
+        let mut d = Map::new();
+        d.insert("name".into(), json!(name));
+        if !rt.group.is_empty() {
+            d.insert("group".into(), json!(rt.group));
+        }
+        d.insert("kind".into(), json!(rt.kind));
+        d.insert(
+            "causes".into(),
+            json!([{ "reason": format!("Field{}", cause_type.replace(' ', "")), "message": format!("{cause_type}: {detail}"), "field": field }]),
+        );
+        Self::new(422, "Invalid", message).with_details(Value::Object(d))
+    }
+
+    /// A 422 Invalid for the list options (for example `sendInitialEvents` misuse).
+    pub fn invalid_list_options(field: &str, detail: &str) -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {detail}"),
+        )
+        .with_details(json!({
+            "group": "meta.k8s.io",
+            "kind": "ListOptions",
+            "causes": [{ "reason": "FieldValueForbidden", "message": format!("Forbidden: {detail}"), "field": field }],
+        }))
+    }
+
+    /// The 410 Expired of a list continue token whose snapshot is no longer available.
+    pub fn expired_continue() -> Self {
+        Self::new(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. \
+             You can start a new list without the continue parameter, or use the continue token \
+             in this response to retrieve the remainder of the results. Continuing with the \
+             provided token results in an inconsistent list - objects that were created, \
+             modified, or deleted between the time the first chunk was returned and now may \
+             show up in the list.",
+        )
+    }
+
+    /// The 410 Expired of a list or watch from a resourceVersion older than the kept history.
+    pub fn too_old(requested: u64, oldest: u64) -> Self {
+        Self::new(
+            410,
+            "Expired",
+            format!("too old resource version: {requested} ({oldest})"),
+        )
+    }
+
+    /// The 504 Timeout of a request for a resourceVersion the server has not reached yet.
+    pub fn too_large(requested: u64, current: u64) -> Self {
+        let mut e = Self::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({
+            "causes": [{ "reason": "ResourceVersionTooLarge", "message": "Too large resource version" }],
+            "retryAfterSeconds": 1,
+        }));
+        e.retry_after = Some(1);
+        e
+    }
+
+    /// The 404 of a path the server does not serve.
+    pub fn unknown_path() -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .with_details(json!({}))
+    }
+
+    /// A 405 MethodNotAllowed.
+    pub fn method_not_allowed(method: &str) -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource: {method}"),
+        )
+        .with_details(json!({}))
+    }
+
+    /// The 413 of a request body over `limit` bytes.
+    pub fn too_large_body(limit: usize) -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
+    }
+
+    /// A 415 UnsupportedMediaType for a patch type the server does not know.
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"
+            ),
+        )
+    }
+
+    /// The error for an injected failure with `code` on `verb` of `resource` (may be empty).
+    pub fn injected(code: u16, verb: &str, resource: &str, retry_after: Option<u64>) -> Self {
+        let mut e = match code {
+            400 => Self::bad_request("the request is invalid (injected)"),
+            401 => Self::new(401, "Unauthorized", "Unauthorized"),
+            403 => {
+                let what = if resource.is_empty() {
+                    "the server".to_string()
+                } else {
+                    resource.to_string()
+                };
+                Self::new(
+                    403,
+                    "Forbidden",
+                    format!(
+                        "{what} is forbidden: User \"system:anonymous\" cannot {verb} resource \"{resource}\" in API group \"\" at the cluster scope"
+                    ),
+                )
+                .with_details(json!({ "kind": resource }))
+            }
+            404 => Self::unknown_path(),
+            409 => Self::new(409, "Conflict", "the request conflicts (injected)"),
+            410 => Self::new(410, "Expired", "the resource version is too old (injected)"),
+            429 => Self::new(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+            )
+            .with_details(json!({ "retryAfterSeconds": retry_after.unwrap_or(1) })),
+            503 => Self::new(
+                503,
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request",
+            ),
+            504 => Self::new(
+                504,
+                "Timeout",
+                "the server was unable to return a response in the time allotted",
+            ),
+            c if c >= 500 => Self::new(c, "InternalError", "Internal error occurred: injected failure")
+                .with_details(json!({ "causes": [{ "message": "injected failure" }] })),
+            c => Self::new(c, "", "injected failure"),
+        };
+        if code == 429 {
+            e.retry_after = Some(retry_after.unwrap_or(1));
+        } else if retry_after.is_some() {
+            e.retry_after = retry_after;
+        }
+        e
+    }
+}
+
+/// `details` of a Status about one named object: `{name, group?, kind: <plural>}`.
+fn details(rt: &ResourceType, name: Option<&str>) -> Value {
+    let mut d = Map::new();
+    if let Some(name) = name {
+        d.insert("name".into(), json!(name));
+    }
+    if !rt.group.is_empty() {
+        d.insert("group".into(), json!(rt.group));
+    }
+    d.insert("kind".into(), json!(rt.plural));
+    Value::Object(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pods() -> ResourceType {
+        ResourceType::new("", "v1", "Pod", "pods", true)
+    }
+
+    #[test]
+    fn not_found_matches_kube_apiserver() {
+        let status = ApiError::not_found(&pods(), "x").to_status();
+        assert_eq!(
+            status,
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"pods \"x\" not found","reason":"NotFound",
+                "details":{"name":"x","kind":"pods"},"code":404})
+        );
+    }
+
+    #[test]
+    fn grouped_resources_are_qualified() {
+        let deployments = ResourceType::new("apps", "v1", "Deployment", "deployments", true);
+        let status = ApiError::already_exists(&deployments, "d").to_status();
+        assert_eq!(status["message"], "deployments.apps \"d\" already exists");
+        assert_eq!(
+            status["details"],
+            json!({"name":"d","group":"apps","kind":"deployments"})
+        );
+        assert_eq!(status["code"], 409);
+    }
+
+    #[test]
+    fn conflict_message() {
+        let e = ApiError::conflict(&pods(), "p");
+        assert_eq!(
+            e.message,
+            "Operation cannot be fulfilled on pods \"p\": the object has been modified; \
+             please apply your changes to the latest version and try again"
+        );
+        assert_eq!((e.code, e.reason.as_str()), (409, "Conflict"));
+    }
+
+    #[test]
+    fn injected_429_has_retry_after() {
+        let e = ApiError::injected(429, "list", "pods", Some(3));
+        assert_eq!(e.retry_after, Some(3));
+        assert_eq!(e.to_status()["details"]["retryAfterSeconds"], 3);
+        let e = ApiError::injected(403, "list", "pods", None);
+        assert_eq!(e.reason, "Forbidden");
+        assert!(e.message.starts_with("pods is forbidden"));
+    }
+}

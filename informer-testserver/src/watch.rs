@@ -1,0 +1,358 @@
+//! Watches: the initial events (synthetic ADDED, replay from a resourceVersion, or the `Expired`
+//! error), live events filtered per watcher, bookmarks and timeouts, as a stream of JSON lines.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::error::TryRecvError;
+use tokio::time::{Instant, Interval, MissedTickBehavior, Sleep};
+
+use crate::options::{ListOptions, ResourceVersion};
+use crate::registry::ResourceType;
+use crate::selector::ObjectFilter;
+use crate::state::{State, with_type};
+use crate::status::ApiError;
+use crate::storage::{Event, EventType, WatchMessage, metadata_mut};
+
+/// The line sent by the malformed-line fault.
+pub(crate) const MALFORMED_LINE: &str = "this is not JSON {\n";
+
+/// Reads the current revision of the store.
+pub(crate) type CurrentRevision = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// One open watch: pending lines, then live events until closed, timed out or dropped.
+pub(crate) struct WatchStream {
+    pending: VecDeque<Bytes>,
+    rx: Option<UnboundedReceiver<WatchMessage>>,
+    filter: ObjectFilter,
+    rt: ResourceType,
+    last_rv: u64,
+    bookmarks: Option<Interval>,
+    deadline: Option<Pin<Box<Sleep>>>,
+    current: CurrentRevision,
+}
+
+fn line(kind: &str, object: &Value) -> Bytes {
+    let mut s = json!({"type": kind, "object": object}).to_string();
+    s.push('\n');
+    Bytes::from(s)
+}
+
+fn bookmark(rt: &ResourceType, rv: u64, initial_events_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    line(
+        "BOOKMARK",
+        &json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": metadata}),
+    )
+}
+
+/// What one watcher sees of a write, after its filter: an object leaving the selector becomes
+/// DELETED (the previous object at the new revision), one entering becomes ADDED.
+fn transform(event: &Event, filter: &ObjectFilter) -> Option<(EventType, Value)> {
+    let now = filter.matches(&event.object);
+    let before = event.prev.as_ref().is_some_and(|p| filter.matches(p));
+    match event.kind {
+        EventType::Added => now.then(|| (EventType::Added, event.object.clone())),
+        EventType::Deleted => now.then(|| (EventType::Deleted, event.object.clone())),
+        EventType::Modified => match (before, now) {
+            (true, true) => Some((EventType::Modified, event.object.clone())),
+            (false, true) => Some((EventType::Added, event.object.clone())),
+            (true, false) => {
+                let mut old = event.prev.clone().unwrap_or_default();
+                metadata_mut(&mut old).insert("resourceVersion".into(), json!(event.rv.to_string()));
+                Some((EventType::Deleted, old))
+            }
+            (false, false) => None,
+        },
+    }
+}
+
+impl WatchStream {
+    /// Opens a watch on `rt` as `options` ask, registering it with the store.
+    pub(crate) fn start(
+        state: &mut State,
+        rt: &ResourceType,
+        options: &ListOptions,
+        bookmark_interval: Duration,
+        current: CurrentRevision,
+    ) -> Result<Self, ApiError> {
+        let store_rv = state.store.resource_version();
+        let implicit_initial = matches!(
+            options.resource_version,
+            ResourceVersion::Latest | ResourceVersion::Any
+        );
+        let send_initial = options.send_initial_events.unwrap_or(implicit_initial);
+        let mut stream = Self {
+            pending: VecDeque::new(),
+            rx: None,
+            filter: options.filter.clone(),
+            rt: rt.clone(),
+            last_rv: store_rv,
+            bookmarks: None,
+            deadline: options.timeout.map(|t| Box::pin(tokio::time::sleep(t))),
+            current,
+        };
+        if send_initial {
+            for object in state.store.snapshot(rt, None)?.into_values() {
+                if stream.filter.matches(&object) {
+                    stream.pending.push_back(line("ADDED", &with_type(object, rt)));
+                }
+            }
+            if options.send_initial_events == Some(true) {
+                stream.pending.push_back(bookmark(rt, store_rv, true));
+            }
+            let (_, rx) = state.store.watch(rt, None)?;
+            stream.rx = Some(rx);
+        } else {
+            let since = match options.resource_version {
+                ResourceVersion::At(rv) => rv,
+                _ => store_rv,
+            };
+            match state.store.watch(rt, Some(since)) {
+                Ok((replay, rx)) => {
+                    for event in replay {
+                        stream.push_event(&event);
+                    }
+                    stream.last_rv = since.max(store_rv);
+                    stream.rx = Some(rx);
+                }
+                Err(e) if e.code == 410 => stream.pending.push_back(line("ERROR", &e.to_status())),
+                Err(e) => return Err(e),
+            }
+        }
+        if options.allow_bookmarks && stream.rx.is_some() {
+            let mut interval =
+                tokio::time::interval_at(Instant::now() + bookmark_interval, bookmark_interval);
+            interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            stream.bookmarks = Some(interval);
+        }
+        Ok(stream)
+    }
+
+    fn push_event(&mut self, event: &Event) {
+        self.last_rv = self.last_rv.max(event.rv);
+        if let Some((kind, object)) = transform(event, &self.filter) {
+            self.pending
+                .push_back(line(kind.as_str(), &with_type(object, &self.rt)));
+        }
+    }
+
+    fn push_message(&mut self, message: WatchMessage) {
+        match message {
+            WatchMessage::Event(event) => self.push_event(&event),
+            WatchMessage::Malformed => self
+                .pending
+                .push_back(Bytes::from_static(MALFORMED_LINE.as_bytes())),
+        }
+    }
+
+    /// The next line to send, or `None` when the watch is over.
+    pub(crate) async fn next_line(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(line) = self.pending.pop_front() {
+                return Some(line);
+            }
+            let rx = self.rx.as_mut()?;
+            let bookmarks = &mut self.bookmarks;
+            let deadline = &mut self.deadline;
+            tokio::select! {
+                message = rx.recv() => match message {
+                    Some(message) => self.push_message(message),
+                    None => self.rx = None,
+                },
+                _ = async {
+                    match bookmarks {
+                        Some(interval) => interval.tick().await,
+                        None => std::future::pending().await,
+                    }
+                } => self.push_bookmark(),
+                _ = async {
+                    match deadline {
+                        Some(sleep) => sleep.await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.rx = None;
+                    self.pending.clear();
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// A bookmark at a revision every event up to which has been sent.
+    fn push_bookmark(&mut self) {
+        // Events are queued under the store lock before the revision moves on, so after reading
+        // the revision and draining the queue, every event up to it is in `pending`.
+        let rv = (self.current)();
+        loop {
+            let Some(rx) = self.rx.as_mut() else { return };
+            match rx.try_recv() {
+                Ok(message) => self.push_message(message),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.rx = None;
+                    return;
+                }
+            }
+        }
+        self.last_rv = self.last_rv.max(rv);
+        self.pending.push_back(bookmark(&self.rt, self.last_rv, false));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::registry::{Registry, builtin_types};
+    use crate::selector::parse_label_selector;
+
+    fn pods() -> ResourceType {
+        ResourceType::new("", "v1", "Pod", "pods", true)
+    }
+
+    fn opts(pairs: &[(&str, &str)]) -> ListOptions {
+        let q: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ListOptions::parse(&q, None).expect("valid options")
+    }
+
+    fn parse(line: &Bytes) -> Value {
+        serde_json::from_slice(line).expect("json line")
+    }
+
+    fn fixed(rv: u64) -> CurrentRevision {
+        Arc::new(move || rv)
+    }
+
+    #[test]
+    fn selector_transitions() {
+        let filter = ObjectFilter {
+            labels: parse_label_selector("app=web").expect("valid"),
+            ..ObjectFilter::default()
+        };
+        let with = json!({"metadata": {"name": "p", "labels": {"app": "web"}}});
+        let without = json!({"metadata": {"name": "p"}});
+        let event = |prev: &Value, object: &Value| Event {
+            rv: 9,
+            key: pods().storage_key(),
+            kind: EventType::Modified,
+            object: object.clone(),
+            prev: Some(prev.clone()),
+        };
+        let (kind, object) = transform(&event(&with, &without), &filter).expect("deleted");
+        assert_eq!(kind, EventType::Deleted);
+        assert_eq!(object["metadata"]["labels"]["app"], "web");
+        assert_eq!(object["metadata"]["resourceVersion"], "9");
+        assert_eq!(
+            transform(&event(&without, &with), &filter).map(|e| e.0),
+            Some(EventType::Added)
+        );
+        assert_eq!(
+            transform(&event(&with, &with), &filter).map(|e| e.0),
+            Some(EventType::Modified)
+        );
+        assert!(transform(&event(&without, &without), &filter).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn initial_events_replay_and_bookmarks() {
+        let mut state = State::new(Registry::with_types(builtin_types()), 100);
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "a"}}))
+            .expect("created");
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "b"}}))
+            .expect("created");
+
+        let mut w = WatchStream::start(
+            &mut state,
+            &pods(),
+            &opts(&[("watch", "1")]),
+            Duration::from_secs(1),
+            fixed(2),
+        )
+        .expect("watch");
+        assert_eq!(parse(&w.next_line().await.expect("a"))["type"], "ADDED");
+        assert_eq!(
+            parse(&w.next_line().await.expect("b"))["object"]["metadata"]["name"],
+            "b"
+        );
+
+        let o = opts(&[
+            ("watch", "1"),
+            ("resourceVersion", "1"),
+            ("allowWatchBookmarks", "true"),
+        ]);
+        let mut replay =
+            WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(2)).expect("watch");
+        let first = parse(&replay.next_line().await.expect("replayed"));
+        assert_eq!(first["object"]["metadata"]["resourceVersion"], "2");
+        let bm = parse(&replay.next_line().await.expect("bookmark"));
+        assert_eq!(bm["type"], "BOOKMARK");
+        assert_eq!(
+            bm["object"],
+            json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "2"}})
+        );
+
+        let o = opts(&[
+            ("watch", "1"),
+            ("sendInitialEvents", "true"),
+            ("resourceVersionMatch", "NotOlderThan"),
+            ("allowWatchBookmarks", "true"),
+        ]);
+        let mut list_watch =
+            WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(60), fixed(2)).expect("watch");
+        list_watch.next_line().await.expect("a");
+        list_watch.next_line().await.expect("b");
+        let end = parse(&list_watch.next_line().await.expect("end bookmark"));
+        assert_eq!(
+            end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
+        assert_eq!(end["object"]["metadata"]["resourceVersion"], "2");
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "c"}}))
+            .expect("created");
+        assert_eq!(
+            parse(&list_watch.next_line().await.expect("live"))["object"]["metadata"]["name"],
+            "c"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn expired_and_timeout() {
+        let mut state = State::new(Registry::with_types(builtin_types()), 1);
+        for name in ["a", "b", "c"] {
+            state
+                .create(&pods(), Some("ns"), json!({"metadata": {"name": name}}))
+                .expect("created");
+        }
+        let o = opts(&[("watch", "1"), ("resourceVersion", "1")]);
+        let mut w =
+            WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(3)).expect("watch");
+        let err = parse(&w.next_line().await.expect("error"));
+        assert_eq!(err["type"], "ERROR");
+        assert_eq!(err["object"]["code"], 410);
+        assert_eq!(err["object"]["reason"], "Expired");
+        assert_eq!(err["object"]["message"], "too old resource version: 1 (3)");
+        assert!(w.next_line().await.is_none());
+
+        let o = opts(&[("watch", "1"), ("resourceVersion", "3"), ("timeoutSeconds", "2")]);
+        let mut w =
+            WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(3)).expect("watch");
+        assert!(w.next_line().await.is_none());
+    }
+}
