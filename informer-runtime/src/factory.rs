@@ -15,12 +15,17 @@ use kube::{
     Client, Resource,
     core::{GroupVersionResource, ObjectMeta},
 };
-use serde::Serialize;
+use serde::{Serialize, de::DeserializeOwned};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
-    delta_fifo::Transform, informer::SharedIndexInformer, lister::GenericLister, lister_watcher::ListOptions,
+    delta_fifo::Transform,
+    informer::{InformerOptions, SharedIndexInformer},
+    kube_lister_watcher::{ApiScope, KubeListerWatcher},
+    lister::GenericLister,
+    lister_watcher::ListOptions,
     reflector,
+    store::namespace_indexers,
 };
 
 /// How often [`SharedInformerFactory::wait_for_cache_sync`] checks the informers.
@@ -467,8 +472,11 @@ impl SharedInformerFactory {
         K: Resource + Clone + Serialize + Send + Sync + 'static,
     {
         let options = &self.inner.options;
-        let typed: Option<Transform<K>> =
-            options.transforms.get(&TypeId::of::<K>()).and_then(|t| t.downcast_ref::<Transform<K>>()).cloned();
+        let typed: Option<Transform<K>> = options
+            .transforms
+            .get(&TypeId::of::<K>())
+            .and_then(|t| t.downcast_ref::<Transform<K>>())
+            .cloned();
         let metadata = options.metadata_transform.clone();
         if typed.is_some() || metadata.is_some() {
             let result = informer.set_transform(move |obj: &mut K| {
@@ -489,6 +497,51 @@ impl SharedInformerFactory {
                 tracing::warn!(error = %err, "the factory's watch error handler was not applied");
             }
         }
+    }
+
+    /// The informer of any typed resource `K` (a k8s-openapi type or a custom resource),
+    /// listing and watching through the factory's client, namespace and tweaks, with the
+    /// namespace index.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kube::Client) {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
+    ///
+    /// let factory = SharedInformerFactory::new(client);
+    /// let deployments = factory.informer::<Deployment>();
+    /// let nodes = factory.informer::<Node>();
+    /// factory.start();
+    /// factory.wait_for_cache_sync().await;
+    /// println!("{} nodes", nodes.lister().list(&Default::default()).len());
+    /// # let _ = deployments;
+    /// # }
+    /// ```
+    pub fn informer<K>(&self) -> SharedIndexInformer<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: ApiScope,
+    {
+        self.informer_for(|context| {
+            let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), context.namespace());
+            let lister_watcher = KubeListerWatcher::new(api).with_shared_tweak(context.tweak_list_options());
+            SharedIndexInformer::new(
+                lister_watcher,
+                InformerOptions {
+                    resync_period: context.resync_period(),
+                    indexers: namespace_indexers(),
+                    description: Some(K::plural(&()).into_owned()),
+                    ..InformerOptions::default()
+                },
+            )
+        })
     }
 
     /// The informer of `K` as a [`GenericInformer`] for `gvr` (what generated `for_resource`

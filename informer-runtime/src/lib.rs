@@ -6,6 +6,7 @@ pub mod factory;
 pub mod handler;
 pub mod informer;
 pub mod key;
+pub mod kube_lister_watcher;
 pub mod lister;
 pub mod lister_watcher;
 mod pager;

@@ -19,7 +19,7 @@ use crate::options::ListOptions;
 use crate::patch::PatchType;
 use crate::registry::ResourceType;
 use crate::routes::{self, ResourcePath, Route};
-use crate::server::Shared;
+use crate::server::{RequestRecord, Shared};
 use crate::state::UpdateMode;
 use crate::status::ApiError;
 use crate::watch::WatchStream;
@@ -97,6 +97,11 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     };
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
     let (verb, resource) = verb_of(&parts.method, &route, watch);
+    shared.record(RequestRecord {
+        verb,
+        resource: resource.clone(),
+        query: parts.uri.query().unwrap_or_default().to_owned(),
+    });
     let delay = shared.faults().delay();
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;

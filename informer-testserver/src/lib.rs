@@ -51,5 +51,5 @@ pub use faults::Failure;
 pub use registry::{ResourceType, builtin_types};
 pub use seed::{SeedError, parse as parse_seed};
 pub use selector::{SelectorError, parse_label_selector};
-pub use server::{ServerError, TestServer, TestServerBuilder};
+pub use server::{RequestRecord, ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -46,6 +46,8 @@ pub enum ServerError {
 pub(crate) struct Shared {
     state: Mutex<State>,
     faults: Mutex<Faults>,
+    /// Every request served, oldest first.
+    requests: Mutex<Vec<RequestRecord>>,
     /// Interval of watch bookmarks.
     pub(crate) bookmark_interval: Duration,
     /// Largest accepted request body.
@@ -64,6 +66,26 @@ impl Shared {
     pub(crate) fn faults(&self) -> MutexGuard<'_, Faults> {
         self.faults.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Records a served request.
+    pub(crate) fn record(&self, record: RequestRecord) {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record);
+    }
+}
+
+/// One request the server received, as [`TestServer::requests`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// The verb in the RBAC sense: `get`, `list`, `watch`, `create`, `update`, `patch`,
+    /// `delete`, `deletecollection` (or `get` for non-resource paths).
+    pub verb: &'static str,
+    /// The plural resource name (empty for non-resource paths).
+    pub resource: String,
+    /// The query string, undecoded (empty if none).
+    pub query: String,
 }
 
 /// Configures and starts a [`TestServer`].
@@ -154,6 +176,7 @@ impl TestServerBuilder {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             faults: Mutex::new(Faults::default()),
+            requests: Mutex::new(Vec::new()),
             bookmark_interval: self.bookmark_interval,
             body_limit: self.body_limit,
             address: addr.to_string(),
@@ -272,6 +295,23 @@ impl TestServer {
         K::Scope: 'static,
     {
         self.register(ResourceType::of::<K>());
+    }
+
+    /// Every request received so far, oldest first.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// How many `verb` requests on `resource` were received so far.
+    pub fn request_count(&self, verb: &str, resource: &str) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.verb == verb && r.resource == resource)
+            .count()
     }
 
     /// The current (latest) resourceVersion.

@@ -1,0 +1,265 @@
+//! The lister-watcher over `kube::Api`: how informers talk to a real API server.
+
+use std::{error::Error as StdError, fmt::Debug, sync::Arc, time::Duration};
+
+use futures::{FutureExt, StreamExt, TryStreamExt, future::BoxFuture};
+use kube::{
+    Api, Client, Resource,
+    api::{ListParams, WatchParams},
+    core::{ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList},
+};
+use serde::de::DeserializeOwned;
+
+use crate::{
+    factory::TweakListOptions,
+    lister_watcher::{Error, ListOptions, ListerWatcher, WatchStream},
+};
+
+/// The client gives up on a watch this long after the server should have closed it: a
+/// connection that died silently is noticed, and the watch re-opened.
+const WATCH_IDLE_MARGIN: Duration = Duration::from_secs(5);
+
+/// The timeout of a watch whose options set none (kube's default).
+const DEFAULT_WATCH_TIMEOUT: u32 = 290;
+
+/// Lists and watches through a [`kube::Api`], applying an optional tweak (selectors) to every
+/// request.
+///
+/// ```no_run
+/// use informer_runtime::{informer::{InformerOptions, SharedIndexInformer}, kube_lister_watcher::KubeListerWatcher};
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kube::Api;
+///
+/// # fn example(client: kube::Client) {
+/// let pods = KubeListerWatcher::new(Api::<Pod>::namespaced(client, "prod"))
+///     .with_tweak(|options| options.label_selector = Some("app=web".into()));
+/// let informer = SharedIndexInformer::new(pods, InformerOptions::default());
+/// # let _ = informer;
+/// # }
+/// ```
+pub struct KubeListerWatcher<K> {
+    api: Api<K>,
+    tweak: Option<TweakListOptions>,
+}
+
+impl<K> KubeListerWatcher<K> {
+    /// Lists and watches what `api` covers (all namespaces, or one).
+    pub fn new(api: Api<K>) -> Self {
+        Self { api, tweak: None }
+    }
+
+    /// Changes every request's options, for example to add selectors.
+    #[must_use]
+    pub fn with_tweak(mut self, tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static) -> Self {
+        self.tweak = Some(Arc::new(tweak));
+        self
+    }
+
+    /// Uses a shared tweak (a factory's).
+    #[must_use]
+    pub fn with_shared_tweak(mut self, tweak: Option<TweakListOptions>) -> Self {
+        self.tweak = tweak;
+        self
+    }
+
+    fn tweaked(&self, options: &ListOptions) -> ListOptions {
+        let mut options = options.clone();
+        if let Some(tweak) = &self.tweak {
+            tweak(&mut options);
+        }
+        options
+    }
+}
+
+impl KubeListerWatcher<DynamicObject> {
+    /// Lists and watches any resource described by `resource`, in `namespace` or in all.
+    pub fn dynamic(client: Client, resource: &ApiResource, namespace: Option<&str>) -> Self {
+        let api = match namespace {
+            Some(namespace) => Api::namespaced_with(client, namespace, resource),
+            None => Api::all_with(client, resource),
+        };
+        Self::new(api)
+    }
+}
+
+/// Builds the `Api` of a typed resource for its scope: namespaced resources may be restricted
+/// to one namespace, cluster-scoped ones never are.
+pub trait ApiScope {
+    /// The `Api` of `K` in `namespace` (`None`: all namespaces).
+    fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = Self>;
+}
+
+impl ApiScope for NamespaceResourceScope {
+    fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = Self>,
+    {
+        match namespace {
+            Some(namespace) => Api::namespaced(client, namespace),
+            None => Api::all(client),
+        }
+    }
+}
+
+impl ApiScope for ClusterResourceScope {
+    fn api<K>(client: Client, _namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = Self>,
+    {
+        Api::all(client)
+    }
+}
+
+fn list_params(options: &ListOptions) -> ListParams {
+    let mut params = ListParams::default();
+    params.label_selector.clone_from(&options.label_selector);
+    params.field_selector.clone_from(&options.field_selector);
+    params.limit = options.limit;
+    params.continue_token.clone_from(&options.continue_token);
+    params.resource_version.clone_from(&options.resource_version);
+    params.version_match = options
+        .resource_version
+        .as_ref()
+        .and(options.resource_version_match.clone());
+    params
+}
+
+fn watch_params(options: &ListOptions) -> WatchParams {
+    WatchParams {
+        label_selector: options.label_selector.clone(),
+        field_selector: options.field_selector.clone(),
+        timeout: options.timeout_seconds,
+        bookmarks: options.allow_watch_bookmarks || options.send_initial_events,
+        send_initial_events: options.send_initial_events,
+    }
+}
+
+fn has_connection_refused(err: &(dyn StdError + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotConnected
+            )
+        {
+            return true;
+        }
+        if e.to_string().contains("error trying to connect") || e.to_string().contains("Connection refused") {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// Sorts kube's errors into the classes the reflector acts on.
+pub(crate) fn classify(err: kube::Error) -> Error {
+    match err {
+        kube::Error::Api(status) => Error::Api(status),
+        kube::Error::SerdeError(e) => Error::Decode(Box::new(e)),
+        err @ (kube::Error::HyperError(_) | kube::Error::Service(_)) if has_connection_refused(&err) => {
+            Error::Connect(Box::new(err))
+        }
+        err => Error::Transport(Box::new(err)),
+    }
+}
+
+impl<K> ListerWatcher<K> for KubeListerWatcher<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Send + Sync,
+{
+    fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>> {
+        let params = list_params(&self.tweaked(options));
+        async move { self.api.list(&params).await.map_err(classify) }.boxed()
+    }
+
+    fn watch(&self, options: &ListOptions) -> BoxFuture<'_, Result<WatchStream<K>, Error>> {
+        let options = self.tweaked(options);
+        let params = watch_params(&options);
+        let resource_version = options.resource_version.clone().unwrap_or_default();
+        let timeout = Duration::from_secs(u64::from(
+            options.timeout_seconds.unwrap_or(DEFAULT_WATCH_TIMEOUT),
+        ));
+        async move {
+            let stream = self
+                .api
+                .watch(&params, &resource_version)
+                .await
+                .map_err(classify)?;
+            let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
+            Ok(stream.map_err(classify).take_until(deadline).boxed())
+        }
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::core::params::VersionMatch;
+
+    use super::*;
+
+    #[test]
+    fn list_options_become_list_params() {
+        let options = ListOptions {
+            label_selector: Some("app=web".into()),
+            field_selector: Some("metadata.name=x".into()),
+            resource_version: Some("10".into()),
+            resource_version_match: Some(VersionMatch::NotOlderThan),
+            limit: Some(500),
+            continue_token: Some("abc".into()),
+            ..ListOptions::default()
+        };
+        let params = list_params(&options);
+        assert_eq!(params.label_selector.as_deref(), Some("app=web"));
+        assert_eq!(params.field_selector.as_deref(), Some("metadata.name=x"));
+        assert_eq!(params.resource_version.as_deref(), Some("10"));
+        assert_eq!(params.version_match, Some(VersionMatch::NotOlderThan));
+        assert_eq!(
+            (params.limit, params.continue_token.as_deref()),
+            (Some(500), Some("abc"))
+        );
+
+        let unset = list_params(&ListOptions {
+            resource_version_match: Some(VersionMatch::NotOlderThan),
+            ..ListOptions::default()
+        });
+        assert_eq!(unset.version_match, None, "a match without a version is not sent");
+    }
+
+    #[test]
+    fn watch_options_become_watch_params() {
+        let params = watch_params(&ListOptions {
+            label_selector: Some("a=b".into()),
+            timeout_seconds: Some(400),
+            allow_watch_bookmarks: true,
+            send_initial_events: true,
+            ..ListOptions::default()
+        });
+        assert_eq!(params.label_selector.as_deref(), Some("a=b"));
+        assert_eq!(params.timeout, Some(400));
+        assert!(params.bookmarks && params.send_initial_events);
+    }
+
+    #[test]
+    fn classifies_kube_errors() {
+        let status = kube::core::Status::failure("gone", "Expired").with_code(410);
+        assert!(classify(kube::Error::Api(Box::new(status))).is_expired());
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        assert!(classify(kube::Error::Service(Box::new(refused))).is_connection_refused());
+        let other = std::io::Error::other("reset");
+        assert!(matches!(
+            classify(kube::Error::ReadEvents(other)),
+            Error::Transport(_)
+        ));
+        let bad_json = serde_json::from_str::<u8>("x").expect_err("not json");
+        assert!(matches!(
+            classify(kube::Error::SerdeError(bad_json)),
+            Error::Decode(_)
+        ));
+    }
+}

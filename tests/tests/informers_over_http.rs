@@ -1,0 +1,461 @@
+//! Informers end to end over real HTTP: the test API server, `kube::Client`, the factory.
+
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use informer_runtime::{
+    MaybeTombstone,
+    factory::SharedInformerFactory,
+    handler::{EventHandlerFuncs, ResourceEventHandler},
+    informer::{InformerOptions, SharedIndexInformer},
+    kube_lister_watcher::KubeListerWatcher,
+    reflector::{InitialListStrategy, ReflectorConfig},
+    store::namespace_indexers,
+};
+use informer_tests::{eventually, pod};
+use informer_testserver::{Failure, TestServer};
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    core::v1::{ConfigMap, Node, Pod},
+};
+use kube::{Api, api::ObjectMeta, core::Selector};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Records every notification as a line.
+#[derive(Default, Clone)]
+struct Recorder(Arc<Mutex<Vec<String>>>);
+
+impl Recorder {
+    fn lines(&self) -> Vec<String> {
+        self.0.lock().expect("lock").clone()
+    }
+
+    fn has(&self, line: &str) -> bool {
+        self.lines().iter().any(|l| l == line)
+    }
+
+    fn push(&self, line: String) {
+        self.0.lock().expect("lock").push(line);
+    }
+}
+
+fn label(p: &Pod, key: &str) -> String {
+    p.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .cloned()
+        .unwrap_or_default()
+}
+
+impl ResourceEventHandler<Pod> for Recorder {
+    fn on_add(&self, object: Arc<Pod>, is_in_initial_list: bool) {
+        let name = object.metadata.name.clone().unwrap_or_default();
+        self.push(format!("add {name} initial={is_in_initial_list}"));
+    }
+
+    fn on_update(&self, old: Arc<Pod>, new: Arc<Pod>) {
+        let name = new.metadata.name.clone().unwrap_or_default();
+        if old.metadata.resource_version == new.metadata.resource_version {
+            self.push(format!("resync {name}"));
+        } else {
+            self.push(format!(
+                "update {name} tier {}->{}",
+                label(&old, "tier"),
+                label(&new, "tier")
+            ));
+        }
+    }
+
+    fn on_delete(&self, object: MaybeTombstone<Pod>) {
+        let kind = if object.is_tombstone() {
+            "tombstone"
+        } else {
+            "delete"
+        };
+        self.push(format!("{kind} {}", object.key()));
+    }
+}
+
+/// A pod to seed: namespace, name, labels.
+type PodSeed<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+async fn server_with_pods(pods: &[PodSeed<'_>]) -> TestServer {
+    let server = TestServer::start().await.expect("server starts");
+    for (namespace, name, labels) in pods {
+        server
+            .create_typed(&pod(namespace, name, labels))
+            .expect("created");
+    }
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initial_sync_then_adds_updates_and_deletes_reach_handlers() {
+    let server = server_with_pods(&[
+        ("a", "web-1", &[("tier", "front")]),
+        ("b", "db-1", &[("tier", "back")]),
+    ])
+    .await;
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    let recorder = Recorder::default();
+    let registration = pods.add_event_handler(recorder.clone()).expect("added");
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(WAIT).await;
+    assert!(report.all_synced(), "{report}");
+    eventually("handler synced", WAIT, || registration.has_synced()).await;
+    let mut initial = recorder.lines();
+    initial.sort();
+    assert_eq!(initial, ["add db-1 initial=true", "add web-1 initial=true"]);
+
+    let client = server.client().expect("client");
+    let api: Api<Pod> = Api::namespaced(client, "a");
+    api.create(&Default::default(), &pod("a", "web-2", &[("tier", "front")]))
+        .await
+        .expect("create over HTTP");
+    let mut changed = api.get("web-1").await.expect("get");
+    changed
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert("tier".into(), "edge".into());
+    api.replace("web-1", &Default::default(), &changed)
+        .await
+        .expect("update");
+    api.delete("web-2", &Default::default()).await.expect("delete");
+
+    eventually("live events", WAIT, || recorder.has("delete a/web-2")).await;
+    let live: Vec<String> = recorder.lines().into_iter().skip(2).collect();
+    assert_eq!(
+        live,
+        [
+            "add web-2 initial=false",
+            "update web-1 tier front->edge",
+            "delete a/web-2"
+        ]
+    );
+
+    let lister = pods.lister();
+    assert_eq!(
+        lister
+            .by_namespace("a")
+            .get("web-1")
+            .map(|p| label(&p, "tier"))
+            .as_deref(),
+        Some("edge")
+    );
+    assert!(lister.by_namespace("a").get("web-2").is_none());
+    assert_eq!(lister.list(&Selector::default()).len(), 2);
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_handler_gets_the_cache_replayed() {
+    let server = server_with_pods(&[("a", "p1", &[]), ("a", "p2", &[])]).await;
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+
+    let recorder = Recorder::default();
+    let registration = pods.add_event_handler(recorder.clone()).expect("added");
+    eventually("replay handled", WAIT, || registration.has_synced()).await;
+    server.create_typed(&pod("a", "p3", &[])).expect("created");
+    eventually("live add", WAIT, || recorder.lines().len() == 3).await;
+    let lines = recorder.lines();
+    let mut replay = lines[..2].to_vec();
+    replay.sort();
+    assert_eq!(replay, ["add p1 initial=true", "add p2 initial=true"]);
+    assert_eq!(lines[2], "add p3 initial=false");
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_leads_to_a_relist_with_tombstones() {
+    let server = server_with_pods(&[("a", "keep", &[]), ("a", "gone", &[])]).await;
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    let recorder = Recorder::default();
+    pods.add_event_handler(recorder.clone()).expect("added");
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+    let lists_before = server.request_count("list", "pods");
+
+    // The re-opened watch is throttled once (the reflector backs off and retries the watch);
+    // meanwhile an object is deleted and the history compacted, so the retry gets 410.
+    server.fail_next(
+        Failure::new(429)
+            .verb("watch")
+            .resource("pods")
+            .times(1)
+            .retry_after(1),
+    );
+    server.drop_watches();
+    server.delete_typed::<Pod>(Some("a"), "gone").expect("deleted");
+    server.compact();
+
+    eventually("tombstone", WAIT, || recorder.has("tombstone a/gone")).await;
+    assert!(pods.store().get_by_key("a/gone").is_none());
+    assert!(pods.store().get_by_key("a/keep").is_some());
+    assert_eq!(
+        server.request_count("list", "pods"),
+        lists_before + 1,
+        "exactly one relist"
+    );
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_watch_resumes_without_relist() {
+    let server = server_with_pods(&[("a", "p1", &[])]).await;
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    let recorder = Recorder::default();
+    pods.add_event_handler(recorder.clone()).expect("added");
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+    // A watch that closes within a second without any event counts as failed (client-go's
+    // "very short watch") and leads to a relist: let this one deliver an event first.
+    server.create_typed(&pod("a", "p0", &[])).expect("created");
+    eventually("event on the first watch", WAIT, || {
+        recorder.has("add p0 initial=false")
+    })
+    .await;
+    let watches_before = server.request_count("watch", "pods");
+
+    server.drop_watches();
+    eventually("watch re-opened", WAIT, || {
+        server.request_count("watch", "pods") > watches_before
+    })
+    .await;
+    server.create_typed(&pod("a", "p2", &[])).expect("created");
+    eventually("add after the drop", WAIT, || {
+        recorder.has("add p2 initial=false")
+    })
+    .await;
+    assert_eq!(server.request_count("list", "pods"), 1, "no relist");
+    assert!(
+        !recorder.lines().iter().any(|l| l.starts_with("resync")),
+        "a relist would re-deliver p1"
+    );
+    let resumed = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.verb == "watch")
+        .expect("a watch");
+    assert!(
+        resumed.query.contains("resourceVersion=") && !resumed.query.contains("resourceVersion=0&"),
+        "{resumed:?}"
+    );
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmarks_advance_the_resource_version() {
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .expect("server");
+    server.create_typed(&pod("a", "p1", &[])).expect("created");
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+
+    // Writes to another resource move the global version; only a bookmark tells the pods watch.
+    let config_map = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("cm".into()),
+            namespace: Some("a".into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    server.create_typed(&config_map).expect("created");
+    let latest = server.resource_version().to_string();
+    eventually("bookmark", WAIT, || pods.last_sync_resource_version() == latest).await;
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_list_syncs_without_a_list_request() {
+    let server = server_with_pods(&[("a", "p1", &[]), ("b", "p2", &[])]).await;
+    let client = server.client().expect("client");
+    let informer = SharedIndexInformer::new(
+        KubeListerWatcher::new(Api::<Pod>::all(client)),
+        InformerOptions {
+            indexers: namespace_indexers(),
+            reflector: ReflectorConfig {
+                initial_list_strategy: InitialListStrategy::StreamingList,
+                ..ReflectorConfig::default()
+            },
+            ..InformerOptions::default()
+        },
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    tokio::time::timeout(WAIT, informer.wait_for_sync())
+        .await
+        .expect("synced");
+    assert_eq!(informer.store().len(), 2);
+    assert_eq!(server.request_count("list", "pods"), 0);
+    server.create_typed(&pod("a", "p3", &[])).expect("created");
+    eventually("live event on the same watch", WAIT, || {
+        informer.store().len() == 3
+    })
+    .await;
+    assert_eq!(server.request_count("watch", "pods"), 1);
+    cancel.cancel();
+    task.await.expect("run returns");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_and_selector_scoped_factory_sees_only_its_objects() {
+    let server = server_with_pods(&[
+        ("a", "web-1", &[("app", "web")]),
+        ("a", "db-1", &[("app", "db")]),
+        ("b", "web-2", &[("app", "web")]),
+    ])
+    .await;
+    let factory = SharedInformerFactory::builder(server.client().expect("client"))
+        .namespace("a")
+        .tweak_list_options(|options| options.label_selector = Some("app=web".into()))
+        .build();
+    let pods = factory.informer::<Pod>();
+    let recorder = Recorder::default();
+    pods.add_event_handler(recorder.clone()).expect("added");
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+    assert_eq!(pods.store().list_keys(), ["a/web-1"]);
+
+    server
+        .create_typed(&pod("b", "web-3", &[("app", "web")]))
+        .expect("other namespace");
+    server
+        .create_typed(&pod("a", "web-4", &[("app", "web")]))
+        .expect("in scope");
+    eventually("in-scope add", WAIT, || recorder.has("add web-4 initial=false")).await;
+    // Leaving the selector is a deletion for this informer.
+    let mut moved = pod("a", "web-1", &[("app", "cache")]);
+    moved.metadata.resource_version = None;
+    let api: Api<Pod> = Api::namespaced(server.client().expect("client"), "a");
+    let current = api.get("web-1").await.expect("get");
+    moved.metadata.resource_version = current.metadata.resource_version;
+    api.replace("web-1", &Default::default(), &moved)
+        .await
+        .expect("update");
+    eventually("leaving the selector deletes", WAIT, || {
+        recorder.has("delete a/web-1")
+    })
+    .await;
+    let mut keys = pods.store().list_keys();
+    keys.sort();
+    assert_eq!(keys, ["a/web-4"]);
+    assert!(
+        !recorder
+            .lines()
+            .iter()
+            .any(|l| l.contains("web-3") || l.contains("db-1"))
+    );
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn factory_waits_for_every_informer_and_reports_each() {
+    let server = server_with_pods(&[("a", "p1", &[])]).await;
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    let nodes = factory.informer::<Node>();
+    let deployments = factory.informer::<Deployment>();
+    // One informer per type: a handler added through a second request lands on the first.
+    factory
+        .informer::<Pod>()
+        .add_event_handler(EventHandlerFuncs::new())
+        .expect("added");
+    assert_eq!(pods.handler_count(), 1, "one informer per type");
+    factory.start();
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(WAIT).await;
+    assert!(report.all_synced(), "{report}");
+    assert_eq!(report.informers.len(), 3);
+    assert_eq!(report.is_synced::<Node>(), Some(true));
+    assert_eq!(
+        server.request_count("list", "pods"),
+        1,
+        "one informer and one list per type"
+    );
+
+    // An informer requested later is started by a second start; a forbidden one never syncs,
+    // and the wait honours its deadline instead of hanging.
+    server.fail_next(Failure::new(403).verb("list").resource("configmaps").times(1000));
+    let config_maps = factory.informer::<ConfigMap>();
+    factory.start();
+    let report = factory
+        .wait_for_cache_sync_timeout(Duration::from_millis(300))
+        .await;
+    assert!(!report.all_synced());
+    assert_eq!(report.is_synced::<ConfigMap>(), Some(false));
+    assert_eq!(report.is_synced::<Pod>(), Some(true));
+    assert!(report.to_string().contains("not synced: configmaps"), "{report}");
+    let _ = (nodes, deployments, config_maps);
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+/// Counts live handler instances, to show that shutdown ends every handler thread.
+struct Alive(Arc<AtomicUsize>);
+
+impl ResourceEventHandler<Pod> for Alive {}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_no_running_task() {
+    let server = server_with_pods(&[("a", "p1", &[])]).await;
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let alive = Arc::new(AtomicUsize::new(0));
+    let pods = factory.informer::<Pod>();
+    for _ in 0..3 {
+        alive.fetch_add(1, Ordering::SeqCst);
+        pods.add_event_handler(Alive(Arc::clone(&alive))).expect("added");
+    }
+    let nodes = factory.informer::<Node>();
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+    assert!(server.watch_count() >= 2);
+
+    tokio::time::timeout(WAIT, factory.shutdown())
+        .await
+        .expect("shutdown completes");
+    assert!(pods.is_stopped() && nodes.is_stopped());
+    assert_eq!(alive.load(Ordering::SeqCst), 0, "every handler thread ended");
+    eventually("watches closed", WAIT, || server.watch_count() == 0).await;
+    factory.start();
+    assert!(
+        pods.add_event_handler(EventHandlerFuncs::new()).is_err(),
+        "the informers stay stopped"
+    );
+    server.shutdown().await;
+}
