@@ -1,5 +1,8 @@
 //! client-go's informer machinery for Rust, on kube-rs.
 
+#[doc(hidden)]
+#[path = "codegen.rs"]
+pub mod __codegen;
 pub mod backoff;
 pub mod delta_fifo;
 pub mod factory;

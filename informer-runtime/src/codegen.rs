@@ -1,0 +1,32 @@
+//! The items generated code uses, under stable paths (`::informer_runtime::__codegen::…`).
+//!
+//! Generated informers, listers and factories reach the runtime, kube and std only through
+//! this module, so they compile whatever the user's crate shadows (`Option`, `Result`, …) and
+//! whatever dependencies it declares. Not part of the public API.
+
+pub use std::{
+    boxed::Box,
+    option::Option::{self, None, Some},
+    result::Result::{self, Err, Ok},
+    string::String,
+    sync::Arc,
+    time::Duration,
+    vec::Vec,
+};
+
+pub use kube::{
+    self, Api, Client, Resource,
+    core::{GroupVersionResource, Selector},
+};
+
+pub use crate::{
+    factory::{
+        Error as FactoryError, GenericInformer, InformerContext, SharedInformerFactory,
+        SharedInformerFactoryBuilder, TweakListOptions,
+    },
+    informer::{InformerOptions, SharedIndexInformer},
+    kube_lister_watcher::{ApiScope, KubeListerWatcher},
+    lister::{Lister, NamespaceLister},
+    lister_watcher::ListOptions,
+    store::{Indexers, namespace_indexers},
+};
