@@ -28,7 +28,11 @@ fn pod(namespace: &str, name: &str, app: &str) -> Pod {
             ..ObjectMeta::default()
         },
         spec: Some(PodSpec {
-            containers: vec![Container { name: "main".into(), image: Some("nginx".into()), ..Container::default() }],
+            containers: vec![Container {
+                name: "main".into(),
+                image: Some("nginx".into()),
+                ..Container::default()
+            }],
             ..PodSpec::default()
         }),
         ..Pod::default()
@@ -36,13 +40,21 @@ fn pod(namespace: &str, name: &str, app: &str) -> Pod {
 }
 
 fn name(pod: &Pod) -> String {
-    format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or(""), pod.metadata.name.as_deref().unwrap_or(""))
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or(""),
+        pod.metadata.name.as_deref().unwrap_or("")
+    )
 }
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let on_cluster = std::env::args().any(|arg| arg == "--cluster");
-    let server = if on_cluster { None } else { Some(TestServer::start().await?) };
+    let server = if on_cluster {
+        None
+    } else {
+        Some(TestServer::start().await?)
+    };
     let client = match &server {
         Some(server) => {
             println!("embedded API server at {}", server.url());
@@ -67,11 +79,19 @@ async fn main() -> Result<(), BoxError> {
             })
             .updated(|old: Arc<Pod>, new: Arc<Pod>| {
                 if old.metadata.resource_version != new.metadata.resource_version {
-                    println!("updated  {} (resourceVersion {:?})", name(&new), new.metadata.resource_version);
+                    println!(
+                        "updated  {} (resourceVersion {:?})",
+                        name(&new),
+                        new.metadata.resource_version
+                    );
                 }
             })
             .deleted(|deleted| {
-                let how = if deleted.is_tombstone() { " (missed by the watch, seen on relist)" } else { "" };
+                let how = if deleted.is_tombstone() {
+                    " (missed by the watch, seen on relist)"
+                } else {
+                    ""
+                };
                 println!("deleted  {}{how}", deleted.key());
             }),
     )?;
@@ -87,9 +107,16 @@ async fn main() -> Result<(), BoxError> {
 
     let lister = pods.lister();
     let web: Selector = [("app", "web")].into_iter().collect();
-    println!("pods: {}, app=web: {}", lister.list(&Selector::default()).len(), lister.list(&web).len());
+    println!(
+        "pods: {}, app=web: {}",
+        lister.list(&Selector::default()).len(),
+        lister.list(&web).len()
+    );
     for namespace in pods.store().list_index_func_values(NAMESPACE_INDEX) {
-        println!("  namespace {namespace}: {} pods", lister.by_namespace(&namespace).list(&Selector::default()).len());
+        println!(
+            "  namespace {namespace}: {} pods",
+            lister.by_namespace(&namespace).list(&Selector::default()).len()
+        );
     }
 
     match &server {
@@ -101,7 +128,11 @@ async fn main() -> Result<(), BoxError> {
                     server.delete_typed::<Pod>(Some("shop"), &format!("job-{}", round - 1))?;
                 }
                 let mut relabelled: Pod = owned_copy(&lister.by_namespace("blog").get("web-0"))?;
-                relabelled.metadata.labels.get_or_insert_default().insert("round".into(), round.to_string());
+                relabelled
+                    .metadata
+                    .labels
+                    .get_or_insert_default()
+                    .insert("round".into(), round.to_string());
                 server.update_typed(&relabelled)?;
                 tokio::time::sleep(Duration::from_millis(300)).await;
             }
@@ -126,5 +157,8 @@ async fn main() -> Result<(), BoxError> {
 
 /// An owned copy of a cached pod to modify (cached objects are shared and read-only).
 fn owned_copy(cached: &Option<Arc<Pod>>) -> Result<Pod, BoxError> {
-    cached.as_deref().cloned().ok_or_else(|| "the pod is not cached".into())
+    cached
+        .as_deref()
+        .cloned()
+        .ok_or_else(|| "the pod is not cached".into())
 }

@@ -15,7 +15,7 @@ use std::{
 };
 
 use kube::Resource;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use crate::{
     key::{SharedKey, object_key},
@@ -212,6 +212,9 @@ struct State<K> {
 pub struct DeltaFifo<K> {
     state: Mutex<State<K>>,
     changed: Notify,
+    /// Becomes `true` once [`DeltaFifo::has_synced`] does (after the last initial pop was
+    /// processed), for waiters that do not want to poll.
+    synced: watch::Sender<bool>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     emit_delta_type_replaced: bool,
     transform: Option<Transform<K>>,
@@ -241,6 +244,7 @@ impl<K: Resource> DeltaFifo<K> {
                 closed: false,
             }),
             changed: Notify::new(),
+            synced: watch::Sender::new(false),
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
             transform: options.transform,
@@ -249,6 +253,19 @@ impl<K: Resource> DeltaFifo<K> {
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Publishes the synced state; called with the lock held after each change of it.
+    fn publish_synced(&self, state: &State<K>) {
+        if has_synced(state) {
+            self.synced
+                .send_if_modified(|synced| !std::mem::replace(synced, true));
+        }
+    }
+
+    /// A receiver that turns `true` once the queue has synced.
+    pub fn synced_receiver(&self) -> watch::Receiver<bool> {
+        self.synced.subscribe()
     }
 
     fn prepare(&self, mut obj: K) -> (SharedKey, Arc<K>) {
@@ -265,6 +282,7 @@ impl<K: Resource> DeltaFifo<K> {
         let mut state = self.lock();
         state.populated = true;
         append(&mut state, key, DeltaType::Added, MaybeTombstone::Object(obj));
+        self.publish_synced(&state);
         drop(state);
         self.changed.notify_waiters();
     }
@@ -275,6 +293,7 @@ impl<K: Resource> DeltaFifo<K> {
         let mut state = self.lock();
         state.populated = true;
         append(&mut state, key, DeltaType::Updated, MaybeTombstone::Object(obj));
+        self.publish_synced(&state);
         drop(state);
         self.changed.notify_waiters();
     }
@@ -291,9 +310,11 @@ impl<K: Resource> DeltaFifo<K> {
             .as_ref()
             .is_some_and(|known| known.known_object(&key).is_some());
         if !queued && !known {
+            self.publish_synced(&state);
             return;
         }
         append(&mut state, key, DeltaType::Deleted, MaybeTombstone::Object(obj));
+        self.publish_synced(&state);
         drop(state);
         self.changed.notify_waiters();
     }
@@ -367,6 +388,7 @@ impl<K: Resource> DeltaFifo<K> {
             state.populated = true;
             state.initial_population_count = listed.len() + queued_deletions;
         }
+        self.publish_synced(&state);
         drop(state);
         self.changed.notify_waiters();
     }
@@ -403,10 +425,12 @@ impl<K: Resource> DeltaFifo<K> {
         let mut state = self.lock();
         state.populated = true;
         if state.items.contains_key(&key) {
+            self.publish_synced(&state);
             return Ok(());
         }
         state.queue.push_back(Arc::clone(&key));
         state.items.insert(key, deltas.0);
+        self.publish_synced(&state);
         drop(state);
         self.changed.notify_waiters();
         Ok(())
@@ -434,7 +458,9 @@ impl<K: Resource> DeltaFifo<K> {
                     if state.initial_population_count > 0 {
                         state.initial_population_count -= 1;
                     }
-                    return match process(&deltas, is_in_initial_list) {
+                    let outcome = process(&deltas, is_in_initial_list);
+                    self.publish_synced(&state);
+                    return match outcome {
                         Ok(()) => Ok(deltas),
                         Err(ProcessError::Failed(err)) => Err(PopError::Process(err)),
                         Err(ProcessError::Requeue(cause)) => {

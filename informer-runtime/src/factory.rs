@@ -28,9 +28,6 @@ use crate::{
     store::namespace_indexers,
 };
 
-/// How often [`SharedInformerFactory::wait_for_cache_sync`] checks the informers.
-const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(100);
-
 /// Changes the options of every list and watch of the factory's informers (client-go's
 /// `TweakListOptionsFunc`), such as a label selector.
 pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
@@ -69,6 +66,7 @@ impl Error {
 /// The parts of an informer a factory needs without knowing its type.
 trait ErasedInformer: Send + Sync {
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
+    fn wait_for_sync(&self) -> BoxFuture<'static, ()>;
     fn has_synced(&self) -> bool;
     fn description(&self) -> String;
     fn generic_lister(&self) -> GenericLister;
@@ -78,6 +76,11 @@ impl<K: Resource + Clone + Serialize + Send + Sync + 'static> ErasedInformer for
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()> {
         let informer = self.clone();
         async move { informer.run(cancel).await }.boxed()
+    }
+
+    fn wait_for_sync(&self) -> BoxFuture<'static, ()> {
+        let informer = self.clone();
+        async move { informer.wait_for_sync().await }.boxed()
     }
 
     fn has_synced(&self) -> bool {
@@ -603,16 +606,11 @@ impl SharedInformerFactory {
     /// waited for.
     pub async fn wait_for_cache_sync_until(&self, until: impl Future<Output = ()>) -> SyncReport {
         let informers = self.started();
-        tokio::pin!(until);
-        loop {
-            if informers.iter().all(|(_, i)| i.has_synced()) {
-                break;
-            }
-            tokio::select! {
-                () = &mut until => break,
-                () = self.inner.cancel.cancelled() => break,
-                () = tokio::time::sleep(SYNC_POLL_INTERVAL) => {}
-            }
+        let all_synced = futures::future::join_all(informers.iter().map(|(_, i)| i.wait_for_sync()));
+        tokio::select! {
+            _ = all_synced => {}
+            () = until => {}
+            () = self.inner.cancel.cancelled() => {}
         }
         SyncReport {
             informers: informers

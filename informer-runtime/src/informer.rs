@@ -38,9 +38,6 @@ use crate::{
     tombstone::MaybeTombstone,
 };
 
-/// How often [`SharedIndexInformer::wait_for_sync`] checks.
-const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(100);
-
 /// A failed informer operation.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -115,6 +112,8 @@ struct Inner<K> {
     /// Serialises run, add/remove handler and the setters (client-go's `startedLock`).
     lifecycle: Mutex<Lifecycle<K>>,
     started: AtomicBool,
+    /// Turns `true` when `run` has built the queue, for waiters.
+    queue_ready: tokio::sync::watch::Sender<bool>,
     stopped: AtomicBool,
     fifo: OnceLock<Arc<DeltaFifo<K>>>,
     reflector: OnceLock<Arc<Reflector<K>>>,
@@ -213,6 +212,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                     watch_error_handler: None,
                 }),
                 started: AtomicBool::new(false),
+                queue_ready: tokio::sync::watch::Sender::new(false),
                 stopped: AtomicBool::new(false),
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
@@ -352,10 +352,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
     }
 
-    /// Waits until [`has_synced`](Self::has_synced).
+    /// Waits until [`has_synced`](Self::has_synced) (without polling).
     pub async fn wait_for_sync(&self) {
-        while !self.has_synced() {
-            tokio::time::sleep(SYNC_POLL_INTERVAL).await;
+        // Errors mean a sender is gone, which cannot happen while `self` holds the informer.
+        let _ = self.inner.queue_ready.subscribe().wait_for(|ready| *ready).await;
+        if let Some(fifo) = self.inner.fifo.get() {
+            let _ = fifo.synced_receiver().wait_for(|synced| *synced).await;
         }
     }
 
@@ -445,6 +447,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         let _ = self.inner.fifo.set(Arc::clone(&fifo));
         let _ = self.inner.reflector.set(Arc::clone(&reflector));
         self.inner.started.store(true, Ordering::SeqCst);
+        self.inner.queue_ready.send_replace(true);
         Some((fifo, reflector))
     }
 

@@ -444,7 +444,7 @@ async fn shutdown_leaves_no_running_task() {
     let nodes = factory.informer::<Node>();
     factory.start();
     assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
-    assert!(server.watch_count() >= 2);
+    eventually("both watches open", WAIT, || server.watch_count() >= 2).await;
 
     tokio::time::timeout(WAIT, factory.shutdown())
         .await
