@@ -20,6 +20,7 @@ pub mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tombstone;
+pub mod workqueue;
 
 pub use key::ObjectName;
 pub use tombstone::{DeletedFinalStateUnknown, MaybeTombstone};

@@ -1,0 +1,453 @@
+//! Rate limiters: how long to wait before retrying an item (client-go's
+//! `default_rate_limiters.go`).
+
+use std::{
+    collections::HashMap,
+    fmt,
+    hash::Hash,
+    sync::{Mutex, MutexGuard, PoisonError},
+    time::Duration,
+};
+
+use tokio::time::Instant;
+
+/// Decides how long an item waits before it is retried.
+pub trait RateLimiter<T>: Send + Sync {
+    /// The delay before `item` is retried; records one more failure of it.
+    fn when(&self, item: &T) -> Duration;
+    /// Forgets `item`'s failures (after it was processed successfully).
+    fn forget(&self, item: &T);
+    /// How many failures of `item` were recorded.
+    fn num_requeues(&self, item: &T) -> u32;
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `base × 2^failures`, capped at `max` (client-go's `ItemExponentialFailureRateLimiter`).
+pub struct ItemExponentialFailureRateLimiter<T> {
+    base: Duration,
+    max: Duration,
+    failures: Mutex<HashMap<T, u32>>,
+}
+
+impl<T> fmt::Debug for ItemExponentialFailureRateLimiter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ItemExponentialFailureRateLimiter")
+            .field("base", &self.base)
+            .field("max", &self.max)
+            .finish()
+    }
+}
+
+impl<T> ItemExponentialFailureRateLimiter<T> {
+    /// Doubles from `base` up to `max`.
+    pub fn new(base: Duration, max: Duration) -> Self {
+        Self {
+            base,
+            max,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
+    fn when(&self, item: &T) -> Duration {
+        let mut failures = lock(&self.failures);
+        let count = failures.entry(item.clone()).or_insert(0);
+        let exponent = i32::try_from(*count).unwrap_or(i32::MAX);
+        *count = count.saturating_add(1);
+        let seconds = self.base.as_secs_f64() * 2f64.powi(exponent);
+        if !seconds.is_finite() || seconds > self.max.as_secs_f64() {
+            return self.max;
+        }
+        Duration::from_secs_f64(seconds)
+    }
+
+    fn forget(&self, item: &T) {
+        lock(&self.failures).remove(item);
+    }
+
+    fn num_requeues(&self, item: &T) -> u32 {
+        lock(&self.failures).get(item).copied().unwrap_or(0)
+    }
+}
+
+/// `fast` for the first `max_fast_attempts` failures of an item, then `slow`
+/// (client-go's `ItemFastSlowRateLimiter`).
+pub struct ItemFastSlowRateLimiter<T> {
+    fast: Duration,
+    slow: Duration,
+    max_fast_attempts: u32,
+    failures: Mutex<HashMap<T, u32>>,
+}
+
+impl<T> fmt::Debug for ItemFastSlowRateLimiter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ItemFastSlowRateLimiter")
+            .field("fast", &self.fast)
+            .field("slow", &self.slow)
+            .field("max_fast_attempts", &self.max_fast_attempts)
+            .finish()
+    }
+}
+
+impl<T> ItemFastSlowRateLimiter<T> {
+    /// `fast` for `max_fast_attempts` failures, then `slow`.
+    pub fn new(fast: Duration, slow: Duration, max_fast_attempts: u32) -> Self {
+        Self {
+            fast,
+            slow,
+            max_fast_attempts,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemFastSlowRateLimiter<T> {
+    fn when(&self, item: &T) -> Duration {
+        let mut failures = lock(&self.failures);
+        let count = failures.entry(item.clone()).or_insert(0);
+        *count = count.saturating_add(1);
+        if *count <= self.max_fast_attempts {
+            self.fast
+        } else {
+            self.slow
+        }
+    }
+
+    fn forget(&self, item: &T) {
+        lock(&self.failures).remove(item);
+    }
+
+    fn num_requeues(&self, item: &T) -> u32 {
+        lock(&self.failures).get(item).copied().unwrap_or(0)
+    }
+}
+
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+}
+
+/// One token bucket shared by all items: `qps` tokens per second, at most `burst` saved up;
+/// each retry takes a token and waits until it is available (client-go's
+/// `BucketRateLimiter`). The wait has no cap: many retries at once wait in line.
+pub struct BucketRateLimiter {
+    qps: f64,
+    burst: f64,
+    bucket: Mutex<Bucket>,
+}
+
+impl fmt::Debug for BucketRateLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BucketRateLimiter")
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .finish()
+    }
+}
+
+impl BucketRateLimiter {
+    /// A full bucket of `burst` tokens refilled at `qps` per second.
+    pub fn new(qps: f64, burst: u32) -> Self {
+        let burst = f64::from(burst);
+        Self {
+            qps,
+            burst,
+            bucket: Mutex::new(Bucket {
+                tokens: burst,
+                last: Instant::now(),
+            }),
+        }
+    }
+}
+
+impl<T> RateLimiter<T> for BucketRateLimiter {
+    fn when(&self, _item: &T) -> Duration {
+        let now = Instant::now();
+        let mut bucket = lock(&self.bucket);
+        let refill = now.duration_since(bucket.last).as_secs_f64() * self.qps;
+        bucket.tokens = (bucket.tokens + refill).min(self.burst);
+        bucket.last = now;
+        bucket.tokens -= 1.0;
+        if bucket.tokens >= 0.0 || self.qps <= 0.0 {
+            return Duration::ZERO;
+        }
+        Duration::from_secs_f64(-bucket.tokens / self.qps)
+    }
+
+    fn forget(&self, _item: &T) {}
+
+    fn num_requeues(&self, _item: &T) -> u32 {
+        0
+    }
+}
+
+/// The largest delay of several limiters, each of which records the failure
+/// (client-go's `MaxOfRateLimiter`).
+pub struct MaxOfRateLimiter<T> {
+    limiters: Vec<Box<dyn RateLimiter<T>>>,
+}
+
+impl<T> fmt::Debug for MaxOfRateLimiter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MaxOfRateLimiter")
+            .field("limiters", &self.limiters.len())
+            .finish()
+    }
+}
+
+impl<T> MaxOfRateLimiter<T> {
+    /// The maximum of `limiters`.
+    pub fn new(limiters: Vec<Box<dyn RateLimiter<T>>>) -> Self {
+        Self { limiters }
+    }
+}
+
+impl<T> RateLimiter<T> for MaxOfRateLimiter<T> {
+    fn when(&self, item: &T) -> Duration {
+        self.limiters
+            .iter()
+            .map(|l| l.when(item))
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+
+    fn forget(&self, item: &T) {
+        for limiter in &self.limiters {
+            limiter.forget(item);
+        }
+    }
+
+    fn num_requeues(&self, item: &T) -> u32 {
+        self.limiters
+            .iter()
+            .map(|l| l.num_requeues(item))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Caps another limiter's delays at `max` (client-go's `WithMaxWaitRateLimiter`).
+pub struct WithMaxWaitRateLimiter<T> {
+    limiter: Box<dyn RateLimiter<T>>,
+    max: Duration,
+}
+
+impl<T> fmt::Debug for WithMaxWaitRateLimiter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WithMaxWaitRateLimiter")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> WithMaxWaitRateLimiter<T> {
+    /// `limiter`, never waiting longer than `max`.
+    pub fn new(limiter: Box<dyn RateLimiter<T>>, max: Duration) -> Self {
+        Self { limiter, max }
+    }
+}
+
+impl<T> RateLimiter<T> for WithMaxWaitRateLimiter<T> {
+    fn when(&self, item: &T) -> Duration {
+        self.limiter.when(item).min(self.max)
+    }
+
+    fn forget(&self, item: &T) {
+        self.limiter.forget(item);
+    }
+
+    fn num_requeues(&self, item: &T) -> u32 {
+        self.limiter.num_requeues(item)
+    }
+}
+
+/// client-go's `DefaultItemBasedRateLimiter`: exponential from 1 ms to 1000 s.
+pub fn default_item_based_rate_limiter<T: Eq + Hash + Clone + Send + 'static>()
+-> ItemExponentialFailureRateLimiter<T> {
+    ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
+}
+
+/// client-go's `DefaultControllerRateLimiter`: the larger of an exponential per-item backoff
+/// (5 ms to 1000 s) and a token bucket shared by all items (10 per second, burst 100).
+pub fn default_controller_rate_limiter<T: Eq + Hash + Clone + Send + 'static>() -> MaxOfRateLimiter<T> {
+    MaxOfRateLimiter::new(vec![
+        Box::new(ItemExponentialFailureRateLimiter::new(
+            Duration::from_millis(5),
+            Duration::from_secs(1000),
+        )),
+        Box::new(BucketRateLimiter::new(10.0, 100)),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    // TestItemExponentialFailureRateLimiter
+    #[test]
+    fn exponential_per_item() {
+        let limiter = ItemExponentialFailureRateLimiter::new(ms(1), Duration::from_secs(1));
+        for want in [1, 2, 4, 8, 16] {
+            assert_eq!(limiter.when(&"one"), ms(want));
+        }
+        assert_eq!(limiter.num_requeues(&"one"), 5);
+        assert_eq!(limiter.when(&"two"), ms(1));
+        assert_eq!(limiter.when(&"two"), ms(2));
+        assert_eq!(limiter.num_requeues(&"two"), 2);
+        limiter.forget(&"one");
+        assert_eq!(limiter.num_requeues(&"one"), 0);
+        assert_eq!(limiter.when(&"one"), ms(1));
+    }
+
+    // TestItemExponentialFailureRateLimiterOverFlow
+    #[test]
+    fn exponential_does_not_overflow() {
+        let limiter = ItemExponentialFailureRateLimiter::new(ms(1), Duration::from_secs(1000));
+        for _ in 0..5 {
+            limiter.when(&"one");
+        }
+        assert_eq!(limiter.when(&"one"), ms(32));
+        for _ in 0..1000 {
+            limiter.when(&"overflow1");
+        }
+        assert_eq!(limiter.when(&"overflow1"), Duration::from_secs(1000));
+
+        let limiter =
+            ItemExponentialFailureRateLimiter::new(Duration::from_secs(60), Duration::from_secs(1000 * 3600));
+        for _ in 0..2 {
+            limiter.when(&"two");
+        }
+        assert_eq!(limiter.when(&"two"), Duration::from_secs(4 * 60));
+        for _ in 0..1000 {
+            limiter.when(&"overflow2");
+        }
+        assert_eq!(limiter.when(&"overflow2"), Duration::from_secs(1000 * 3600));
+    }
+
+    // TestItemFastSlowRateLimiter
+    #[test]
+    fn fast_then_slow() {
+        let limiter = ItemFastSlowRateLimiter::new(ms(5), Duration::from_secs(10), 3);
+        for want in [
+            ms(5),
+            ms(5),
+            ms(5),
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+        ] {
+            assert_eq!(limiter.when(&"one"), want);
+        }
+        assert_eq!(limiter.num_requeues(&"one"), 5);
+        assert_eq!((limiter.when(&"two"), limiter.when(&"two")), (ms(5), ms(5)));
+        assert_eq!(limiter.num_requeues(&"two"), 2);
+        limiter.forget(&"one");
+        assert_eq!(limiter.num_requeues(&"one"), 0);
+        assert_eq!(limiter.when(&"one"), ms(5));
+    }
+
+    // TestMaxOfRateLimiter
+    #[test]
+    fn max_of_calls_every_limiter() {
+        let limiter: MaxOfRateLimiter<&str> = MaxOfRateLimiter::new(vec![
+            Box::new(ItemFastSlowRateLimiter::new(ms(5), Duration::from_secs(3), 3)),
+            Box::new(ItemExponentialFailureRateLimiter::new(
+                ms(1),
+                Duration::from_secs(1),
+            )),
+        ]);
+        for want in [
+            ms(5),
+            ms(5),
+            ms(5),
+            Duration::from_secs(3),
+            Duration::from_secs(3),
+        ] {
+            assert_eq!(limiter.when(&"one"), want);
+        }
+        assert_eq!(limiter.num_requeues(&"one"), 5);
+        assert_eq!((limiter.when(&"two"), limiter.when(&"two")), (ms(5), ms(5)));
+        assert_eq!(limiter.num_requeues(&"two"), 2);
+        limiter.forget(&"one");
+        assert_eq!(limiter.num_requeues(&"one"), 0);
+        assert_eq!(limiter.when(&"one"), ms(5));
+    }
+
+    /// 5 ms for the first 100 calls, 1000 s afterwards.
+    struct Steps(Mutex<u32>);
+
+    impl RateLimiter<&'static str> for Steps {
+        fn when(&self, _: &&'static str) -> Duration {
+            let mut calls = lock(&self.0);
+            *calls += 1;
+            if *calls <= 100 {
+                ms(5)
+            } else {
+                Duration::from_secs(1000)
+            }
+        }
+        fn forget(&self, _: &&'static str) {}
+        fn num_requeues(&self, _: &&'static str) -> u32 {
+            0
+        }
+    }
+
+    // TestWithMaxWaitRateLimiter
+    #[test]
+    fn max_wait_caps_delays() {
+        let limiter = WithMaxWaitRateLimiter::new(Box::new(Steps(Mutex::new(0))), Duration::from_secs(500));
+        for _ in 0..100 {
+            assert_eq!(limiter.when(&"one"), ms(5));
+        }
+        for _ in 0..100 {
+            assert_eq!(limiter.when(&"one"), Duration::from_secs(500));
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bucket_allows_a_burst_then_paces_every_item() {
+        let limiter = BucketRateLimiter::new(10.0, 100);
+        for n in 0..100 {
+            assert_eq!(
+                RateLimiter::<u32>::when(&limiter, &n),
+                Duration::ZERO,
+                "burst of 100"
+            );
+        }
+        assert_eq!(
+            RateLimiter::<u32>::when(&limiter, &100),
+            ms(100),
+            "then one every 100 ms"
+        );
+        assert_eq!(RateLimiter::<u32>::when(&limiter, &101), ms(200));
+        // One second refills 10 tokens; two were owed: 8 retries go at once, the 9th waits.
+        tokio::time::advance(Duration::from_secs(1)).await;
+        for n in 102..110 {
+            assert_eq!(RateLimiter::<u32>::when(&limiter, &n), Duration::ZERO);
+        }
+        assert_eq!(RateLimiter::<u32>::when(&limiter, &110), ms(100));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn default_controller_limiter_is_max_of_exponential_and_bucket() {
+        let limiter = default_controller_rate_limiter::<u32>();
+        assert_eq!(limiter.when(&1), ms(5));
+        assert_eq!(limiter.when(&1), ms(10));
+        assert_eq!(limiter.num_requeues(&1), 2);
+        for n in 2..100 {
+            limiter.when(&n);
+        }
+        assert_eq!(
+            limiter.when(&500),
+            ms(100),
+            "the shared bucket is empty after 100 retries"
+        );
+    }
+}
