@@ -1,11 +1,8 @@
 //! Ports of client-go's `tools/cache/reflector_test.go` and `reflector_watchlist_test.go`.
 
-use std::{
-    collections::BTreeMap,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicUsize, Ordering},
-    },
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicUsize, Ordering},
 };
 
 use futures::{
@@ -20,7 +17,6 @@ use kube::{
     core::{
         ObjectList, Status, TypeMeta,
         response::{StatusCause, StatusDetails},
-        watch::{Bookmark, BookmarkMeta},
     },
 };
 
@@ -55,17 +51,7 @@ fn list_of(rv: &str, items: Vec<Pod>, continue_token: Option<&str>) -> ObjectLis
 }
 
 fn bookmark(rv: &str, initial_events_end: bool) -> WatchEvent<Pod> {
-    let mut annotations = BTreeMap::new();
-    if initial_events_end {
-        annotations.insert(INITIAL_EVENTS_END_ANNOTATION.to_owned(), "true".to_owned());
-    }
-    WatchEvent::Bookmark(Bookmark {
-        types: TypeMeta::default(),
-        metadata: BookmarkMeta {
-            resource_version: rv.into(),
-            annotations,
-        },
-    })
+    crate::testing::bookmark(rv, initial_events_end)
 }
 
 fn status_event(code: u16, reason: &str) -> WatchEvent<Pod> {

@@ -283,7 +283,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
     }
 }
 
-fn bookmark<K>(resource_version: u64, initial_events_end: bool) -> WatchEvent<K> {
+/// A bookmark event at `resource_version`, annotated as the end of a streaming list's initial
+/// events if `initial_events_end`.
+pub fn bookmark<K>(resource_version: impl ToString, initial_events_end: bool) -> WatchEvent<K> {
     let mut annotations = BTreeMap::new();
     if initial_events_end {
         annotations.insert(INITIAL_EVENTS_END_ANNOTATION.to_owned(), "true".to_owned());
