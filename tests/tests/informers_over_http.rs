@@ -459,3 +459,51 @@ async fn shutdown_leaves_no_running_task() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_informer_over_a_custom_resource() {
+    use informer_testserver::ResourceType;
+    use kube::core::DynamicObject;
+
+    let server = TestServer::start().await.expect("server starts");
+    let widgets = ResourceType::new("example.com", "v1", "Widget", "widgets", true);
+    server.register(widgets.clone());
+    let widget = |name: &str, size: u32| {
+        serde_json::json!({
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"size": size},
+        })
+    };
+    server.create(widget("small", 1)).expect("created");
+
+    let informer = SharedIndexInformer::new(
+        KubeListerWatcher::dynamic(server.client().expect("client"), &widgets.api_resource(), None),
+        InformerOptions {
+            indexers: namespace_indexers(),
+            description: Some("widgets.example.com".into()),
+            ..InformerOptions::default()
+        },
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    tokio::time::timeout(WAIT, informer.wait_for_sync())
+        .await
+        .expect("synced");
+    server.create(widget("large", 9)).expect("created");
+    eventually("live add", WAIT, || informer.store().len() == 2).await;
+    let large: Arc<DynamicObject> = informer
+        .lister()
+        .by_namespace("shop")
+        .get("large")
+        .expect("cached");
+    assert_eq!(large.data["spec"]["size"], 9);
+    assert_eq!(large.types.as_ref().map(|t| t.kind.as_str()), Some("Widget"));
+    cancel.cancel();
+    task.await.expect("run returns");
+    server.shutdown().await;
+}
