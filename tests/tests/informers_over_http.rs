@@ -507,3 +507,73 @@ async fn dynamic_informer_over_a_custom_resource() {
     task.await.expect("run returns");
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_watch_line_is_reported_and_recovered_from() {
+    let server = server_with_pods(&[("a", "p1", &[])]).await;
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&errors);
+    let factory = SharedInformerFactory::builder(server.client().expect("client"))
+        .watch_error_handler(move |informer, error| {
+            sink.lock().expect("lock").push(format!("{informer}: {error}"))
+        })
+        .build();
+    let pods = factory.informer::<Pod>();
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+    eventually("watch open", WAIT, || server.watch_count() == 1).await;
+
+    server.send_malformed_watch_line();
+    eventually("decode error reported", WAIT, || {
+        !errors.lock().expect("lock").is_empty()
+    })
+    .await;
+    let reported = errors.lock().expect("lock")[0].clone();
+    assert!(
+        reported.starts_with("pods: failed to watch pods: failed to decode"),
+        "{reported}"
+    );
+
+    // The informer recovers: later changes still arrive.
+    server.create_typed(&pod("a", "p2", &[])).expect("created");
+    eventually("recovered", Duration::from_secs(20), || {
+        pods.store().get_by_key("a/p2").is_some()
+    })
+    .await;
+    factory.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_list_is_reported_and_retried_with_backoff() {
+    let server = server_with_pods(&[("a", "p1", &[])]).await;
+    server.fail_next(Failure::new(403).verb("list").resource("pods").times(3));
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&errors);
+    let factory = SharedInformerFactory::builder(server.client().expect("client"))
+        .watch_error_handler(move |_, error| sink.lock().expect("lock").push(error.to_string()))
+        .build();
+    let pods = factory.informer::<Pod>();
+    let started = tokio::time::Instant::now();
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(Duration::from_secs(30)).await;
+    assert!(report.all_synced(), "{report}");
+    // Three refusals, then success: at least 0.8 + 1.6 + 3.2 s of backoff in between.
+    assert!(
+        started.elapsed() >= Duration::from_millis(5600),
+        "backed off: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.request_count("list", "pods"), 4);
+    let errors = errors.lock().expect("lock").clone();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.starts_with("failed to list pods: the API server answered 403 Forbidden")),
+        "{errors:?}"
+    );
+    assert_eq!(pods.store().len(), 1);
+    factory.shutdown().await;
+    server.shutdown().await;
+}
