@@ -1,5 +1,8 @@
 //! Fixtures shared by the cross-crate integration tests in `tests/`.
 
+pub mod generated;
+pub mod shadowed;
+
 use std::{collections::BTreeMap, time::Duration};
 
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};

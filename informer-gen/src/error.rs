@@ -1,0 +1,90 @@
+//! What can go wrong generating informers.
+
+use std::path::PathBuf;
+
+use crate::Location;
+
+/// A failure to generate or write informers.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input source could not be read or understood.
+    #[error(transparent)]
+    Parse(#[from] crate::parse::Error),
+    /// Two declarations of the same resource.
+    #[error("failed to generate informers: {gvr} is declared twice, at {first} and at {second}")]
+    Duplicate {
+        /// `group/version/plural`.
+        gvr: String,
+        /// The first declaration.
+        first: Location,
+        /// The second declaration.
+        second: Location,
+    },
+    /// The inputs declare no resource (after filtering).
+    #[error(
+        "failed to find any resource (`#[derive(CustomResource)]` with `#[kube(...)]`, `#[derive(Informer)]` with `#[informer(...)]`, or `impl Resource` with `const GROUP`...){filtered} in {looked_in}"
+    )]
+    NoResources {
+        /// ` matching the filters` when filters dropped some.
+        filtered: &'static str,
+        /// The files read, comma-separated.
+        looked_in: String,
+    },
+    /// No input was given.
+    #[error("failed to generate informers: no input crate or file was given")]
+    NoInputs,
+    /// An input crate without `src/lib.rs`, or a missing input.
+    #[error("failed to find input {path}: expected a crate directory with src/lib.rs or a .rs file")]
+    InputNotFound {
+        /// The input.
+        path: PathBuf,
+    },
+    /// The package name could not be read from an input's `Cargo.toml`.
+    #[error("failed to read the package name from {path}: expected `[package]` with `name = \"...\"`")]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+    },
+    /// A filter pattern is not `group/version/resource`.
+    #[error(
+        "failed to parse the pattern \"{pattern}\": expected group/version/resource, such as example.com/*/* or */v1/foos"
+    )]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A path option is not a Rust path.
+    #[error("failed to parse the {what} \"{path}\" as a Rust path: {message}")]
+    RustPath {
+        /// Which option.
+        what: &'static str,
+        /// The value.
+        path: String,
+        /// syn's message.
+        message: String,
+    },
+    /// No output directory: neither configured nor `OUT_DIR`.
+    #[error(
+        "failed to find the output directory: call `Config::out_dir` or run from a build script (OUT_DIR)"
+    )]
+    NoOutDir,
+    /// The current directory could not be found to make paths absolute.
+    #[error("failed to make {path} absolute: {source}")]
+    Absolute {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("failed to write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Naming or formatting the generated code failed.
+    #[error(transparent)]
+    Templates(#[from] informer_templates::Error),
+}

@@ -1,0 +1,64 @@
+//! What can be wrong with the input sources.
+
+use std::path::PathBuf;
+
+use crate::Location;
+
+/// A source that could not be read or understood.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read.
+    #[error("failed to read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file is not valid Rust.
+    #[error("failed to parse {location}: {message}")]
+    Syntax {
+        /// Where.
+        location: Location,
+        /// syn's message.
+        message: String,
+    },
+    /// A `mod x;` declaration whose file does not exist.
+    #[error("failed to find the file of module `{module}` declared at {location}: looked for {candidates}")]
+    ModuleNotFound {
+        /// Where the module is declared.
+        location: Location,
+        /// The module name.
+        module: String,
+        /// The files tried.
+        candidates: String,
+    },
+    /// A module file included twice (a `#[path]` loop).
+    #[error("failed to walk the modules: {location} includes {path} a second time")]
+    ModuleLoop {
+        /// Where the module is declared.
+        location: Location,
+        /// The file.
+        path: PathBuf,
+    },
+    /// A resource declaration lacks a required field.
+    #[error("failed to read the resource declared at {location}: missing {missing}; expected {expected}")]
+    MissingField {
+        /// Where the declaration is.
+        location: Location,
+        /// The missing fields.
+        missing: String,
+        /// The expected form.
+        expected: String,
+    },
+    /// An attribute that does not parse.
+    #[error("failed to parse the attribute at {location}: {message}; expected {expected}")]
+    MalformedAttribute {
+        /// Where.
+        location: Location,
+        /// syn's message.
+        message: String,
+        /// The expected form.
+        expected: String,
+    },
+}

@@ -1,0 +1,68 @@
+impl SharedInformerFactory {
+    /// The informer of the resource `gvr` names, as a generic informer: the same
+    /// informer (and cache) as the typed accessor returns.
+    ///
+    /// # Errors
+    ///
+    /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    pub fn for_resource(
+        &self,
+        gvr: &::informer_runtime::__codegen::GroupVersionResource,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::GenericInformer,
+        ::informer_runtime::__codegen::FactoryError,
+    > {
+        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+            ("", "v1", "pods") => {
+                let informer = self.core().v1().pods().informer();
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer_for(
+                            ::core::clone::Clone::clone(gvr),
+                            move |_| informer,
+                        ),
+                )
+            }
+            #[cfg(feature = "policies")]
+            ("example.com", "v1", "clusterpolicies") => {
+                let informer = self.example().v1().cluster_policies().informer();
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer_for(
+                            ::core::clone::Clone::clone(gvr),
+                            move |_| informer,
+                        ),
+                )
+            }
+            ("example.com", "v1", "foos") => {
+                let informer = self.example().v1().foos().informer();
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer_for(
+                            ::core::clone::Clone::clone(gvr),
+                            move |_| informer,
+                        ),
+                )
+            }
+            ("example.com", "v2", "foos") => {
+                let informer = self.example().v2().foos().informer();
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer_for(
+                            ::core::clone::Clone::clone(gvr),
+                            move |_| informer,
+                        ),
+                )
+            }
+            _ => {
+                ::informer_runtime::__codegen::Err(
+                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// Lists and gets `Foo` objects (example.com/v1/foos) from an informer's cache.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct FooLister {
+    lister: ::informer_runtime::__codegen::Lister<::sample::v1::Foo>,
+}
+impl FooLister {
+    /// A typed lister over `lister`.
+    pub fn new(
+        lister: ::informer_runtime::__codegen::Lister<::sample::v1::Foo>,
+    ) -> Self {
+        Self { lister }
+    }
+    /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+    pub fn list(
+        &self,
+        selector: &::informer_runtime::__codegen::Selector,
+    ) -> ::informer_runtime::__codegen::Vec<
+        ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+    > {
+        self.lister.list(selector)
+    }
+}
+impl FooLister {
+    /// The `Foo` objects in `namespace`.
+    pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
+        FooNamespaceLister {
+            lister: self.lister.by_namespace(namespace),
+        }
+    }
+}
+/// Lists and gets the `Foo` objects of one namespace from a cache.
+#[derive(::core::fmt::Debug)]
+pub struct FooNamespaceLister {
+    lister: ::informer_runtime::__codegen::NamespaceLister<::sample::v1::Foo>,
+}
+impl FooNamespaceLister {
+    /// The namespace.
+    pub fn namespace(&self) -> &str {
+        self.lister.namespace()
+    }
+    /// The `Foo` objects in the namespace matching `selector`.
+    pub fn list(
+        &self,
+        selector: &::informer_runtime::__codegen::Selector,
+    ) -> ::informer_runtime::__codegen::Vec<
+        ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+    > {
+        self.lister.list(selector)
+    }
+    /// The `Foo` named `name` in the namespace, if cached.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::informer_runtime::__codegen::Option<
+        ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+    > {
+        self.lister.get(name)
+    }
+}

@@ -1,0 +1,124 @@
+/// Access to the shared informer and lister of `Foo` (example.com/v1/foos).
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct FooInformer {
+    factory: ::informer_runtime::__codegen::SharedInformerFactory,
+}
+impl FooInformer {
+    /// Access through `factory` (cheap: the factory is shared).
+    pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
+        Self {
+            factory: ::core::clone::Clone::clone(factory),
+        }
+    }
+    /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+    pub fn informer(
+        &self,
+    ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
+        self.factory.informer::<::sample::v1::Foo>()
+    }
+    /// A lister over the cache of the factory's `Foo` informer.
+    pub fn lister(&self) -> FooLister {
+        FooLister::new(self.informer().lister())
+    }
+}
+/// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+pub fn new_foo_informer(
+    client: ::informer_runtime::__codegen::Client,
+    namespace: ::informer_runtime::__codegen::Option<&str>,
+    resync_period: ::informer_runtime::__codegen::Duration,
+    indexers: ::informer_runtime::__codegen::Indexers<::sample::v1::Foo>,
+) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
+    new_filtered_foo_informer(
+        client,
+        namespace,
+        resync_period,
+        indexers,
+        ::informer_runtime::__codegen::None,
+    )
+}
+/// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+pub fn new_filtered_foo_informer(
+    client: ::informer_runtime::__codegen::Client,
+    namespace: ::informer_runtime::__codegen::Option<&str>,
+    resync_period: ::informer_runtime::__codegen::Duration,
+    indexers: ::informer_runtime::__codegen::Indexers<::sample::v1::Foo>,
+    tweak: ::informer_runtime::__codegen::Option<
+        ::informer_runtime::__codegen::TweakListOptions,
+    >,
+) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
+    let api = <<::sample::v1::Foo as ::informer_runtime::__codegen::Resource>::Scope as ::informer_runtime::__codegen::ApiScope>::api::<
+        ::sample::v1::Foo,
+    >(client, namespace);
+    let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(api)
+        .with_shared_tweak(tweak);
+    ::informer_runtime::__codegen::SharedIndexInformer::new(
+        lister_watcher,
+        ::informer_runtime::__codegen::InformerOptions {
+            resync_period,
+            indexers,
+            description: ::informer_runtime::__codegen::Some(
+                ::informer_runtime::__codegen::String::from("foos"),
+            ),
+            ..::core::default::Default::default()
+        },
+    )
+}
+/// Lists and gets `Foo` objects (example.com/v1/foos) from an informer's cache.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct FooLister {
+    lister: ::informer_runtime::__codegen::Lister<::sample::v1::Foo>,
+}
+impl FooLister {
+    /// A typed lister over `lister`.
+    pub fn new(
+        lister: ::informer_runtime::__codegen::Lister<::sample::v1::Foo>,
+    ) -> Self {
+        Self { lister }
+    }
+    /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+    pub fn list(
+        &self,
+        selector: &::informer_runtime::__codegen::Selector,
+    ) -> ::informer_runtime::__codegen::Vec<
+        ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+    > {
+        self.lister.list(selector)
+    }
+}
+impl FooLister {
+    /// The `Foo` objects in `namespace`.
+    pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
+        FooNamespaceLister {
+            lister: self.lister.by_namespace(namespace),
+        }
+    }
+}
+/// Lists and gets the `Foo` objects of one namespace from a cache.
+#[derive(::core::fmt::Debug)]
+pub struct FooNamespaceLister {
+    lister: ::informer_runtime::__codegen::NamespaceLister<::sample::v1::Foo>,
+}
+impl FooNamespaceLister {
+    /// The namespace.
+    pub fn namespace(&self) -> &str {
+        self.lister.namespace()
+    }
+    /// The `Foo` objects in the namespace matching `selector`.
+    pub fn list(
+        &self,
+        selector: &::informer_runtime::__codegen::Selector,
+    ) -> ::informer_runtime::__codegen::Vec<
+        ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+    > {
+        self.lister.list(selector)
+    }
+    /// The `Foo` named `name` in the namespace, if cached.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::informer_runtime::__codegen::Option<
+        ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+    > {
+        self.lister.get(name)
+    }
+}

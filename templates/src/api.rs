@@ -1,0 +1,203 @@
+//! The resources arranged as generated code is: groups, their versions, their resources, each
+//! with its generated names.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::Ident;
+
+use crate::{Error, Resource, naming};
+
+/// Every resource, by group and version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Api {
+    /// The groups, sorted by accessor.
+    pub groups: Vec<Group>,
+}
+
+/// One API group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// The group name (`""` for core).
+    pub name: String,
+    /// The accessor method and module name (see [`naming`]).
+    pub accessor: Ident,
+    /// The group struct, such as `Example`.
+    pub type_name: Ident,
+    /// The versions, sorted by module name.
+    pub versions: Vec<Version>,
+}
+
+/// One version of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// The version name.
+    pub name: String,
+    /// The group name.
+    pub group: String,
+    /// The module name and accessor method, such as `v1`.
+    pub module: Ident,
+    /// The version struct, such as `V1`.
+    pub type_name: Ident,
+    /// The resources, sorted by plural.
+    pub resources: Vec<Resource>,
+}
+
+impl Api {
+    /// Arranges `resources`, naming groups by the rules of [`naming`]; fails when two groups,
+    /// versions or resources would get the same name.
+    pub fn new(resources: Vec<Resource>) -> Result<Self, Error> {
+        let mut by_group: BTreeMap<String, BTreeMap<String, Vec<Resource>>> = BTreeMap::new();
+        for resource in resources {
+            by_group
+                .entry(resource.group.clone())
+                .or_default()
+                .entry(resource.version.clone())
+                .or_default()
+                .push(resource);
+        }
+        let accessors = group_accessors(by_group.keys().map(String::as_str))?;
+        let mut groups = Vec::new();
+        for (name, versions) in by_group {
+            let accessor = accessors
+                .get(&name)
+                .cloned()
+                .unwrap_or_else(|| naming::group_short_name(&name));
+            let versions = arrange_versions(&name, versions)?;
+            groups.push(Group {
+                type_name: naming::group_type(&accessor),
+                accessor: naming::ident(&accessor),
+                name,
+                versions,
+            });
+        }
+        groups.sort_by_key(|g| g.accessor.to_string());
+        Ok(Self { groups })
+    }
+
+    /// Every resource, sorted by group, version and plural.
+    pub fn resources(&self) -> Vec<&Resource> {
+        let mut all: Vec<&Resource> = self
+            .groups
+            .iter()
+            .flat_map(|g| &g.versions)
+            .flat_map(|v| &v.resources)
+            .collect();
+        all.sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
+        all
+    }
+}
+
+/// The accessor of each group: its short name, or its full name when the short name collides.
+fn group_accessors<'a>(groups: impl Iterator<Item = &'a str>) -> Result<BTreeMap<String, String>, Error> {
+    let groups: Vec<&str> = groups.collect();
+    let mut short_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for group in &groups {
+        *short_counts.entry(naming::group_short_name(group)).or_default() += 1;
+    }
+    let mut accessors = BTreeMap::new();
+    let mut owners: BTreeMap<String, &str> = BTreeMap::new();
+    for group in groups {
+        let short = naming::group_short_name(group);
+        let collides = short_counts.get(&short).copied().unwrap_or_default() > 1;
+        let accessor = if collides && !group.is_empty() {
+            naming::group_full_name(group)
+        } else {
+            short
+        };
+        if let Some(first) = owners.insert(accessor.clone(), group) {
+            return Err(Error::GroupCollision {
+                first: first.to_owned(),
+                second: group.to_owned(),
+                accessor,
+            });
+        }
+        accessors.insert(group.to_owned(), accessor);
+    }
+    Ok(accessors)
+}
+
+fn arrange_versions(group: &str, versions: BTreeMap<String, Vec<Resource>>) -> Result<Vec<Version>, Error> {
+    let mut out: Vec<Version> = Vec::new();
+    for (name, mut resources) in versions {
+        let module = naming::version_module(&name);
+        if let Some(other) = out.iter().find(|v| v.module == module) {
+            return Err(Error::VersionCollision {
+                group: group.to_owned(),
+                first: other.name.clone(),
+                second: name,
+                name: module,
+            });
+        }
+        resources.sort_by(|a, b| a.plural.cmp(&b.plural));
+        check_resource_names(group, &name, &resources)?;
+        out.push(Version {
+            type_name: naming::version_type(&name),
+            module: naming::ident(&module),
+            group: group.to_owned(),
+            name,
+            resources,
+        });
+    }
+    out.sort_by_key(|v| v.module.to_string());
+    Ok(out)
+}
+
+fn check_resource_names(group: &str, version: &str, resources: &[Resource]) -> Result<(), Error> {
+    let mut seen: BTreeMap<String, &Resource> = BTreeMap::new();
+    for resource in resources {
+        let names = [
+            naming::resource_method(&resource.kind, &resource.plural),
+            naming::kind_type_stem(&resource.kind),
+            naming::kind_snake(&resource.kind),
+        ];
+        for (index, name) in names.into_iter().enumerate() {
+            if let Some(first) = seen.insert(format!("{index}{name}"), resource) {
+                return Err(Error::ResourceCollision {
+                    group_version: format!("{group}/{version}"),
+                    first: format!("{}/{}", first.kind, first.plural),
+                    second: format!("{}/{}", resource.kind, resource.plural),
+                    name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scope;
+
+    fn resource(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
+        let path = syn::parse_str(&format!("::c::{kind}")).expect("path");
+        Resource::new(group, version, kind, plural, Scope::Namespaced, path)
+    }
+
+    #[test]
+    fn colliding_first_labels_use_full_names() {
+        let api = Api::new(vec![
+            resource("example.com", "v1", "Foo", "foos"),
+            resource("example.org", "v1", "Bar", "bars"),
+            resource("", "v1", "Pod", "pods"),
+            resource("core.example.io", "v1", "Baz", "bazs"),
+            resource("other.io", "v1", "Qux", "quxes"),
+        ])
+        .expect("named");
+        let accessors: Vec<String> = api.groups.iter().map(|g| g.accessor.to_string()).collect();
+        assert_eq!(
+            accessors,
+            ["core", "core_example_io", "example_com", "example_org", "other"]
+        );
+    }
+
+    #[test]
+    fn duplicate_method_names_are_errors() {
+        let err = Api::new(vec![
+            resource("example.com", "v1", "Foo", "foos"),
+            resource("example.com", "v1", "Other", "foos"),
+        ])
+        .expect_err("collision");
+        assert!(err.to_string().contains("both map to `foos`"), "{err}");
+    }
+}

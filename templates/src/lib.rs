@@ -1,0 +1,27 @@
+//! The resource model, naming rules and `quote!` templates behind `informer-gen`.
+//!
+//! Generated code reaches its runtime only through `<runtime>::__codegen::…` (default
+//! `::informer_runtime::__codegen`), with absolute paths, so it compiles wherever it is
+//! included, whatever the including crate shadows.
+//!
+//! ```
+//! use informer_templates::{Api, RenderOptions, Resource, Scope, format, render};
+//!
+//! let foo = Resource::new("example.com", "v1", "Foo", "foos", Scope::Namespaced, syn::parse_quote!(::crds::Foo));
+//! let options = RenderOptions::default();
+//! let code = format::pretty(render::resource::render_resource(&foo, &options)).expect("valid tokens");
+//! assert!(code.contains("pub struct FooInformer"));
+//! let api = Api::new(vec![foo]).expect("no collisions");
+//! assert_eq!(api.groups[0].accessor.to_string(), "example");
+//! ```
+
+pub mod api;
+mod error;
+pub mod format;
+pub mod model;
+pub mod naming;
+pub mod render;
+
+pub use api::{Api, Group, Version};
+pub use error::Error;
+pub use model::{Nesting, RenderOptions, Resource, Scope};
