@@ -20,7 +20,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     delta_fifo::Transform,
-    informer::{InformerOptions, SharedIndexInformer},
+    informer::{InformerOptions, InformerStats, SharedIndexInformer},
     kube_lister_watcher::{ApiScope, KubeListerWatcher},
     lister::GenericLister,
     lister_watcher::ListOptions,
@@ -70,6 +70,7 @@ trait ErasedInformer: Send + Sync {
     fn has_synced(&self) -> bool;
     fn description(&self) -> String;
     fn generic_lister(&self) -> GenericLister;
+    fn stats(&self) -> InformerStats;
 }
 
 impl<K: Resource + Clone + Serialize + Send + Sync + 'static> ErasedInformer for SharedIndexInformer<K> {
@@ -93,6 +94,10 @@ impl<K: Resource + Clone + Serialize + Send + Sync + 'static> ErasedInformer for
 
     fn generic_lister(&self) -> GenericLister {
         GenericLister::new(self.store())
+    }
+
+    fn stats(&self) -> InformerStats {
+        SharedIndexInformer::stats(self)
     }
 }
 
@@ -588,6 +593,17 @@ impl SharedInformerFactory {
             .filter_map(|t| state.informers.get(t))
             .filter(|e| e.started)
             .map(|e| (e.type_name, Arc::clone(&e.erased)))
+            .collect()
+    }
+
+    /// A snapshot of every informer's activity, in creation order (for metrics and debugging).
+    pub fn stats(&self) -> Vec<InformerStats> {
+        let state = self.lock();
+        state
+            .order
+            .iter()
+            .filter_map(|t| state.informers.get(t))
+            .map(|e| e.erased.stats())
             .collect()
     }
 

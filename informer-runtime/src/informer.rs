@@ -371,6 +371,31 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         self.inner.stopped.load(Ordering::SeqCst)
     }
 
+    /// What the informer has done so far: its reflector's counts, its cache size and each
+    /// handler's state (for metrics and debugging).
+    pub fn stats(&self) -> InformerStats {
+        let synced = self.has_synced();
+        InformerStats {
+            description: self.inner.description.clone(),
+            reflector: self.inner.reflector.get().map(|r| r.stats()).unwrap_or_default(),
+            store_size: self.inner.indexer.len(),
+            synced,
+            handlers: self
+                .inner
+                .processor
+                .listener_states()
+                .iter()
+                .map(|state| HandlerStats {
+                    id: state.id,
+                    backlog: state.backlog.load(Ordering::SeqCst),
+                    handled: state.handled.load(Ordering::SeqCst),
+                    panics: state.panics.load(Ordering::SeqCst),
+                    synced: synced && state.pending_initial.load(Ordering::SeqCst) == 0,
+                })
+                .collect(),
+        }
+    }
+
     /// The resource version of the last list or watch event ("" before `run`).
     pub fn last_sync_resource_version(&self) -> String {
         self.inner
@@ -492,6 +517,36 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             }
         }
     }
+}
+
+/// A snapshot of an informer's activity, from [`SharedIndexInformer::stats`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InformerStats {
+    /// The informer's description.
+    pub description: String,
+    /// Lists, watches and errors of its reflector.
+    pub reflector: reflector::ReflectorStats,
+    /// Objects in the cache.
+    pub store_size: usize,
+    /// Whether the cache synced.
+    pub synced: bool,
+    /// Every registered handler or stream.
+    pub handlers: Vec<HandlerStats>,
+}
+
+/// A snapshot of one registration's activity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HandlerStats {
+    /// The registration's number within its informer.
+    pub id: u64,
+    /// Notifications waiting for the handler.
+    pub backlog: usize,
+    /// Notifications handled.
+    pub handled: u64,
+    /// Calls that panicked.
+    pub panics: u64,
+    /// Whether it handled its initial list.
+    pub synced: bool,
 }
 
 /// The handle of a registered handler or stream (client-go's `ResourceEventHandlerRegistration`).

@@ -1053,3 +1053,43 @@ fn description_defaults_to_the_type_name() {
     assert_eq!(informer(&source, Duration::ZERO).description(), "Pod");
     let _ = lister_watcher::ListOptions::default();
 }
+
+// Counters behind metrics: lists, relists, watches, errors, cache size, handler state.
+#[tokio::test(start_paused = true)]
+async fn stats_count_lists_watches_and_handlers() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    let i = informer(&source, Duration::ZERO);
+    let listener = Arc::new(TestListener::default());
+    i.add_event_handler(Arc::clone(&listener)).expect("added");
+    let before = i.stats();
+    assert_eq!(
+        (before.reflector.lists, before.store_size, before.synced),
+        (0, 0, false)
+    );
+    let running = run(&i);
+    listener.expect(&["pod1"]).await;
+    let synced = i.stats();
+    assert_eq!(synced.reflector.lists, 1);
+    assert_eq!(synced.reflector.relists, 0);
+    assert_eq!(synced.reflector.watches, 1);
+    assert_eq!(synced.store_size, 1);
+    assert!(synced.synced);
+    assert_eq!(synced.handlers.len(), 1);
+    assert_eq!((synced.handlers[0].handled, synced.handlers[0].backlog), (1, 0));
+    assert!(synced.handlers[0].synced);
+
+    // A reset watch: 410, backoff, relist.
+    source.reset_watch();
+    settle().await;
+    tokio::time::advance(Duration::from_secs(2)).await;
+    eventually("relist", || i.stats().reflector.relists == 1).await;
+    let after = i.stats();
+    assert_eq!(after.reflector.lists, 2);
+    assert_eq!(after.reflector.watch_errors, 1, "the 410 ended a watch");
+    assert_eq!(
+        after.reflector.last_resource_version,
+        source.resource_version().to_string()
+    );
+    running.stop().await;
+}

@@ -12,6 +12,8 @@ pub mod key;
 pub mod kube_lister_watcher;
 pub mod lister;
 pub mod lister_watcher;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod pager;
 mod processor;
 pub mod reflector;

@@ -258,6 +258,15 @@ impl<K: Send + Sync + 'static> Processor<K> {
         self.lock().listeners.len()
     }
 
+    /// The state of every registered listener.
+    pub(crate) fn listener_states(&self) -> Vec<Arc<ListenerState>> {
+        self.lock()
+            .listeners
+            .iter()
+            .map(|l| Arc::clone(&l.state))
+            .collect()
+    }
+
     /// Closes every listener, dropping undelivered notifications, and waits for their threads
     /// to finish their current call.
     pub(crate) async fn stop(&self) {

@@ -18,7 +18,10 @@
 use std::{
     collections::HashMap,
     fmt,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{
+        Arc, Mutex, MutexGuard, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
     time::Duration,
 };
 
@@ -226,6 +229,32 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
     }
 }
 
+/// Counters of a reflector's requests, read by [`Reflector::stats`].
+#[derive(Debug, Default)]
+struct Counters {
+    lists: AtomicU64,
+    list_errors: AtomicU64,
+    watches: AtomicU64,
+    watch_errors: AtomicU64,
+}
+
+/// What a reflector has done so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReflectorStats {
+    /// Successful lists, including the first (and streamed initial lists).
+    pub lists: u64,
+    /// Lists after the first: relists after a 410, a failed watch, or a restart.
+    pub relists: u64,
+    /// Failed list requests.
+    pub list_errors: u64,
+    /// Watches opened.
+    pub watches: u64,
+    /// Watches that failed to open or ended with an error.
+    pub watch_errors: u64,
+    /// The resource version of the last list or event.
+    pub last_resource_version: String,
+}
+
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
 pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 
@@ -250,6 +279,7 @@ pub struct Reflector<K> {
     should_resync: Option<ShouldResync>,
     watch_error_handler: Option<WatchErrorHandler>,
     state: Mutex<State>,
+    counters: Counters,
 }
 
 impl<K> fmt::Debug for Reflector<K> {
@@ -294,6 +324,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             should_resync: None,
             watch_error_handler: None,
             state: Mutex::new(state),
+            counters: Counters::default(),
         }
     }
 
@@ -320,6 +351,19 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         self.lock().last_sync_resource_version.clone()
     }
 
+    /// Counts of lists and watches so far.
+    pub fn stats(&self) -> ReflectorStats {
+        let lists = self.counters.lists.load(Ordering::Relaxed);
+        ReflectorStats {
+            lists,
+            relists: lists.saturating_sub(1),
+            list_errors: self.counters.list_errors.load(Ordering::Relaxed),
+            watches: self.counters.watches.load(Ordering::Relaxed),
+            watch_errors: self.counters.watch_errors.load(Ordering::Relaxed),
+            last_resource_version: self.last_sync_resource_version(),
+        }
+    }
+
     fn set_last_sync_resource_version(&self, resource_version: &str) {
         resource_version.clone_into(&mut self.lock().last_sync_resource_version);
     }
@@ -339,6 +383,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     }
 
     fn report(&self, err: &Error) {
+        match err {
+            Error::List { .. } => self.counters.list_errors.fetch_add(1, Ordering::Relaxed),
+            Error::Resync { .. } => 0,
+            _ => self.counters.watch_errors.fetch_add(1, Ordering::Relaxed),
+        };
         match &self.watch_error_handler {
             Some(handler) => handler(err),
             None if err.is_expired() => tracing::debug!(resource = %self.resource, error = %err, "relisting"),
@@ -430,6 +479,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         }
                         state.last_resource_version_unavailable = false;
                     }
+                    self.counters.lists.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(resource = %self.resource, items = paged.list.items.len(), resource_version = %list_resource_version, "listed");
                     self.store.replace(paged.list.items, &list_resource_version);
                     self.set_last_sync_resource_version(&list_resource_version);
@@ -439,6 +489,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     if (err.is_expired() || err.is_too_large_resource_version())
                         && !resource_version.is_empty() =>
                 {
+                    self.counters.list_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(resource = %self.resource, error = %err, "listing again at the most recent version");
                     self.lock().last_resource_version_unavailable = true;
                     resource_version.clear();
@@ -516,7 +567,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         result = self.lister_watcher.watch(&options) => result,
                     };
                     match result {
-                        Ok(stream) => stream,
+                        Ok(stream) => {
+                            self.counters.watches.fetch_add(1, Ordering::Relaxed);
+                            stream
+                        }
                         Err(err) if err.is_connection_refused() || err.is_too_many_requests() => {
                             self.report(&self.watch_error(err));
                             if !self.backoff(cancel).await {
@@ -639,7 +693,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 result = self.lister_watcher.watch(&options) => result,
             };
             let mut stream = match result {
-                Ok(stream) => stream,
+                Ok(stream) => {
+                    self.counters.watches.fetch_add(1, Ordering::Relaxed);
+                    stream
+                }
                 Err(err) => {
                     if !self.retry_watch_list(err, cancel).await? {
                         return Ok(None);
@@ -700,6 +757,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             };
             match end {
                 StreamEnd::Synced(resource_version) => {
+                    self.counters.lists.fetch_add(1, Ordering::Relaxed);
                     self.lock().last_resource_version_unavailable = false;
                     tracing::debug!(resource = %self.resource, items = objects.len(), resource_version = %resource_version, "streamed the initial list");
                     self.store

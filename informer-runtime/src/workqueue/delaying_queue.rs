@@ -12,7 +12,7 @@ use std::{
 use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::WorkQueue;
+use super::{QueueMetrics, WorkQueue};
 
 struct Waiting<T> {
     /// Deadlines in order, with a sequence number naming the entry.
@@ -73,7 +73,16 @@ fn lock<T>(waiting: &Mutex<Waiting<T>>) -> MutexGuard<'_, Waiting<T>> {
 impl<T: Eq + Hash + Clone + Send + 'static> DelayingQueue<T> {
     /// An empty queue, with its timer task.
     pub fn new() -> Self {
-        let queue = Arc::new(WorkQueue::new());
+        Self::with_queue(WorkQueue::new())
+    }
+
+    /// An empty queue reporting to `metrics`, with its timer task.
+    pub fn with_metrics(metrics: Arc<dyn QueueMetrics>) -> Self {
+        Self::with_queue(WorkQueue::with_metrics(metrics))
+    }
+
+    fn with_queue(queue: WorkQueue<T>) -> Self {
+        let queue = Arc::new(queue);
         let waiting = Arc::new(Mutex::new(Waiting {
             heap: BinaryHeap::new(),
             entries: HashMap::new(),

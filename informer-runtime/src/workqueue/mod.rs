@@ -27,11 +27,13 @@
 //! ```
 
 mod delaying_queue;
+mod metrics;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 
 pub use delaying_queue::DelayingQueue;
+pub use metrics::QueueMetrics;
 pub use queue::WorkQueue;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter,

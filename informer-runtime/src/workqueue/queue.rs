@@ -1,13 +1,15 @@
 //! The deduplicating work queue (client-go's `workqueue.Type`).
 
 use std::{
-    collections::{HashSet, VecDeque},
+    collections::{HashMap, HashSet, VecDeque},
     fmt,
     hash::Hash,
-    sync::{Mutex, MutexGuard, PoisonError},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use tokio::sync::Notify;
+use tokio::{sync::Notify, time::Instant};
+
+use super::QueueMetrics;
 
 struct State<T> {
     /// Items waiting to be handed out, in order; each also in `dirty`.
@@ -19,6 +21,10 @@ struct State<T> {
     shutting_down: bool,
     /// Whether `shut_down_with_drain` waits for processing items.
     drain: bool,
+    /// When each queued item was queued (only with metrics).
+    queued_at: HashMap<T, Instant>,
+    /// When each processing item was handed out (only with metrics).
+    taken_at: HashMap<T, Instant>,
 }
 
 /// A FIFO of distinct items for workers (client-go's `workqueue.Interface`).
@@ -34,6 +40,7 @@ pub struct WorkQueue<T> {
     item_added: Notify,
     /// Wakes `shut_down_with_drain` when processing empties or on a plain shutdown.
     drained: Notify,
+    metrics: Option<Arc<dyn QueueMetrics>>,
 }
 
 impl<T: fmt::Debug> fmt::Debug for WorkQueue<T> {
@@ -56,6 +63,15 @@ impl<T: Eq + Hash + Clone> Default for WorkQueue<T> {
 impl<T: Eq + Hash + Clone> WorkQueue<T> {
     /// An empty queue.
     pub fn new() -> Self {
+        Self::build(None)
+    }
+
+    /// An empty queue reporting to `metrics`.
+    pub fn with_metrics(metrics: Arc<dyn QueueMetrics>) -> Self {
+        Self::build(Some(metrics))
+    }
+
+    fn build(metrics: Option<Arc<dyn QueueMetrics>>) -> Self {
         Self {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -63,10 +79,22 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
                 processing: HashSet::new(),
                 shutting_down: false,
                 drain: false,
+                queued_at: HashMap::new(),
+                taken_at: HashMap::new(),
             }),
             item_added: Notify::new(),
             drained: Notify::new(),
+            metrics,
         }
+    }
+
+    /// Queues `item` at the tail (the caller checked it is dirty and not processing).
+    fn push(&self, state: &mut State<T>, item: T) {
+        if let Some(metrics) = &self.metrics {
+            metrics.added();
+            state.queued_at.insert(item.clone(), Instant::now());
+        }
+        state.queue.push_back(item);
     }
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
@@ -84,7 +112,7 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
         if state.processing.contains(&item) {
             return;
         }
-        state.queue.push_back(item);
+        self.push(&mut state, item);
         drop(state);
         self.item_added.notify_one();
     }
@@ -111,6 +139,12 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
                 if let Some(item) = state.queue.pop_front() {
                     state.dirty.remove(&item);
                     state.processing.insert(item.clone());
+                    if let Some(metrics) = &self.metrics {
+                        let now = Instant::now();
+                        let queued = state.queued_at.remove(&item).unwrap_or(now);
+                        metrics.taken(now.duration_since(queued));
+                        state.taken_at.insert(item.clone(), now);
+                    }
                     let more = !state.queue.is_empty();
                     drop(state);
                     if more {
@@ -131,8 +165,13 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
     pub fn done(&self, item: &T) {
         let mut state = self.lock();
         state.processing.remove(item);
+        if let Some(metrics) = &self.metrics
+            && let Some(taken) = state.taken_at.remove(item)
+        {
+            metrics.done(taken.elapsed());
+        }
         if state.dirty.contains(item) {
-            state.queue.push_back(item.clone());
+            self.push(&mut state, item.clone());
             drop(state);
             self.item_added.notify_one();
         } else if state.processing.is_empty() {

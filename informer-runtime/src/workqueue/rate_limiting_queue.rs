@@ -1,15 +1,16 @@
 //! A delaying queue that retries items after a rate limiter's delay (client-go's
 //! `RateLimitingInterface`).
 
-use std::{fmt, hash::Hash, ops::Deref};
+use std::{fmt, hash::Hash, ops::Deref, sync::Arc};
 
-use super::{DelayingQueue, RateLimiter};
+use super::{DelayingQueue, QueueMetrics, RateLimiter};
 
 /// A [`DelayingQueue`] with a [`RateLimiter`] for retries. It dereferences to the delaying
 /// queue for `add`, `get`, `done`, `add_after` and shutdown.
 pub struct RateLimitingQueue<T> {
     queue: DelayingQueue<T>,
     limiter: Box<dyn RateLimiter<T>>,
+    metrics: Option<Arc<dyn QueueMetrics>>,
 }
 
 impl<T: fmt::Debug> fmt::Debug for RateLimitingQueue<T> {
@@ -26,11 +27,24 @@ impl<T: Eq + Hash + Clone + Send + 'static> RateLimitingQueue<T> {
         Self {
             queue: DelayingQueue::new(),
             limiter: Box::new(limiter),
+            metrics: None,
+        }
+    }
+
+    /// A queue retrying with `limiter` and reporting to `metrics`.
+    pub fn with_metrics(limiter: impl RateLimiter<T> + 'static, metrics: Arc<dyn QueueMetrics>) -> Self {
+        Self {
+            queue: DelayingQueue::with_metrics(Arc::clone(&metrics)),
+            limiter: Box::new(limiter),
+            metrics: Some(metrics),
         }
     }
 
     /// Adds `item` after the delay the limiter chooses (and records a failure of it).
     pub fn add_rate_limited(&self, item: T) {
+        if let Some(metrics) = &self.metrics {
+            metrics.retried();
+        }
         let delay = self.limiter.when(&item);
         self.queue.add_after(item, delay);
     }
@@ -98,5 +112,71 @@ mod tests {
         queue.add_rate_limited("one");
         assert_eq!(queue.ready_at(&"one"), Some(later + ms(1)));
         queue.shut_down();
+    }
+}
+
+#[cfg(test)]
+mod metrics_tests {
+    use std::{
+        sync::{Arc, Mutex},
+        time::Duration,
+    };
+
+    use super::*;
+    use crate::workqueue::ItemExponentialFailureRateLimiter;
+
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<String>>);
+
+    impl QueueMetrics for Recorded {
+        fn added(&self) {
+            self.0.lock().expect("lock").push("added".into());
+        }
+        fn taken(&self, waited: Duration) {
+            self.0
+                .lock()
+                .expect("lock")
+                .push(format!("taken after {}ms", waited.as_millis()));
+        }
+        fn done(&self, worked: Duration) {
+            self.0
+                .lock()
+                .expect("lock")
+                .push(format!("done after {}ms", worked.as_millis()));
+        }
+        fn retried(&self) {
+            self.0.lock().expect("lock").push("retried".into());
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn queue_reports_adds_latency_work_and_retries() {
+        let metrics = Arc::new(Recorded::default());
+        let limiter =
+            ItemExponentialFailureRateLimiter::new(Duration::from_millis(10), Duration::from_secs(1));
+        let queue = RateLimitingQueue::with_metrics(limiter, Arc::clone(&metrics) as Arc<dyn QueueMetrics>);
+        queue.add("a");
+        queue.add("a");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let item = queue.get().await.expect("a");
+        tokio::time::sleep(Duration::from_millis(7)).await;
+        queue.add_rate_limited(item);
+        queue.done(&item);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let again = queue.get().await.expect("retried a");
+        queue.done(&again);
+        queue.shut_down();
+        assert_eq!(
+            *metrics.0.lock().expect("lock"),
+            [
+                "added",
+                "taken after 5ms",
+                "retried",
+                "done after 7ms",
+                "added",
+                "taken after 10ms",
+                "done after 0ms"
+            ]
+        );
     }
 }

@@ -1,0 +1,319 @@
+//! Prometheus metrics (feature `metrics`), through `prometheus-client`.
+//!
+//! - [`register_factory`]: per informer, lists, relists, watches, list and watch errors, cache
+//!   size, sync state and last resource version; per handler, backlog, handled notifications and
+//!   panics. Read from the informers' counters at each scrape: nothing is added to the hot path.
+//! - [`WorkQueueMetrics`]: per work queue, adds, depth, retries, time in queue and work
+//!   duration (client-go's workqueue metrics), fed through [`QueueMetrics`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use informer_runtime::{metrics::WorkQueueMetrics, workqueue::{RateLimitingQueue, default_controller_rate_limiter}};
+//! use prometheus_client::{encoding::text::encode, registry::Registry};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let mut registry = Registry::default();
+//! let metrics = WorkQueueMetrics::register(&mut registry, "foo-controller");
+//! let queue = RateLimitingQueue::<String>::with_metrics(default_controller_rate_limiter(), metrics);
+//! queue.add("default/web".into());
+//! let mut text = String::new();
+//! encode(&mut text, &registry).expect("encodable");
+//! assert!(text.contains("workqueue_adds_total{name=\"foo-controller\"} 1"));
+//! # }
+//! ```
+
+use std::{fmt, sync::Arc, time::Duration};
+
+use prometheus_client::{
+    collector::Collector,
+    encoding::{DescriptorEncoder, EncodeMetric},
+    metrics::{
+        counter::{ConstCounter, Counter},
+        gauge::{ConstGauge, Gauge},
+        histogram::{Histogram, exponential_buckets},
+    },
+    registry::Registry,
+};
+
+use crate::{factory::SharedInformerFactory, workqueue::QueueMetrics};
+
+/// Registers the metrics of every informer of `factory` (also ones created later).
+pub fn register_factory(registry: &mut Registry, factory: &SharedInformerFactory) {
+    registry.register_collector(Box::new(FactoryCollector {
+        factory: factory.clone(),
+    }));
+}
+
+struct FactoryCollector {
+    factory: SharedInformerFactory,
+}
+
+impl fmt::Debug for FactoryCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FactoryCollector").finish_non_exhaustive()
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+fn encode_each(
+    encoder: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    samples: &[(Labels, Box<dyn EncodeMetric>)],
+) -> Result<(), fmt::Error> {
+    let Some((_, first)) = samples.first() else {
+        return Ok(());
+    };
+    let mut metric = encoder.encode_descriptor(name, help, None, first.metric_type())?;
+    for (labels, value) in samples {
+        value.encode(metric.encode_family(labels)?)?;
+    }
+    Ok(())
+}
+
+fn counter(value: u64) -> Box<dyn EncodeMetric> {
+    Box::new(ConstCounter::new(value))
+}
+
+fn gauge(value: i64) -> Box<dyn EncodeMetric> {
+    Box::new(ConstGauge::new(value))
+}
+
+fn clamp(value: usize) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl Collector for FactoryCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let stats = self.factory.stats();
+        let informer = |s: &crate::informer::InformerStats| vec![("informer", s.description.clone())];
+        type Pick = fn(&crate::informer::InformerStats) -> Box<dyn EncodeMetric>;
+        let per_informer: [(&str, &str, Pick); 8] = [
+            ("informer_lists", "Successful lists, the first included.", |s| {
+                counter(s.reflector.lists)
+            }),
+            ("informer_relists", "Lists after the first one.", |s| {
+                counter(s.reflector.relists)
+            }),
+            ("informer_list_errors", "Failed list requests.", |s| {
+                counter(s.reflector.list_errors)
+            }),
+            ("informer_watches", "Watches opened.", |s| {
+                counter(s.reflector.watches)
+            }),
+            (
+                "informer_watch_errors",
+                "Watches that failed to open or ended with an error.",
+                |s| counter(s.reflector.watch_errors),
+            ),
+            ("informer_store_objects", "Objects in the cache.", |s| {
+                gauge(clamp(s.store_size))
+            }),
+            ("informer_synced", "1 once the cache synced.", |s| {
+                gauge(i64::from(s.synced))
+            }),
+            (
+                "informer_last_resource_version",
+                "The last resource version seen, when it is a number.",
+                |s| gauge(s.reflector.last_resource_version.parse().unwrap_or(0)),
+            ),
+        ];
+        for (name, help, pick) in per_informer {
+            let samples: Vec<(Labels, Box<dyn EncodeMetric>)> =
+                stats.iter().map(|s| (informer(s), pick(s))).collect();
+            encode_each(&mut encoder, name, help, &samples)?;
+        }
+
+        let handlers = |pick: fn(&crate::informer::HandlerStats) -> Box<dyn EncodeMetric>| {
+            stats
+                .iter()
+                .flat_map(|s| {
+                    s.handlers.iter().map(move |h| {
+                        (
+                            vec![("informer", s.description.clone()), ("handler", h.id.to_string())],
+                            pick(h),
+                        )
+                    })
+                })
+                .collect::<Vec<(Labels, Box<dyn EncodeMetric>)>>()
+        };
+        encode_each(
+            &mut encoder,
+            "informer_handler_backlog",
+            "Notifications waiting for the handler.",
+            &handlers(|h| gauge(clamp(h.backlog))),
+        )?;
+        encode_each(
+            &mut encoder,
+            "informer_handler_handled",
+            "Notifications handled.",
+            &handlers(|h| counter(h.handled)),
+        )?;
+        encode_each(
+            &mut encoder,
+            "informer_handler_panics",
+            "Handler calls that panicked.",
+            &handlers(|h| counter(h.panics)),
+        )
+    }
+}
+
+/// The metrics of one work queue, registered under the label `name`.
+#[derive(Debug)]
+pub struct WorkQueueMetrics {
+    adds: Counter,
+    depth: Gauge,
+    retries: Counter,
+    queue_duration: Histogram,
+    work_duration: Histogram,
+}
+
+impl WorkQueueMetrics {
+    /// Registers the metrics of a queue called `name` (`workqueue_*{name="..."}`).
+    pub fn register(registry: &mut Registry, name: &str) -> Arc<Self> {
+        let metrics = Arc::new(Self {
+            adds: Counter::default(),
+            depth: Gauge::default(),
+            retries: Counter::default(),
+            // 1 µs to about 17 minutes, like client-go's 10^-8 .. 10^3 range.
+            queue_duration: Histogram::new(exponential_buckets(1e-6, 4.0, 16)),
+            work_duration: Histogram::new(exponential_buckets(1e-6, 4.0, 16)),
+        });
+        let registry = registry.sub_registry_with_label(("name".into(), name.to_owned().into()));
+        registry.register("workqueue_adds", "Items added.", metrics.adds.clone());
+        registry.register("workqueue_depth", "Items waiting.", metrics.depth.clone());
+        registry.register(
+            "workqueue_retries",
+            "Items added back with a rate limit.",
+            metrics.retries.clone(),
+        );
+        registry.register(
+            "workqueue_queue_duration_seconds",
+            "How long items waited before a worker took them.",
+            metrics.queue_duration.clone(),
+        );
+        registry.register(
+            "workqueue_work_duration_seconds",
+            "How long workers took to process items.",
+            metrics.work_duration.clone(),
+        );
+        metrics
+    }
+}
+
+impl QueueMetrics for WorkQueueMetrics {
+    fn added(&self) {
+        self.adds.inc();
+        self.depth.inc();
+    }
+
+    fn taken(&self, waited: Duration) {
+        self.depth.dec();
+        self.queue_duration.observe(waited.as_secs_f64());
+    }
+
+    fn done(&self, worked: Duration) {
+        self.work_duration.observe(worked.as_secs_f64());
+    }
+
+    fn retried(&self) {
+        self.retries.inc();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::ObjectMeta;
+    use prometheus_client::encoding::text::encode;
+
+    use super::*;
+    use crate::{
+        handler::EventHandlerFuncs,
+        informer::{InformerOptions, SharedIndexInformer},
+        lister_watcher::ListerWatcher,
+        testing::FakeControllerSource,
+    };
+
+    fn client() -> kube::Client {
+        let url = "http://127.0.0.1:9".parse().expect("url");
+        kube::Client::try_from(kube::Config::new(url)).expect("client")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn factory_metrics_describe_each_informer_and_handler() {
+        let source = Arc::new(FakeControllerSource::<Pod>::new());
+        source.add(Pod {
+            metadata: ObjectMeta {
+                name: Some("p".into()),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        });
+        let factory = SharedInformerFactory::new(client());
+        let pods = factory.informer_for::<Pod>(|_| {
+            SharedIndexInformer::from_arc(
+                Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
+                InformerOptions {
+                    description: Some("pods".into()),
+                    ..InformerOptions::default()
+                },
+            )
+        });
+        pods.add_event_handler(EventHandlerFuncs::new()).expect("added");
+        let mut registry = Registry::default();
+        register_factory(&mut registry, &factory);
+        factory.start();
+        assert!(
+            factory
+                .wait_for_cache_sync_timeout(Duration::from_secs(10))
+                .await
+                .all_synced()
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while pods.stats().handlers[0].handled == 0 {
+            assert!(tokio::time::Instant::now() < deadline, "handler never ran");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodable");
+        for line in [
+            "informer_lists_total{informer=\"pods\"} 1",
+            "informer_relists_total{informer=\"pods\"} 0",
+            "informer_store_objects{informer=\"pods\"} 1",
+            "informer_synced{informer=\"pods\"} 1",
+            "informer_last_resource_version{informer=\"pods\"} 1",
+            "informer_handler_backlog{informer=\"pods\",handler=\"0\"} 0",
+            "informer_handler_handled_total{informer=\"pods\",handler=\"0\"} 1",
+            "informer_handler_panics_total{informer=\"pods\",handler=\"0\"} 0",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+        factory.shutdown().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn work_queue_metrics_count_and_time() {
+        let mut registry = Registry::default();
+        let metrics = WorkQueueMetrics::register(&mut registry, "q");
+        let queue = crate::workqueue::WorkQueue::with_metrics(Arc::clone(&metrics) as Arc<dyn QueueMetrics>);
+        queue.add("a");
+        queue.add("b");
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        let a = queue.get().await.expect("a");
+        queue.done(&a);
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodable");
+        for line in [
+            "workqueue_adds_total{name=\"q\"} 2",
+            "workqueue_depth{name=\"q\"} 1",
+            "workqueue_queue_duration_seconds_count{name=\"q\"} 1",
+            "workqueue_work_duration_seconds_count{name=\"q\"} 1",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+    }
+}
