@@ -23,6 +23,7 @@ use futures::Stream;
 use kube::Resource;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::{
     delta_fifo::{
@@ -430,7 +431,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                 }
             }
         };
-        tokio::join!(reflector.run(cancel.clone()), close_on_cancel, process);
+        let span = tracing::info_span!("informer", informer = %self.inner.description);
+        tokio::join!(
+            reflector.run(cancel.clone()),
+            close_on_cancel,
+            process.instrument(span)
+        );
         {
             let _lifecycle = self.inner.lock_lifecycle();
             self.inner.stopped.store(true, Ordering::SeqCst);

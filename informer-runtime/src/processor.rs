@@ -96,6 +96,11 @@ pub(crate) struct Processor<K> {
     description: String,
 }
 
+/// A handler call that takes longer than this while more than [`SLOW_HANDLER_BACKLOG`]
+/// notifications wait is logged (as client-go does).
+const SLOW_HANDLER_CALL: Duration = Duration::from_millis(100);
+const SLOW_HANDLER_BACKLOG: usize = 1024;
+
 /// client-go's `minimumResyncPeriod`.
 const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
@@ -297,6 +302,7 @@ fn run_handler<K: 'static>(
     description: &str,
     done: oneshot::Sender<()>,
 ) {
+    let _span = tracing::debug_span!("event_handler", informer = %description, handler = state.id).entered();
     while let Some(notification) = receiver.blocking_recv() {
         state.taken();
         if state.removed.load(Ordering::SeqCst) {
@@ -309,6 +315,7 @@ fn run_handler<K: 'static>(
                 ..
             }
         );
+        let started = std::time::Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| match notification {
             Notification::Add {
                 object,
@@ -317,6 +324,11 @@ fn run_handler<K: 'static>(
             Notification::Update { old, new } => handler.on_update(old, new),
             Notification::Delete(object) => handler.on_delete(object),
         }));
+        let took = started.elapsed();
+        let backlog = state.backlog.load(Ordering::SeqCst);
+        if took > SLOW_HANDLER_CALL && backlog > SLOW_HANDLER_BACKLOG {
+            tracing::warn!(?took, backlog, "slow event handler: notifications are piling up");
+        }
         match outcome {
             Ok(()) => {
                 state.handled.fetch_add(1, Ordering::SeqCst);

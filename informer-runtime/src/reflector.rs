@@ -32,6 +32,7 @@ use kube::{
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::{
     backoff::{Backoff, BackoffConfig},
@@ -370,16 +371,21 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
 
     /// Lists and watches until `cancel` fires, backing off between rounds.
     pub async fn run(&self, cancel: CancellationToken) {
-        tracing::debug!(resource = %self.resource, "starting reflector");
-        while !cancel.is_cancelled() {
-            if let Err(err) = self.list_and_watch(&cancel).await {
-                self.report(&err);
+        let span = tracing::info_span!("reflector", resource = %self.resource);
+        async {
+            tracing::debug!("starting reflector");
+            while !cancel.is_cancelled() {
+                if let Err(err) = self.list_and_watch(&cancel).await {
+                    self.report(&err);
+                }
+                if !self.backoff(&cancel).await {
+                    break;
+                }
             }
-            if !self.backoff(&cancel).await {
-                break;
-            }
+            tracing::debug!("stopped reflector");
         }
-        tracing::debug!(resource = %self.resource, "stopped reflector");
+        .instrument(span)
+        .await;
     }
 
     fn report(&self, err: &Error) {
@@ -569,6 +575,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     match result {
                         Ok(stream) => {
                             self.counters.watches.fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!(resource_version = ?options.resource_version, timeout = ?options.timeout_seconds, "watching");
                             stream
                         }
                         Err(err) if err.is_connection_refused() || err.is_too_many_requests() => {
