@@ -1,0 +1,4 @@
+//! The reusable parts of the examples, so that tests can run them against the embedded API
+//! server.
+
+pub mod sample_controller;

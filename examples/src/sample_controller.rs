@@ -1,0 +1,365 @@
+//! A port of Kubernetes' sample-controller: a `Foo` custom resource asks for a Deployment with
+//! a number of replicas; the controller creates and scales that Deployment, owns it, recreates
+//! it when it is deleted, and reports the available replicas in the Foo's status.
+//!
+//! The pieces are the ones a client-go controller has: a shared informer factory with informers
+//! for Foo and Deployment, handlers that put Foo keys on a rate-limited work queue (a
+//! Deployment's changes are mapped to its owning Foo), and workers that read listers, never the
+//! API server, and write back through the API.
+
+// The sample-controller's resource is really called `Foo`.
+#![allow(clippy::disallowed_names)]
+
+use std::{sync::Arc, time::Duration};
+
+use informer_runtime::{
+    MaybeTombstone, ObjectName,
+    factory::SharedInformerFactory,
+    handler::EventHandlerFuncs,
+    lister::Lister,
+    workqueue::{RateLimitingQueue, default_controller_rate_limiter},
+};
+use k8s_openapi::{
+    api::{
+        apps::v1::{Deployment, DeploymentSpec},
+        core::v1::{Container, Event, ObjectReference, PodSpec, PodTemplateSpec},
+    },
+    apimachinery::pkg::apis::meta::v1::{LabelSelector, MicroTime, OwnerReference},
+    jiff::Timestamp,
+};
+use kube::{
+    Api, Client, CustomResource, Resource,
+    api::{ObjectMeta, Patch, PatchParams, PostParams},
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// The name of this controller, in events and field managers.
+pub const CONTROLLER_NAME: &str = "sample-controller";
+
+/// How often a failing key is retried before it is dropped (the Go sample uses 5 too).
+const MAX_RETRIES: u32 = 5;
+
+/// A Foo asks for a Deployment named `deployment_name` with `replicas` replicas.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "samplecontroller.k8s.io",
+    version = "v1alpha1",
+    kind = "Foo",
+    namespaced
+)]
+#[kube(status = "FooStatus")]
+#[serde(rename_all = "camelCase")]
+pub struct FooSpec {
+    /// The Deployment to manage.
+    pub deployment_name: String,
+    /// Its desired replicas (1 when unset).
+    pub replicas: Option<i32>,
+}
+
+/// What the controller observed.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FooStatus {
+    /// The Deployment's available replicas.
+    pub available_replicas: i32,
+}
+
+/// A failed reconciliation of one Foo.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Deployment named by the Foo exists and belongs to something else.
+    #[error("failed to reconcile {foo}: deployment {deployment} already exists and is not managed by it")]
+    NotOwned {
+        /// The Foo.
+        foo: String,
+        /// The Deployment.
+        deployment: String,
+    },
+    /// A request to the API server failed.
+    #[error("failed to reconcile {foo}: {source}")]
+    Api {
+        /// The Foo.
+        foo: String,
+        /// The cause.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// The controller: informers, a queue, and the clients it writes with.
+pub struct Controller {
+    client: Client,
+    foos: Lister<Foo>,
+    deployments: Lister<Deployment>,
+    queue: Arc<RateLimitingQueue<ObjectName>>,
+}
+
+/// The Foo that controls `deployment`, if any.
+fn owning_foo(deployment: &Deployment) -> Option<ObjectName> {
+    let owner = deployment
+        .metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|o| o.controller == Some(true))?;
+    (owner.kind == Foo::kind(&()) && owner.api_version == Foo::api_version(&())).then(|| {
+        ObjectName::new(
+            deployment.metadata.namespace.clone().unwrap_or_default(),
+            owner.name.clone(),
+        )
+    })
+}
+
+impl Controller {
+    /// Sets up the informers and handlers on `factory`; call [`Controller::run`] after
+    /// `factory.start()`.
+    pub fn new(factory: &SharedInformerFactory) -> Result<Self, informer_runtime::informer::Error> {
+        let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
+        let foo_informer = factory.informer::<Foo>();
+        let deployment_informer = factory.informer::<Deployment>();
+
+        let enqueue = {
+            let queue = Arc::clone(&queue);
+            move |foo: &Foo| queue.add(ObjectName::of(foo))
+        };
+        let (on_add, on_update) = (enqueue.clone(), enqueue);
+        foo_informer.add_event_handler(
+            EventHandlerFuncs::new()
+                .added(move |foo: Arc<Foo>, _| on_add(&foo))
+                .updated(move |_, foo: Arc<Foo>| on_update(&foo)),
+        )?;
+
+        let owner_of = |queue: &Arc<RateLimitingQueue<ObjectName>>| {
+            let queue = Arc::clone(queue);
+            move |deployment: &Deployment| {
+                if let Some(foo) = owning_foo(deployment) {
+                    queue.add(foo);
+                }
+            }
+        };
+        let (on_add, on_update, on_delete) = (owner_of(&queue), owner_of(&queue), owner_of(&queue));
+        deployment_informer.add_event_handler(
+            EventHandlerFuncs::new()
+                .added(move |d: Arc<Deployment>, _| on_add(&d))
+                .updated(move |old: Arc<Deployment>, new: Arc<Deployment>| {
+                    // Periodic resyncs carry no change: nothing to do.
+                    if old.metadata.resource_version != new.metadata.resource_version {
+                        on_update(&new);
+                    }
+                })
+                .deleted(move |deleted: MaybeTombstone<Deployment>| {
+                    // A tombstone carries the last known state, enough to find the owner.
+                    if let Some(d) = deleted.object() {
+                        on_delete(d);
+                    }
+                }),
+        )?;
+
+        Ok(Self {
+            client: factory.client().clone(),
+            foos: foo_informer.lister(),
+            deployments: deployment_informer.lister(),
+            queue,
+        })
+    }
+
+    /// Runs `workers` workers until `cancel` fires, then drains the queue.
+    pub async fn run(self: Arc<Self>, workers: usize, cancel: CancellationToken) {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let controller = Arc::clone(&self);
+                tokio::spawn(async move { controller.work().await })
+            })
+            .collect();
+        cancel.cancelled().await;
+        self.queue.shut_down();
+        for handle in handles {
+            if let Err(err) = handle.await {
+                tracing::error!(error = %err, "a worker failed");
+            }
+        }
+    }
+
+    async fn work(&self) {
+        while let Some(key) = self.queue.get().await {
+            match self.sync(&key).await {
+                Ok(()) => self.queue.forget(&key),
+                Err(err) if self.queue.num_requeues(&key) < MAX_RETRIES => {
+                    tracing::warn!(%key, error = %err, "retrying");
+                    self.queue.add_rate_limited(key.clone());
+                }
+                Err(err) => {
+                    tracing::error!(%key, error = %err, "giving up");
+                    self.queue.forget(&key);
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+
+    /// Brings the Deployment of one Foo in line with its spec, and the Foo's status in line
+    /// with the Deployment.
+    async fn sync(&self, key: &ObjectName) -> Result<(), Error> {
+        let Some(foo) = self.foos.by_namespace(&key.namespace).get(&key.name) else {
+            // Deleted: its Deployment goes with it through garbage collection.
+            return Ok(());
+        };
+        let api_error = |source| Error::Api {
+            foo: key.to_string(),
+            source,
+        };
+        let name = &foo.spec.deployment_name;
+        if name.is_empty() {
+            tracing::warn!(%key, "spec.deploymentName is empty");
+            return Ok(());
+        }
+        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &key.namespace);
+        let deployment = match self.deployments.by_namespace(&key.namespace).get(name) {
+            Some(existing) => existing,
+            None => {
+                let created = deployments
+                    .create(&PostParams::default(), &new_deployment(&foo))
+                    .await;
+                let created = created.map_err(api_error)?;
+                if foo.status.is_some() {
+                    // It existed before: someone deleted it.
+                    self.record_event(
+                        &foo,
+                        "Normal",
+                        "Recreated",
+                        &format!("Deployment {name} was deleted and recreated"),
+                    )
+                    .await;
+                }
+                Arc::new(created)
+            }
+        };
+        if owning_foo(&deployment).as_ref() != Some(key) {
+            let message = format!("Resource {name} already exists and is not managed by Foo");
+            self.record_event(&foo, "Warning", "ErrResourceExists", &message)
+                .await;
+            return Err(Error::NotOwned {
+                foo: key.to_string(),
+                deployment: name.clone(),
+            });
+        }
+        let desired = foo.spec.replicas.unwrap_or(1);
+        let deployment = if deployment.spec.replicas == Some(desired) {
+            deployment
+        } else {
+            let patch = serde_json::json!({"spec": {"replicas": desired}});
+            let patched = deployments
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(api_error)?;
+            Arc::new(patched)
+        };
+        let available = deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0);
+        if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
+            let foos: Api<Foo> = Api::namespaced(self.client.clone(), &key.namespace);
+            let status = serde_json::json!({"status": {"availableReplicas": available}});
+            foos.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&status))
+                .await
+                .map_err(api_error)?;
+            self.record_event(&foo, "Normal", "Synced", "Foo synced successfully")
+                .await;
+        }
+        Ok(())
+    }
+
+    async fn record_event(&self, foo: &Foo, kind: &str, reason: &str, message: &str) {
+        let namespace = foo.metadata.namespace.clone().unwrap_or_default();
+        let event = Event {
+            metadata: ObjectMeta {
+                generate_name: Some(format!("{}.", foo.metadata.name.as_deref().unwrap_or("foo"))),
+                namespace: Some(namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            involved_object: ObjectReference {
+                api_version: Some(Foo::api_version(&()).into_owned()),
+                kind: Some(Foo::kind(&()).into_owned()),
+                name: foo.metadata.name.clone(),
+                namespace: Some(namespace.clone()),
+                uid: foo.metadata.uid.clone(),
+                ..ObjectReference::default()
+            },
+            reason: Some(reason.into()),
+            message: Some(message.into()),
+            type_: Some(kind.into()),
+            reporting_component: Some(CONTROLLER_NAME.into()),
+            event_time: Some(MicroTime(Timestamp::now())),
+            ..Event::default()
+        };
+        let events: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        if let Err(err) = events.create(&PostParams::default(), &event).await {
+            tracing::warn!(error = %err, reason, "failed to record an event");
+        }
+    }
+}
+
+/// The Deployment a Foo asks for, owned by it.
+fn new_deployment(foo: &Foo) -> Deployment {
+    let labels = std::collections::BTreeMap::from([
+        ("app".to_owned(), "nginx".to_owned()),
+        (
+            "controller".to_owned(),
+            foo.metadata.name.clone().unwrap_or_default(),
+        ),
+    ]);
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(foo.spec.deployment_name.clone()),
+            namespace: foo.metadata.namespace.clone(),
+            owner_references: Some(vec![OwnerReference {
+                api_version: Foo::api_version(&()).into_owned(),
+                kind: Foo::kind(&()).into_owned(),
+                name: foo.metadata.name.clone().unwrap_or_default(),
+                uid: foo.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            ..ObjectMeta::default()
+        },
+        spec: DeploymentSpec {
+            replicas: Some(foo.spec.replicas.unwrap_or(1)),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "nginx".into(),
+                        image: Some("nginx:latest".into()),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        },
+        ..Deployment::default()
+    }
+}
+
+/// Waits `timeout` at most for `condition`, checking every 20 ms.
+pub async fn wait_until(timeout: Duration, mut condition: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while tokio::time::Instant::now() < deadline {
+        if condition().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
