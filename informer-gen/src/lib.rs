@@ -52,7 +52,7 @@ mod location;
 pub mod manifest;
 mod output;
 pub mod parse;
-pub mod plural;
+pub use informer_templates::plural;
 
 pub use config::Config;
 pub use error::Error;

@@ -24,5 +24,7 @@ pub mod testing;
 pub mod tombstone;
 pub mod workqueue;
 
+#[cfg(feature = "derive")]
+pub use informer_derive::Informer;
 pub use key::ObjectName;
 pub use tombstone::{DeletedFinalStateUnknown, MaybeTombstone};

@@ -20,6 +20,7 @@ mod error;
 pub mod format;
 pub mod model;
 pub mod naming;
+pub mod plural;
 pub mod render;
 
 pub use api::{Api, Group, Version};

@@ -1,5 +1,6 @@
 //! Fixtures shared by the cross-crate integration tests in `tests/`.
 
+pub mod derived;
 pub mod generated;
 pub mod shadowed;
 

@@ -1,5 +1,6 @@
 //! The plural of a kind when none is given, inferred as kube-derive 5 infers it, so generated
-//! informers request the same URL the `CustomResource` derive serves.
+//! informers request the same URL the `CustomResource` derive serves. The one implementation
+//! of the rule, used by `informer-gen` and by `#[derive(Informer)]`.
 
 /// The plural kube-derive infers for `kind` (or for `singular` when given): the singular is
 /// the lowercased kind; a singular ending in `s`, `x`, `z`, `ch` or `sh` gets `es`; one ending

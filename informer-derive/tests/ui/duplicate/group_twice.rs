@@ -1,0 +1,11 @@
+use informer_runtime::Informer;
+use kube::api::ObjectMeta;
+
+#[derive(Informer)]
+#[informer(group = "example.com", version = "v1")]
+#[informer(group = "example.org")]
+pub struct Foo {
+    pub metadata: ObjectMeta,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use informer_runtime::Informer;
+use kube::api::ObjectMeta;
+
+#[derive(Informer)]
+#[informer(group = "example.com", version = "v1")]
+pub struct Foo(pub ObjectMeta);
+
+fn main() {}
