@@ -2,3 +2,4 @@
 //! server.
 
 pub mod sample_controller;
+pub mod sample_informers;
