@@ -320,6 +320,8 @@ impl Config {
             options: &options,
             inputs: &header_inputs,
             module_name: &self.module_name,
+            crate_doc: None,
+            rustfmt_skip: false,
         };
         let mut files = output::render_files(&api, &self.layout, &context)?;
         if let Layout::Crate { name } = &self.layout {

@@ -84,6 +84,28 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// `cargo metadata` failed or printed something else than expected.
+    #[error("failed to run `cargo metadata --format-version 1`: {message}")]
+    CargoMetadata {
+        /// What went wrong.
+        message: String,
+    },
+    /// The workspace has no k8s-openapi package, or several matching the version prefix.
+    #[error(
+        "failed to find exactly one k8s-openapi package with a version starting with \"{prefix}\" in `cargo metadata` (found: [{found}])"
+    )]
+    K8sOpenapiNotFound {
+        /// The versions found, comma-separated.
+        found: String,
+        /// The version prefix asked for.
+        prefix: String,
+    },
+    /// A k8s-openapi source directory without `v1_NN` version modules.
+    #[error("failed to find any Kubernetes version module (v1_NN) in {dir}")]
+    NoKubeVersions {
+        /// The directory.
+        dir: PathBuf,
+    },
     /// Naming or formatting the generated code failed.
     #[error(transparent)]
     Templates(#[from] informer_templates::Error),

@@ -48,6 +48,7 @@
 mod config;
 mod error;
 pub mod filter;
+pub mod k8s_openapi;
 mod location;
 pub mod manifest;
 mod output;

@@ -8,6 +8,15 @@ use syn::{Meta, Token, punctuated::Punctuated};
 /// The `[package] name` of the manifest `text` (a line-based reading that handles the usual
 /// `name = "..."` form).
 pub fn package_name(text: &str) -> Option<String> {
+    package_field(text, "name")
+}
+
+/// The `[package] version` of the manifest `text`, read like [`package_name`].
+pub fn package_version(text: &str) -> Option<String> {
+    package_field(text, "version")
+}
+
+fn package_field(text: &str, key: &str) -> Option<String> {
     let mut in_package = false;
     for line in text.lines() {
         let line = line.trim();
@@ -18,7 +27,7 @@ pub fn package_name(text: &str) -> Option<String> {
         if !in_package {
             continue;
         }
-        if let Some(value) = line.strip_prefix("name").map(str::trim_start)
+        if let Some(value) = line.strip_prefix(key).map(str::trim_start)
             && let Some(value) = value.strip_prefix('=')
         {
             let value = value.trim();

@@ -40,12 +40,22 @@ pub(crate) struct Context<'a> {
     pub(crate) inputs: &'a [String],
     /// `<module>.rs` in single-file layout.
     pub(crate) module_name: &'a str,
+    /// The lines of a crate's documentation, replacing the default one-line summary.
+    pub(crate) crate_doc: Option<&'a [String]>,
+    /// Whether every file starts with `#![cfg_attr(rustfmt, rustfmt::skip)]`, for files
+    /// checked into a crate that `cargo fmt --check` covers (prettyplease and rustfmt lay
+    /// code out differently).
+    pub(crate) rustfmt_skip: bool,
 }
 
-fn file(context: &Context<'_>, tokens: proc_macro2::TokenStream) -> Result<String, Error> {
+/// The inner attribute that makes rustfmt leave a file as it is.
+pub(crate) const RUSTFMT_SKIP: &str = "#![cfg_attr(rustfmt, rustfmt::skip)]\n";
+
+pub(crate) fn file(context: &Context<'_>, tokens: proc_macro2::TokenStream) -> Result<String, Error> {
     Ok(format!(
-        "{}\n{}",
+        "{}\n{}{}",
         render_header(context.inputs),
+        if context.rustfmt_skip { RUSTFMT_SKIP } else { "" },
         format::pretty(tokens)?
     ))
 }
@@ -79,16 +89,22 @@ pub(crate) fn render_files(
         }
         Layout::Crate { .. } => {
             let factory = render_factory(api, options, Nesting::Files);
-            let doc = format!(
-                " Typed informers, listers and a shared informer factory for {}.",
-                context
-                    .inputs
+            let doc = match context.crate_doc {
+                Some(lines) => lines
                     .iter()
-                    .map(|i| format!("`{i}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            let tokens = quote! { #![doc = #doc] #factory #for_resource };
+                    .map(|l| format!(" {l}").trim_end().to_owned())
+                    .collect(),
+                None => vec![format!(
+                    " Typed informers, listers and a shared informer factory for {}.",
+                    context
+                        .inputs
+                        .iter()
+                        .map(|i| format!("`{i}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )],
+            };
+            let tokens = quote! { #(#![doc = #doc])* #factory #for_resource };
             files.insert(PathBuf::from("src/lib.rs"), file(context, tokens)?);
         }
     }

@@ -1,4 +1,14 @@
 impl SharedInformerFactory {
+    /// The `(group, version, plural)` of every resource with an informer here (the
+    /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
+    /// resolves.
+    pub const RESOURCES: &'static [(&'static str, &'static str, &'static str)] = &[
+        ("", "v1", "pods"),
+        #[cfg(feature = "policies")]
+        ("example.com", "v1", "clusterpolicies"),
+        ("example.com", "v1", "foos"),
+        ("example.com", "v2", "foos"),
+    ];
     /// The informer of the resource `gvr` names, as a generic informer: the same
     /// informer (and cache) as the typed accessor returns.
     ///

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use proc_macro2::Ident;
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+use syn::{Token, punctuated::Punctuated};
 
 use crate::{Error, Resource, naming};
 
@@ -85,6 +87,83 @@ impl Api {
         all.sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
         all
     }
+}
+
+impl Group {
+    /// The `#[cfg(...)]` attributes of the group's accessor and module: present exactly when
+    /// one of its resources is (see [`shared_cfg_attrs`]).
+    pub fn cfg_attrs(&self) -> TokenStream {
+        shared_cfg_attrs(self.versions.iter().flat_map(|v| &v.resources))
+    }
+}
+
+impl Version {
+    /// The `#[cfg(...)]` attributes of the version's accessor and module: present exactly when
+    /// one of its resources is (see [`shared_cfg_attrs`]).
+    pub fn cfg_attrs(&self) -> TokenStream {
+        shared_cfg_attrs(&self.resources)
+    }
+}
+
+/// The `#[cfg(...)]` attributes that hold exactly when one of `resources` is compiled: the
+/// predicates every resource has, plus `any(all(<the rest of each>), ...)` unless some
+/// resource has no other predicate. Nothing when a resource has no predicate at all.
+pub fn shared_cfg_attrs<'a>(resources: impl IntoIterator<Item = &'a Resource>) -> TokenStream {
+    let resources: Vec<&Resource> = resources.into_iter().collect();
+    let key = |m: &syn::Meta| quote!(#m).to_string();
+    let Some(first) = resources.first() else {
+        return TokenStream::new();
+    };
+    let common: Vec<&syn::Meta> = first
+        .cfgs
+        .iter()
+        .filter(|c| resources.iter().all(|r| r.cfgs.iter().any(|o| key(o) == key(c))))
+        .collect();
+    let common_keys: Vec<String> = common.iter().map(|c| key(c)).collect();
+    let mut rests: Vec<Vec<&syn::Meta>> = Vec::new();
+    for resource in &resources {
+        let rest: Vec<&syn::Meta> = resource
+            .cfgs
+            .iter()
+            .filter(|c| !common_keys.contains(&key(c)))
+            .collect();
+        if rest.is_empty() {
+            return quote! { #(#[cfg(#common)])* };
+        }
+        let rest_keys: Vec<String> = rest.iter().map(|c| key(c)).collect();
+        if !rests
+            .iter()
+            .any(|r| r.iter().map(|c| key(c)).collect::<Vec<_>>() == rest_keys)
+        {
+            rests.push(rest);
+        }
+    }
+    // `any(a, b)` alternatives are spliced into the outer `any`, without repeats.
+    let mut alternatives: Vec<TokenStream> = Vec::new();
+    for rest in &rests {
+        let spliced: Vec<TokenStream> = match rest.as_slice() {
+            [syn::Meta::List(list)] if list.path.is_ident("any") => list
+                .parse_args_with(Punctuated::<syn::Meta, Token![,]>::parse_terminated)
+                .map(|nested| nested.iter().map(|m| quote! { #m }).collect())
+                .unwrap_or_else(|_| vec![quote! { #list }]),
+            [one] => vec![quote! { #one }],
+            many => vec![quote! { all(#(#many),*) }],
+        };
+        for alternative in spliced {
+            if !alternatives
+                .iter()
+                .any(|a| a.to_string() == alternative.to_string())
+            {
+                alternatives.push(alternative);
+            }
+        }
+    }
+    let rest = if alternatives.len() == 1 {
+        quote! { #(#alternatives)* }
+    } else {
+        quote! { any(#(#alternatives),*) }
+    };
+    quote! { #(#[cfg(#common)])* #[cfg(#rest)] }
 }
 
 /// The accessor of each group: its short name, or its full name when the short name collides.
@@ -189,6 +268,44 @@ mod tests {
             accessors,
             ["core", "core_example_io", "example_com", "example_org", "other"]
         );
+    }
+
+    #[test]
+    fn groups_and_versions_are_gated_on_what_their_resources_share() {
+        let gated = |r: Resource, cfgs: Vec<syn::Meta>| r.with_cfgs(cfgs);
+        let a = gated(
+            resource("g", "v1", "A", "as"),
+            vec![syn::parse_quote!(feature = "g"), syn::parse_quote!(x)],
+        );
+        let b = gated(
+            resource("g", "v1", "B", "bs"),
+            vec![syn::parse_quote!(feature = "g"), syn::parse_quote!(y)],
+        );
+        let c = gated(
+            resource("g", "v1", "C", "cs"),
+            vec![syn::parse_quote!(feature = "g")],
+        );
+        let text = |t: TokenStream| t.to_string().replace(' ', "");
+        assert_eq!(
+            text(shared_cfg_attrs([&a, &b])),
+            "#[cfg(feature=\"g\")]#[cfg(any(x,y))]"
+        );
+        assert_eq!(text(shared_cfg_attrs([&a, &c])), "#[cfg(feature=\"g\")]");
+        assert_eq!(text(shared_cfg_attrs([&a])), "#[cfg(feature=\"g\")]#[cfg(x)]");
+        let one = gated(
+            resource("g", "v1", "E", "es"),
+            vec![syn::parse_quote!(feature = "g"), syn::parse_quote!(any(x, y))],
+        );
+        let two = gated(
+            resource("g", "v1", "F", "fs"),
+            vec![syn::parse_quote!(feature = "g"), syn::parse_quote!(any(y, z))],
+        );
+        assert_eq!(
+            text(shared_cfg_attrs([&one, &two])),
+            "#[cfg(feature=\"g\")]#[cfg(any(x,y,z))]"
+        );
+        let plain = resource("g", "v1", "D", "ds");
+        assert!(shared_cfg_attrs([&a, &plain]).is_empty());
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub(super) enum Implemented {
     },
     /// `impl ListableResource for X`.
     Listable(syn::Path),
+    /// `impl Metadata for X { type Ty = ObjectMeta; }`.
+    ObjectMeta(syn::Path),
     /// Anything else (other traits, kube-style `Resource` impls without constants,
     /// sub-resources).
     Other,
@@ -66,6 +68,18 @@ pub(super) fn classify(file: &Path, item: &ItemImpl) -> Result<Implemented, Erro
     };
     match trait_name.as_str() {
         "ListableResource" => return Ok(Implemented::Listable(self_ty)),
+        "Metadata" => {
+            let object_meta = item.items.iter().any(|i| {
+                matches!(i, ImplItem::Type(t) if t.ident == "Ty"
+                    && matches!(&t.ty, syn::Type::Path(tp)
+                        if tp.path.segments.last().is_some_and(|s| s.ident == "ObjectMeta")))
+            });
+            return Ok(if object_meta {
+                Implemented::ObjectMeta(self_ty)
+            } else {
+                Implemented::Other
+            });
+        }
         "Resource" => {}
         _ => return Ok(Implemented::Other),
     }

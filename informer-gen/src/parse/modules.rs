@@ -31,6 +31,9 @@ pub struct ParsedCrate {
     pub files: Vec<PathBuf>,
     /// The resources, in source order.
     pub found: Vec<Found>,
+    /// The Rust paths of the types with `impl Metadata for X { type Ty = ObjectMeta; }`
+    /// (k8s-openapi style), whether or not they are resources.
+    pub object_meta: BTreeSet<String>,
 }
 
 /// Where a module's items are and where its children go.
@@ -176,6 +179,9 @@ impl Walker {
             Implemented::Other => {}
             Implemented::Listable(self_ty) => {
                 self.listable.insert(resolve(&self_ty, &module.path));
+            }
+            Implemented::ObjectMeta(self_ty) => {
+                self.parsed.object_meta.insert(resolve(&self_ty, &module.path));
             }
             Implemented::Resource {
                 self_ty,

@@ -20,7 +20,9 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
             &group.name
         };
         let doc = format!(" The informers of the `{display}` API group.");
+        let cfg = group.cfg_attrs();
         quote! {
+            #cfg
             #[doc = #doc]
             pub fn #accessor(&self) -> self::#accessor::#type_name {
                 self::#accessor::#type_name::new(&self.factory)
@@ -35,10 +37,12 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
             &group.name
         };
         let doc = format!(" Informers and listers of the `{display}` API group.");
+        let cfg = group.cfg_attrs();
         match nesting {
             Nesting::Inline => {
                 let body = render_group(group, options, nesting);
                 quote! {
+                    #cfg
                     #[doc = #doc]
                     pub mod #accessor {
                         #body
@@ -46,6 +50,7 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
                 }
             }
             Nesting::Files => quote! {
+                #cfg
                 #[doc = #doc]
                 pub mod #accessor;
             },

@@ -7,10 +7,12 @@ use crate::{Api, RenderOptions, naming};
 
 /// An `impl SharedInformerFactory` block with `for_resource`, a `match` over every resource's
 /// group, version and plural (sorted) returning the same informer as the typed accessor; an
-/// unknown resource is `FactoryError::NoInformerFor`.
+/// unknown resource is `FactoryError::NoInformerFor`; and `RESOURCES`, the same resources as
+/// `(group, version, plural)` under the same `cfg`s.
 pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     let rt = options.codegen();
     let mut arms = Vec::new();
+    let mut entries = Vec::new();
     for group in &api.groups {
         for version in &group.versions {
             for resource in &version.resources {
@@ -20,6 +22,7 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
                 let module = &version.module;
                 let method = naming::ident(&naming::resource_method(&resource.kind, &resource.plural));
                 let key = (g.clone(), v.clone(), p.clone());
+                entries.push((key.clone(), quote! { #cfg (#g, #v, #p), }));
                 arms.push((
                     key,
                     quote! {
@@ -38,8 +41,17 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     }
     arms.sort_by(|a, b| a.0.cmp(&b.0));
     let arms = arms.into_iter().map(|(_, arm)| arm);
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let entries = entries.into_iter().map(|(_, entry)| entry);
     quote! {
         impl SharedInformerFactory {
+            /// The `(group, version, plural)` of every resource with an informer here (the
+            /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
+            /// resolves.
+            pub const RESOURCES: &'static [(&'static str, &'static str, &'static str)] = &[
+                #(#entries)*
+            ];
+
             /// The informer of the resource `gvr` names, as a generic informer: the same
             /// informer (and cache) as the typed accessor returns.
             ///

@@ -20,7 +20,9 @@ pub fn render_group(group: &Group, options: &RenderOptions, nesting: Nesting) ->
         let module = &version.module;
         let version_type = &version.type_name;
         let doc = format!(" The informers of `{display}` version `{}`.", version.name);
+        let cfg = version.cfg_attrs();
         quote! {
+            #cfg
             #[doc = #doc]
             pub fn #module(&self) -> self::#module::#version_type {
                 self::#module::#version_type::new(&self.factory)
@@ -33,10 +35,12 @@ pub fn render_group(group: &Group, options: &RenderOptions, nesting: Nesting) ->
             " Informers and listers of `{display}` version `{}`.",
             version.name
         );
+        let cfg = version.cfg_attrs();
         match nesting {
             Nesting::Inline => {
                 let body = render_version(version, options, nesting);
                 quote! {
+                    #cfg
                     #[doc = #doc]
                     pub mod #module {
                         #body
@@ -44,6 +48,7 @@ pub fn render_group(group: &Group, options: &RenderOptions, nesting: Nesting) ->
                 }
             }
             Nesting::Files => quote! {
+                #cfg
                 #[doc = #doc]
                 pub mod #module;
             },

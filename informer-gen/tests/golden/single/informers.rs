@@ -44,6 +44,7 @@ impl SharedInformerFactory {
     pub fn example_org(&self) -> self::example_org::ExampleOrg {
         self::example_org::ExampleOrg::new(&self.factory)
     }
+    #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
     pub fn extra(&self) -> self::extra::Extra {
         self::extra::Extra::new(&self.factory)
@@ -887,6 +888,7 @@ pub mod example_org {
         }
     }
 }
+#[cfg(feature = "extra")]
 /// Informers and listers of the `extra.example.com` API group.
 pub mod extra {
     /// The informers of the `extra.example.com` API group, by version.
@@ -903,11 +905,13 @@ pub mod extra {
                 factory: ::core::clone::Clone::clone(factory),
             }
         }
+        #[cfg(feature = "extra")]
         /// The informers of `extra.example.com` version `v1`.
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
     }
+    #[cfg(feature = "extra")]
     /// Informers and listers of `extra.example.com` version `v1`.
     pub mod v1 {
         /// The informers of `extra.example.com/v1`.
@@ -1422,6 +1426,20 @@ pub mod networking {
     }
 }
 impl SharedInformerFactory {
+    /// The `(group, version, plural)` of every resource with an informer here (the
+    /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
+    /// resolves.
+    pub const RESOURCES: &'static [(&'static str, &'static str, &'static str)] = &[
+        ("", "v1", "nodes"),
+        ("apps", "v1", "deployments"),
+        ("example.com", "v1", "foos"),
+        ("example.com", "v2", "foos"),
+        ("example.org", "v1beta1", "policies"),
+        #[cfg(feature = "extra")]
+        ("extra.example.com", "v1", "gadgets"),
+        ("my-group.io", "v1", "endpoints"),
+        ("networking.example.com", "v1", "networkpolicies"),
+    ];
     /// The informer of the resource `gvr` names, as a generic informer: the same
     /// informer (and cache) as the typed accessor returns.
     ///

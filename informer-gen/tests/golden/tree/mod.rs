@@ -44,6 +44,7 @@ impl SharedInformerFactory {
     pub fn example_org(&self) -> self::example_org::ExampleOrg {
         self::example_org::ExampleOrg::new(&self.factory)
     }
+    #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
     pub fn extra(&self) -> self::extra::Extra {
         self::extra::Extra::new(&self.factory)
@@ -77,6 +78,7 @@ pub mod core;
 pub mod example_com;
 /// Informers and listers of the `example.org` API group.
 pub mod example_org;
+#[cfg(feature = "extra")]
 /// Informers and listers of the `extra.example.com` API group.
 pub mod extra;
 /// Informers and listers of the `my-group.io` API group.
@@ -84,6 +86,20 @@ pub mod my_group;
 /// Informers and listers of the `networking.example.com` API group.
 pub mod networking;
 impl SharedInformerFactory {
+    /// The `(group, version, plural)` of every resource with an informer here (the
+    /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
+    /// resolves.
+    pub const RESOURCES: &'static [(&'static str, &'static str, &'static str)] = &[
+        ("", "v1", "nodes"),
+        ("apps", "v1", "deployments"),
+        ("example.com", "v1", "foos"),
+        ("example.com", "v2", "foos"),
+        ("example.org", "v1beta1", "policies"),
+        #[cfg(feature = "extra")]
+        ("extra.example.com", "v1", "gadgets"),
+        ("my-group.io", "v1", "endpoints"),
+        ("networking.example.com", "v1", "networkpolicies"),
+    ];
     /// The informer of the resource `gvr` names, as a generic informer: the same
     /// informer (and cache) as the typed accessor returns.
     ///

@@ -14,10 +14,12 @@ impl Extra {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
+    #[cfg(feature = "extra")]
     /// The informers of `extra.example.com` version `v1`.
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
 }
+#[cfg(feature = "extra")]
 /// Informers and listers of `extra.example.com` version `v1`.
 pub mod v1;

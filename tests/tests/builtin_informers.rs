@@ -1,0 +1,157 @@
+//! The checked-in `k8s-informers` crate (informers generated from k8s-openapi for every
+//! built-in resource) end to end over HTTP against the test API server.
+
+use std::time::Duration;
+
+use informer_tests::{eventually, pod};
+use informer_testserver::TestServer;
+use k8s_informers::SharedInformerFactory;
+use k8s_openapi::api::{
+    apps::v1::{Deployment, DeploymentSpec},
+    core::v1::{Namespace, Node},
+};
+use kube::{
+    Api,
+    api::ObjectMeta,
+    core::{GroupVersionResource, Selector},
+};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn deployment(namespace: &str, name: &str, replicas: i32) -> Deployment {
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            ..ObjectMeta::default()
+        },
+        spec: DeploymentSpec {
+            replicas: Some(replicas),
+            ..DeploymentSpec::default()
+        },
+        ..Deployment::default()
+    }
+}
+
+fn node(name: &str) -> Node {
+    Node {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Node::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_deployments_and_nodes_sync_through_the_generated_factory() {
+    let server = TestServer::start().await.expect("server starts");
+    server
+        .create_typed(&pod("shop", "web-1", &[("app", "web")]))
+        .expect("pod created");
+    server
+        .create_typed(&pod("shop", "db-1", &[("app", "db")]))
+        .expect("pod created");
+    server
+        .create_typed(&deployment("shop", "web", 3))
+        .expect("deployment created");
+    server.create_typed(&node("node-a")).expect("node created");
+    let client = server.client().expect("client");
+    let factory = SharedInformerFactory::new(client.clone());
+    let pods = factory.core().v1().pods();
+    let deployments = factory.apps().v1().deployments();
+    let nodes = factory.core().v1().nodes();
+    let namespaces = factory.core().v1().namespaces();
+    let _ = (
+        pods.informer(),
+        deployments.informer(),
+        nodes.informer(),
+        namespaces.informer(),
+    );
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(WAIT).await;
+    assert!(report.all_synced(), "{report}");
+
+    let web: Selector = [("app", "web")].into_iter().collect();
+    assert_eq!(pods.lister().pods("shop").list(&web).len(), 1);
+    assert_eq!(pods.lister().list(&Selector::default()).len(), 2);
+    let cached = deployments
+        .lister()
+        .deployments("shop")
+        .get("web")
+        .expect("web is cached");
+    assert_eq!(cached.spec.replicas, Some(3));
+    assert!(
+        nodes.lister().get("node-a").is_some(),
+        "cluster-scoped nodes are cached"
+    );
+    assert!(
+        namespaces.lister().get("default").is_some(),
+        "the server's default namespace is cached"
+    );
+
+    let api: Api<Node> = Api::all(client.clone());
+    api.create(&Default::default(), &node("node-b"))
+        .await
+        .expect("create over HTTP");
+    let api: Api<Namespace> = Api::all(client);
+    api.delete("kube-public", &Default::default())
+        .await
+        .expect("delete over HTTP");
+    eventually("the node lister sees node-b", WAIT, || {
+        nodes.lister().get("node-b").is_some()
+    })
+    .await;
+    eventually("the namespace lister loses kube-public", WAIT, || {
+        namespaces.lister().get("kube-public").is_none()
+    })
+    .await;
+
+    let generic = factory
+        .for_resource(&GroupVersionResource::gvr("apps", "v1", "deployments"))
+        .expect("deployments are generated");
+    let typed = generic
+        .informer::<Deployment>()
+        .expect("the generic informer holds deployments");
+    let same = typed
+        .lister()
+        .by_namespace("shop")
+        .get("web")
+        .expect("web is cached");
+    assert!(
+        std::sync::Arc::ptr_eq(&cached, &same),
+        "for_resource returns the typed accessor's informer"
+    );
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn for_resource_resolves_every_generated_resource() {
+    let server = TestServer::start().await.expect("server starts");
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let resources = SharedInformerFactory::RESOURCES;
+    // k8s-openapi's `latest` (1.37) has 93 listable resources; ComponentStatus is excluded.
+    assert_eq!(resources.len(), 92, "{resources:?}");
+    for (group, version, plural) in resources {
+        let gvr = GroupVersionResource::gvr(group, version, plural);
+        let informer = factory
+            .for_resource(&gvr)
+            .unwrap_or_else(|err| panic!("{group}/{version}/{plural} does not resolve: {err}"));
+        assert_eq!(informer.gvr(), &gvr);
+    }
+    for (group, version, plural) in [
+        ("", "v1", "componentstatuses"),
+        ("certificates.k8s.io", "v1alpha1", "clustertrustbundles"),
+        ("example.com", "v1", "nopes"),
+    ] {
+        let err = factory
+            .for_resource(&GroupVersionResource::gvr(group, version, plural))
+            .expect_err("not generated for Kubernetes 1.37");
+        let message = err.to_string();
+        assert!(message.contains(plural), "{message}");
+    }
+    assert!(
+        resources.contains(&("certificates.k8s.io", "v1", "clustertrustbundles")),
+        "resources new in 1.37 are generated"
+    );
+}
