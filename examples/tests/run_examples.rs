@@ -1,0 +1,123 @@
+//! Every example runs against the embedded API server and exits successfully, in bounded time.
+//!
+//! `cargo test` builds the examples before it runs tests; they sit in `target/<profile>/examples`,
+//! next to this test's own directory.
+
+use std::{
+    path::PathBuf,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+/// How long one example may run.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows where it is");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>");
+    profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Runs an example and returns its standard output.
+fn run(name: &str) -> String {
+    let path = example(name);
+    assert!(
+        path.exists(),
+        "{} is not built (cargo test builds examples)",
+        path.display()
+    );
+    let mut child = Command::new(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("failed to start {}: {e}", path.display()));
+    let started = Instant::now();
+    loop {
+        match child.try_wait().expect("waitable") {
+            Some(_) => break,
+            None if started.elapsed() > DEADLINE => {
+                let _ = child.kill();
+                panic!("{name} did not exit within {DEADLINE:?}");
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let output = child.wait_with_output().expect("output");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{name} failed with {}:\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+fn assert_lines(name: &str, stdout: &str, expected: &[&str]) {
+    for line in expected {
+        assert!(stdout.contains(line), "{name}: missing {line:?} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn pod_informer_runs() {
+    let out = run("pod_informer");
+    assert_lines(
+        "pod_informer",
+        &out,
+        &[
+            "1/1 informers synced",
+            "pods: 7, app=web: 5",
+            "added    shop/job-9 (live)",
+        ],
+    );
+}
+
+#[test]
+fn sample_controller_runs() {
+    let out = run("sample_controller");
+    assert_lines(
+        "sample_controller",
+        &out,
+        &[
+            "deployment example-foo created with 2 replicas: true",
+            "deployment example-foo scaled to 3 replicas: true",
+            "deployment example-foo recreated after deletion: true",
+        ],
+    );
+}
+
+#[test]
+fn derive_informer_runs() {
+    let out = run("derive_informer");
+    assert_lines(
+        "derive_informer",
+        &out,
+        &[
+            "caches synced: 2/2 informers synced",
+            "foo deleted: shop/small",
+            "shop/medium size: Some(5)",
+        ],
+    );
+}
+
+#[test]
+fn informer_gen_build_rs_runs() {
+    let out = run("informer_gen_build_rs");
+    assert_lines(
+        "informer_gen_build_rs",
+        &out,
+        &[
+            "foo shop/small: Some(1)",
+            "bar blue: Some(\"blue\")",
+            "objects",
+            "no informer is generated",
+            "foo medium (size 4) added",
+        ],
+    );
+}
