@@ -65,6 +65,25 @@ fn assert_lines(name: &str, stdout: &str, expected: &[&str]) {
 }
 
 #[test]
+fn quickstart_runs() {
+    let out = run("quickstart");
+    assert_lines(
+        "quickstart",
+        &out,
+        &[
+            "synced pods",
+            "synced deployments",
+            "synced namespaces",
+            "synced foos",
+            "  pod added   ",
+            "  foo resized ",
+            "pods with app=web in shop: 7",
+            "informer foos         lists 1 watches 1 cached 6",
+        ],
+    );
+}
+
+#[test]
 fn pod_informer_runs() {
     let out = run("pod_informer");
     assert_lines(
