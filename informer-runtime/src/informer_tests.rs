@@ -702,7 +702,7 @@ async fn panicking_handler_is_isolated_and_never_syncs() {
             "a handler that panicked on the initial list never syncs"
         );
     }
-    assert!(healthy_registration.has_synced());
+    eventually("healthy handler synced", || healthy_registration.has_synced()).await;
     source.add(pod("pod5"));
     for registration in &panicking {
         eventually("the handler keeps receiving", || registration.panics() == 6).await;
@@ -1009,7 +1009,7 @@ async fn slow_handler_does_not_stall_others() {
     }
     eventually("healthy handler got everything", || healthy.names().len() == 100).await;
     assert_eq!(i.store().len(), 100);
-    assert_eq!(stuck.backlog(), 99, "one add in progress, 99 waiting");
+    eventually("one add in progress, 99 waiting", || stuck.backlog() == 99).await;
     gate.open();
     eventually("backlog drained", || {
         stuck.backlog() == 0 && stuck.handled() == 100
@@ -1069,6 +1069,8 @@ async fn stats_count_lists_watches_and_handlers() {
     );
     let running = run(&i);
     listener.expect(&["pod1"]).await;
+    // `handled` counts after the call returns, a moment after the listener recorded the name.
+    eventually("handled", || i.stats().handlers[0].handled == 1).await;
     let synced = i.stats();
     assert_eq!(synced.reflector.lists, 1);
     assert_eq!(synced.reflector.relists, 0);
