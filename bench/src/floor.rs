@@ -1,0 +1,58 @@
+//! The floor: what decoding the same bytes costs on one thread, with nothing else to do.
+//!
+//! Every list page is decoded into `ObjectList<Pod>` and its items inserted into a `HashMap`
+//! by `namespace/name`; then every event line is decoded into `WatchEvent<Pod>` and its
+//! object inserted the same way. No HTTP, no queue, no handlers.
+
+use std::collections::HashMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::core::{ObjectList, WatchEvent};
+
+use crate::{
+    cpu::Mark,
+    render::Rendered,
+    report::{Outcome, Phase},
+};
+
+fn key(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// Decodes the pages (the sync phase) then the events (the watch phase).
+pub(crate) fn run(rendered: &Rendered) -> Outcome {
+    let mut pods: HashMap<String, Pod> = HashMap::new();
+    let start = Mark::now(None);
+    for page in &rendered.pages {
+        let list: ObjectList<Pod> = serde_json::from_slice(page).expect("a rendered page decodes");
+        for pod in list.items {
+            pods.insert(key(&pod), pod);
+        }
+    }
+    let synced = Mark::now(None);
+    let synced_objects = pods.len();
+    for line in &rendered.events {
+        let event: WatchEvent<Pod> = serde_json::from_slice(line).expect("a rendered event decodes");
+        if let WatchEvent::Added(pod) | WatchEvent::Modified(pod) = event {
+            pods.insert(key(&pod), pod);
+        }
+    }
+    let done = Mark::now(None);
+    let last_resource_version = pods
+        .get(&rendered.last_pod.key())
+        .and_then(|pod| pod.metadata.resource_version.clone())
+        .unwrap_or_default();
+    Outcome {
+        name: "floor: serde_json + HashMap (1 thread)".into(),
+        sync: Some(Phase::between(&start, &synced)),
+        watch: Some(Phase::between(&synced, &done)),
+        synced_objects,
+        final_objects: pods.len(),
+        last_resource_version,
+        note: None,
+    }
+}

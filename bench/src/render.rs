@@ -1,0 +1,186 @@
+//! The exact bytes every consumer decodes, rendered once before any measurement.
+//!
+//! List pages are JSON `PodList`s of [`PAGE_SIZE`] items (client-go's page size) with the
+//! list's `metadata.resourceVersion` and a `continue` token on every page but the last. Watch
+//! events are one JSON line each: `MODIFIED` events with increasing resource versions after
+//! the list's; the streaming-list form (`sendInitialEvents`) is one `ADDED` line per pod and a
+//! `BOOKMARK` carrying the `k8s.io/initial-events-end` annotation.
+
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+use serde_json::json;
+
+use crate::generator::{PodGenerator, PodId};
+
+/// Items per list page.
+pub(crate) const PAGE_SIZE: usize = 500;
+
+/// Namespaces the pods are spread over.
+pub(crate) const NAMESPACES: usize = 100;
+
+/// The seed of every run, so every run decodes the same bytes.
+pub(crate) const SEED: u64 = 0x1bf0_4e5e_8b1d_2c37;
+
+/// The pre-rendered bytes of one benchmark run.
+#[derive(Debug)]
+pub(crate) struct Rendered {
+    /// How many pods the list holds.
+    pub(crate) pods: usize,
+    /// The list pages, in order.
+    pub(crate) pages: Vec<Bytes>,
+    /// The `continue` token that asks for page `i` (the token of page 0 is unused).
+    pub(crate) continue_tokens: Vec<String>,
+    /// The resource version of the list.
+    pub(crate) list_resource_version: u64,
+    /// One `MODIFIED` line per watch event, resource versions increasing from the list's.
+    pub(crate) events: Vec<Bytes>,
+    /// One `ADDED` line per pod, for the streaming list.
+    pub(crate) initial_events: Vec<Bytes>,
+    /// The bookmark that ends the initial events.
+    pub(crate) initial_events_end: Bytes,
+    /// The pod the last watch event modifies.
+    pub(crate) last_pod: PodId,
+    /// The resource version of the last watch event (the list's if there are none).
+    pub(crate) last_resource_version: u64,
+    /// Total size of the list pages.
+    pub(crate) list_bytes: usize,
+    /// Total size of the watch event lines.
+    pub(crate) event_bytes: usize,
+}
+
+/// The pod watch event `event` modifies (round robin over the pods).
+pub(crate) fn event_target(event: usize, pods: usize) -> usize {
+    event % pods.max(1)
+}
+
+fn line(kind: &str, object: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
+}
+
+impl Rendered {
+    /// Renders `pods` pods (resource versions 1..=pods, the list at `pods`) and `events`
+    /// watch events.
+    pub(crate) fn new(pods: usize, events: usize) -> Self {
+        let generator = PodGenerator::new(SEED, NAMESPACES);
+        let list_resource_version = pods as u64;
+        let page_count = pods.div_ceil(PAGE_SIZE).max(1);
+        let continue_tokens: Vec<String> = (0..page_count).map(|page| format!("page-{page}")).collect();
+        let mut pages = Vec::with_capacity(page_count);
+        let mut initial_events = Vec::with_capacity(pods);
+        for page in 0..page_count {
+            let start = page * PAGE_SIZE;
+            let end = (start + PAGE_SIZE).min(pods);
+            let mut metadata = format!("{{\"resourceVersion\":\"{list_resource_version}\"");
+            if page + 1 < page_count {
+                let _ = write!(metadata, ",\"continue\":\"{}\"", continue_tokens[page + 1]);
+            }
+            metadata.push('}');
+            let mut out = Vec::with_capacity((end - start) * 6_500 + 128);
+            out.extend_from_slice(b"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":");
+            out.extend_from_slice(metadata.as_bytes());
+            out.extend_from_slice(b",\"items\":[");
+            for index in start..end {
+                if index > start {
+                    out.push(b',');
+                }
+                let object = pod_bytes(&generator, index, index as u64 + 1, 0);
+                out.extend_from_slice(&object);
+                initial_events.push(line("ADDED", &object));
+            }
+            out.extend_from_slice(b"]}");
+            pages.push(Bytes::from(out));
+        }
+        let mut rendered_events = Vec::with_capacity(events);
+        for event in 0..events {
+            let target = event_target(event, pods);
+            let resource_version = list_resource_version + 1 + event as u64;
+            let generation = 1 + (event / pods.max(1)) as u64;
+            let object = pod_bytes(&generator, target, resource_version, generation);
+            rendered_events.push(line("MODIFIED", &object));
+        }
+        let bookmark = json!({
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "metadata": {
+                "resourceVersion": list_resource_version.to_string(),
+                "annotations": {"k8s.io/initial-events-end": "true"},
+            },
+        });
+        let bookmark = serde_json::to_vec(&bookmark).unwrap_or_default();
+        let last_target = if events == 0 {
+            pods.saturating_sub(1)
+        } else {
+            event_target(events - 1, pods)
+        };
+        Self {
+            pods,
+            list_bytes: pages.iter().map(Bytes::len).sum(),
+            event_bytes: rendered_events.iter().map(Bytes::len).sum(),
+            pages,
+            continue_tokens,
+            list_resource_version,
+            events: rendered_events,
+            initial_events,
+            initial_events_end: line("BOOKMARK", &bookmark),
+            last_pod: generator.id(last_target),
+            last_resource_version: list_resource_version + events as u64,
+        }
+    }
+
+    /// The page a `continue` token asks for (page 0 without one, `None` if unknown).
+    pub(crate) fn page_for(&self, continue_token: Option<&str>) -> Option<&Bytes> {
+        match continue_token {
+            None | Some("") => self.pages.first(),
+            Some(token) => self
+                .continue_tokens
+                .iter()
+                .position(|t| t == token)
+                .and_then(|page| self.pages.get(page)),
+        }
+    }
+}
+
+fn pod_bytes(generator: &PodGenerator, index: usize, resource_version: u64, generation: u64) -> Vec<u8> {
+    serde_json::to_vec(&generator.pod(index, resource_version, generation)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::core::{ObjectList, WatchEvent};
+
+    use super::*;
+
+    #[test]
+    fn pages_and_events_decode() {
+        let rendered = Rendered::new(1_234, 10);
+        assert_eq!(rendered.pages.len(), 3);
+        let mut items = 0;
+        for (page, bytes) in rendered.pages.iter().enumerate() {
+            let list: ObjectList<Pod> = serde_json::from_slice(bytes).expect("a page is a PodList");
+            assert_eq!(list.metadata.resource_version.as_deref(), Some("1234"));
+            assert_eq!(
+                list.metadata.continue_.as_deref(),
+                rendered.continue_tokens.get(page + 1).map(String::as_str)
+            );
+            items += list.items.len();
+        }
+        assert_eq!(items, 1_234);
+        let last: WatchEvent<Pod> =
+            serde_json::from_slice(rendered.events.last().expect("events")).expect("an event decodes");
+        let WatchEvent::Modified(pod) = last else {
+            panic!("not MODIFIED: {last:?}");
+        };
+        assert_eq!(pod.metadata.resource_version.as_deref(), Some("1244"));
+        assert_eq!(pod.metadata.name, Some(rendered.last_pod.name.clone()));
+        assert_eq!(rendered.last_resource_version, 1244);
+        assert_eq!(rendered.page_for(Some("page-2")), rendered.pages.get(2));
+    }
+}

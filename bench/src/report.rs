@@ -1,0 +1,252 @@
+//! Results and the markdown tables printed at the end of a run.
+
+use std::{fmt::Write as _, time::Duration};
+
+use crate::{
+    cpu::{CpuTimes, Mark},
+    listers::ListerOutcome,
+    rss::RssOutcome,
+};
+
+/// The wall-clock and CPU time of one phase.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Phase {
+    /// Elapsed time.
+    pub(crate) wall: Duration,
+    /// CPU time of the consumer (the server's thread excluded).
+    pub(crate) cpu: CpuTimes,
+}
+
+impl Phase {
+    /// The phase from `start` to `end`.
+    pub(crate) fn between(start: &Mark, end: &Mark) -> Self {
+        Self {
+            wall: end.at.saturating_duration_since(start.at),
+            cpu: end.cpu.since(&start.cpu),
+        }
+    }
+}
+
+/// What one consumer did with the list and the watch events.
+#[derive(Debug, Clone)]
+pub(crate) struct Outcome {
+    /// The consumer.
+    pub(crate) name: String,
+    /// Start to synced (`None`: never synced).
+    pub(crate) sync: Option<Phase>,
+    /// Synced to every event applied (`None`: not every event was applied).
+    pub(crate) watch: Option<Phase>,
+    /// Objects in the cache when it synced.
+    pub(crate) synced_objects: usize,
+    /// Objects in the cache at the end.
+    pub(crate) final_objects: usize,
+    /// The resource version of the last event's object in the cache at the end.
+    pub(crate) last_resource_version: String,
+    /// Anything unusual.
+    pub(crate) note: Option<String>,
+}
+
+impl Outcome {
+    /// Why the final state is wrong, if it is: every consumer must end with every pod and the
+    /// last event applied.
+    pub(crate) fn check(&self, pods: usize, last_resource_version: u64) -> Result<(), String> {
+        let mut problems = Vec::new();
+        if self.sync.is_none() {
+            problems.push("never synced".to_owned());
+        }
+        if self.synced_objects != pods {
+            problems.push(format!(
+                "{} objects at sync, expected {pods}",
+                self.synced_objects
+            ));
+        }
+        if self.final_objects != pods {
+            problems.push(format!(
+                "{} objects at the end, expected {pods}",
+                self.final_objects
+            ));
+        }
+        if self.last_resource_version != last_resource_version.to_string() {
+            problems.push(format!(
+                "last object at resourceVersion {:?}, expected {last_resource_version}",
+                self.last_resource_version
+            ));
+        }
+        if self.watch.is_none() {
+            problems.push("the watch phase did not complete".into());
+        }
+        if let Some(note) = &self.note {
+            problems.push(note.clone());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{}: {}", self.name, problems.join("; ")))
+        }
+    }
+
+    fn events_per_second(&self, events: usize) -> Option<f64> {
+        self.watch
+            .map(|watch| events as f64 / watch.wall.as_secs_f64().max(f64::MIN_POSITIVE))
+    }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn opt<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
+    value.map_or_else(|| "n/a".to_owned(), show)
+}
+
+fn ratio(ours: Option<f64>, other: Option<f64>) -> String {
+    match (ours, other) {
+        (Some(ours), Some(other)) if other > 0.0 => format!("{:.2}x", ours / other),
+        _ => "n/a".into(),
+    }
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+/// The tables of a run.
+pub(crate) struct Report<'a> {
+    /// Pods listed.
+    pub(crate) pods: usize,
+    /// MODIFIED events watched.
+    pub(crate) events: usize,
+    /// Size of the list pages and of the event lines.
+    pub(crate) bytes: (usize, usize),
+    /// How many times every consumer ran (the tables show the last pass).
+    pub(crate) passes: usize,
+    /// The floor, kube-rs, and ours.
+    pub(crate) outcomes: &'a [Outcome],
+    /// Consumers that could not be measured, with the reason.
+    pub(crate) not_measured: &'a [(String, String)],
+    /// Memory per cached object.
+    pub(crate) rss: &'a [Result<RssOutcome, String>],
+    /// Lister queries.
+    pub(crate) listers: &'a [ListerOutcome],
+}
+
+impl Report<'_> {
+    /// The report as markdown.
+    pub(crate) fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "### Sync and watch: {} pods ({:.1} MB of list pages, {:.1} KB per pod), {} MODIFIED events ({:.1} MB); pass {} of {}\n",
+            self.pods,
+            self.bytes.0 as f64 / 1e6,
+            self.bytes.0 as f64 / 1e3 / self.pods.max(1) as f64,
+            self.events,
+            self.bytes.1 as f64 / 1e6,
+            self.passes,
+            self.passes,
+        );
+        let _ = writeln!(
+            out,
+            "| consumer | sync | sync user CPU | sync sys CPU | watch | watch user+sys CPU | events/s |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        for o in self.outcomes {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                o.name,
+                opt(o.sync, |p| secs(p.wall)),
+                opt(o.sync, |p| secs(p.cpu.user)),
+                opt(o.sync, |p| secs(p.cpu.system)),
+                opt(o.watch, |p| secs(p.wall)),
+                opt(o.watch, |p| secs(p.cpu.total())),
+                opt(o.events_per_second(self.events), |r| format!("{:.1}k", r / 1e3)),
+            );
+        }
+        for (name, reason) in self.not_measured {
+            let _ = writeln!(out, "| {name} | not measured: {reason} | | | | | |");
+        }
+        let floor = self.outcomes.iter().find(|o| o.name.starts_with("floor"));
+        let kube = self.outcomes.iter().find(|o| o.name.starts_with("kube-rs"));
+        let sync_wall = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.wall.as_secs_f64());
+        let sync_cpu = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.cpu.total().as_secs_f64());
+        let rate = |o: Option<&Outcome>| o.and_then(|o| o.events_per_second(self.events));
+        let _ = writeln!(
+            out,
+            "\n| ours | sync time / floor | sync time / kube-rs | sync CPU / floor | sync CPU / kube-rs | events/s / floor | events/s / kube-rs |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        for o in self.outcomes.iter().filter(|o| o.name.starts_with("ours")) {
+            let o = Some(o);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                o.map(|o| o.name.trim_start_matches("ours: ")).unwrap_or_default(),
+                ratio(sync_wall(o), sync_wall(floor)),
+                ratio(sync_wall(o), sync_wall(kube)),
+                ratio(sync_cpu(o), sync_cpu(floor)),
+                ratio(sync_cpu(o), sync_cpu(kube)),
+                ratio(rate(o), rate(floor)),
+                ratio(rate(o), rate(kube)),
+            );
+        }
+        if !self.rss.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n### Memory per cached pod (own process each; after sync, RSS and peak RSS over a baseline)\n"
+            );
+            let _ = writeln!(
+                out,
+                "| consumer | managedFields | objects | RSS per pod | peak RSS per pod |"
+            );
+            let _ = writeln!(out, "|---|---|---:|---:|---:|");
+            for result in self.rss {
+                match result {
+                    Ok(r) => {
+                        let _ = writeln!(
+                            out,
+                            "| {} | {} | {} | {} | {} |",
+                            r.consumer,
+                            if r.strip_managed_fields {
+                                "stripped"
+                            } else {
+                                "kept"
+                            },
+                            r.objects,
+                            kib(r.retained_per_object()),
+                            kib(r.peak_per_object()),
+                        );
+                    }
+                    Err(err) => {
+                        let _ = writeln!(out, "| failed: {} | | | | |", err.replace('\n', " "));
+                    }
+                }
+            }
+        }
+        if !self.listers.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n### Lister queries over {} pods (ns per returned pod; kube-rs: `Store::state_filter`)\n",
+                self.listers[0].objects
+            );
+            let _ = writeln!(
+                out,
+                "| query | pods returned | ours | ours ns/pod | kube-rs ns/pod | speed-up |"
+            );
+            let _ = writeln!(out, "|---|---:|---|---:|---:|---:|");
+            for l in self.listers {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {:.1} | {:.1} | {:.1}x |",
+                    l.query,
+                    l.returned_per_round,
+                    l.ours_method,
+                    l.ours_ns_per_object,
+                    l.kube_ns_per_object,
+                    l.speedup()
+                );
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,223 @@
+//! Memory per cached object, each consumer in a process of its own.
+//!
+//! The bench binary re-executes itself as `--rss ours|kube|floor [--strip-managed-fields]
+//! --url <server>`: the child reads `VmRSS` (the baseline) once its runtime and client exist,
+//! syncs every pod from the parent's server, then reads `VmRSS` and `VmHWM` again and prints
+//! one `RSS {json}` line. Bytes per object are (after − baseline) / objects: `VmRSS` for what
+//! stays, `VmHWM` for the peak during the sync.
+
+use std::{collections::HashMap, process::Command, time::Duration};
+
+use futures::{StreamExt, stream::BoxStream};
+use informer_runtime::factory::SharedInformerFactory;
+use k8s_openapi::api::core::v1::Pod;
+use kube::{
+    Api,
+    api::ListParams,
+    runtime::{WatchStreamExt, reflector, watcher},
+};
+use serde::{Deserialize, Serialize};
+
+use crate::{render::PAGE_SIZE, server};
+
+/// Which consumer a child process measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Consumer {
+    /// Our factory informer (namespace index, no handlers).
+    Ours,
+    /// kube-rs's watcher and reflector.
+    Kube,
+    /// Paged lists decoded into a `HashMap<String, Pod>`.
+    Floor,
+}
+
+impl Consumer {
+    fn arg(self) -> &'static str {
+        match self {
+            Self::Ours => "ours",
+            Self::Kube => "kube",
+            Self::Floor => "floor",
+        }
+    }
+}
+
+/// What one child process measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RssOutcome {
+    /// The consumer.
+    pub(crate) consumer: String,
+    /// Whether `metadata.managedFields` was stripped before caching.
+    pub(crate) strip_managed_fields: bool,
+    /// Objects cached.
+    pub(crate) objects: usize,
+    /// `VmRSS` before the sync, in bytes.
+    pub(crate) baseline_rss: u64,
+    /// `VmRSS` after the sync, in bytes.
+    pub(crate) rss: u64,
+    /// `VmHWM` (peak RSS) after the sync, in bytes.
+    pub(crate) hwm: u64,
+}
+
+impl RssOutcome {
+    /// Bytes per object that stay after the sync.
+    pub(crate) fn retained_per_object(&self) -> u64 {
+        self.rss.saturating_sub(self.baseline_rss) / self.objects.max(1) as u64
+    }
+
+    /// Peak bytes per object during the sync.
+    pub(crate) fn peak_per_object(&self) -> u64 {
+        self.hwm.saturating_sub(self.baseline_rss) / self.objects.max(1) as u64
+    }
+}
+
+/// `VmRSS` and `VmHWM` of this process, in bytes.
+pub(crate) fn memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kib| kib * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn strip(pod: &mut Pod) {
+    pod.metadata.managed_fields = None;
+}
+
+async fn sync_floor(api: Api<Pod>, strip_managed: bool) -> usize {
+    let mut pods: HashMap<String, Pod> = HashMap::new();
+    let mut params = ListParams::default().limit(PAGE_SIZE as u32);
+    loop {
+        let list = api.list(&params).await.expect("the bench server lists pods");
+        for mut pod in list.items {
+            if strip_managed {
+                strip(&mut pod);
+            }
+            let key = format!(
+                "{}/{}",
+                pod.metadata.namespace.as_deref().unwrap_or_default(),
+                pod.metadata.name.as_deref().unwrap_or_default()
+            );
+            pods.insert(key, pod);
+        }
+        match list.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break,
+        }
+    }
+    let objects = pods.len();
+    // Measured while the map is alive.
+    std::mem::forget(pods);
+    objects
+}
+
+async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> usize {
+    let (reader, writer) = reflector::store::<Pod>();
+    let events = watcher(api, watcher::Config::default());
+    let events: BoxStream<'static, _> = if strip_managed {
+        events.modify(strip).boxed()
+    } else {
+        events.boxed()
+    };
+    let mut stream = events.reflect(writer).boxed();
+    while let Some(event) = stream.next().await {
+        if matches!(event, Ok(watcher::Event::InitDone)) {
+            break;
+        }
+    }
+    let objects = reader.len();
+    // Keep the store (and the still open watch) alive while memory is read.
+    std::mem::forget((reader, stream));
+    objects
+}
+
+async fn sync_ours(client: kube::Client, strip_managed: bool) -> usize {
+    let mut builder = SharedInformerFactory::builder(client);
+    if strip_managed {
+        builder = builder.transform_metadata(|meta| meta.managed_fields = None);
+    }
+    let factory = builder.build();
+    let informer = factory.informer::<Pod>();
+    factory.start();
+    let report = factory
+        .wait_for_cache_sync_timeout(Duration::from_secs(900))
+        .await;
+    assert!(report.all_synced(), "{report}");
+    let objects = informer.store().len();
+    std::mem::forget((factory, informer));
+    objects
+}
+
+/// The child process: syncs every pod from `url` with `consumer` and prints its memory.
+pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let client = {
+        let _runtime = runtime.enter();
+        server::client(url)
+    };
+    let (baseline_rss, _) = memory();
+    let objects = runtime.block_on(async {
+        let api = Api::<Pod>::all(client.clone());
+        match consumer {
+            Consumer::Floor => sync_floor(api, strip_managed).await,
+            Consumer::Kube => sync_kube(api, strip_managed).await,
+            Consumer::Ours => sync_ours(client, strip_managed).await,
+        }
+    });
+    let (rss, hwm) = memory();
+    let outcome = RssOutcome {
+        consumer: consumer.arg().into(),
+        strip_managed_fields: strip_managed,
+        objects,
+        baseline_rss,
+        rss,
+        hwm,
+    };
+    println!(
+        "RSS {}",
+        serde_json::to_string(&outcome).expect("the outcome serializes")
+    );
+    // Exit without tearing down the runtime and its open watch.
+    std::process::exit(0);
+}
+
+/// Runs one child per consumer and stripping choice against the server at `url`.
+pub(crate) fn measure_all(url: &str) -> Vec<Result<RssOutcome, String>> {
+    let exe = std::env::current_exe().expect("the path of the bench binary");
+    let runs = [
+        (Consumer::Floor, false),
+        (Consumer::Kube, false),
+        (Consumer::Kube, true),
+        (Consumer::Ours, false),
+        (Consumer::Ours, true),
+    ];
+    runs.iter()
+        .map(|&(consumer, strip_managed)| {
+            let mut command = Command::new(&exe);
+            command.args(["--rss", consumer.arg(), "--url", url]);
+            if strip_managed {
+                command.arg("--strip-managed-fields");
+            }
+            let output = command.output().map_err(|e| format!("{}: {e}", consumer.arg()))?;
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            stdout
+                .lines()
+                .find_map(|line| line.strip_prefix("RSS "))
+                .and_then(|json| serde_json::from_str(json).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "{} child failed ({}): {}",
+                        consumer.arg(),
+                        output.status,
+                        String::from_utf8_lossy(&output.stderr)
+                    )
+                })
+        })
+        .collect()
+}

@@ -1,0 +1,241 @@
+//! A thin HTTP server over loopback that serves the pre-rendered bytes and nothing else.
+//!
+//! - `GET /api/v1/pods?limit=..&continue=..`: the pre-rendered page the token names (pages
+//!   always hold [`PAGE_SIZE`](crate::render::PAGE_SIZE) items, whatever `limit` says);
+//! - `GET /api/v1/pods?watch=true&resourceVersion=<list's>`: once [`Server::release`] was
+//!   called, every pre-rendered event line, one HTTP chunk each; then the connection stays
+//!   open (like a real watch) until the client closes it or the server stops;
+//! - `GET /api/v1/pods?watch=true&sendInitialEvents=true`: one `ADDED` line per pod and the
+//!   end bookmark at once, then the events as above;
+//! - a watch from any other resource version stays open without events (a watcher that
+//!   re-opens its watch after the last event gets nothing twice).
+//!
+//! Holding the events until [`Server::release`] lets a benchmark measure the sync and the
+//! watch phase separately. The server runs on a thread of its own (a current-thread runtime),
+//! so its CPU time can be told apart from the consumer's.
+
+use std::{convert::Infallible, net::SocketAddr, sync::Arc, thread::JoinHandle};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
+use hyper::{body::Frame, server::conn::http1, service::service_fn};
+use hyper_util::rt::TokioIo;
+use tokio::{net::TcpListener, sync::watch};
+
+use crate::{cpu::ThreadCpu, render::Rendered};
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// A running server; stopped (with every connection) on [`Server::stop`] or drop.
+#[derive(Debug)]
+pub(crate) struct Server {
+    url: String,
+    release: watch::Sender<bool>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    cpu: ThreadCpu,
+}
+
+struct Shared {
+    rendered: Arc<Rendered>,
+    release: watch::Receiver<bool>,
+}
+
+impl Server {
+    /// Starts serving `rendered` on a free loopback port.
+    pub(crate) fn start(rendered: Arc<Rendered>) -> std::io::Result<Self> {
+        let (release, release_rx) = watch::channel(false);
+        let (stop, stop_rx) = tokio::sync::oneshot::channel();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let shared = Arc::new(Shared {
+            rendered,
+            release: release_rx,
+        });
+        let thread = std::thread::Builder::new()
+            .name("bench-server".into())
+            .spawn(move || serve(shared, stop_rx, ready_tx))?;
+        let (addr, cpu) = ready_rx
+            .recv()
+            .map_err(|_| std::io::Error::other("the server thread ended before listening"))??;
+        Ok(Self {
+            url: format!("http://{addr}"),
+            release,
+            stop: Some(stop),
+            thread: Some(thread),
+            cpu,
+        })
+    }
+
+    /// The base URL, such as `http://127.0.0.1:40000`.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A kube client for the server.
+    pub(crate) fn client(&self) -> kube::Client {
+        client(&self.url)
+    }
+
+    /// Lets watches from the list's resource version stream their events.
+    pub(crate) fn release(&self) {
+        self.release.send_replace(true);
+    }
+
+    /// The CPU time the server's thread used so far.
+    pub(crate) fn cpu(&self) -> &ThreadCpu {
+        &self.cpu
+    }
+
+    /// Stops the server and closes every connection.
+    pub(crate) fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A kube client for a server at `url`.
+pub(crate) fn client(url: &str) -> kube::Client {
+    let uri: http::Uri = url.parse().expect("the server URL is a valid URI");
+    kube::Client::try_from(kube::Config::new(uri)).expect("a kube client for a plain-HTTP URL")
+}
+
+type Ready = std::io::Result<(SocketAddr, ThreadCpu)>;
+
+fn serve(
+    shared: Arc<Shared>,
+    stop: tokio::sync::oneshot::Receiver<()>,
+    ready: std::sync::mpsc::Sender<Ready>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            let _ = ready.send(Err(err));
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match TcpListener::bind("127.0.0.1:0").await {
+            Ok(listener) => listener,
+            Err(err) => {
+                let _ = ready.send(Err(err));
+                return;
+            }
+        };
+        let bound = listener
+            .local_addr()
+            .and_then(|addr| Ok((addr, ThreadCpu::current()?)));
+        let failed = bound.is_err();
+        let _ = ready.send(bound);
+        if failed {
+            return;
+        }
+        let accept = async {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let shared = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| {
+                        let shared = Arc::clone(&shared);
+                        async move { Ok::<_, Infallible>(respond(&shared, &request)) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        };
+        tokio::select! {
+            () = accept => {}
+            _ = stop => {}
+        }
+    });
+    // Dropping the runtime drops every connection task.
+}
+
+fn full(status: StatusCode, body: Bytes) -> Response<Body> {
+    let mut response = Response::new(Full::new(body).boxed_unsync());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
+    if request.uri().path() != "/api/v1/pods" {
+        return full(
+            StatusCode::NOT_FOUND,
+            Bytes::from_static(
+                br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}"#,
+            ),
+        );
+    }
+    let query = request.uri().query().unwrap_or_default();
+    let param = |name: &str| {
+        form_urlencoded::parse(query.as_bytes())
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.into_owned())
+    };
+    let is_true = |name: &str| param(name).is_some_and(|v| v == "true" || v == "1");
+    let rendered = &shared.rendered;
+    if !is_true("watch") {
+        return match rendered.page_for(param("continue").as_deref()) {
+            Some(page) => full(StatusCode::OK, page.clone()),
+            None => full(
+                StatusCode::GONE,
+                Bytes::from_static(br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}"#),
+            ),
+        };
+    }
+    let initial: Vec<Bytes> = if is_true("sendInitialEvents") {
+        let mut lines = rendered.initial_events.clone();
+        lines.push(rendered.initial_events_end.clone());
+        lines
+    } else {
+        Vec::new()
+    };
+    let from_list = is_true("sendInitialEvents")
+        || param("resourceVersion").as_deref() == Some(rendered.list_resource_version.to_string().as_str());
+    let events = if from_list {
+        rendered.events.clone()
+    } else {
+        Vec::new()
+    };
+    let mut release = shared.release.clone();
+    let gated = futures::stream::once(async move {
+        let _ = release.wait_for(|released| *released).await;
+        futures::stream::iter(events)
+    })
+    .flatten();
+    let hold = futures::stream::once(std::future::pending::<Bytes>());
+    let lines = futures::stream::iter(initial)
+        .chain(gated)
+        .chain(hold)
+        .map(|line| Ok::<_, Infallible>(Frame::data(line)));
+    let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
