@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::{
     handler::EventHandlerFuncs,
-    lister_watcher,
     store::{IndexFunc, namespace_indexers},
     testing::FakeControllerSource,
 };
@@ -1051,7 +1050,6 @@ async fn notification_stream() {
 fn description_defaults_to_the_type_name() {
     let source: Source = Arc::new(FakeControllerSource::new());
     assert_eq!(informer(&source, Duration::ZERO).description(), "Pod");
-    let _ = lister_watcher::ListOptions::default();
 }
 
 // Counters behind metrics: lists, relists, watches, errors, cache size, handler state.
