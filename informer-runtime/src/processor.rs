@@ -347,6 +347,8 @@ fn run_handler<K: 'static>(
             }
         }
     }
+    // Release the handler (and what it owns) before telling `stop` this thread is done.
+    drop(handler);
     let _ = done.send(());
 }
 
