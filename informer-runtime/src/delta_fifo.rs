@@ -57,34 +57,48 @@ impl<K> Clone for Delta<K> {
 
 /// The changes of one key, oldest first; never empty when handed out by the queue.
 #[derive(Debug)]
-pub struct Deltas<K>(Vec<Delta<K>>);
+pub struct Deltas<K> {
+    deltas: Vec<Delta<K>>,
+    /// The queue's key, when the queue handed these out (saves recomputing it).
+    key: Option<SharedKey>,
+}
 
 impl<K> Clone for Deltas<K> {
     fn clone(&self) -> Self {
-        Self(self.0.clone())
+        Self {
+            deltas: self.deltas.clone(),
+            key: self.key.clone(),
+        }
     }
 }
 
 impl<K> Deltas<K> {
+    fn queued(key: SharedKey, deltas: Vec<Delta<K>>) -> Self {
+        Self {
+            deltas,
+            key: Some(key),
+        }
+    }
+
     /// The oldest change.
     pub fn oldest(&self) -> Option<&Delta<K>> {
-        self.0.first()
+        self.deltas.first()
     }
 
     /// The newest change.
     pub fn newest(&self) -> Option<&Delta<K>> {
-        self.0.last()
+        self.deltas.last()
     }
 
     /// The changes, oldest first.
     pub fn into_vec(self) -> Vec<Delta<K>> {
-        self.0
+        self.deltas
     }
 }
 
 impl<K> From<Vec<Delta<K>>> for Deltas<K> {
     fn from(deltas: Vec<Delta<K>>) -> Self {
-        Self(deltas)
+        Self { deltas, key: None }
     }
 }
 
@@ -92,14 +106,23 @@ impl<K> Deref for Deltas<K> {
     type Target = [Delta<K>];
 
     fn deref(&self) -> &[Delta<K>] {
-        &self.0
+        &self.deltas
     }
 }
 
 impl<K: Resource> Deltas<K> {
     /// The key of the newest change's object (client-go's `KeyOf` on `Deltas`).
     pub fn key(&self) -> Option<String> {
-        self.newest().map(|d| d.object.key())
+        self.shared_key().map(|key| key.to_string())
+    }
+
+    /// The key as the queue stores it: the queue's own key when it handed these out, else
+    /// computed from the newest change.
+    pub(crate) fn shared_key(&self) -> Option<SharedKey> {
+        match &self.key {
+            Some(key) => Some(Arc::clone(key)),
+            None => self.newest().map(|d| SharedKey::from(d.object.key())),
+        }
     }
 }
 
@@ -421,7 +444,7 @@ impl<K: Resource> DeltaFifo<K> {
     /// Queues `deltas` as they are, unless their key already has changes queued
     /// (client-go's `AddIfNotPresent`, used to requeue popped changes).
     pub fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), Error> {
-        let key: SharedKey = deltas.key().ok_or(Error::ZeroLengthDeltas)?.into();
+        let key: SharedKey = deltas.shared_key().ok_or(Error::ZeroLengthDeltas)?;
         let mut state = self.lock();
         state.populated = true;
         if state.items.contains_key(&key) {
@@ -429,7 +452,7 @@ impl<K: Resource> DeltaFifo<K> {
             return Ok(());
         }
         state.queue.push_back(Arc::clone(&key));
-        state.items.insert(key, deltas.0);
+        state.items.insert(key, deltas.deltas);
         self.publish_synced(&state);
         drop(state);
         self.changed.notify_waiters();
@@ -454,7 +477,8 @@ impl<K: Resource> DeltaFifo<K> {
                 let mut state = self.lock();
                 if let Some(key) = state.queue.pop_front() {
                     let is_in_initial_list = !has_synced(&state);
-                    let deltas = Deltas(state.items.remove(&key).unwrap_or_default());
+                    let deltas =
+                        Deltas::queued(Arc::clone(&key), state.items.remove(&key).unwrap_or_default());
                     if state.initial_population_count > 0 {
                         state.initial_population_count -= 1;
                     }
@@ -466,7 +490,7 @@ impl<K: Resource> DeltaFifo<K> {
                         Err(ProcessError::Requeue(cause)) => {
                             if !state.items.contains_key(&key) {
                                 state.queue.push_back(Arc::clone(&key));
-                                state.items.insert(key, deltas.0.clone());
+                                state.items.insert(key, deltas.deltas.clone());
                             }
                             drop(state);
                             self.changed.notify_waiters();
@@ -519,7 +543,10 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// The queued changes of `key`.
     pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        self.lock().items.get(key).map(|deltas| Deltas(deltas.clone()))
+        self.lock()
+            .items
+            .get_key_value(key)
+            .map(|(key, deltas)| Deltas::queued(Arc::clone(key), deltas.clone()))
     }
 
     /// The number of queued keys.

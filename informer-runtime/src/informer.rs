@@ -30,7 +30,6 @@ use crate::{
         DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform,
     },
     handler::{Notification, ResourceEventHandler},
-    key::SharedKey,
     lister::Lister,
     lister_watcher::ListerWatcher,
     processor::{ListenerState, Processor, Sink},
@@ -485,7 +484,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// Applies one key's changes to the cache and notifies the handlers (client-go's
     /// `HandleDeltas` with `processDeltas`).
     fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
-        let Some(key) = deltas.key().map(SharedKey::from) else {
+        let Some(key) = deltas.shared_key() else {
             return;
         };
         let _deltas = self.inner.lock_deltas();
