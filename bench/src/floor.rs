@@ -2,7 +2,9 @@
 //!
 //! Every list page is decoded into `ObjectList<Pod>` and its items inserted into a `HashMap`
 //! by `namespace/name`; then every event line is decoded into `WatchEvent<Pod>` and its
-//! object inserted the same way. No HTTP, no queue, no handlers.
+//! object inserted the same way. No HTTP, no queue, no handlers. Each page and line is checked
+//! as UTF-8 once and decoded from `&str`, serde_json's fastest path (decoding from bytes checks
+//! every string on its own, and is slower; see the decoding table).
 
 use std::collections::HashMap;
 
@@ -28,7 +30,8 @@ pub(crate) fn run(rendered: &Rendered) -> Outcome {
     let mut pods: HashMap<String, Pod> = HashMap::new();
     let start = Mark::now(None);
     for page in &rendered.pages {
-        let list: ObjectList<Pod> = serde_json::from_slice(page).expect("a rendered page decodes");
+        let page = std::str::from_utf8(page).expect("a rendered page is UTF-8");
+        let list: ObjectList<Pod> = serde_json::from_str(page).expect("a rendered page decodes");
         for pod in list.items {
             pods.insert(key(&pod), pod);
         }
@@ -36,7 +39,8 @@ pub(crate) fn run(rendered: &Rendered) -> Outcome {
     let synced = Mark::now(None);
     let synced_objects = pods.len();
     for line in &rendered.events {
-        let event: WatchEvent<Pod> = serde_json::from_slice(line).expect("a rendered event decodes");
+        let line = std::str::from_utf8(line).expect("a rendered event is UTF-8");
+        let event: WatchEvent<Pod> = serde_json::from_str(line).expect("a rendered event decodes");
         if let WatchEvent::Added(pod) | WatchEvent::Modified(pod) = event {
             pods.insert(key(&pod), pod);
         }

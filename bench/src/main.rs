@@ -13,8 +13,17 @@
 //! child processes (`--rss ours|kube|floor [--strip-managed-fields]`); and lister queries
 //! through our indexes against kube-rs's full scan. It exits with an error if any consumer
 //! ends without every pod or without the last event applied; it asserts nothing about time.
+//!
+//! To profile one consumer's watch phase: `--only ours3 --passes 1` with `BENCH_PERF_CTL` set
+//! to a perf control FIFO; `enable` is written to it when the events are released:
+//!
+//! ```sh
+//! mkfifo /tmp/ctl && BENCH_PERF_CTL=/tmp/ctl perf record -D -1 --control=fifo:/tmp/ctl \
+//!     target/release/informer-bench --only ours3 --passes 1
+//! ```
 
 mod cpu;
+mod decode;
 mod floor;
 mod generator;
 mod kube_rs;
@@ -30,6 +39,23 @@ use std::{process::ExitCode, sync::Arc, time::Instant};
 use clap::Parser;
 
 use crate::{ours::InitialList, render::Rendered, report::Report, server::Server};
+
+/// The consumers whose sync and watch phases are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Timed {
+    /// serde_json + HashMap on one thread.
+    Floor,
+    /// kube-rs `watcher` + `reflector`.
+    Kube,
+    /// Our factory informer with one handler.
+    Ours1,
+    /// Our factory informer with three handlers.
+    Ours3,
+    /// Our informer with streaming lists.
+    Streaming,
+    /// Watch-body decoding on one thread: kube-rs's framing against ours.
+    Decode,
+}
 
 /// Benchmarks informers against kube-rs and a serde_json floor.
 #[derive(Debug, Parser)]
@@ -55,6 +81,10 @@ struct Args {
     /// Skip the memory measurements.
     #[arg(long)]
     skip_rss: bool,
+    /// Measure only these consumers (repeatable; default: all, with memory and listers), e.g.
+    /// to profile one.
+    #[arg(long, value_enum)]
+    only: Vec<Timed>,
     /// Child mode: sync every pod with this consumer and print its memory per object.
     #[arg(long, value_enum)]
     rss: Option<rss::Consumer>,
@@ -127,28 +157,45 @@ fn main() -> ExitCode {
         eprintln!("{name} done");
         outcome
     };
+    let timed = |consumer: Timed| args.only.is_empty() || args.only.contains(&consumer);
     let mut all_outcomes = Vec::new();
     let mut outcomes = Vec::new();
     for pass in 1..=passes {
         eprintln!("pass {pass} of {passes}");
-        outcomes = vec![floor::run(&rendered)];
-        eprintln!("floor done");
-        outcomes.push(run("kube-rs", &|server| {
-            runtime.block_on(kube_rs::run(server, &rendered))
-        }));
-        for handlers in [1, 3] {
-            outcomes.push(run("ours", &|server| {
-                runtime.block_on(ours::run(server, &rendered, handlers, InitialList::Paged))
+        outcomes.clear();
+        if timed(Timed::Floor) {
+            outcomes.push(floor::run(&rendered));
+            eprintln!("floor done");
+        }
+        if timed(Timed::Kube) {
+            outcomes.push(run("kube-rs", &|server| {
+                runtime.block_on(kube_rs::run(server, &rendered))
             }));
         }
-        outcomes.push(run("ours (streaming list)", &|server| {
-            runtime.block_on(ours::run(server, &rendered, 1, InitialList::Streaming))
-        }));
+        for (consumer, handlers) in [(Timed::Ours1, 1), (Timed::Ours3, 3)] {
+            if timed(consumer) {
+                outcomes.push(run("ours", &|server| {
+                    runtime.block_on(ours::run(server, &rendered, handlers, InitialList::Paged))
+                }));
+            }
+        }
+        if timed(Timed::Streaming) {
+            outcomes.push(run("ours (streaming list)", &|server| {
+                runtime.block_on(ours::run(server, &rendered, 1, InitialList::Streaming))
+            }));
+        }
         all_outcomes.extend(outcomes.iter().cloned());
     }
     drop(runtime);
+    let decode_outcomes = if timed(Timed::Decode) {
+        let outcomes = decode::run(&rendered, if args.quick { 1 } else { 3 });
+        eprintln!("decoding done");
+        outcomes
+    } else {
+        Vec::new()
+    };
 
-    let rss_outcomes = if args.skip_rss {
+    let rss_outcomes = if args.skip_rss || !args.only.is_empty() {
         Vec::new()
     } else {
         let server = Server::start(Arc::clone(&rendered)).expect("the bench server starts");
@@ -160,8 +207,13 @@ fn main() -> ExitCode {
     let bytes = (rendered.list_bytes, rendered.event_bytes);
     let last_resource_version = rendered.last_resource_version;
     drop(rendered);
-    let lister_outcomes = listers::run(lister_objects);
-    eprintln!("listers done");
+    let lister_outcomes = if args.only.is_empty() {
+        let outcomes = listers::run(lister_objects);
+        eprintln!("listers done");
+        outcomes
+    } else {
+        Vec::new()
+    };
 
     println!(
         "{}",
@@ -177,6 +229,7 @@ fn main() -> ExitCode {
         }
         .markdown()
     );
+    println!("{}", decode::markdown(&decode_outcomes));
 
     let mut problems: Vec<String> = all_outcomes
         .iter()

@@ -3,16 +3,19 @@
 use std::{error::Error as StdError, fmt::Debug, sync::Arc, time::Duration};
 
 use futures::{FutureExt, StreamExt, TryStreamExt, future::BoxFuture};
+use http_body_util::BodyExt;
 use kube::{
     Api, Client, Resource,
     api::{ListParams, WatchParams},
-    core::{ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList},
+    client::Body,
+    core::{ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList, Status},
 };
 use serde::de::DeserializeOwned;
 
 use crate::{
     factory::TweakListOptions,
     lister_watcher::{Error, ListOptions, ListerWatcher, WatchStream},
+    watch_body::decode_watch_body,
 };
 
 /// The client gives up on a watch this long after the server should have closed it: a
@@ -185,16 +188,49 @@ where
             options.timeout_seconds.unwrap_or(DEFAULT_WATCH_TIMEOUT),
         ));
         async move {
-            let stream = self
-                .api
-                .watch(&params, &resource_version)
-                .await
-                .map_err(classify)?;
+            let body = open_watch(&self.api, &params, &resource_version).await?;
+            let events = decode_watch_body(body.into_data_stream().map_err(classify));
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
-            Ok(stream.map_err(classify).take_until(deadline).boxed())
+            Ok(events.take_until(deadline).boxed())
         }
         .boxed()
     }
+}
+
+/// Sends a watch request and returns the body of its successful response; an error response
+/// becomes its `Status` (or one built from its text when it is not JSON).
+async fn open_watch<K: Resource + Clone>(
+    api: &Api<K>,
+    params: &WatchParams,
+    resource_version: &str,
+) -> Result<Body, Error> {
+    let mut request = kube::core::Request::new(api.resource_url())
+        .watch(params, resource_version)
+        .map_err(|err| Error::Transport(Box::new(err)))?;
+    // Watch bodies are read as they come: compressed watch streams are not asked for.
+    request.headers_mut().insert(
+        http::header::ACCEPT_ENCODING,
+        http::HeaderValue::from_static("identity"),
+    );
+    let client = api.clone().into_client();
+    let response = client.send(request.map(Body::from)).await.map_err(classify)?;
+    let code = response.status();
+    if code.is_success() {
+        return Ok(response.into_body());
+    }
+    let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
+    Err(Error::Api(Box::new(
+        serde_json::from_slice::<Status>(&text)
+            .ok()
+            .filter(|status| status.code != 0)
+            .unwrap_or_else(|| {
+                Status::failure(
+                    String::from_utf8_lossy(&text).trim(),
+                    "Failed to parse error data",
+                )
+                .with_code(code.as_u16())
+            }),
+    )))
 }
 
 #[cfg(test)]

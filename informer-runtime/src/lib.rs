@@ -22,6 +22,7 @@ pub mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tombstone;
+pub mod watch_body;
 pub mod workqueue;
 
 #[cfg(feature = "derive")]

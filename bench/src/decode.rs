@@ -1,0 +1,161 @@
+//! Watch-body decoding on one thread, on the rendered event lines (one chunk each, as the
+//! server sends them): kube's framing (lines copied into a `String` each, then decoded)
+//! against ours (decoded in place from the chunks), and the bare `serde_json` decode of each
+//! line (from bytes, and from `&str` after one UTF-8 check of the line) for reference. Every decoded pod is inserted into a `HashMap`, as in the floor.
+//!
+//! The variants run in turn, `rounds` times each, so that a busy machine slows them alike;
+//! the table shows each variant's fastest round.
+
+use std::{collections::HashMap, fmt::Write as _, time::Duration};
+
+use futures::{Stream, StreamExt, stream};
+use informer_runtime::watch_body::decode_watch_body;
+use k8s_openapi::api::core::v1::Pod;
+use kube::core::WatchEvent;
+use tokio_util::{
+    codec::{FramedRead, LinesCodec},
+    io::StreamReader,
+};
+
+use crate::{cpu::ThreadCpu, render::Rendered};
+
+/// One way of turning watch bytes into pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// `serde_json::from_slice` on each line, no stream.
+    Bare,
+    /// `std::str::from_utf8` then `serde_json::from_str` on each line, no stream (the floor).
+    BareStr,
+    /// kube-rs's framing: `FramedRead` + `LinesCodec`, then `serde_json::from_str`.
+    KubeLines,
+    /// `informer_runtime::watch_body::decode_watch_body`.
+    Ours,
+}
+
+impl Variant {
+    const ALL: [Self; 4] = [Self::Bare, Self::BareStr, Self::KubeLines, Self::Ours];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bare => "serde_json::from_slice per line (no stream)",
+            Self::BareStr => "from_utf8 + serde_json::from_str per line (no stream; the floor)",
+            Self::KubeLines => "kube-rs framing: LinesCodec + from_str",
+            Self::Ours => "ours: decode_watch_body (in place)",
+        }
+    }
+}
+
+/// The fastest round of one variant.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodeOutcome {
+    name: &'static str,
+    events: usize,
+    cpu: Duration,
+}
+
+fn key(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn chunks(
+    rendered: &Rendered,
+) -> impl Stream<Item = Result<bytes::Bytes, std::io::Error>> + Unpin + Send + use<> {
+    stream::iter(rendered.events.clone().into_iter().map(Ok))
+}
+
+async fn insert_all(events: impl Stream<Item = Option<WatchEvent<Pod>>>, pods: &mut HashMap<String, Pod>) {
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        if let Some(WatchEvent::Modified(pod) | WatchEvent::Added(pod)) = event {
+            pods.insert(key(&pod), pod);
+        }
+    }
+}
+
+async fn decode(variant: Variant, rendered: &Rendered, pods: &mut HashMap<String, Pod>) {
+    match variant {
+        Variant::Bare => {
+            let events = stream::iter(&rendered.events)
+                .map(|line| serde_json::from_slice::<WatchEvent<Pod>>(line).ok());
+            insert_all(events, pods).await;
+        }
+        Variant::BareStr => {
+            let events = stream::iter(&rendered.events)
+                .map(|line| serde_json::from_str::<WatchEvent<Pod>>(std::str::from_utf8(line).ok()?).ok());
+            insert_all(events, pods).await;
+        }
+        Variant::KubeLines => {
+            let lines = FramedRead::new(StreamReader::new(chunks(rendered)), LinesCodec::new());
+            let events = lines.map(|line| serde_json::from_str::<WatchEvent<Pod>>(&line.ok()?).ok());
+            insert_all(events, pods).await;
+        }
+        Variant::Ours => {
+            let events = decode_watch_body::<Pod, _, _>(chunks(rendered)).map(Result::ok);
+            insert_all(events, pods).await;
+        }
+    }
+}
+
+/// Decodes every event line with each variant, `rounds` times in turn.
+pub(crate) fn run(rendered: &Rendered, rounds: usize) -> Vec<DecodeOutcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a tokio runtime");
+    let thread = ThreadCpu::current().expect("the CPU time of this thread");
+    let mut best: Vec<Option<Duration>> = vec![None; Variant::ALL.len()];
+    for _ in 0..rounds.max(1) {
+        for (i, variant) in Variant::ALL.into_iter().enumerate() {
+            let mut pods = HashMap::new();
+            let before = thread.times();
+            runtime.block_on(decode(variant, rendered, &mut pods));
+            let cpu = thread.times().since(&before).total();
+            assert_eq!(
+                pods.len(),
+                rendered.pods.min(rendered.events.len()),
+                "{} decoded every event",
+                variant.name()
+            );
+            drop(pods);
+            best[i] = Some(best[i].map_or(cpu, |b| b.min(cpu)));
+        }
+    }
+    Variant::ALL
+        .into_iter()
+        .zip(best)
+        .map(|(variant, cpu)| DecodeOutcome {
+            name: variant.name(),
+            events: rendered.events.len(),
+            cpu: cpu.unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The table of the decode comparison.
+pub(crate) fn markdown(outcomes: &[DecodeOutcome]) -> String {
+    let mut out = String::new();
+    let Some(first) = outcomes.first() else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "### Watch-body decoding on one thread: {} event lines, one chunk each (fastest round)\n",
+        first.events
+    );
+    let _ = writeln!(out, "| decoder | CPU | µs per event | vs bare serde_json |");
+    let _ = writeln!(out, "|---|---:|---:|---:|");
+    for outcome in outcomes {
+        let per_event = outcome.cpu.as_secs_f64() * 1e6 / outcome.events.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "| {} | {:.2} s | {per_event:.1} | {:.2}x |",
+            outcome.name,
+            outcome.cpu.as_secs_f64(),
+            outcome.cpu.as_secs_f64() / first.cpu.as_secs_f64().max(f64::MIN_POSITIVE)
+        );
+    }
+    out
+}

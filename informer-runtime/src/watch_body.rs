@@ -1,0 +1,364 @@
+//! Decoding a watch response body: one JSON event per line, decoded straight from the
+//! response's chunks.
+//!
+//! kube-apiserver writes every watch event as one line, usually in one HTTP chunk of its own.
+//! A line that lies inside one chunk is decoded in place; only a line split across chunks is
+//! copied, into a buffer reused from line to line. No `String` is built per event.
+
+use std::error::Error as StdError;
+
+use bytes::{Buf, Bytes};
+use futures::{Stream, StreamExt};
+use kube::core::{Status, WatchEvent};
+use serde::de::DeserializeOwned;
+
+use crate::lister_watcher::{BoxError, Error};
+
+/// A split line longer than this gives its buffer back once decoded.
+const KEPT_LINE_CAPACITY: usize = 1 << 20;
+
+/// The events in a watch body, given as a stream of its chunks (for a lister-watcher over
+/// another HTTP client; [`KubeListerWatcher`](crate::kube_lister_watcher::KubeListerWatcher)
+/// uses it on kube's responses).
+///
+/// A line that is not an event but a `Status` (an error the server wrote instead of an event)
+/// becomes [`Error::Api`]; a line that is neither becomes [`Error::Decode`] and the stream goes
+/// on with the next line. A body that ends in the middle of a chunk (the connection dropped)
+/// ends the stream, so the watch is resumed; any other body error is [`Error::Transport`] and
+/// ends the stream.
+///
+/// ```
+/// use bytes::Bytes;
+/// use futures::{StreamExt, stream};
+/// use informer_runtime::watch_body::decode_watch_body;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::core::WatchEvent;
+///
+/// # tokio_test_block_on(async {
+/// let line = r#"{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"7"}}}"#;
+/// // one event cut over two chunks
+/// let chunks = stream::iter([
+///     Ok::<_, std::io::Error>(Bytes::from(&line[..20])),
+///     Ok(Bytes::from(format!("{}\n", &line[20..]))),
+/// ]);
+/// let events: Vec<_> = decode_watch_body::<ConfigMap, _, _>(chunks).collect().await;
+/// assert!(matches!(&events[..], [Ok(WatchEvent::Added(cm))] if cm.metadata.name.as_deref() == Some("a")));
+/// # });
+/// # fn tokio_test_block_on(f: impl std::future::Future<Output = ()>) {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+pub fn decode_watch_body<K, S, E>(body: S) -> impl Stream<Item = Result<WatchEvent<K>, Error>> + Send
+where
+    K: DeserializeOwned + Send,
+    S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
+    E: Into<BoxError>,
+{
+    let lines = WatchLines {
+        body,
+        chunk: Bytes::new(),
+        split_line: Vec::new(),
+        ended: false,
+    };
+    futures::stream::unfold(lines, |mut lines| async move {
+        let event = lines.next_event().await?;
+        Some((event, lines))
+    })
+}
+
+struct WatchLines<S> {
+    body: S,
+    /// The unread rest of the current chunk.
+    chunk: Bytes,
+    /// The start of a line whose end is in a later chunk.
+    split_line: Vec<u8>,
+    ended: bool,
+}
+
+impl<S, E> WatchLines<S>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: Into<BoxError>,
+{
+    async fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
+        loop {
+            if let Some(end) = self.chunk.iter().position(|&b| b == b'\n') {
+                let event = if self.split_line.is_empty() {
+                    decode_line(&self.chunk[..end])
+                } else {
+                    self.split_line.extend_from_slice(&self.chunk[..end]);
+                    self.take_split_line()
+                };
+                self.chunk.advance(end + 1);
+                match event {
+                    Some(event) => return Some(event),
+                    None => continue,
+                }
+            }
+            if !self.chunk.is_empty() {
+                self.split_line.extend_from_slice(&self.chunk);
+                self.chunk.clear();
+            }
+            if self.ended {
+                // A last line without its newline: decoded if complete, dropped if cut short.
+                return match self.take_split_line::<K>() {
+                    Some(Err(Error::Decode(_))) | None => None,
+                    event => event,
+                };
+            }
+            match self.body.next().await {
+                Some(Ok(chunk)) => self.chunk = chunk,
+                Some(Err(err)) => {
+                    self.ended = true;
+                    let err: BoxError = err.into();
+                    if !is_cut_short(err.as_ref()) {
+                        self.split_line.clear();
+                        return Some(Err(Error::Transport(err)));
+                    }
+                    tracing::debug!(error = %err, "the watch connection ended in the middle of a chunk");
+                }
+                None => self.ended = true,
+            }
+        }
+    }
+
+    fn take_split_line<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
+        let event = decode_line(&self.split_line);
+        self.split_line.clear();
+        if self.split_line.capacity() > KEPT_LINE_CAPACITY {
+            self.split_line = Vec::new();
+        }
+        event
+    }
+}
+
+/// Decodes one line: `None` for a blank line.
+fn decode_line<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>, Error>> {
+    let line = line.trim_ascii();
+    if line.is_empty() {
+        return None;
+    }
+    // Checking the whole line once and decoding from `&str` is faster than decoding from bytes,
+    // which checks every string on its own.
+    let line = match std::str::from_utf8(line) {
+        Ok(line) => line,
+        Err(err) => return Some(Err(Error::Decode(Box::new(err)))),
+    };
+    Some(match serde_json::from_str::<WatchEvent<K>>(line) {
+        Ok(event) => Ok(event),
+        Err(err) => match serde_json::from_str::<Status>(line) {
+            Ok(status) if status.code != 0 || status.status.is_some() => Err(Error::Api(Box::new(status))),
+            _ => Err(Error::Decode(Box::new(err))),
+        },
+    })
+}
+
+/// Whether a body error means the connection ended in the middle of the body (the server
+/// went away), which ends a watch like a normal close.
+fn is_cut_short(err: &(dyn StdError + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::UnexpectedEof
+        {
+            return true;
+        }
+        if let Some(hyper) = e.downcast_ref::<hyper::Error>()
+            && hyper.is_incomplete_message()
+        {
+            return true;
+        }
+        if e.to_string().contains("unexpected EOF during chunk") {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::stream;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    fn event_line(kind: &str, name: &str, rv: u32) -> String {
+        format!(
+            r#"{{"type":"{kind}","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{rv}"}}}}}}"#
+        ) + "\n"
+    }
+
+    fn chunks(parts: &[&[u8]]) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send + use<> {
+        stream::iter(
+            parts
+                .iter()
+                .map(|p| Ok(Bytes::copy_from_slice(p)))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    async fn decode_all(
+        body: impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send,
+    ) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
+        decode_watch_body::<ConfigMap, _, _>(body).collect().await
+    }
+
+    fn names(events: &[Result<WatchEvent<ConfigMap>, Error>]) -> Vec<String> {
+        events
+            .iter()
+            .map(|event| match event {
+                Ok(WatchEvent::Added(cm)) => {
+                    format!("added {}", cm.metadata.name.as_deref().unwrap_or_default())
+                }
+                Ok(WatchEvent::Modified(cm)) => {
+                    format!("modified {}", cm.metadata.name.as_deref().unwrap_or_default())
+                }
+                Ok(WatchEvent::Deleted(cm)) => {
+                    format!("deleted {}", cm.metadata.name.as_deref().unwrap_or_default())
+                }
+                Ok(WatchEvent::Bookmark(b)) => format!("bookmark {}", b.metadata.resource_version),
+                Ok(WatchEvent::Error(status)) => format!("error event {}", status.code),
+                Err(Error::Api(status)) => format!("status {}", status.code),
+                Err(Error::Decode(_)) => "decode error".into(),
+                Err(Error::Transport(_)) => "transport error".into(),
+                Err(Error::Connect(_)) => "connect error".into(),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn one_event_per_chunk() {
+        let (a, b) = (event_line("ADDED", "a", 1), event_line("MODIFIED", "a", 2));
+        let events = decode_all(chunks(&[a.as_bytes(), b.as_bytes()])).await;
+        assert_eq!(names(&events), ["added a", "modified a"]);
+    }
+
+    #[tokio::test]
+    async fn several_events_in_one_chunk_and_one_event_over_several_chunks() {
+        let (a, b, c) = (
+            event_line("ADDED", "a", 1),
+            event_line("ADDED", "b", 2),
+            event_line("DELETED", "a", 3),
+        );
+        let joined = format!("{a}{b}{c}");
+        let bytes = joined.as_bytes();
+        // every way of cutting the body into three chunks decodes to the same events
+        for first in [1, 10, a.len() - 1, a.len(), a.len() + 1, a.len() + b.len()] {
+            let second = first + 7;
+            let events = decode_all(chunks(&[
+                &bytes[..first],
+                &bytes[first..second],
+                &bytes[second..],
+            ]))
+            .await;
+            assert_eq!(
+                names(&events),
+                ["added a", "added b", "deleted a"],
+                "cut at {first} and {second}"
+            );
+        }
+        let one_byte_chunks: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(
+            names(&decode_all(chunks(&one_byte_chunks)).await),
+            ["added a", "added b", "deleted a"]
+        );
+    }
+
+    #[tokio::test]
+    async fn blank_lines_and_carriage_returns_are_skipped() {
+        let a = event_line("ADDED", "a", 1).replace('\n', "\r\n");
+        let events = decode_all(chunks(&[b"\n", a.as_bytes(), b"\r\n \n"])).await;
+        assert_eq!(names(&events), ["added a"]);
+    }
+
+    #[tokio::test]
+    async fn a_last_line_without_newline_is_decoded_if_complete_and_dropped_if_cut() {
+        let a = event_line("ADDED", "a", 1);
+        let events = decode_all(chunks(&[a.trim_end().as_bytes()])).await;
+        assert_eq!(names(&events), ["added a"]);
+        let events = decode_all(chunks(&[&a.as_bytes()[..20]])).await;
+        assert!(
+            events.is_empty(),
+            "a cut line ends the watch like a close: {:?}",
+            names(&events)
+        );
+    }
+
+    #[tokio::test]
+    async fn error_events_and_status_lines() {
+        let error_event = r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#.to_owned() + "\n";
+        let status_line = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"forbidden","reason":"Forbidden","code":403}"#.to_owned() + "\n";
+        let events = decode_all(chunks(&[error_event.as_bytes(), status_line.as_bytes()])).await;
+        assert_eq!(names(&events), ["error event 410", "status 403"]);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_line_is_a_decode_error_and_later_lines_still_decode() {
+        let b = event_line("ADDED", "b", 2);
+        let events = decode_all(chunks(&[
+            b"{\"type\":\"ADDED\",\"object\":{\"metadata\":\n",
+            b"not json\n",
+            b.as_bytes(),
+        ]))
+        .await;
+        assert_eq!(names(&events), ["decode error", "decode error", "added b"]);
+        // a JSON object that is neither an event nor a Status is not taken for an empty Status
+        let events = decode_all(chunks(&[b"{\"unexpected\":true}\n"])).await;
+        assert_eq!(names(&events), ["decode error"]);
+        let events = decode_all(chunks(&[
+            b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xff\"}}}\n",
+        ]))
+        .await;
+        assert_eq!(names(&events), ["decode error"], "a line that is not UTF-8");
+    }
+
+    #[tokio::test]
+    async fn a_body_cut_short_ends_the_stream_and_other_body_errors_are_reported() {
+        let a = event_line("ADDED", "a", 1);
+        let cut = stream::iter(vec![
+            Ok(Bytes::from(a.clone())),
+            Ok(Bytes::from_static(b"{\"type\":")),
+            Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "cut")),
+        ]);
+        assert_eq!(names(&decode_all(cut).await), ["added a"]);
+
+        let reset = stream::iter(vec![
+            Ok(Bytes::from(a)),
+            Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset")),
+            Ok(Bytes::from(event_line("ADDED", "b", 2))),
+        ]);
+        let events = decode_all(reset).await;
+        assert_eq!(
+            names(&events),
+            ["added a", "transport error"],
+            "nothing is read after an error"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_long_split_line_does_not_keep_its_buffer() {
+        let big = format!(
+            r#"{{"type":"ADDED","object":{{"metadata":{{"name":"big","resourceVersion":"1"}},"data":{{"k":"{}"}}}}}}"#,
+            "x".repeat(2 * KEPT_LINE_CAPACITY)
+        ) + "\n";
+        let bytes = big.as_bytes();
+        let mut lines = WatchLines {
+            body: chunks(&[&bytes[..100], &bytes[100..]]),
+            chunk: Bytes::new(),
+            split_line: Vec::new(),
+            ended: false,
+        };
+        let event = lines
+            .next_event::<ConfigMap>()
+            .await
+            .expect("one event")
+            .expect("decoded");
+        let WatchEvent::Added(cm) = event else {
+            panic!("an ADDED event")
+        };
+        assert_eq!(cm.data.expect("data")["k"].len(), 2 * KEPT_LINE_CAPACITY);
+        assert_eq!(lines.split_line.capacity(), 0);
+        assert!(lines.next_event::<ConfigMap>().await.is_none());
+    }
+}
