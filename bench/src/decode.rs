@@ -30,10 +30,18 @@ enum Variant {
     KubeLines,
     /// `informer_runtime::watch_body::decode_watch_body`.
     Ours,
+    /// The same, then a compacting clone of each object (exact-capacity collections).
+    OursCompacted,
 }
 
 impl Variant {
-    const ALL: [Self; 4] = [Self::Bare, Self::BareStr, Self::KubeLines, Self::Ours];
+    const ALL: [Self; 5] = [
+        Self::Bare,
+        Self::BareStr,
+        Self::KubeLines,
+        Self::Ours,
+        Self::OursCompacted,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -41,6 +49,7 @@ impl Variant {
             Self::BareStr => "from_utf8 + serde_json::from_str per line (no stream; the floor)",
             Self::KubeLines => "kube-rs framing: LinesCodec + from_str",
             Self::Ours => "ours: decode_watch_body (in place)",
+            Self::OursCompacted => "ours, objects compacted (a clone of each)",
         }
     }
 }
@@ -95,6 +104,13 @@ async fn decode(variant: Variant, rendered: &Rendered, pods: &mut HashMap<String
         }
         Variant::Ours => {
             let events = decode_watch_body::<Pod, _, _>(chunks(rendered)).map(Result::ok);
+            insert_all(events, pods).await;
+        }
+        Variant::OursCompacted => {
+            let events = decode_watch_body::<Pod, _, _>(chunks(rendered)).map(|event| match event {
+                Ok(WatchEvent::Modified(pod)) => Some(WatchEvent::Modified(pod.clone())),
+                other => other.ok(),
+            });
             insert_all(events, pods).await;
         }
     }

@@ -25,6 +25,8 @@ use crate::{render::PAGE_SIZE, server};
 pub(crate) enum Consumer {
     /// Our factory informer (namespace index, no handlers).
     Ours,
+    /// The same with `compact_objects(true)`.
+    OursCompacted,
     /// kube-rs's watcher and reflector.
     Kube,
     /// Paged lists decoded into a `HashMap<String, Pod>`.
@@ -35,6 +37,7 @@ impl Consumer {
     fn arg(self) -> &'static str {
         match self {
             Self::Ours => "ours",
+            Self::OursCompacted => "ours-compacted",
             Self::Kube => "kube",
             Self::Floor => "floor",
         }
@@ -134,8 +137,8 @@ async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> usize {
     objects
 }
 
-async fn sync_ours(client: kube::Client, strip_managed: bool) -> usize {
-    let mut builder = SharedInformerFactory::builder(client);
+async fn sync_ours(client: kube::Client, strip_managed: bool, compact: bool) -> usize {
+    let mut builder = SharedInformerFactory::builder(client).compact_objects(compact);
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
@@ -167,7 +170,8 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         match consumer {
             Consumer::Floor => sync_floor(api, strip_managed).await,
             Consumer::Kube => sync_kube(api, strip_managed).await,
-            Consumer::Ours => sync_ours(client, strip_managed).await,
+            Consumer::Ours => sync_ours(client, strip_managed, false).await,
+            Consumer::OursCompacted => sync_ours(client, strip_managed, true).await,
         }
     });
     let (rss, hwm) = memory();
@@ -196,6 +200,8 @@ pub(crate) fn measure_all(url: &str) -> Vec<Result<RssOutcome, String>> {
         (Consumer::Kube, true),
         (Consumer::Ours, false),
         (Consumer::Ours, true),
+        (Consumer::OursCompacted, false),
+        (Consumer::OursCompacted, true),
     ];
     runs.iter()
         .map(|&(consumer, strip_managed)| {

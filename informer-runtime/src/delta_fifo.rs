@@ -291,17 +291,28 @@ impl<K: Resource> DeltaFifo<K> {
         self.synced.subscribe()
     }
 
-    fn prepare(&self, mut obj: K) -> (SharedKey, Arc<K>) {
-        let key = SharedKey::from(object_key(&obj));
+    /// Applies the transform (if any) and shares the object: what the queue keeps. The
+    /// reflector prepares objects as they arrive, so that what a transform drops is freed
+    /// before the next list page is decoded.
+    pub fn prepare(&self, mut obj: K) -> Arc<K> {
         if let Some(transform) = &self.transform {
             transform(&mut obj);
         }
-        (key, Arc::new(obj))
+        Arc::new(obj)
+    }
+
+    fn keyed(obj: Arc<K>) -> (SharedKey, Arc<K>) {
+        (SharedKey::from(object_key(obj.as_ref())), obj)
     }
 
     /// Queues an `Added` change.
     pub fn add(&self, obj: K) {
-        let (key, obj) = self.prepare(obj);
+        self.add_prepared(self.prepare(obj));
+    }
+
+    /// Queues an `Added` change of a [prepared](Self::prepare) object.
+    pub(crate) fn add_prepared(&self, obj: Arc<K>) {
+        let (key, obj) = Self::keyed(obj);
         let mut state = self.lock();
         state.populated = true;
         append(&mut state, key, DeltaType::Added, MaybeTombstone::Object(obj));
@@ -312,7 +323,12 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// Queues an `Updated` change.
     pub fn update(&self, obj: K) {
-        let (key, obj) = self.prepare(obj);
+        self.update_prepared(self.prepare(obj));
+    }
+
+    /// Queues an `Updated` change of a [prepared](Self::prepare) object.
+    pub(crate) fn update_prepared(&self, obj: Arc<K>) {
+        let (key, obj) = Self::keyed(obj);
         let mut state = self.lock();
         state.populated = true;
         append(&mut state, key, DeltaType::Updated, MaybeTombstone::Object(obj));
@@ -324,7 +340,13 @@ impl<K: Resource> DeltaFifo<K> {
     /// Queues a `Deleted` change, unless the key is neither queued nor known (then the
     /// deletion is of nothing the consumer has, and is dropped).
     pub fn delete(&self, obj: K) {
-        let (key, obj) = self.prepare(obj);
+        self.delete_prepared(self.prepare(obj));
+    }
+
+    /// Queues a `Deleted` change of a [prepared](Self::prepare) object, as
+    /// [`delete`](Self::delete) does.
+    pub(crate) fn delete_prepared(&self, obj: Arc<K>) {
+        let (key, obj) = Self::keyed(obj);
         let mut state = self.lock();
         state.populated = true;
         let queued = state.items.contains_key(&key);
@@ -347,13 +369,19 @@ impl<K: Resource> DeltaFifo<K> {
     /// `Deleted` change carrying a tombstone with the newest object the queue or the consumer
     /// had. The first replace defines the initial population that [`DeltaFifo::has_synced`]
     /// waits for. The resource version is not used by this queue.
-    pub fn replace(&self, list: Vec<K>, _resource_version: &str) {
+    pub fn replace(&self, list: Vec<K>, resource_version: &str) {
+        let prepared = list.into_iter().map(|obj| self.prepare(obj)).collect();
+        self.replace_prepared(prepared, resource_version);
+    }
+
+    /// [`replace`](Self::replace) with [prepared](Self::prepare) objects.
+    pub(crate) fn replace_prepared(&self, list: Vec<Arc<K>>, _resource_version: &str) {
         let kind = if self.emit_delta_type_replaced {
             DeltaType::Replaced
         } else {
             DeltaType::Sync
         };
-        let prepared: Vec<(SharedKey, Arc<K>)> = list.into_iter().map(|obj| self.prepare(obj)).collect();
+        let prepared: Vec<(SharedKey, Arc<K>)> = list.into_iter().map(Self::keyed).collect();
         let mut state = self.lock();
         let mut listed: HashSet<SharedKey> = HashSet::with_capacity(prepared.len());
         for (key, obj) in prepared {

@@ -122,6 +122,7 @@ struct Options {
     custom_resync: HashMap<TypeId, Duration>,
     metadata_transform: Option<MetadataTransform>,
     transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    compact_objects: bool,
     watch_error_handler: Option<FactoryWatchErrorHandler>,
 }
 
@@ -243,6 +244,29 @@ impl SharedInformerFactoryBuilder {
         self.options
             .transforms
             .insert(TypeId::of::<K>(), Arc::new(transform));
+        self
+    }
+
+    /// Re-allocates every object once before it is cached (after the transforms), so that its
+    /// lists and maps hold exactly their elements. Decoding leaves room to grow in every list
+    /// (a pod with two containers keeps room for four): compacting saves about a tenth of a
+    /// pod's memory, for a deep copy of each object (about a third more CPU per event on top of
+    /// decoding it). The copy is made before the object is shared, so nothing is copied twice.
+    ///
+    /// ```no_run
+    /// # fn example(client: kube::Client) {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .transform_metadata(|meta| meta.managed_fields = None)
+    ///     .compact_objects(true)
+    ///     .build();
+    /// # let _ = factory;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn compact_objects(mut self, compact: bool) -> Self {
+        self.options.compact_objects = compact;
         self
     }
 
@@ -408,6 +432,7 @@ impl SharedInformerFactory {
                 custom_resync: HashMap::new(),
                 metadata_transform: None,
                 transforms: HashMap::new(),
+                compact_objects: false,
                 watch_error_handler: None,
             },
         }
@@ -486,13 +511,18 @@ impl SharedInformerFactory {
             .and_then(|t| t.downcast_ref::<Transform<K>>())
             .cloned();
         let metadata = options.metadata_transform.clone();
-        if typed.is_some() || metadata.is_some() {
+        let compact = options.compact_objects;
+        if typed.is_some() || metadata.is_some() || compact {
             let result = informer.set_transform(move |obj: &mut K| {
                 if let Some(metadata) = &metadata {
                     metadata(obj.meta_mut());
                 }
                 if let Some(typed) = &typed {
                     typed(obj);
+                }
+                if compact {
+                    // a clone allocates every list and map at its length
+                    *obj = obj.clone();
                 }
             });
             if let Err(err) = result {

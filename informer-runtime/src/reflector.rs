@@ -171,14 +171,20 @@ impl Error {
 /// Where a reflector puts what it lists and watches. Implemented by [`DeltaFifo`] (informers)
 /// and by [`Store`] (a plain cache).
 pub trait ReflectorStore<K>: Send + Sync {
+    /// Turns a decoded object into the shared object the store keeps, as soon as it arrives:
+    /// list pages one by one, watch events one by one. An informer applies its transform here,
+    /// so what the transform drops is freed before the next page is decoded.
+    fn prepare(&self, obj: K) -> Arc<K> {
+        Arc::new(obj)
+    }
     /// An object was added.
-    fn add(&self, obj: K);
+    fn add(&self, obj: Arc<K>);
     /// An object was modified.
-    fn update(&self, obj: K);
+    fn update(&self, obj: Arc<K>);
     /// An object was deleted; `obj` is its final state.
-    fn delete(&self, obj: K);
+    fn delete(&self, obj: Arc<K>);
     /// The complete state at `resource_version` (after a list).
-    fn replace(&self, objects: Vec<K>, resource_version: &str);
+    fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str);
     /// The resync timer fired.
     fn resync(&self) -> Result<(), BoxError>;
     /// The reflector saw `resource_version` in a watch event (including bookmarks).
@@ -186,20 +192,24 @@ pub trait ReflectorStore<K>: Send + Sync {
 }
 
 impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
-    fn add(&self, obj: K) {
-        DeltaFifo::add(self, obj);
+    fn prepare(&self, obj: K) -> Arc<K> {
+        DeltaFifo::prepare(self, obj)
     }
 
-    fn update(&self, obj: K) {
-        DeltaFifo::update(self, obj);
+    fn add(&self, obj: Arc<K>) {
+        self.add_prepared(obj);
     }
 
-    fn delete(&self, obj: K) {
-        DeltaFifo::delete(self, obj);
+    fn update(&self, obj: Arc<K>) {
+        self.update_prepared(obj);
     }
 
-    fn replace(&self, objects: Vec<K>, resource_version: &str) {
-        DeltaFifo::replace(self, objects, resource_version);
+    fn delete(&self, obj: Arc<K>) {
+        self.delete_prepared(obj);
+    }
+
+    fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) {
+        self.replace_prepared(objects, resource_version);
     }
 
     fn resync(&self) -> Result<(), BoxError> {
@@ -209,20 +219,20 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
 }
 
 impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
-    fn add(&self, obj: K) {
-        Store::add(self, Arc::new(obj));
+    fn add(&self, obj: Arc<K>) {
+        Store::add(self, obj);
     }
 
-    fn update(&self, obj: K) {
-        Store::update(self, Arc::new(obj));
+    fn update(&self, obj: Arc<K>) {
+        Store::update(self, obj);
     }
 
-    fn delete(&self, obj: K) {
+    fn delete(&self, obj: Arc<K>) {
         Store::delete(self, &obj);
     }
 
-    fn replace(&self, objects: Vec<K>, _resource_version: &str) {
-        Store::replace(self, objects.into_iter().map(Arc::new));
+    fn replace(&self, objects: Vec<Arc<K>>, _resource_version: &str) {
+        Store::replace(self, objects);
     }
 
     fn resync(&self) -> Result<(), BoxError> {
@@ -469,15 +479,15 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 ..ListOptions::default()
             };
             let page_size = self.page_size(&resource_version);
+            let prepare = |obj| self.store.prepare(obj);
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Ok(false),
-                result = list_pages(self.lister_watcher.as_ref(), &options, page_size, true) => result,
+                result = list_pages(self.lister_watcher.as_ref(), &options, page_size, true, &prepare) => result,
             };
             match result {
                 Ok(paged) => {
-                    let list_resource_version =
-                        paged.list.metadata.resource_version.clone().unwrap_or_default();
+                    let list_resource_version = paged.metadata.resource_version.clone().unwrap_or_default();
                     {
                         let mut state = self.lock();
                         if resource_version == "0" && paged.paginated {
@@ -486,8 +496,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         state.last_resource_version_unavailable = false;
                     }
                     self.counters.lists.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(resource = %self.resource, items = paged.list.items.len(), resource_version = %list_resource_version, "listed");
-                    self.store.replace(paged.list.items, &list_resource_version);
+                    tracing::debug!(resource = %self.resource, items = paged.items.len(), resource_version = %list_resource_version, "listed");
+                    self.store.replace(paged.items, &list_resource_version);
                     self.set_last_sync_resource_version(&list_resource_version);
                     return Ok(true);
                 }
@@ -644,17 +654,17 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             let resource_version = match event {
                 WatchEvent::Added(obj) => {
                     let rv = resource_version_of(&obj);
-                    self.store.add(obj);
+                    self.store.add(self.store.prepare(obj));
                     rv
                 }
                 WatchEvent::Modified(obj) => {
                     let rv = resource_version_of(&obj);
-                    self.store.update(obj);
+                    self.store.update(self.store.prepare(obj));
                     rv
                 }
                 WatchEvent::Deleted(obj) => {
                     let rv = resource_version_of(&obj);
-                    self.store.delete(obj);
+                    self.store.delete(self.store.prepare(obj));
                     rv
                 }
                 WatchEvent::Bookmark(bookmark) => bookmark.metadata.resource_version,
@@ -714,7 +724,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             let started = Instant::now();
             let mut events = 0usize;
             let mut last_event: Option<Instant> = None;
-            let mut objects: HashMap<String, K> = HashMap::new();
+            let mut objects: HashMap<String, Arc<K>> = HashMap::new();
             let mut warning = tokio::time::interval_at(
                 Instant::now() + INITIAL_EVENTS_END_WARNING_INTERVAL,
                 INITIAL_EVENTS_END_WARNING_INTERVAL,
@@ -740,7 +750,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         last_event = Some(Instant::now());
                         match event {
                             WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                                objects.insert(object_key(&obj), obj);
+                                objects.insert(object_key(&obj), self.store.prepare(obj));
                             }
                             WatchEvent::Deleted(obj) => {
                                 objects.remove(&object_key(&obj));

@@ -251,10 +251,10 @@ struct RecordingStore {
 }
 
 impl ReflectorStore<Pod> for RecordingStore {
-    fn add(&self, _: Pod) {}
-    fn update(&self, _: Pod) {}
-    fn delete(&self, _: Pod) {}
-    fn replace(&self, _: Vec<Pod>, _: &str) {}
+    fn add(&self, _: Arc<Pod>) {}
+    fn update(&self, _: Arc<Pod>) {}
+    fn delete(&self, _: Arc<Pod>) {}
+    fn replace(&self, _: Vec<Arc<Pod>>, _: &str) {}
     fn resync(&self) -> Result<(), BoxError> {
         let n = self.resyncs.fetch_add(1, Ordering::SeqCst) + 1;
         if self.fail_resync_at == Some(n) {
@@ -765,6 +765,64 @@ async fn fixed_page_size_is_used_for_every_page() {
     assert!(lw.lists().iter().all(|o| o.limit == Some(4)), "{:?}", lw.lists());
     assert_eq!(lw.lists().len(), 3);
     assert_eq!(store.len(), 10);
+}
+
+/// An informer's transform runs on each page as it arrives: by the time a page is asked for,
+/// every earlier page was transformed (what the transform drops is freed page by page).
+#[tokio::test(start_paused = true)]
+async fn list_pages_are_transformed_as_they_arrive() {
+    let transformed = Arc::new(AtomicUsize::new(0));
+    let seen_at_request = Arc::new(Mutex::new(Vec::new()));
+    let lw = {
+        let (transformed, seen_at_request) = (Arc::clone(&transformed), Arc::clone(&seen_at_request));
+        ScriptedLw::new(
+            move |_, o| {
+                seen_at_request
+                    .lock()
+                    .expect("lock")
+                    .push(transformed.load(Ordering::SeqCst));
+                paged_list(4, o)
+            },
+            |_, _| Ok(closing_stream(vec![])),
+        )
+    };
+    let counter = Arc::clone(&transformed);
+    let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
+        transform: Some(Arc::new(move |pod: &mut Pod| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            pod.metadata.labels = Some([("transformed".to_owned(), "yes".to_owned())].into());
+        })),
+        ..DeltaFifoOptions::default()
+    }));
+    let config = ReflectorConfig {
+        page_size: Some(4),
+        ..ReflectorConfig::default()
+    };
+    let r = reflector(
+        Arc::clone(&lw),
+        Arc::clone(&fifo) as Arc<dyn ReflectorStore<Pod>>,
+        config,
+    );
+    r.set_last_sync_resource_version("10");
+    let _ = tokio::time::timeout(
+        Duration::from_millis(10),
+        r.list_and_watch(&CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(*seen_at_request.lock().expect("lock"), [0, 4, 8]);
+    assert_eq!(
+        transformed.load(Ordering::SeqCst),
+        10,
+        "each object is transformed once"
+    );
+    let listed = fifo.list();
+    assert_eq!(listed.len(), 10);
+    assert!(listed.iter().all(|pod| {
+        pod.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key("transformed"))
+    }));
 }
 
 // TestReflectorNotPaginatingNotConsistentReads

@@ -577,3 +577,41 @@ async fn forbidden_list_is_reported_and_retried_with_backoff() {
     factory.shutdown().await;
     server.shutdown().await;
 }
+
+/// Decoding leaves room to grow in lists; `compact_objects` caches objects whose lists hold
+/// exactly their elements, with the same content.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compacted_objects_hold_their_lists_at_length() {
+    let server = TestServer::start().await.expect("server starts");
+    let mut seeded = pod("default", "ports", &[("app", "web")]);
+    let ports = (0..3)
+        .map(|i| k8s_openapi::api::core::v1::ContainerPort {
+            container_port: 8080 + i,
+            ..Default::default()
+        })
+        .collect();
+    seeded.spec.as_mut().expect("a spec").containers[0].ports = Some(ports);
+    server.create_typed(&seeded).expect("created");
+
+    let mut cached = Vec::new();
+    for compact in [false, true] {
+        let factory = SharedInformerFactory::builder(server.client().expect("client"))
+            .compact_objects(compact)
+            .build();
+        let informer = factory.informer::<Pod>();
+        factory.start();
+        assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+        cached.push(informer.store().get_by_key("default/ports").expect("cached"));
+        factory.shutdown().await;
+    }
+    let ports_capacity = |p: &Pod| {
+        p.spec.as_ref().expect("a spec").containers[0]
+            .ports
+            .as_ref()
+            .expect("ports")
+            .capacity()
+    };
+    assert_eq!(cached[0], cached[1], "compacting keeps the content");
+    assert!(ports_capacity(&cached[0]) > 3, "decoding left room to grow");
+    assert_eq!(ports_capacity(&cached[1]), 3);
+}
