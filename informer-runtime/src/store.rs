@@ -1,7 +1,7 @@
 //! The thread-safe, indexed object store behind every informer (client-go's `Indexer`).
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     fmt,
     sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard},
 };
@@ -53,12 +53,14 @@ pub enum Error {
 }
 
 /// index value -> keys of the objects indexed under it.
-type Index = HashMap<String, HashSet<SharedKey>>;
+/// Indexed value → the objects under it, by key. Buckets hold the objects themselves (the
+/// same `Arc`s as the items), so a lookup reads one bucket and nothing else.
+type Index<K> = HashMap<String, HashMap<SharedKey, Arc<K>>>;
 
 struct State<K> {
     items: HashMap<SharedKey, Arc<K>>,
     indexers: Indexers<K>,
-    indices: HashMap<String, Index>,
+    indices: HashMap<String, Index<K>>,
 }
 
 /// A thread-safe map of key to `Arc<K>` with secondary indexes (client-go's `Indexer`).
@@ -154,7 +156,7 @@ impl<K: Resource> Store<K> {
             &state.indexers,
             &mut state.indices,
             old.as_deref(),
-            Some(obj.as_ref()),
+            Some(&obj),
             &key,
         );
         old
@@ -227,7 +229,7 @@ impl<K: Resource> Store<K> {
         for (name, indexer) in &state.indexers {
             let mut index = Index::new();
             for (key, obj) in &state.items {
-                add_to_index(&mut index, indexer(obj), key);
+                add_to_index(&mut index, indexer(obj), key, obj);
             }
             state.indices.insert(name.clone(), index);
         }
@@ -241,24 +243,21 @@ impl<K: Resource> Store<K> {
         let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
         let values = indexer(obj);
         if let [value] = values.as_slice() {
-            return Ok(objects_of(
-                &state.items,
-                index.get(value.as_str()).into_iter().flatten(),
-            ));
+            return Ok(bucket_objects(index.get(value.as_str())));
         }
-        let keys: HashSet<&SharedKey> = values
+        let unique: HashMap<&SharedKey, &Arc<K>> = values
             .iter()
             .filter_map(|v| index.get(v.as_str()))
             .flatten()
             .collect();
-        Ok(objects_of(&state.items, keys))
+        Ok(unique.into_values().cloned().collect())
     }
 
     /// The objects indexed under `value` in index `name`; O(result).
     pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
         let state = self.read();
         let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
-        Ok(objects_of(&state.items, index.get(value).into_iter().flatten()))
+        Ok(bucket_objects(index.get(value)))
     }
 
     /// The keys indexed under `value` in index `name`, sorted.
@@ -268,7 +267,7 @@ impl<K: Resource> Store<K> {
         let mut keys: Vec<String> = index
             .get(value)
             .into_iter()
-            .flatten()
+            .flat_map(HashMap::keys)
             .map(|k| k.to_string())
             .collect();
         keys.sort_unstable();
@@ -311,7 +310,7 @@ impl<K: Resource> Store<K> {
         for (name, indexer) in new {
             let mut index = Index::new();
             for (key, obj) in &state.items {
-                add_to_index(&mut index, indexer(obj), key);
+                add_to_index(&mut index, indexer(obj), key, obj);
             }
             state.indices.insert(name.clone(), index);
             state.indexers.insert(name, indexer);
@@ -326,46 +325,54 @@ fn not_found(name: &str) -> Error {
     }
 }
 
-fn objects_of<'a, K>(
-    items: &HashMap<SharedKey, Arc<K>>,
-    keys: impl IntoIterator<Item = &'a SharedKey>,
-) -> Vec<Arc<K>> {
-    keys.into_iter()
-        .filter_map(|key| items.get(key).cloned())
-        .collect()
+fn bucket_objects<K>(bucket: Option<&HashMap<SharedKey, Arc<K>>>) -> Vec<Arc<K>> {
+    bucket.map(|b| b.values().cloned().collect()).unwrap_or_default()
 }
 
-fn add_to_index(index: &mut Index, values: Vec<String>, key: &SharedKey) {
+fn add_to_index<K>(index: &mut Index<K>, values: Vec<String>, key: &SharedKey, obj: &Arc<K>) {
     for value in values {
-        index.entry(value).or_default().insert(Arc::clone(key));
+        index
+            .entry(value)
+            .or_default()
+            .insert(Arc::clone(key), Arc::clone(obj));
     }
 }
 
 fn update_indices<K>(
     indexers: &Indexers<K>,
-    indices: &mut HashMap<String, Index>,
+    indices: &mut HashMap<String, Index<K>>,
     old: Option<&K>,
-    new: Option<&K>,
+    new: Option<&Arc<K>>,
     key: &SharedKey,
 ) {
     for (name, indexer) in indexers {
         let old_values = old.map(|o| indexer(o)).unwrap_or_default();
         let new_values = new.map(|n| indexer(n)).unwrap_or_default();
-        if let ([old_value], [new_value]) = (old_values.as_slice(), new_values.as_slice())
+        let index = indices.entry(name.clone()).or_default();
+        if let ([old_value], [new_value], Some(new)) = (old_values.as_slice(), new_values.as_slice(), new)
             && old_value == new_value
         {
+            // same bucket: only the object changes
+            match index.get_mut(new_value.as_str()) {
+                Some(bucket) => bucket.insert(Arc::clone(key), Arc::clone(new)),
+                None => index
+                    .entry(new_value.clone())
+                    .or_default()
+                    .insert(Arc::clone(key), Arc::clone(new)),
+            };
             continue;
         }
-        let index = indices.entry(name.clone()).or_default();
         for value in old_values {
-            if let Some(keys) = index.get_mut(value.as_str()) {
-                keys.remove(key);
-                if keys.is_empty() {
+            if let Some(bucket) = index.get_mut(value.as_str()) {
+                bucket.remove(key);
+                if bucket.is_empty() {
                     index.remove(value.as_str());
                 }
             }
         }
-        add_to_index(index, new_values, key);
+        if let Some(new) = new {
+            add_to_index(index, new_values, key, new);
+        }
     }
 }
 
@@ -377,6 +384,49 @@ mod tests {
     use kube::api::ObjectMeta;
 
     use super::*;
+
+    #[test]
+    fn an_update_within_the_same_bucket_is_seen_through_the_index() {
+        let store = Store::new(namespace_indexers());
+        let pod = |rv: &str| {
+            Arc::new(Pod {
+                metadata: ObjectMeta {
+                    name: Some("a".into()),
+                    namespace: Some("ns".into()),
+                    resource_version: Some(rv.into()),
+                    ..ObjectMeta::default()
+                },
+                ..Pod::default()
+            })
+        };
+        store.add(pod("1"));
+        store.update(pod("2"));
+        let by_index = store
+            .by_index(NAMESPACE_INDEX, "ns")
+            .expect("the namespace index");
+        let versions: Vec<_> = by_index
+            .iter()
+            .map(|p| p.metadata.resource_version.as_deref())
+            .collect();
+        assert_eq!(versions, [Some("2")]);
+        let stored = store.get_by_key("ns/a").expect("stored");
+        assert!(
+            Arc::ptr_eq(&stored, &by_index[0]),
+            "the index holds the stored object"
+        );
+        let via_index = store
+            .index(NAMESPACE_INDEX, &pod("3"))
+            .expect("the namespace index");
+        assert!(Arc::ptr_eq(&stored, &via_index[0]));
+        store.delete_by_key("ns/a");
+        assert!(
+            store
+                .by_index(NAMESPACE_INDEX, "ns")
+                .expect("the namespace index")
+                .is_empty()
+        );
+        assert!(store.list_index_func_values(NAMESPACE_INDEX).is_empty());
+    }
 
     /// A config map named `name` whose "val" data entry is the payload.
     fn cm(name: &str, val: &str) -> Arc<ConfigMap> {
