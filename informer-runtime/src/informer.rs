@@ -70,6 +70,9 @@ pub enum Error {
     Indexers(#[from] crate::store::Error),
 }
 
+/// The most changes whose notifications wait before they are sent to the handlers.
+const MAX_UNSENT_CHANGES: usize = 256;
+
 /// Options of a [`SharedIndexInformer`].
 pub struct InformerOptions<K> {
     /// The default resync period of handlers, and how often the informer checks whether one
@@ -418,6 +421,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             fifo.close();
         };
         let process = async {
+            let mut unsent = 0;
             loop {
                 let popped = fifo
                     .pop(|deltas, is_in_initial_list| {
@@ -427,6 +431,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                     .await;
                 if let Err(PopError::Closed) = popped {
                     break;
+                }
+                // Handlers get what is queued once the queue runs empty (or a batch is full):
+                // a burst of changes wakes each handler thread once.
+                unsent += 1;
+                if unsent >= MAX_UNSENT_CHANGES || fifo.is_empty() {
+                    self.inner.processor.flush();
+                    unsent = 0;
                 }
             }
         };

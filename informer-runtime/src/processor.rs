@@ -5,6 +5,11 @@
 //! blocked handler never holds up the informer, the watch or other handlers; its backlog grows
 //! instead, and is observable through its registration. Stream consumers read their buffer
 //! directly.
+//!
+//! Notifications are handed over in batches: [`Processor::distribute`] queues them and
+//! [`Processor::flush`] sends what is queued, which the informer does whenever its queue of
+//! changes runs empty. A burst of changes then wakes a sleeping handler thread once, not once
+//! per change.
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
@@ -56,6 +61,8 @@ pub(crate) enum Sink<K> {
 struct Listener<K> {
     state: Arc<ListenerState>,
     sender: mpsc::UnboundedSender<Notification<K>>,
+    /// Notifications distributed and not yet sent (counted in the backlog already).
+    unsent: Vec<Notification<K>>,
     /// The period the handler asked for (kept to recompute `resync_period`).
     requested_resync: Duration,
     /// The effective period; zero for none.
@@ -67,18 +74,38 @@ struct Listener<K> {
     finished: Option<oneshot::Receiver<()>>,
 }
 
-impl<K> Listener<K> {
-    fn send(&self, notification: Notification<K>) {
-        if let Notification::Add {
+fn is_initial_add<K>(notification: &Notification<K>) -> bool {
+    matches!(
+        notification,
+        Notification::Add {
             is_in_initial_list: true,
             ..
-        } = notification
-        {
+        }
+    )
+}
+
+impl<K> Listener<K> {
+    /// Counts `notification` in the backlog (and among the pending initial adds) and queues
+    /// it until the next [`flush`](Self::flush).
+    fn enqueue(&mut self, notification: Notification<K>) {
+        if is_initial_add(&notification) {
             self.state.pending_initial.fetch_add(1, Ordering::SeqCst);
         }
         self.state.backlog.fetch_add(1, Ordering::SeqCst);
-        if self.sender.send(notification).is_err() {
-            self.state.backlog.fetch_sub(1, Ordering::SeqCst);
+        self.unsent.push(notification);
+    }
+
+    /// Sends every queued notification, in order.
+    fn flush(&mut self) {
+        for notification in self.unsent.drain(..) {
+            let initial = is_initial_add(&notification);
+            if self.sender.send(notification).is_err() {
+                // the receiver is gone: nothing will take it
+                self.state.backlog.fetch_sub(1, Ordering::SeqCst);
+                if initial {
+                    self.state.pending_initial.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
         }
     }
 }
@@ -204,9 +231,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
                 (sender, Some(finished))
             }
         };
-        let listener = Listener {
+        let mut listener = Listener {
             state: Arc::clone(&state),
             sender,
+            unsent: Vec::new(),
             requested_resync: period,
             resync_period,
             next_resync: Instant::now() + resync_period,
@@ -214,20 +242,30 @@ impl<K: Send + Sync + 'static> Processor<K> {
             finished,
         };
         for object in replay {
-            listener.send(Notification::Add {
+            listener.enqueue(Notification::Add {
                 object,
                 is_in_initial_list: true,
             });
         }
+        listener.flush();
         inner.listeners.push(listener);
         state
     }
 
-    /// Delivers `notification` to every listener, or, for a resync, to those due for one.
+    /// Queues `notification` for every listener, or, for a resync, for those due for one; it
+    /// is sent by the next [`flush`](Self::flush).
     pub(crate) fn distribute(&self, notification: &Notification<K>, is_sync: bool) {
-        let inner = self.lock();
-        for listener in inner.listeners.iter().filter(|l| !is_sync || l.syncing) {
-            listener.send(notification.clone());
+        let mut inner = self.lock();
+        for listener in inner.listeners.iter_mut().filter(|l| !is_sync || l.syncing) {
+            listener.enqueue(notification.clone());
+        }
+    }
+
+    /// Sends every queued notification to its listener.
+    pub(crate) fn flush(&self) {
+        let mut inner = self.lock();
+        for listener in &mut inner.listeners {
+            listener.flush();
         }
     }
 
