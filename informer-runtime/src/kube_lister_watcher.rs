@@ -25,8 +25,41 @@ const WATCH_IDLE_MARGIN: Duration = Duration::from_secs(5);
 /// The timeout of a watch whose options set none (kube's default).
 const DEFAULT_WATCH_TIMEOUT: u32 = 290;
 
+/// How long a list or watch request may wait for its response to start, by default.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A request that failed before kube's client could tell why.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// No response started within the response timeout: the server is stuck, or the request
+    /// never left the client (a connection pool can keep a request waiting forever).
+    #[error("failed to receive a response to the {verb} of {url} within {timeout:?}")]
+    NoResponse {
+        /// `list` or `watch`.
+        verb: &'static str,
+        /// The request's path.
+        url: String,
+        /// The response timeout.
+        timeout: Duration,
+    },
+    /// The request could not be built from the options.
+    #[error("failed to build the {verb} request of {url}: {source}")]
+    Build {
+        /// `list` or `watch`.
+        verb: &'static str,
+        /// The resource's path.
+        url: String,
+        /// What kube's request builder reported.
+        #[source]
+        source: kube::core::request::Error,
+    },
+}
+
 /// Lists and watches through a [`kube::Api`], applying an optional tweak (selectors) to every
-/// request.
+/// request. A request whose response does not start within the response timeout
+/// ([`DEFAULT_RESPONSE_TIMEOUT`], see [`with_response_timeout`](Self::with_response_timeout)) is
+/// abandoned and reported as [`RequestError::NoResponse`], so the reflector retries it instead
+/// of waiting forever.
 ///
 /// ```no_run
 /// use informer_runtime::{informer::{InformerOptions, SharedIndexInformer}, kube_lister_watcher::KubeListerWatcher};
@@ -43,12 +76,25 @@ const DEFAULT_WATCH_TIMEOUT: u32 = 290;
 pub struct KubeListerWatcher<K> {
     api: Api<K>,
     tweak: Option<TweakListOptions>,
+    response_timeout: Duration,
 }
 
 impl<K> KubeListerWatcher<K> {
     /// Lists and watches what `api` covers (all namespaces, or one).
     pub fn new(api: Api<K>) -> Self {
-        Self { api, tweak: None }
+        Self {
+            api,
+            tweak: None,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+        }
+    }
+
+    /// How long a list or watch may wait for its response to start (the body of a list may
+    /// take longer; a watch then streams for its own timeout).
+    #[must_use]
+    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
     }
 
     /// Changes every request's options, for example to add selectors.
@@ -177,7 +223,17 @@ where
 {
     fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>> {
         let params = list_params(&self.tweaked(options));
-        async move { self.api.list(&params).await.map_err(classify) }.boxed()
+        async move {
+            let url = self.api.resource_url();
+            let request = kube::core::Request::new(url)
+                .list(&params)
+                .map_err(|source| build_error("list", url, source))?;
+            let body = self.send("list", request).await?;
+            let bytes = body.collect().await.map_err(classify)?.to_bytes();
+            let text = std::str::from_utf8(&bytes).map_err(|err| Error::Decode(Box::new(err)))?;
+            serde_json::from_str(text).map_err(|err| Error::Decode(Box::new(err)))
+        }
+        .boxed()
     }
 
     fn watch(&self, options: &ListOptions) -> BoxFuture<'_, Result<WatchStream<K>, Error>> {
@@ -188,7 +244,16 @@ where
             options.timeout_seconds.unwrap_or(DEFAULT_WATCH_TIMEOUT),
         ));
         async move {
-            let body = open_watch(&self.api, &params, &resource_version).await?;
+            let url = self.api.resource_url();
+            let mut request = kube::core::Request::new(url)
+                .watch(&params, &resource_version)
+                .map_err(|source| build_error("watch", url, source))?;
+            // Watch bodies are read as they come: compressed watch streams are not asked for.
+            request.headers_mut().insert(
+                http::header::ACCEPT_ENCODING,
+                http::HeaderValue::from_static("identity"),
+            );
+            let body = self.send("watch", request).await?;
             let events = decode_watch_body(body.into_data_stream().map_err(classify));
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
             Ok(events.take_until(deadline).boxed())
@@ -197,40 +262,49 @@ where
     }
 }
 
-/// Sends a watch request and returns the body of its successful response; an error response
-/// becomes its `Status` (or one built from its text when it is not JSON).
-async fn open_watch<K: Resource + Clone>(
-    api: &Api<K>,
-    params: &WatchParams,
-    resource_version: &str,
-) -> Result<Body, Error> {
-    let mut request = kube::core::Request::new(api.resource_url())
-        .watch(params, resource_version)
-        .map_err(|err| Error::Transport(Box::new(err)))?;
-    // Watch bodies are read as they come: compressed watch streams are not asked for.
-    request.headers_mut().insert(
-        http::header::ACCEPT_ENCODING,
-        http::HeaderValue::from_static("identity"),
-    );
-    let client = api.clone().into_client();
-    let response = client.send(request.map(Body::from)).await.map_err(classify)?;
-    let code = response.status();
-    if code.is_success() {
-        return Ok(response.into_body());
+fn build_error(verb: &'static str, url: &str, source: kube::core::request::Error) -> Error {
+    Error::Transport(Box::new(RequestError::Build {
+        verb,
+        url: url.to_owned(),
+        source,
+    }))
+}
+
+impl<K: Resource + Clone> KubeListerWatcher<K> {
+    /// Sends `request` and returns the body of its successful response; an error response
+    /// becomes its `Status` (or one built from its text when it is not JSON). Gives up when no
+    /// response starts within the response timeout.
+    async fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<Body, Error> {
+        let url = request.uri().path().to_owned();
+        let client = self.api.clone().into_client();
+        let response = tokio::time::timeout(self.response_timeout, client.send(request.map(Body::from)))
+            .await
+            .map_err(|_| {
+                Error::Transport(Box::new(RequestError::NoResponse {
+                    verb,
+                    url,
+                    timeout: self.response_timeout,
+                }))
+            })?
+            .map_err(classify)?;
+        let code = response.status();
+        if code.is_success() {
+            return Ok(response.into_body());
+        }
+        let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
+        Err(Error::Api(Box::new(
+            serde_json::from_slice::<Status>(&text)
+                .ok()
+                .filter(|status| status.code != 0)
+                .unwrap_or_else(|| {
+                    Status::failure(
+                        String::from_utf8_lossy(&text).trim(),
+                        "Failed to parse error data",
+                    )
+                    .with_code(code.as_u16())
+                }),
+        )))
     }
-    let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
-    Err(Error::Api(Box::new(
-        serde_json::from_slice::<Status>(&text)
-            .ok()
-            .filter(|status| status.code != 0)
-            .unwrap_or_else(|| {
-                Status::failure(
-                    String::from_utf8_lossy(&text).trim(),
-                    "Failed to parse error data",
-                )
-                .with_code(code.as_u16())
-            }),
-    )))
 }
 
 #[cfg(test)]
