@@ -19,7 +19,7 @@ use crate::faults::{Failure, Faults};
 use crate::handler;
 use crate::registry::{Registry, ResourceType, builtin_types};
 use crate::seed::{self, SeedError};
-use crate::state::{State, UpdateMode};
+use crate::state::{State, UpdateMode, with_type};
 use crate::status::ApiError;
 
 /// Errors of starting the server or making a client for it.
@@ -383,6 +383,24 @@ impl TestServer {
     ) -> Result<Value, ApiError> {
         let rt = self.type_of(api_version, kind)?;
         self.shared.lock().get(&rt, namespace, name)
+    }
+
+    /// The current objects of a resource, in one namespace or in all (`None`), sorted by
+    /// namespace and name, with `apiVersion` and `kind` as a list returns them. Reads the store
+    /// directly: no request is recorded and no fault applies.
+    pub fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ApiError> {
+        let rt = self.type_of(api_version, kind)?;
+        let objects = self.shared.lock().store.snapshot(&rt, None)?;
+        Ok(objects
+            .into_iter()
+            .filter(|((object_namespace, _), _)| namespace.is_none_or(|n| n == object_namespace))
+            .map(|(_, object)| with_type(object, &rt))
+            .collect())
     }
 
     /// Deletes an object (objects with finalizers are only marked for deletion).

@@ -1,6 +1,7 @@
 //! Fixtures shared by the cross-crate integration tests in `tests/`.
 
 pub mod derived;
+pub mod fault;
 pub mod generated;
 pub mod shadowed;
 
