@@ -548,12 +548,8 @@ struct PersistentFailure {
     reported: Vec<String>,
 }
 
-/// Keeps `code` armed on every `verb` of pods for `window`, with the factory's default
-/// backoff; then clears it and checks that the informer recovers.
-async fn persistent_failure(code: u16, verb: &'static str, window: Duration) -> PersistentFailure {
-    let server = TestServer::start().await.expect("server starts");
-    server.create_typed(&pod("a", "p1", &[])).expect("created");
-    server.fail_next(Failure::new(code).verb(verb).resource("pods").times(1_000_000));
+/// A factory over `server` whose watch-error hook records every report as `informer: error`.
+fn reporting_factory(server: &TestServer) -> (SharedInformerFactory, Arc<Mutex<Vec<String>>>) {
     let reported: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = Arc::clone(&reported);
     let factory = SharedInformerFactory::builder(server.client().expect("client"))
@@ -561,6 +557,16 @@ async fn persistent_failure(code: u16, verb: &'static str, window: Duration) -> 
             sink.lock().expect("lock").push(format!("{informer}: {error}"));
         })
         .build();
+    (factory, reported)
+}
+
+/// Keeps `code` armed on every `verb` of pods for `window`, with the factory's default
+/// backoff; then clears it and checks that the informer recovers.
+async fn persistent_failure(code: u16, verb: &'static str, window: Duration) -> PersistentFailure {
+    let server = TestServer::start().await.expect("server starts");
+    server.create_typed(&pod("a", "p1", &[])).expect("created");
+    server.fail_next(Failure::new(code).verb(verb).resource("pods").times(1_000_000));
+    let (factory, reported) = reporting_factory(&server);
     let pods = factory.informer::<Pod>();
     factory.start();
     tokio::time::sleep(window).await;
@@ -636,13 +642,7 @@ async fn forbidden_or_missing_list_and_watch_are_reported_and_retried_with_bound
 async fn malformed_watch_event_is_reported_then_relisted_and_the_change_still_arrives() {
     let server = TestServer::start().await.expect("server starts");
     server.create_typed(&pod("a", "p1", &[])).expect("created");
-    let reported: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = Arc::clone(&reported);
-    let factory = SharedInformerFactory::builder(server.client().expect("client"))
-        .watch_error_handler(move |informer, error| {
-            sink.lock().expect("lock").push(format!("{informer}: {error}"));
-        })
-        .build();
+    let (factory, reported) = reporting_factory(&server);
     let pods = factory.informer::<Pod>();
     let census = HandlerCensus::default();
     let log = Arc::new(NotificationLog::default());
