@@ -55,6 +55,8 @@ enum Timed {
     Streaming,
     /// Watch-body decoding on one thread: kube-rs's framing against ours.
     Decode,
+    /// kube-rs and ours (3 handlers) again, each on a current-thread runtime.
+    CurrentThread,
 }
 
 /// Benchmarks informers against kube-rs and a serde_json floor.
@@ -183,6 +185,25 @@ fn main() -> ExitCode {
             outcomes.push(run("ours (streaming list)", &|server| {
                 runtime.block_on(ours::run(server, &rendered, 1, InitialList::Streaming))
             }));
+        }
+        if timed(Timed::CurrentThread) {
+            // A runtime per consumer: the client's connection tasks live on it too.
+            let current_thread = || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a tokio runtime")
+            };
+            let mut kube = run("kube-rs (current-thread runtime)", &|server| {
+                current_thread().block_on(kube_rs::run(server, &rendered))
+            });
+            kube.name = format!("{}, current-thread runtime", kube.name);
+            outcomes.push(kube);
+            let mut ours = run("ours (current-thread runtime)", &|server| {
+                current_thread().block_on(ours::run(server, &rendered, 3, InitialList::Paged))
+            });
+            ours.name = format!("{}, current-thread runtime", ours.name);
+            outcomes.push(ours);
         }
         all_outcomes.extend(outcomes.iter().cloned());
     }

@@ -1093,3 +1093,38 @@ async fn stats_count_lists_watches_and_handlers() {
     );
     running.stop().await;
 }
+
+/// How many references the replaced object of each update had while the handler ran.
+async fn references_to_replaced_objects() -> Vec<usize> {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    let i = informer(&source, Duration::ZERO);
+    let counts = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&counts);
+    i.add_event_handler(EventHandlerFuncs::new().updated(move |old, _| {
+        sink.lock().expect("lock").push(Arc::strong_count(&old));
+    }))
+    .expect("added");
+    let running = run(&i);
+    synced(&i).await;
+    // one change at a time, so that no queued change of the same key holds an object too
+    for n in 1..=3 {
+        source.modify(pod("pod1"));
+        eventually("the update", || counts.lock().expect("lock").len() == n).await;
+    }
+    running.stop().await;
+    counts.lock().expect("lock").clone()
+}
+
+/// On a current-thread runtime the informer keeps replaced objects until the handlers let go,
+/// so they are freed on its thread (where they were decoded), not on a handler thread.
+#[tokio::test(flavor = "current_thread")]
+async fn replaced_objects_are_freed_by_the_informer_on_a_current_thread_runtime() {
+    assert_eq!(references_to_replaced_objects().await, [2, 2, 2]);
+}
+
+/// On a multi-thread runtime the handler holds the only reference and frees the object.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaced_objects_are_left_to_the_handlers_on_a_multi_thread_runtime() {
+    assert_eq!(references_to_replaced_objects().await, [1, 1, 1]);
+}

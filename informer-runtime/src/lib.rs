@@ -16,6 +16,7 @@ pub mod lister_watcher;
 pub mod metrics;
 mod pager;
 mod processor;
+mod reclaim;
 pub mod reflector;
 mod retry_window;
 pub mod store;

@@ -1,0 +1,104 @@
+//! Freeing replaced and deleted objects on the informer's thread.
+//!
+//! When an object is replaced or deleted, the informer's handlers often hold its last
+//! reference, so it would be freed on a handler thread. Objects are allocated where they are
+//! decoded, and freeing many small allocations from another thread is slow: the allocator
+//! hands them back to the decoding thread's arena under its lock, which the decoding thread
+//! needs too. [`Reclaimer`] keeps a reference to each such object until the handlers are done
+//! with it, then drops it where the informer runs.
+//!
+//! The informer does this on a current-thread runtime only: there its decoding and its
+//! freeing share one thread. On a multi-thread runtime its task moves between workers, so the
+//! frees would cross threads anyway, and are better left to run beside it on handler threads.
+
+use std::{collections::VecDeque, sync::Arc};
+
+/// Objects waiting to be freed on the informer's thread.
+#[derive(Debug)]
+pub(crate) struct Reclaimer<K> {
+    held: VecDeque<Arc<K>>,
+    capacity: usize,
+}
+
+impl<K> Reclaimer<K> {
+    /// Holds at most `capacity` objects; beyond that the oldest is let go, wherever it is
+    /// freed (a slow handler must not make the informer keep objects without bound).
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            held: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    /// Keeps `object` until [`reclaim`](Self::reclaim) finds nobody else holds it (with a
+    /// capacity of zero, lets it go at once).
+    pub(crate) fn hold(&mut self, object: Arc<K>) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.held.len() >= self.capacity {
+            self.held.pop_front();
+        }
+        self.held.push_back(object);
+    }
+
+    /// Frees, oldest first, the held objects nobody else references, stopping at the first
+    /// one still in use (handlers take notifications in order, so later ones are rarely done).
+    pub(crate) fn reclaim(&mut self) {
+        while self
+            .held
+            .front()
+            .is_some_and(|object| Arc::strong_count(object) == 1)
+        {
+            self.held.pop_front();
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.held.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frees_what_nobody_else_holds_in_order_and_stays_bounded() {
+        let mut reclaimer = Reclaimer::new(3);
+        let (a, b, c) = (Arc::new("a"), Arc::new("b"), Arc::new("c"));
+        reclaimer.hold(Arc::clone(&a));
+        reclaimer.hold(Arc::clone(&b));
+        reclaimer.hold(Arc::clone(&c));
+        reclaimer.reclaim();
+        assert_eq!(reclaimer.len(), 3, "everything is still in use");
+
+        drop(a);
+        drop(c);
+        reclaimer.reclaim();
+        assert_eq!(
+            reclaimer.len(),
+            2,
+            "a is freed; b is still used, so c waits behind it"
+        );
+        assert_eq!(Arc::strong_count(&b), 2);
+
+        drop(b);
+        reclaimer.reclaim();
+        assert_eq!(reclaimer.len(), 0);
+
+        let kept: Vec<Arc<u32>> = (0..5).map(Arc::new).collect();
+        let mut bounded = Reclaimer::new(3);
+        for object in &kept {
+            bounded.hold(Arc::clone(object));
+        }
+        assert_eq!(bounded.len(), 3);
+        assert_eq!(Arc::strong_count(&kept[0]), 1, "the oldest were let go");
+        assert_eq!(Arc::strong_count(&kept[4]), 2);
+
+        let mut disabled = Reclaimer::new(0);
+        disabled.hold(Arc::clone(&kept[0]));
+        assert_eq!((disabled.len(), Arc::strong_count(&kept[0])), (0, 1));
+    }
+}
