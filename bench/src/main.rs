@@ -38,7 +38,12 @@ use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use clap::Parser;
 
-use crate::{ours::InitialList, render::Rendered, report::Report, server::Server};
+use crate::{
+    ours::{InitialList, Placement},
+    render::Rendered,
+    report::Report,
+    server::Server,
+};
 
 /// The consumers whose sync and watch phases are timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -55,7 +60,7 @@ enum Timed {
     Streaming,
     /// Watch-body decoding on one thread: kube-rs's framing against ours.
     Decode,
-    /// kube-rs and ours (3 handlers) again, each on a current-thread runtime.
+    /// kube-rs on a current-thread runtime, and our factory (3 handlers) on its own thread.
     CurrentThread,
 }
 
@@ -177,13 +182,25 @@ fn main() -> ExitCode {
         for (consumer, handlers) in [(Timed::Ours1, 1), (Timed::Ours3, 3)] {
             if timed(consumer) {
                 outcomes.push(run("ours", &|server| {
-                    runtime.block_on(ours::run(server, &rendered, handlers, InitialList::Paged))
+                    runtime.block_on(ours::run(
+                        server,
+                        &rendered,
+                        handlers,
+                        InitialList::Paged,
+                        Placement::CallerRuntime,
+                    ))
                 }));
             }
         }
         if timed(Timed::Streaming) {
             outcomes.push(run("ours (streaming list)", &|server| {
-                runtime.block_on(ours::run(server, &rendered, 1, InitialList::Streaming))
+                runtime.block_on(ours::run(
+                    server,
+                    &rendered,
+                    1,
+                    InitialList::Streaming,
+                    Placement::CallerRuntime,
+                ))
             }));
         }
         if timed(Timed::CurrentThread) {
@@ -199,11 +216,15 @@ fn main() -> ExitCode {
             });
             kube.name = format!("{}, current-thread runtime", kube.name);
             outcomes.push(kube);
-            let mut ours = run("ours (current-thread runtime)", &|server| {
-                current_thread().block_on(ours::run(server, &rendered, 3, InitialList::Paged))
-            });
-            ours.name = format!("{}, current-thread runtime", ours.name);
-            outcomes.push(ours);
+            outcomes.push(run("ours (own thread)", &|server| {
+                runtime.block_on(ours::run(
+                    server,
+                    &rendered,
+                    3,
+                    InitialList::Paged,
+                    Placement::OwnThread,
+                ))
+            }));
         }
         all_outcomes.extend(outcomes.iter().cloned());
     }

@@ -37,6 +37,15 @@ const PHASE_TIMEOUT: Duration = Duration::from_secs(900);
 /// How often completion is checked.
 const POLL: Duration = Duration::from_millis(1);
 
+/// Where the factory runs its informers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// On the runtime that calls `start` (the benchmark's multi-thread runtime).
+    CallerRuntime,
+    /// On a thread of their own (`builder_on_own_thread`).
+    OwnThread,
+}
+
 /// How the informer gets its first state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum InitialList {
@@ -88,16 +97,28 @@ pub(crate) async fn run(
     rendered: &Rendered,
     handlers: usize,
     initial: InitialList,
+    placement: Placement,
 ) -> Outcome {
-    let name = match initial {
+    let mut name = match initial {
         InitialList::Paged => format!("ours: factory informer, {handlers} handler(s)"),
         InitialList::Streaming => format!("ours: streaming list, {handlers} handler(s)"),
     };
+    if placement == Placement::OwnThread {
+        name.push_str(", on its own thread");
+    }
     let last_rv = rendered.last_resource_version.to_string();
     let last_key = rendered.last_pod.key();
     let expected = (rendered.pods + rendered.events.len()) as u64;
     let start = Mark::now(Some(server.cpu()));
-    let factory = SharedInformerFactory::new(server.client());
+    let factory = match placement {
+        Placement::CallerRuntime => SharedInformerFactory::new(server.client()),
+        Placement::OwnThread => {
+            let uri: http::Uri = server.url().parse().expect("the server URL is a valid URI");
+            SharedInformerFactory::builder_on_own_thread(kube::Config::new(uri))
+                .expect("the informers' thread starts")
+                .build()
+        }
+    };
     let informer = pod_informer(&factory, initial);
     let counters: Vec<Arc<AtomicU64>> = (0..handlers).map(|_| Arc::new(AtomicU64::new(0))).collect();
     let registrations: Vec<Registration<Pod>> = counters

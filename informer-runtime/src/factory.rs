@@ -21,6 +21,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use crate::{
     delta_fifo::Transform,
     informer::{InformerOptions, InformerStats, SharedIndexInformer},
+    informer_thread::InformerThread,
     kube_lister_watcher::{ApiScope, KubeListerWatcher},
     lister::GenericLister,
     lister_watcher::ListOptions,
@@ -50,6 +51,12 @@ pub enum Error {
         /// The plural resource name.
         resource: String,
     },
+    /// The informers' own thread could not be started.
+    #[error("failed to start the informers' thread: {0}")]
+    StartThread(#[source] std::io::Error),
+    /// The client for the informers' own thread could not be made from the configuration.
+    #[error("failed to create a client on the informers' thread: {0}")]
+    Client(#[source] kube::Error),
 }
 
 impl Error {
@@ -132,6 +139,8 @@ struct Inner {
     state: Mutex<State>,
     cancel: CancellationToken,
     tasks: TaskTracker,
+    /// Where informers run when the factory has a thread of its own.
+    thread: Option<InformerThread>,
 }
 
 /// One informer per resource type, shared by everything that asks for it.
@@ -226,6 +235,7 @@ impl fmt::Debug for SharedInformerFactory {
 pub struct SharedInformerFactoryBuilder {
     client: Client,
     options: Options,
+    thread: Option<InformerThread>,
 }
 
 impl SharedInformerFactoryBuilder {
@@ -325,6 +335,7 @@ impl SharedInformerFactoryBuilder {
                 }),
                 cancel: CancellationToken::new(),
                 tasks: TaskTracker::new(),
+                thread: self.thread,
             }),
         }
     }
@@ -467,7 +478,42 @@ impl SharedInformerFactory {
                 compact_objects: false,
                 watch_error_handler: None,
             },
+            thread: None,
         }
+    }
+
+    /// A factory whose informers run on a thread of their own (a current-thread runtime), with
+    /// a client made there from `config`. At high event rates this saves about a third of an
+    /// informer's CPU: the HTTP connection, the decoding and the cache hand events over without
+    /// waking other threads, and replaced objects are freed where they were decoded. Handlers
+    /// still run on their own threads; listers, stores and the factory's methods work from
+    /// any thread. [`shutdown`](Self::shutdown) also stops the thread.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let config = kube::Config::infer().await?;
+    /// let factory = SharedInformerFactory::builder_on_own_thread(config)?.build();
+    /// let pods = factory.informer::<Pod>();
+    /// factory.start();
+    /// factory.wait_for_cache_sync().await;
+    /// println!("{} pods", pods.store().len());
+    /// factory.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder_on_own_thread(config: kube::Config) -> Result<SharedInformerFactoryBuilder, Error> {
+        let thread = InformerThread::start().map_err(Error::StartThread)?;
+        let client = {
+            // the client's background tasks are spawned on the thread's runtime
+            let _runtime = thread.handle().enter();
+            Client::try_from(config).map_err(Error::Client)?
+        };
+        let mut builder = Self::builder(client);
+        builder.thread = Some(thread);
+        Ok(builder)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -643,7 +689,10 @@ impl SharedInformerFactory {
         for entry in state.informers.values_mut().filter(|e| !e.started) {
             entry.started = true;
             let run = entry.erased.run(self.inner.cancel.child_token());
-            self.inner.tasks.spawn(run);
+            match &self.inner.thread {
+                Some(thread) => drop(self.inner.tasks.spawn_on(run, thread.handle())),
+                None => drop(self.inner.tasks.spawn(run)),
+            }
         }
     }
 
@@ -709,5 +758,8 @@ impl SharedInformerFactory {
         self.inner.cancel.cancel();
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
+        if let Some(thread) = &self.inner.thread {
+            thread.stop().await;
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod delta_fifo;
 pub mod factory;
 pub mod handler;
 pub mod informer;
+mod informer_thread;
 pub mod key;
 pub mod kube_lister_watcher;
 pub mod lister;

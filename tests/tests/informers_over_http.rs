@@ -615,3 +615,29 @@ async fn compacted_objects_hold_their_lists_at_length() {
     assert!(ports_capacity(&cached[0]) > 3, "decoding left room to grow");
     assert_eq!(ports_capacity(&cached[1]), 3);
 }
+
+/// A factory on a thread of its own syncs, follows changes, serves its cache to other threads
+/// and stops the thread on shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn factory_on_its_own_thread_syncs_follows_changes_and_shuts_down() {
+    let server = server_with_pods(&[("default", "a", &[]), ("other", "b", &[])]).await;
+    let config = kube::Config::new(server.url().parse().expect("a URL"));
+    let factory = SharedInformerFactory::builder_on_own_thread(config)
+        .expect("the thread starts")
+        .build();
+    let pods = factory.informer::<Pod>();
+    let recorder = Recorder::default();
+    pods.add_event_handler(recorder.clone()).expect("registered");
+    factory.start();
+    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+    assert_eq!(pods.store().len(), 2);
+    server.create_typed(&pod("default", "c", &[])).expect("created");
+    eventually("the new pod is cached", WAIT, || {
+        pods.store().get_by_key("default/c").is_some() && recorder.has("add c initial=false")
+    })
+    .await;
+    tokio::time::timeout(WAIT, factory.shutdown())
+        .await
+        .expect("shutdown returns");
+    eventually("the watch is closed", WAIT, || server.watch_count() == 0).await;
+}
