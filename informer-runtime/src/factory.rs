@@ -179,34 +179,10 @@ struct Inner {
 /// # Busy informers: a thread of their own
 ///
 /// At high event rates, informers spend about as much time handing events between threads
-/// as decoding them. On a current-thread runtime of their own, with a client made there (its
-/// connections then live on that thread too), an informer decodes, caches and frees on one
-/// thread; listers and stores can be read from any thread.
-///
-/// ```no_run
-/// use informer_runtime::factory::SharedInformerFactory;
-/// use k8s_openapi::api::core::v1::Pod;
-///
-/// let (stores, received) = std::sync::mpsc::channel();
-/// std::thread::spawn(move || {
-///     let runtime = tokio::runtime::Builder::new_current_thread()
-///         .enable_all()
-///         .build()
-///         .expect("a runtime");
-///     runtime.block_on(async move {
-///         let client = kube::Client::try_default().await.expect("a kubeconfig");
-///         let factory = SharedInformerFactory::new(client);
-///         let pods = factory.informer::<Pod>();
-///         factory.start();
-///         factory.wait_for_cache_sync().await;
-///         let _ = stores.send(pods.store());
-///         // keep the informers running on this thread
-///         std::future::pending::<()>().await;
-///     });
-/// });
-/// let pods = received.recv().expect("the informers synced");
-/// println!("{} pods", pods.len());
-/// ```
+/// as decoding them. [`builder_on_own_thread`](Self::builder_on_own_thread) runs them, and a
+/// client made for them, on a current-thread runtime of their own: each informer then decodes,
+/// caches and frees on one thread, while listers, stores and the factory's methods work from
+/// any thread.
 #[derive(Clone)]
 pub struct SharedInformerFactory {
     inner: Arc<Inner>,
