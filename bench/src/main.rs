@@ -204,15 +204,13 @@ fn main() -> ExitCode {
             }));
         }
         if timed(Timed::CurrentThread) {
-            // A runtime per consumer: the client's connection tasks live on it too.
-            let current_thread = || {
+            // The client is made inside, so its connection tasks live on this runtime too.
+            let mut kube = run("kube-rs (current-thread runtime)", &|server| {
                 tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .expect("a tokio runtime")
-            };
-            let mut kube = run("kube-rs (current-thread runtime)", &|server| {
-                current_thread().block_on(kube_rs::run(server, &rendered))
+                    .block_on(kube_rs::run(server, &rendered))
             });
             kube.name = format!("{}, current-thread runtime", kube.name);
             outcomes.push(kube);

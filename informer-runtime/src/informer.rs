@@ -514,17 +514,17 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             match (delta.kind, &delta.object) {
                 (DeltaType::Deleted, object) => {
                     if let Some(stored) = self.inner.indexer.delete_by_key(&key) {
-                        reclaimer.hold(stored);
+                        reclaimer.hold(&stored);
                     }
                     if let Some(last) = object.object() {
-                        reclaimer.hold(Arc::clone(last));
+                        reclaimer.hold(last);
                     }
                     processor.distribute(&Notification::Delete(object.clone()), false);
                 }
                 (_, MaybeTombstone::Object(object)) => {
                     match self.inner.indexer.insert(Arc::clone(&key), Arc::clone(object)) {
                         Some(old) => {
-                            reclaimer.hold(Arc::clone(&old));
+                            reclaimer.hold(&old);
                             let is_sync = old.meta().resource_version == object.meta().resource_version;
                             processor.distribute(
                                 &Notification::Update {

@@ -186,22 +186,16 @@ fn watch_params(options: &ListOptions) -> WatchParams {
 }
 
 fn has_connection_refused(err: &(dyn StdError + 'static)) -> bool {
-    let mut current = Some(err);
-    while let Some(e) = current {
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && matches!(
+    std::iter::successors(Some(err), |&e| e.source()).any(|e| {
+        let refused = e.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            matches!(
                 io.kind(),
                 std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotConnected
             )
-        {
-            return true;
-        }
-        if e.to_string().contains("error trying to connect") || e.to_string().contains("Connection refused") {
-            return true;
-        }
-        current = e.source();
-    }
-    false
+        });
+        let message = e.to_string();
+        refused || message.contains("error trying to connect") || message.contains("Connection refused")
+    })
 }
 
 /// Sorts kube's errors into the classes the reflector acts on.

@@ -30,16 +30,16 @@ impl<K> Reclaimer<K> {
         }
     }
 
-    /// Keeps `object` until [`reclaim`](Self::reclaim) finds nobody else holds it (with a
-    /// capacity of zero, lets it go at once).
-    pub(crate) fn hold(&mut self, object: Arc<K>) {
+    /// Keeps a reference to `object` until [`reclaim`](Self::reclaim) finds nobody else holds
+    /// it (with a capacity of zero, takes none: nothing is counted on the hot path).
+    pub(crate) fn hold(&mut self, object: &Arc<K>) {
         if self.capacity == 0 {
             return;
         }
         if self.held.len() >= self.capacity {
             self.held.pop_front();
         }
-        self.held.push_back(object);
+        self.held.push_back(Arc::clone(object));
     }
 
     /// Frees, oldest first, the held objects nobody else references, stopping at the first
@@ -68,9 +68,9 @@ mod tests {
     fn frees_what_nobody_else_holds_in_order_and_stays_bounded() {
         let mut reclaimer = Reclaimer::new(3);
         let (a, b, c) = (Arc::new("a"), Arc::new("b"), Arc::new("c"));
-        reclaimer.hold(Arc::clone(&a));
-        reclaimer.hold(Arc::clone(&b));
-        reclaimer.hold(Arc::clone(&c));
+        reclaimer.hold(&a);
+        reclaimer.hold(&b);
+        reclaimer.hold(&c);
         reclaimer.reclaim();
         assert_eq!(reclaimer.len(), 3, "everything is still in use");
 
@@ -91,14 +91,14 @@ mod tests {
         let kept: Vec<Arc<u32>> = (0..5).map(Arc::new).collect();
         let mut bounded = Reclaimer::new(3);
         for object in &kept {
-            bounded.hold(Arc::clone(object));
+            bounded.hold(object);
         }
         assert_eq!(bounded.len(), 3);
         assert_eq!(Arc::strong_count(&kept[0]), 1, "the oldest were let go");
         assert_eq!(Arc::strong_count(&kept[4]), 2);
 
         let mut disabled = Reclaimer::new(0);
-        disabled.hold(Arc::clone(&kept[0]));
+        disabled.hold(&kept[0]);
         assert_eq!((disabled.len(), Arc::strong_count(&kept[0])), (0, 1));
     }
 }

@@ -156,24 +156,13 @@ fn decode_line<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>,
 /// Whether a body error means the connection ended in the middle of the body (the server
 /// went away), which ends a watch like a normal close.
 fn is_cut_short(err: &(dyn StdError + 'static)) -> bool {
-    let mut current = Some(err);
-    while let Some(e) = current {
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::UnexpectedEof
-        {
-            return true;
-        }
-        if let Some(hyper) = e.downcast_ref::<hyper::Error>()
-            && hyper.is_incomplete_message()
-        {
-            return true;
-        }
-        if e.to_string().contains("unexpected EOF during chunk") {
-            return true;
-        }
-        current = e.source();
-    }
-    false
+    std::iter::successors(Some(err), |&e| e.source()).any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+            || e.downcast_ref::<hyper::Error>()
+                .is_some_and(hyper::Error::is_incomplete_message)
+            || e.to_string().contains("unexpected EOF during chunk")
+    })
 }
 
 #[cfg(test)]
