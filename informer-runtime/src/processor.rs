@@ -6,10 +6,18 @@
 //! instead, and is observable through its registration. Stream consumers read their buffer
 //! directly.
 //!
-//! Notifications are handed over in batches: [`Processor::distribute`] queues them and
-//! [`Processor::flush`] sends what is queued, which the informer does whenever its queue of
-//! changes runs empty. A burst of changes then wakes a sleeping handler thread once, not once
-//! per change.
+//! Notifications are handed over in batches. [`Processor::distribute`] queues them and
+//! [`Processor::flush`] sends what is queued, which the informer does when its queue of
+//! changes runs empty. A handler thread that handled notifications waits one
+//! [`BATCH_WINDOW`] before it looks for more, and only goes to sleep on its buffer once a
+//! window passed with nothing new: during a burst of changes it takes what arrived in each
+//! window at once, and the informer never pays a wake-up per change and handler (which costs
+//! more CPU than decoding the change). A change reaches a handler at most one window late,
+//! and only during a burst; after a quiet window it is handled at once.
+//!
+//! Measured with `informer-bench` (2 cores, 100 000 pod updates, 3 counting handlers, the
+//! caller's multi-thread runtime): waking the handlers for every change, 16.4k events/s and
+//! 90 µs of CPU per event; with a 5 ms window, see the README's table.
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
@@ -122,6 +130,9 @@ pub(crate) struct Processor<K> {
     inner: Mutex<Inner<K>>,
     description: String,
 }
+
+/// How long a handler thread that handled notifications gathers more before it handles them.
+pub(crate) const BATCH_WINDOW: Duration = Duration::from_millis(5);
 
 /// A handler call that takes longer than this while more than [`SLOW_HANDLER_BACKLOG`]
 /// notifications wait is logged (as client-go does).
@@ -341,53 +352,69 @@ fn run_handler<K: 'static>(
     done: oneshot::Sender<()>,
 ) {
     let _span = tracing::debug_span!("event_handler", informer = %description, handler = state.id).entered();
-    while let Some(notification) = receiver.blocking_recv() {
-        state.taken();
-        if state.removed.load(Ordering::SeqCst) {
-            break;
-        }
-        let initial_add = matches!(
-            notification,
-            Notification::Add {
-                is_in_initial_list: true,
-                ..
-            }
-        );
-        let started = std::time::Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| match notification {
-            Notification::Add {
-                object,
-                is_in_initial_list,
-            } => handler.on_add(object, is_in_initial_list),
-            Notification::Update { old, new } => handler.on_update(old, new),
-            Notification::Delete(object) => handler.on_delete(object),
-        }));
-        let took = started.elapsed();
-        let backlog = state.backlog.load(Ordering::SeqCst);
-        if took > SLOW_HANDLER_CALL && backlog > SLOW_HANDLER_BACKLOG {
-            tracing::warn!(?took, backlog, "slow event handler: notifications are piling up");
-        }
-        match outcome {
-            Ok(()) => {
-                state.handled.fetch_add(1, Ordering::SeqCst);
-                if initial_add {
-                    state.pending_initial.fetch_sub(1, Ordering::SeqCst);
+    'sleep: while let Some(first) = receiver.blocking_recv() {
+        let mut next = Some(first);
+        loop {
+            while let Some(notification) = next.take().or_else(|| receiver.try_recv().ok()) {
+                state.taken();
+                if state.removed.load(Ordering::SeqCst) {
+                    break 'sleep;
                 }
+                deliver(notification, handler.as_ref(), state, description);
             }
-            Err(panic) => {
-                state.panics.fetch_add(1, Ordering::SeqCst);
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-string panic payload".to_owned());
-                tracing::error!(informer = %description, handler = state.id, panic = %message, "event handler panicked");
+            // Whatever comes within a window joins one batch, taken without a wake-up.
+            std::thread::sleep(BATCH_WINDOW);
+            match receiver.try_recv() {
+                Ok(notification) => next = Some(notification),
+                Err(mpsc::error::TryRecvError::Empty) => continue 'sleep,
+                Err(mpsc::error::TryRecvError::Disconnected) => break 'sleep,
             }
         }
     }
     // Release the handler (and what it owns) before telling `stop` this thread is done.
     drop(handler);
     let _ = done.send(());
+}
+
+/// Calls the handler with one notification, catching and logging a panic.
+fn deliver<K: 'static>(
+    notification: Notification<K>,
+    handler: &dyn ResourceEventHandler<K>,
+    state: &ListenerState,
+    description: &str,
+) {
+    let initial_add = is_initial_add(&notification);
+    let started = std::time::Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(|| match notification {
+        Notification::Add {
+            object,
+            is_in_initial_list,
+        } => handler.on_add(object, is_in_initial_list),
+        Notification::Update { old, new } => handler.on_update(old, new),
+        Notification::Delete(object) => handler.on_delete(object),
+    }));
+    let took = started.elapsed();
+    let backlog = state.backlog.load(Ordering::SeqCst);
+    if took > SLOW_HANDLER_CALL && backlog > SLOW_HANDLER_BACKLOG {
+        tracing::warn!(?took, backlog, "slow event handler: notifications are piling up");
+    }
+    match outcome {
+        Ok(()) => {
+            state.handled.fetch_add(1, Ordering::SeqCst);
+            if initial_add {
+                state.pending_initial.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        Err(panic) => {
+            state.panics.fetch_add(1, Ordering::SeqCst);
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            tracing::error!(informer = %description, handler = state.id, panic = %message, "event handler panicked");
+        }
+    }
 }
 
 #[cfg(test)]
@@ -444,5 +471,75 @@ mod tests {
         );
         assert_eq!(p.resync_check_period(), Duration::from_secs(60));
         assert_eq!(p.listener_resync_period(l.id), Some(Duration::from_secs(60)));
+    }
+
+    /// Records when each added value was handled.
+    #[derive(Default)]
+    struct HandledAt(Mutex<Vec<(i32, std::time::Instant)>>);
+
+    impl ResourceEventHandler<i32> for Arc<HandledAt> {
+        fn on_add(&self, object: Arc<i32>, _: bool) {
+            self.0.lock().unwrap().push((*object, std::time::Instant::now()));
+        }
+    }
+
+    impl HandledAt {
+        fn wait_for(&self, count: usize) -> Vec<(i32, std::time::Instant)> {
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            loop {
+                let handled = self.0.lock().unwrap().clone();
+                if handled.len() >= count {
+                    return handled;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "timed out waiting for {count} calls"
+                );
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    fn add(p: &Processor<i32>, value: i32) {
+        p.distribute(
+            &Notification::Add {
+                object: Arc::new(value),
+                is_in_initial_list: false,
+            },
+            false,
+        );
+    }
+
+    #[tokio::test]
+    async fn notifications_arriving_while_a_handler_gathers_wait_for_the_window_and_come_together() {
+        let p = Processor::<i32>::new("test".into(), Duration::ZERO);
+        let handled = Arc::new(HandledAt::default());
+        let state = p.add_listener(
+            Sink::Handler(Box::new(Arc::clone(&handled))),
+            Duration::ZERO,
+            false,
+            vec![],
+        );
+        add(&p, 1);
+        p.flush();
+        let first = handled.wait_for(1)[0].1;
+        // The thread now gathers for a window: these are sent one by one, as an informer
+        // would after each change of a burst, and handled together once it has passed.
+        for value in 2..=5 {
+            add(&p, value);
+            p.flush();
+        }
+        let calls = handled.wait_for(5);
+        assert_eq!(calls.iter().map(|(v, _)| *v).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        for (value, at) in &calls[1..] {
+            assert!(
+                at.duration_since(first) >= BATCH_WINDOW,
+                "{value} was handled {:?} after the first, within the window",
+                at.duration_since(first)
+            );
+        }
+        assert_eq!(state.handled.load(Ordering::SeqCst), 5);
+        assert_eq!(state.backlog.load(Ordering::SeqCst), 0);
+        p.stop().await;
     }
 }
