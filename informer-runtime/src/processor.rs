@@ -479,7 +479,10 @@ mod tests {
 
     impl ResourceEventHandler<i32> for Arc<HandledAt> {
         fn on_add(&self, object: Arc<i32>, _: bool) {
-            self.0.lock().unwrap().push((*object, std::time::Instant::now()));
+            self.0
+                .lock()
+                .expect("not poisoned")
+                .push((*object, std::time::Instant::now()));
         }
     }
 
@@ -487,7 +490,7 @@ mod tests {
         fn wait_for(&self, count: usize) -> Vec<(i32, std::time::Instant)> {
             let deadline = std::time::Instant::now() + Duration::from_secs(60);
             loop {
-                let handled = self.0.lock().unwrap().clone();
+                let handled = self.0.lock().expect("not poisoned").clone();
                 if handled.len() >= count {
                     return handled;
                 }
