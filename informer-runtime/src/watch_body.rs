@@ -82,7 +82,7 @@ where
 {
     async fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
         loop {
-            if let Some(end) = self.chunk.iter().position(|&b| b == b'\n') {
+            if let Some(end) = memchr::memchr(b'\n', &self.chunk) {
                 let event = if self.split_line.is_empty() {
                     decode_line(&self.chunk[..end])
                 } else {
