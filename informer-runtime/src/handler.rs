@@ -53,8 +53,8 @@ impl<K> Clone for Notification<K> {
 /// slow handler delays only itself. Keep handlers short: the usual handler puts a key on a
 /// work queue. A panic is caught and logged; the handler keeps receiving notifications.
 ///
-/// During a burst of changes the thread takes what arrived within each 5 ms window at once
-/// rather than being woken for every change, so a change reaches the handler at most 5 ms
+/// During a burst of changes the thread takes what arrived within each 1 ms window at once
+/// rather than being woken for every change, so a change reaches the handler at most 1 ms
 /// late; after a quiet window it is handled as soon as it is sent.
 pub trait ResourceEventHandler<K>: Send + Sync + 'static {
     /// An object was added.
