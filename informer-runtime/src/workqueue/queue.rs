@@ -161,7 +161,10 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
         }
     }
 
-    /// Marks `item` as processed; if it was added meanwhile, it is queued again.
+    /// Marks `item` as processed; if it was added meanwhile, it is queued again. When no item
+    /// is being processed any more, a pending
+    /// [`shut_down_with_drain`](Self::shut_down_with_drain) returns, even if `item` was queued
+    /// again (as in client-go).
     pub fn done(&self, item: &T) {
         let mut state = self.lock();
         state.processing.remove(item);
@@ -170,12 +173,16 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
         {
             metrics.done(taken.elapsed());
         }
-        if state.dirty.contains(item) {
+        let requeued = state.dirty.contains(item);
+        if requeued {
             self.push(&mut state, item.clone());
-            drop(state);
+        }
+        let drained = state.processing.is_empty();
+        drop(state);
+        if requeued {
             self.item_added.notify_one();
-        } else if state.processing.is_empty() {
-            drop(state);
+        }
+        if drained {
             self.drained.notify_waiters();
         }
     }
@@ -191,8 +198,10 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
         self.drained.notify_waiters();
     }
 
-    /// Stops accepting items and waits until every handed-out item is `done` (or a plain
-    /// [`shut_down`](Self::shut_down) is called). Items still queued stay retrievable.
+    /// Stops accepting items and waits until no handed-out item is being processed (or a plain
+    /// [`shut_down`](Self::shut_down) is called). Items still queued, including items that
+    /// `done` queued again, stay retrievable but are not waited for. A worker that never calls
+    /// `done` for an item it got keeps this waiting until a plain `shut_down`.
     pub async fn shut_down_with_drain(&self) {
         {
             let mut state = self.lock();
@@ -427,7 +436,7 @@ mod tests {
             .expect("task");
     }
 
-    // TestQueueDrainageUsingShutDownWithDrainWithDirtyItem
+    // Port of client-go TestQueueDrainageUsingShutDownWithDrainWithDirtyItem (queue_test.go)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn drain_hands_out_items_requeued_by_done() {
         let queue = Arc::new(WorkQueue::new());
@@ -438,16 +447,60 @@ mod tests {
             let queue = Arc::clone(&queue);
             tokio::spawn(async move { queue.shut_down_with_drain().await })
         };
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert_eq!(queue.get().await, None, "foo is dirty but not queued");
-        queue.done(&foo);
-        assert_eq!(queue.get().await, Some("foo"), "done re-queued it");
-        assert!(!drain.is_finished());
-        queue.done(&"foo");
+        // Returns once the drain has started: foo is dirty but not queued.
         assert_eq!(queue.get().await, None);
+        queue.done(&foo);
+        assert_eq!(queue.get().await, Some("foo"), "done queued it again");
+        queue.done(&"foo");
+        assert_eq!(queue.get().await, None, "now the queue is done");
         tokio::time::timeout(Duration::from_secs(5), drain)
             .await
             .expect("drained")
             .expect("task");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn drain_returns_when_done_requeues_an_item_nobody_takes() {
+        let queue = Arc::new(WorkQueue::new());
+        queue.add("foo");
+        let foo = queue.get().await.expect("foo");
+        queue.add("foo");
+        let drain = {
+            let queue = Arc::clone(&queue);
+            tokio::spawn(async move { queue.shut_down_with_drain().await })
+        };
+        assert_eq!(queue.get().await, None, "the drain has started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!drain.is_finished(), "foo is being processed");
+        queue.done(&foo);
+        tokio::time::timeout(Duration::from_secs(5), drain)
+            .await
+            .expect("the drain returns although foo went back to the queue")
+            .expect("task");
+        assert_eq!(queue.len(), 1, "foo stays retrievable");
+        assert_eq!(queue.get().await, Some("foo"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_getters_return_none_on_shut_down() {
+        for drain in [false, true] {
+            let queue = Arc::new(WorkQueue::<u32>::new());
+            let getters: Vec<_> = (0..3)
+                .map(|_| {
+                    let queue = Arc::clone(&queue);
+                    tokio::spawn(async move { queue.get().await })
+                })
+                .collect();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            if drain {
+                queue.shut_down_with_drain().await;
+            } else {
+                queue.shut_down();
+            }
+            for getter in getters {
+                let got = tokio::time::timeout(Duration::from_secs(5), getter).await;
+                assert_eq!(got.expect("get ends").expect("task"), None, "drain: {drain}");
+            }
+        }
     }
 }
