@@ -10,6 +10,10 @@ use tokio::time::Instant;
 ///
 /// The default is client-go's reflector backoff: 800 ms doubling to 30 s, each delay `d`
 /// jittered to a uniform value in `[d, 2d)`, reset after 2 minutes without failures.
+///
+/// Any values are accepted: delays saturate at `max` (an `initial` above `max` is cut to
+/// `max`, and a growth that would overflow, or a `factor` that is negative or NaN, gives
+/// `max`); jitter saturates at [`Duration::MAX`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct BackoffConfig {
     /// The first delay.
@@ -42,7 +46,7 @@ impl Default for BackoffConfig {
 impl BackoffConfig {
     fn sequence(&self) -> ExponentialBackoff {
         let mut builder = ExponentialBuilder::new()
-            .with_min_delay(self.initial)
+            .with_min_delay(self.initial.min(self.max))
             .with_max_delay(self.max)
             .with_factor(self.factor)
             .without_max_times();
@@ -120,5 +124,91 @@ mod tests {
         assert_eq!(next(), 3200, "within 2 minutes: no reset");
         tokio::time::advance(Duration::from_secs(121)).await;
         assert_eq!(next(), 800, "after 2 minutes: reset");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn initial_above_max_is_cut_to_max() {
+        let mut backoff = Backoff::new(BackoffConfig {
+            initial: Duration::from_secs(60),
+            jitter: false,
+            ..BackoffConfig::default()
+        });
+        assert_eq!(backoff.next_delay(), Duration::from_secs(30));
+        assert_eq!(backoff.next_delay(), Duration::from_secs(30));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn huge_settings_saturate() {
+        let mut backoff = Backoff::new(BackoffConfig {
+            initial: Duration::MAX,
+            max: Duration::MAX,
+            factor: f32::MAX,
+            jitter: true,
+            reset_after: Duration::MAX,
+            jitter_seed: Some(7),
+        });
+        for _ in 0..5 {
+            assert_eq!(backoff.next_delay(), Duration::MAX);
+        }
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::workqueue::strategies::{any_duration, config};
+
+        fn any_factor() -> impl Strategy<Value = f32> {
+            prop_oneof![
+                Just(0.0),
+                Just(1.0),
+                Just(f32::NAN),
+                Just(f32::INFINITY),
+                Just(f32::MAX),
+                -10.0f32..10.0,
+                any::<f32>(),
+            ]
+        }
+
+        /// The largest delay `max` allows: `max`, or with jitter just under twice `max` (plus
+        /// the rounding of the jitter's f32 arithmetic).
+        fn bound(max: Duration, jitter: bool) -> Duration {
+            if !jitter {
+                return max;
+            }
+            let slack = max / 1_000_000 + Duration::from_nanos(1);
+            max.saturating_mul(2).saturating_add(slack)
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn delays_never_panic_and_respect_max(
+                initial in any_duration(),
+                max in any_duration(),
+                factor in any_factor(),
+                jitter in any::<bool>(),
+                reset_after in any_duration(),
+                seed in any::<u64>(),
+                pauses in prop::collection::vec(0..200_000u64, 0..40),
+            ) {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .start_paused(true)
+                    .build()
+                    .expect("runtime");
+                runtime.block_on(async {
+                    let config = BackoffConfig { initial, max, factor, jitter, reset_after, jitter_seed: Some(seed) };
+                    let mut backoff = Backoff::new(config);
+                    for pause in pauses {
+                        let delay = backoff.next_delay();
+                        prop_assert!(delay <= bound(max, jitter), "{delay:?} past max {max:?}");
+                        tokio::time::advance(Duration::from_millis(pause)).await;
+                    }
+                    Ok(())
+                })?;
+            }
+        }
     }
 }

@@ -43,8 +43,12 @@ impl<T: Eq + Hash + Clone> Waiting<T> {
 }
 
 /// A [`WorkQueue`] whose items can be added after a delay. Adding an item that already waits
-/// only ever moves its deadline earlier. Must be created within a tokio runtime (a task
-/// moves items whose time has come).
+/// only ever moves its deadline earlier.
+///
+/// Must be created within a tokio runtime: a task of that runtime moves items whose time has
+/// come. If that task stops without a shutdown (the runtime shuts down, or the task panics),
+/// the queue shuts down (see [`WorkQueue::shut_down`]), so that `get` returns the items already
+/// queued and then `None` instead of waiting for delayed items nothing would ever add.
 pub struct DelayingQueue<T> {
     queue: Arc<WorkQueue<T>>,
     waiting: Arc<Mutex<Waiting<T>>>,
@@ -64,6 +68,17 @@ impl<T: Eq + Hash + Clone + Send + 'static> Default for DelayingQueue<T> {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The longest wait for an item: about 30 years, tokio's own "far future".
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// When an item added `delay` after `now` is ready; delays past [`FAR_FUTURE`] saturate there
+/// (an instant near the end of the clock's range would overflow in tokio's timer).
+fn deadline(now: Instant, delay: Duration) -> Instant {
+    // Only a clock within 30 years of the end of its range fails here; the item is then
+    // ready at once rather than never.
+    now.checked_add(delay.min(FAR_FUTURE)).unwrap_or(now)
 }
 
 fn lock<T>(waiting: &Mutex<Waiting<T>>) -> MutexGuard<'_, Waiting<T>> {
@@ -91,12 +106,11 @@ impl<T: Eq + Hash + Clone + Send + 'static> DelayingQueue<T> {
         }));
         let wake = Arc::new(Notify::new());
         let stop = CancellationToken::new();
-        tokio::spawn(move_ready_items(
-            Arc::clone(&queue),
-            Arc::clone(&waiting),
-            Arc::clone(&wake),
-            stop.clone(),
-        ));
+        let on_exit = ShutDownOnExit {
+            queue: Arc::clone(&queue),
+            stop: stop.clone(),
+        };
+        tokio::spawn(move_ready_items(on_exit, Arc::clone(&waiting), Arc::clone(&wake)));
         Self {
             queue,
             waiting,
@@ -106,6 +120,9 @@ impl<T: Eq + Hash + Clone + Send + 'static> DelayingQueue<T> {
     }
 
     /// Adds `item` once `delay` has passed (at once for a zero delay); ignored after shutdown.
+    ///
+    /// Any delay is accepted: delays longer than about 30 years (up to [`Duration::MAX`])
+    /// saturate at 30 years from now, which for a controller is never.
     pub fn add_after(&self, item: T, delay: Duration) {
         if self.queue.shutting_down() {
             return;
@@ -114,7 +131,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> DelayingQueue<T> {
             self.queue.add(item);
             return;
         }
-        let ready_at = Instant::now() + delay;
+        let ready_at = deadline(Instant::now(), delay);
         let mut waiting = lock(&self.waiting);
         if let Some(&(existing, _)) = waiting.entries.get(&item)
             && existing <= ready_at
@@ -186,12 +203,28 @@ impl<T> Drop for DelayingQueue<T> {
     }
 }
 
-async fn move_ready_items<T: Eq + Hash + Clone>(
+/// Owned by the timer task: shuts the queue down when the task ends without being stopped
+/// (its runtime shut down, or it panicked), so that no `get` waits for it forever.
+struct ShutDownOnExit<T: Eq + Hash + Clone> {
     queue: Arc<WorkQueue<T>>,
+    stop: CancellationToken,
+}
+
+impl<T: Eq + Hash + Clone> Drop for ShutDownOnExit<T> {
+    fn drop(&mut self) {
+        if !self.stop.is_cancelled() {
+            self.queue.shut_down();
+        }
+    }
+}
+
+/// The timer task. `on_exit` is an argument so that it is dropped even if the task never runs.
+async fn move_ready_items<T: Eq + Hash + Clone>(
+    on_exit: ShutDownOnExit<T>,
     waiting: Arc<Mutex<Waiting<T>>>,
     wake: Arc<Notify>,
-    stop: CancellationToken,
 ) {
+    let ShutDownOnExit { queue, stop } = &on_exit;
     loop {
         let (ready, next) = lock(&waiting).take_ready(Instant::now());
         for item in ready {
@@ -300,5 +333,115 @@ mod tests {
         queue.add_after("bar", Duration::ZERO);
         pass(Duration::from_millis(5)).await;
         assert_eq!(queue.get().await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn add_after_duration_max_waits_far_into_the_future() {
+        let queue = DelayingQueue::new();
+        let now = Instant::now();
+        queue.add_after("foo", Duration::MAX);
+        let ready_at = queue.ready_at(&"foo").expect("foo waits");
+        assert_eq!(ready_at, now + FAR_FUTURE, "saturates at the far future");
+        pass(Duration::from_secs(3600)).await;
+        assert_eq!(queue.len(), 0);
+        queue.add_after("foo", Duration::from_millis(10));
+        pass(Duration::from_millis(20)).await;
+        assert_eq!(queue.len(), 1, "an earlier deadline still wins");
+        queue.shut_down();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn get_returns_none_after_shut_down_while_items_wait() {
+        let queue = Arc::new(DelayingQueue::new());
+        queue.add_after("foo", Duration::from_secs(60));
+        let getter = {
+            let queue = Arc::clone(&queue);
+            tokio::spawn(async move { queue.get().await })
+        };
+        pass(Duration::from_millis(10)).await;
+        assert!(!getter.is_finished(), "waits for foo");
+        queue.shut_down();
+        let got = tokio::time::timeout(Duration::from_secs(5), getter).await;
+        assert_eq!(got.expect("get ends").expect("task"), None);
+        pass(Duration::from_secs(120)).await;
+        assert_eq!(queue.len(), 0, "the timer task stopped: foo is never added");
+    }
+
+    fn paused_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime")
+    }
+
+    #[test]
+    fn get_returns_none_once_the_timer_task_is_gone() {
+        let first = paused_runtime();
+        let queue = first.block_on(async {
+            let queue = DelayingQueue::new();
+            queue.add("ready");
+            queue
+        });
+        drop(first);
+        paused_runtime().block_on(async {
+            assert!(queue.shutting_down(), "the timer task stopped with its runtime");
+            queue.add_after("later", Duration::from_millis(10));
+            let limit = Duration::from_secs(5);
+            let first = tokio::time::timeout(limit, queue.get()).await;
+            assert_eq!(
+                first.expect("get ends"),
+                Some("ready"),
+                "queued items stay retrievable"
+            );
+            let second = tokio::time::timeout(limit, queue.get()).await;
+            assert_eq!(second.expect("get ends"), None);
+        });
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::workqueue::strategies::{any_duration, config};
+
+        /// How long the properties let the clock run before looking at the queue.
+        const WAIT: Duration = Duration::from_millis(50);
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn add_after_accepts_any_delay(delays in prop::collection::vec(any_duration(), 1..20)) {
+                paused_runtime().block_on(async {
+                    let queue = DelayingQueue::new();
+                    let start = Instant::now();
+                    for (item, delay) in delays.iter().enumerate() {
+                        queue.add_after(item, *delay);
+                    }
+                    for (item, delay) in delays.iter().enumerate() {
+                        if let Some(at) = queue.ready_at(&item) {
+                            prop_assert_eq!(at, start + (*delay).min(FAR_FUTURE));
+                        }
+                    }
+                    // Tokio rounds deadlines up to the next millisecond: items due just after
+                    // WAIT may or may not be ready.
+                    let late = WAIT + Duration::from_millis(2);
+                    pass(WAIT + Duration::from_millis(1)).await;
+                    for (item, delay) in delays.iter().enumerate() {
+                        if *delay <= WAIT || *delay > late {
+                            let waits = queue.ready_at(&item).is_some();
+                            prop_assert_eq!(waits, *delay > late, "item {} after {:?}", item, delay);
+                        }
+                    }
+                    let due_by = |limit: Duration| delays.iter().filter(|delay| **delay <= limit).count();
+                    let ready = due_by(WAIT)..=due_by(late);
+                    prop_assert!(ready.contains(&queue.len()), "{} ready, want {:?}", queue.len(), ready);
+                    prop_assert!(!queue.shutting_down(), "the timer task is still running");
+                    queue.shut_down();
+                    Ok(())
+                })?;
+            }
+        }
     }
 }

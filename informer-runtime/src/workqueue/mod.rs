@@ -40,3 +40,31 @@ pub use rate_limiter::{
     RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter, default_item_based_rate_limiter,
 };
 pub use rate_limiting_queue::RateLimitingQueue;
+
+/// Proptest strategies shared by the work queue and backoff tests.
+#[cfg(test)]
+pub(crate) mod strategies {
+    use std::time::Duration;
+
+    use proptest::{prelude::*, test_runner::Config};
+
+    /// The default configuration, without regression files in the source tree.
+    pub(crate) fn config() -> Config {
+        Config {
+            failure_persistence: None,
+            ..Config::default()
+        }
+    }
+
+    /// Any duration, weighted towards the edges: zero, tiny, near and at [`Duration::MAX`].
+    pub(crate) fn any_duration() -> impl Strategy<Value = Duration> {
+        prop_oneof![
+            Just(Duration::ZERO),
+            Just(Duration::MAX),
+            (0..=1_000u64, 0..1_000_000_000u32)
+                .prop_map(|(back, nanos)| Duration::new(u64::MAX - back, nanos)),
+            (0..10_000_000_000u64).prop_map(Duration::from_nanos),
+            (any::<u64>(), 0..1_000_000_000u32).prop_map(|(secs, nanos)| Duration::new(secs, nanos)),
+        ]
+    }
+}

@@ -12,6 +12,11 @@ use std::{
 use tokio::time::Instant;
 
 /// Decides how long an item waits before it is retried.
+///
+/// A delay may be anything up to [`Duration::MAX`]; the queues accept every delay (see
+/// [`DelayingQueue::add_after`]), so limiters saturate instead of panicking.
+///
+/// [`DelayingQueue::add_after`]: super::DelayingQueue::add_after
 pub trait RateLimiter<T>: Send + Sync {
     /// The delay before `item` is retried; records one more failure of it.
     fn when(&self, item: &T) -> Duration;
@@ -26,6 +31,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// `base × 2^failures`, capped at `max` (client-go's `ItemExponentialFailureRateLimiter`).
+///
+/// Any durations are accepted: the product is computed exactly in nanoseconds and saturates
+/// at `max` when it would exceed `max` or [`Duration::MAX`] (so `max = Duration::MAX` is a
+/// valid "no cap"). Delays never decrease as failures accumulate.
 pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
@@ -56,13 +65,9 @@ impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponentialFailureRateL
     fn when(&self, item: &T) -> Duration {
         let mut failures = lock(&self.failures);
         let count = failures.entry(item.clone()).or_insert(0);
-        let exponent = i32::try_from(*count).unwrap_or(i32::MAX);
+        let exponent = *count;
         *count = count.saturating_add(1);
-        let seconds = self.base.as_secs_f64() * 2f64.powi(exponent);
-        if !seconds.is_finite() || seconds > self.max.as_secs_f64() {
-            return self.max;
-        }
-        Duration::from_secs_f64(seconds)
+        doubled(self.base, exponent).map_or(self.max, |delay| delay.min(self.max))
     }
 
     fn forget(&self, item: &T) {
@@ -74,8 +79,23 @@ impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponentialFailureRateL
     }
 }
 
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// `base × 2^exponent`, or `None` when it is larger than [`Duration::MAX`].
+fn doubled(base: Duration, exponent: u32) -> Option<Duration> {
+    if base.is_zero() {
+        return Some(Duration::ZERO);
+    }
+    let nanos = base.as_nanos().checked_mul(1u128.checked_shl(exponent)?)?;
+    let secs = u64::try_from(nanos / NANOS_PER_SEC).ok()?;
+    let subsec = u32::try_from(nanos % NANOS_PER_SEC).ok()?;
+    Some(Duration::new(secs, subsec))
+}
+
 /// `fast` for the first `max_fast_attempts` failures of an item, then `slow`
-/// (client-go's `ItemFastSlowRateLimiter`).
+/// (client-go's `ItemFastSlowRateLimiter`). Both delays are returned as given, so no delay
+/// exceeds the larger of them, however large (even [`Duration::MAX`]); the failure count
+/// saturates instead of overflowing.
 pub struct ItemFastSlowRateLimiter<T> {
     fast: Duration,
     slow: Duration,
@@ -134,6 +154,12 @@ struct Bucket {
 /// One token bucket shared by all items: `qps` tokens per second, at most `burst` saved up;
 /// each retry takes a token and waits until it is available (client-go's
 /// `BucketRateLimiter`). The wait has no cap: many retries at once wait in line.
+///
+/// A `qps` that is zero, negative or NaN means no pacing (only the burst is counted, and
+/// every retry goes at once). A tiny `qps` can ask for waits longer than any [`Duration`]:
+/// they saturate at [`Duration::MAX`], which [`DelayingQueue::add_after`] accepts.
+///
+/// [`DelayingQueue::add_after`]: super::DelayingQueue::add_after
 pub struct BucketRateLimiter {
     qps: f64,
     burst: f64,
@@ -172,10 +198,10 @@ impl<T> RateLimiter<T> for BucketRateLimiter {
         bucket.tokens = (bucket.tokens + refill).min(self.burst);
         bucket.last = now;
         bucket.tokens -= 1.0;
-        if bucket.tokens >= 0.0 || self.qps <= 0.0 {
+        if bucket.tokens >= 0.0 || self.qps.is_nan() || self.qps <= 0.0 {
             return Duration::ZERO;
         }
-        Duration::from_secs_f64(-bucket.tokens / self.qps)
+        Duration::try_from_secs_f64(-bucket.tokens / self.qps).unwrap_or(Duration::MAX)
     }
 
     fn forget(&self, _item: &T) {}
@@ -186,7 +212,8 @@ impl<T> RateLimiter<T> for BucketRateLimiter {
 }
 
 /// The largest delay of several limiters, each of which records the failure
-/// (client-go's `MaxOfRateLimiter`).
+/// (client-go's `MaxOfRateLimiter`). No arithmetic is done on the delays, so huge delays
+/// (up to [`Duration::MAX`]) pass through unchanged; with no limiters the delay is zero.
 pub struct MaxOfRateLimiter<T> {
     limiters: Vec<Box<dyn RateLimiter<T>>>,
 }
@@ -230,7 +257,8 @@ impl<T> RateLimiter<T> for MaxOfRateLimiter<T> {
     }
 }
 
-/// Caps another limiter's delays at `max` (client-go's `WithMaxWaitRateLimiter`).
+/// Caps another limiter's delays at `max` (client-go's `WithMaxWaitRateLimiter`). Any `max`
+/// is accepted; [`Duration::MAX`] caps nothing.
 pub struct WithMaxWaitRateLimiter<T> {
     limiter: Box<dyn RateLimiter<T>>,
     max: Duration,
@@ -449,5 +477,172 @@ mod tests {
             ms(100),
             "the shared bucket is empty after 100 retries"
         );
+    }
+
+    #[test]
+    fn exponential_with_an_unbounded_max_saturates() {
+        let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_secs(1), Duration::MAX);
+        for exponent in 0..64 {
+            assert_eq!(limiter.when(&"one"), Duration::from_secs(1 << exponent));
+        }
+        assert_eq!(
+            limiter.when(&"one"),
+            Duration::MAX,
+            "2^64 s is past Duration::MAX"
+        );
+        assert_eq!(limiter.when(&"one"), Duration::MAX);
+
+        let limiter = ItemExponentialFailureRateLimiter::new(Duration::MAX, Duration::MAX);
+        assert_eq!(limiter.when(&"two"), Duration::MAX);
+        assert_eq!(limiter.when(&"two"), Duration::MAX);
+    }
+
+    #[test]
+    fn exponential_with_a_zero_base_stays_zero() {
+        let limiter = ItemExponentialFailureRateLimiter::new(Duration::ZERO, Duration::from_secs(1));
+        for _ in 0..300 {
+            assert_eq!(limiter.when(&"one"), Duration::ZERO);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bucket_with_a_tiny_qps_saturates() {
+        let limiter = BucketRateLimiter::new(1e-300, 1);
+        assert_eq!(
+            RateLimiter::<u32>::when(&limiter, &1),
+            Duration::ZERO,
+            "the burst"
+        );
+        assert_eq!(RateLimiter::<u32>::when(&limiter, &2), Duration::MAX);
+        let limiter = BucketRateLimiter::new(f64::MIN_POSITIVE, 0);
+        assert_eq!(RateLimiter::<u32>::when(&limiter, &1), Duration::MAX);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bucket_without_a_usable_qps_does_not_pace() {
+        for qps in [f64::NAN, 0.0, -1.0, f64::NEG_INFINITY] {
+            let limiter = BucketRateLimiter::new(qps, 0);
+            for n in 0..3 {
+                assert_eq!(
+                    RateLimiter::<u32>::when(&limiter, &n),
+                    Duration::ZERO,
+                    "qps {qps}"
+                );
+            }
+        }
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::workqueue::strategies::{any_duration, config};
+
+        fn any_qps() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                Just(0.0),
+                Just(f64::NAN),
+                Just(f64::INFINITY),
+                Just(f64::MIN_POSITIVE),
+                1e-300..1e-3,
+                0.001..1e6,
+                any::<f64>(),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn exponential_is_capped_and_never_decreases(
+                base in any_duration(),
+                max in any_duration(),
+                failures in 0..300u32,
+            ) {
+                let limiter = ItemExponentialFailureRateLimiter::new(base, max);
+                let mut previous: Option<Duration> = None;
+                for _ in 0..failures {
+                    let delay = limiter.when(&"item");
+                    prop_assert!(delay <= max, "{delay:?} > max {max:?}");
+                    match previous {
+                        None => prop_assert_eq!(delay, base.min(max)),
+                        Some(previous) => {
+                            prop_assert!(delay >= previous, "{delay:?} < {previous:?}");
+                            if delay < max {
+                                prop_assert_eq!(Some(delay), previous.checked_mul(2), "doubles below max");
+                            }
+                        }
+                    }
+                    previous = Some(delay);
+                }
+                prop_assert_eq!(limiter.num_requeues(&"item"), failures);
+            }
+
+            #[test]
+            fn fast_slow_returns_its_delays_as_given(
+                fast in any_duration(),
+                slow in any_duration(),
+                fast_attempts in 0..10u32,
+                failures in 0..30u32,
+            ) {
+                let limiter = ItemFastSlowRateLimiter::new(fast, slow, fast_attempts);
+                for failure in 1..=failures {
+                    let want = if failure <= fast_attempts { fast } else { slow };
+                    prop_assert_eq!(limiter.when(&"item"), want);
+                }
+            }
+
+            #[test]
+            fn max_of_and_max_wait_combine_their_parts(
+                base in any_duration(),
+                max in any_duration(),
+                fast in any_duration(),
+                slow in any_duration(),
+                cap in any_duration(),
+                failures in 0..100u32,
+            ) {
+                let exponential = ItemExponentialFailureRateLimiter::new(base, max);
+                let fast_slow = ItemFastSlowRateLimiter::new(fast, slow, 3);
+                let combined = WithMaxWaitRateLimiter::new(
+                    Box::new(MaxOfRateLimiter::new(vec![
+                        Box::new(ItemExponentialFailureRateLimiter::new(base, max)),
+                        Box::new(ItemFastSlowRateLimiter::new(fast, slow, 3)),
+                    ])),
+                    cap,
+                );
+                for _ in 0..failures {
+                    let delay = combined.when(&"item");
+                    let want = exponential.when(&"item").max(fast_slow.when(&"item")).min(cap);
+                    prop_assert_eq!(delay, want);
+                    prop_assert!(delay <= cap && delay <= max.max(fast).max(slow));
+                }
+                prop_assert_eq!(combined.num_requeues(&"item"), failures);
+            }
+
+            #[test]
+            fn bucket_never_panics_and_paces_after_its_burst(
+                qps in any_qps(),
+                burst in prop_oneof![0..5u32, Just(u32::MAX)],
+                calls in 0..300u32,
+            ) {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .start_paused(true)
+                    .build()
+                    .expect("runtime");
+                // The clock is paused and never advanced: no token is refilled.
+                let _clock = runtime.enter();
+                let limiter = BucketRateLimiter::new(qps, burst);
+                let mut previous = Duration::ZERO;
+                for call in 0..calls {
+                    let delay = RateLimiter::<u32>::when(&limiter, &call);
+                    if call < burst || qps.is_nan() || qps <= 0.0 {
+                        prop_assert_eq!(delay, Duration::ZERO);
+                    }
+                    prop_assert!(delay >= previous, "{delay:?} < {previous:?}: waits queue up");
+                    previous = delay;
+                }
+            }
+        }
     }
 }

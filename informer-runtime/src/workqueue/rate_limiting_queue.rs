@@ -40,7 +40,9 @@ impl<T: Eq + Hash + Clone + Send + 'static> RateLimitingQueue<T> {
         }
     }
 
-    /// Adds `item` after the delay the limiter chooses (and records a failure of it).
+    /// Adds `item` after the delay the limiter chooses (and records a failure of it). Any delay
+    /// is accepted: huge ones (up to [`Duration::MAX`](std::time::Duration::MAX)) saturate as
+    /// in [`DelayingQueue::add_after`].
     pub fn add_rate_limited(&self, item: T) {
         if let Some(metrics) = &self.metrics {
             metrics.retried();
@@ -112,6 +114,86 @@ mod tests {
         queue.add_rate_limited("one");
         assert_eq!(queue.ready_at(&"one"), Some(later + ms(1)));
         queue.shut_down();
+    }
+}
+
+#[cfg(test)]
+mod saturation_tests {
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::workqueue::{
+        BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter,
+        strategies::{any_duration, config},
+    };
+
+    /// Always the same delay.
+    struct Fixed(Duration);
+
+    impl RateLimiter<&'static str> for Fixed {
+        fn when(&self, _: &&'static str) -> Duration {
+            self.0
+        }
+        fn forget(&self, _: &&'static str) {}
+        fn num_requeues(&self, _: &&'static str) -> u32 {
+            0
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn add_rate_limited_with_duration_max_waits_far_into_the_future() {
+        let queue = RateLimitingQueue::new(Fixed(Duration::MAX));
+        let now = Instant::now();
+        queue.add_rate_limited("one");
+        let ready_at = queue.ready_at(&"one").expect("one waits");
+        assert!(
+            ready_at > now + Duration::from_secs(86_400 * 365 * 29),
+            "{ready_at:?}"
+        );
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        assert_eq!(queue.len(), 0);
+        assert!(!queue.shutting_down(), "the timer task is still running");
+        queue.shut_down();
+        assert_eq!(queue.get().await, None);
+    }
+
+    fn paused_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime")
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn add_rate_limited_accepts_any_limiter_settings(
+            base in any_duration(),
+            max in any_duration(),
+            qps in prop_oneof![Just(f64::MIN_POSITIVE), 1e-300..1e3, any::<f64>()],
+            burst in 0..3u32,
+            failures in 1..80u32,
+        ) {
+            paused_runtime().block_on(async {
+                let queue = RateLimitingQueue::new(MaxOfRateLimiter::new(vec![
+                    Box::new(ItemExponentialFailureRateLimiter::new(base, max)),
+                    Box::new(BucketRateLimiter::new(qps, burst)),
+                ]));
+                for _ in 0..failures {
+                    queue.add_rate_limited("item");
+                }
+                prop_assert_eq!(queue.num_requeues(&"item"), failures);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                prop_assert!(!queue.shutting_down(), "the timer task is still running");
+                queue.shut_down();
+                Ok(())
+            })?;
+        }
     }
 }
 
