@@ -231,15 +231,23 @@ async fn main() -> Result<(), BoxError> {
             .then(|| ("foos", Box::new(foos.informer()) as Box<dyn SyncWaiter>)),
     ) {
         syncs.push(async move {
-            informer.wait().await;
-            (name, started.elapsed())
+            let synced = informer.wait().await;
+            (name, synced, started.elapsed())
         });
     }
     let synced = tokio::time::timeout(Duration::from_secs(30), futures::future::join_all(syncs)).await;
     match synced {
         Ok(times) => {
-            for (name, elapsed) in times {
-                println!("synced {name:<12} in {:>8.2} ms", elapsed.as_secs_f64() * 1000.0);
+            for (name, synced, elapsed) in times {
+                let outcome = if synced {
+                    "synced"
+                } else {
+                    "stopped before it synced"
+                };
+                println!(
+                    "{outcome} {name:<12} in {:>8.2} ms",
+                    elapsed.as_secs_f64() * 1000.0
+                );
             }
         }
         Err(_) => println!(
@@ -310,11 +318,11 @@ async fn main() -> Result<(), BoxError> {
 
 /// Waits for any informer's cache, whatever its type.
 trait SyncWaiter: Send {
-    fn wait(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>;
+    fn wait(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + '_>>;
 }
 
 impl<K: Resource + Clone + Send + Sync + 'static> SyncWaiter for SharedIndexInformer<K> {
-    fn wait(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+    fn wait(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + '_>> {
         Box::pin(self.wait_for_sync())
     }
 }

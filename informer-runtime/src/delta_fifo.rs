@@ -20,6 +20,7 @@ use tokio::sync::{Notify, watch};
 use crate::{
     key::{SharedKey, object_key},
     tombstone::{DeletedFinalStateUnknown, MaybeTombstone},
+    user_panic::{PanicReporter, UserFunction, catch},
 };
 
 /// The kind of change a [`Delta`] records.
@@ -241,6 +242,7 @@ pub struct DeltaFifo<K> {
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     emit_delta_type_replaced: bool,
     transform: Option<Transform<K>>,
+    panics: Arc<PanicReporter>,
 }
 
 impl<K> fmt::Debug for DeltaFifo<K> {
@@ -271,7 +273,15 @@ impl<K: Resource> DeltaFifo<K> {
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
             transform: options.transform,
+            panics: Arc::new(PanicReporter::new("DeltaFIFO")),
         }
+    }
+
+    /// Reports transform panics to `panics` (the informer's reporter).
+    #[must_use]
+    pub(crate) fn with_panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
+        self.panics = panics;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {
@@ -294,9 +304,16 @@ impl<K: Resource> DeltaFifo<K> {
     /// Applies the transform (if any) and shares the object: what the queue keeps. The
     /// reflector prepares objects as they arrive, so that what a transform drops is freed
     /// before the next list page is decoded.
+    ///
+    /// A transform that panics is reported (see [`user_panic`](crate::user_panic)) and the
+    /// object is kept as the transform left it.
     pub fn prepare(&self, mut obj: K) -> Arc<K> {
-        if let Some(transform) = &self.transform {
-            transform(&mut obj);
+        if let Some(transform) = &self.transform
+            && let Err(message) = catch(|| transform(&mut obj))
+        {
+            let key = object_key(&obj);
+            self.panics
+                .report(self.panics.panic(UserFunction::Transform, Some(key), message));
         }
         Arc::new(obj)
     }

@@ -73,8 +73,10 @@ impl Error {
 /// The parts of an informer a factory needs without knowing its type.
 trait ErasedInformer: Send + Sync {
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
-    fn wait_for_sync(&self) -> BoxFuture<'static, ()>;
+    fn wait_for_sync(&self) -> BoxFuture<'static, bool>;
     fn has_synced(&self) -> bool;
+    fn is_stopped(&self) -> bool;
+    fn failure(&self) -> Option<String>;
     fn description(&self) -> String;
     fn generic_lister(&self) -> GenericLister;
     fn stats(&self) -> InformerStats;
@@ -86,13 +88,21 @@ impl<K: Resource + Clone + Serialize + Send + Sync + 'static> ErasedInformer for
         async move { informer.run(cancel).await }.boxed()
     }
 
-    fn wait_for_sync(&self) -> BoxFuture<'static, ()> {
+    fn wait_for_sync(&self) -> BoxFuture<'static, bool> {
         let informer = self.clone();
         async move { informer.wait_for_sync().await }.boxed()
     }
 
     fn has_synced(&self) -> bool {
         SharedIndexInformer::has_synced(self)
+    }
+
+    fn is_stopped(&self) -> bool {
+        SharedIndexInformer::is_stopped(self)
+    }
+
+    fn failure(&self) -> Option<String> {
+        SharedIndexInformer::failure(self)
     }
 
     fn description(&self) -> String {
@@ -360,8 +370,12 @@ pub struct InformerSync {
     pub type_name: &'static str,
     /// The informer's description.
     pub description: String,
-    /// Whether its cache synced.
+    /// Whether its cache synced (and the informer still keeps it up to date).
     pub synced: bool,
+    /// Whether the informer stopped: the factory shut down, or it failed.
+    pub stopped: bool,
+    /// Why it stopped, if it failed (see [`SharedIndexInformer::failure`]).
+    pub failure: Option<String>,
 }
 
 impl SyncReport {
@@ -384,17 +398,44 @@ impl fmt::Display for SyncReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let synced = self.informers.iter().filter(|i| i.synced).count();
         write!(f, "{synced}/{} informers synced", self.informers.len())?;
-        let unsynced: Vec<&str> = self
+        let describe = |i: &InformerSync| match (&i.failure, i.stopped) {
+            (Some(failure), _) => format!("{} (failed: {failure})", i.description),
+            (None, true) => format!("{} (stopped)", i.description),
+            (None, false) => i.description.clone(),
+        };
+        let unsynced: Vec<String> = self
             .informers
             .iter()
             .filter(|i| !i.synced)
-            .map(|i| i.description.as_str())
+            .map(describe)
             .collect();
         if !unsynced.is_empty() {
             write!(f, "; not synced: {}", unsynced.join(", "))?;
         }
         Ok(())
     }
+}
+
+/// The task of one informer: its run, and an error if it ends while the factory still runs
+/// (its cache is then no longer kept up to date; the stats and sync reports say so too).
+fn watch_informer_task(
+    informer: &Arc<dyn ErasedInformer>,
+    cancel: &CancellationToken,
+) -> BoxFuture<'static, ()> {
+    let run = informer.run(cancel.child_token());
+    let (informer, cancel) = (Arc::clone(informer), cancel.clone());
+    async move {
+        run.await;
+        // An informer already run by its owner returns at once here without stopping.
+        if !cancel.is_cancelled() && informer.is_stopped() {
+            tracing::error!(
+                informer = %informer.description(),
+                failure = informer.failure().as_deref().unwrap_or("none recorded"),
+                "an informer stopped while its factory runs; its cache is no longer kept up to date"
+            );
+        }
+    }
+    .boxed()
 }
 
 /// An informer reached through its group, version and resource (client-go's
@@ -664,7 +705,7 @@ impl SharedInformerFactory {
         }
         for entry in state.informers.values_mut().filter(|e| !e.started) {
             entry.started = true;
-            let run = entry.erased.run(self.inner.cancel.child_token());
+            let run = watch_informer_task(&entry.erased, &self.inner.cancel);
             match &self.inner.thread {
                 Some(thread) => drop(self.inner.tasks.spawn_on(run, thread.handle())),
                 None => drop(self.inner.tasks.spawn(run)),
@@ -694,7 +735,7 @@ impl SharedInformerFactory {
             .collect()
     }
 
-    /// Waits until every started informer synced, or the factory shuts down.
+    /// Waits until every started informer synced or stopped, or the factory shuts down.
     pub async fn wait_for_cache_sync(&self) -> SyncReport {
         self.wait_for_cache_sync_until(std::future::pending()).await
     }
@@ -704,9 +745,9 @@ impl SharedInformerFactory {
         self.wait_for_cache_sync_until(tokio::time::sleep(timeout)).await
     }
 
-    /// Waits until every started informer synced, `until` completes, or the factory shuts
-    /// down; reports each informer's state. Informers requested but never started are not
-    /// waited for.
+    /// Waits until every started informer synced or stopped, `until` completes, or the
+    /// factory shuts down; reports each informer's state. Informers requested but never
+    /// started are not waited for.
     pub async fn wait_for_cache_sync_until(&self, until: impl Future<Output = ()>) -> SyncReport {
         let informers = self.started();
         let all_synced = futures::future::join_all(informers.iter().map(|(_, i)| i.wait_for_sync()));
@@ -722,6 +763,8 @@ impl SharedInformerFactory {
                     type_name,
                     description: i.description(),
                     synced: i.has_synced(),
+                    stopped: i.is_stopped(),
+                    failure: i.failure(),
                 })
                 .collect(),
         }

@@ -10,6 +10,7 @@
 use std::{
     convert::Infallible,
     fmt,
+    panic::AssertUnwindSafe,
     pin::Pin,
     sync::{
         Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak,
@@ -19,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use futures::Stream;
+use futures::{FutureExt, Stream};
 use kube::Resource;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,7 @@ use crate::{
     reflector::{self, Reflector, ReflectorConfig, WatchErrorHandler},
     store::{Indexers, Store},
     tombstone::MaybeTombstone,
+    user_panic::{PanicReporter, UserPanicStats, panic_message},
 };
 
 /// A failed informer operation.
@@ -121,7 +123,13 @@ struct Inner<K> {
     started: AtomicBool,
     /// Turns `true` when `run` has built the queue, for waiters.
     queue_ready: tokio::sync::watch::Sender<bool>,
-    stopped: AtomicBool,
+    /// Turns `true` when the informer stops processing, for whatever reason, for waiters.
+    stopped: tokio::sync::watch::Sender<bool>,
+    /// Why the informer stopped, when it did not stop because it was cancelled.
+    failure: OnceLock<String>,
+    /// Counts and reports panics of the transform, index functions, watch-error handler and
+    /// lister-watcher.
+    panics: Arc<PanicReporter>,
     fifo: OnceLock<Arc<DeltaFifo<K>>>,
     reflector: OnceLock<Arc<Reflector<K>>>,
 }
@@ -172,7 +180,7 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
         f.debug_struct("SharedIndexInformer")
             .field("description", &self.inner.description)
             .field("started", &self.inner.started.load(Ordering::SeqCst))
-            .field("stopped", &self.inner.stopped.load(Ordering::SeqCst))
+            .field("stopped", &self.inner.is_stopped())
             .finish()
     }
 }
@@ -195,6 +203,44 @@ impl<K> Inner<K> {
     fn lock_deltas(&self) -> MutexGuard<'_, ()> {
         self.block_deltas.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    fn is_stopped(&self) -> bool {
+        *self.stopped.borrow()
+    }
+
+    /// Marks the informer stopped: no more handlers, `has_synced` false, waiters released.
+    fn mark_stopped(&self) {
+        let _lifecycle = self.lock_lifecycle();
+        self.stopped.send_replace(true);
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Inner<K> {
+    /// Whether the first list was applied and the informer still processes changes.
+    fn has_synced(&self) -> bool {
+        !self.is_stopped() && self.fifo.get().is_some_and(|fifo| fifo.has_synced())
+    }
+}
+
+/// Ends the informer as stopped if `run`'s future is dropped before it returned (its task was
+/// aborted, or its runtime shut down): nothing may report it synced afterwards.
+struct StopOnDrop<'a, K: Resource + Send + Sync + 'static> {
+    inner: &'a Inner<K>,
+    armed: bool,
+}
+
+impl<K: Resource + Send + Sync + 'static> Drop for StopOnDrop<'_, K> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        tracing::warn!(informer = %self.inner.description, "the informer's run was dropped before it returned; the informer stopped");
+        if let Some(fifo) = self.inner.fifo.get() {
+            fifo.close();
+        }
+        self.inner.mark_stopped();
+        self.inner.processor.close();
+    }
 }
 
 impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
@@ -206,9 +252,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// An informer over a shared lister-watcher.
     pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Self {
         let description = options.description.unwrap_or_else(short_type_name::<K>);
+        let panics = Arc::new(PanicReporter::new(description.clone()));
         Self {
             inner: Arc::new(Inner {
-                indexer: Store::new(options.indexers),
+                indexer: Store::with_panic_reporter(options.indexers, Arc::clone(&panics)),
                 lister_watcher,
                 processor: Processor::new(description.clone(), options.resync_period),
                 default_handler_resync: options.resync_period,
@@ -220,7 +267,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                 }),
                 started: AtomicBool::new(false),
                 queue_ready: tokio::sync::watch::Sender::new(false),
-                stopped: AtomicBool::new(false),
+                stopped: tokio::sync::watch::Sender::new(false),
+                failure: OnceLock::new(),
+                panics,
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
                 description,
@@ -235,6 +284,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
 
     /// Sets a function applied to every object before it is cached and delivered (for example
     /// to drop `managedFields`). Only before `run`; the last call wins.
+    ///
+    /// If it panics, the panic is reported and the object is kept as the transform left it
+    /// (see [`user_panic`](crate::user_panic)).
     pub fn set_transform(&self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Result<(), Error> {
         let mut lifecycle = self.inner.lock_lifecycle();
         self.ensure_not_started("set the transform")?;
@@ -242,8 +294,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         Ok(())
     }
 
-    /// Sets the handler of errors the informer recovers from (failed lists and watches).
-    /// Only before `run`; the last call wins.
+    /// Sets the handler of errors the informer recovers from (failed lists and watches, and
+    /// panics of its user functions: [`reflector::Error::Panicked`]). Only before `run`; the
+    /// last call wins. A panic of the handler itself is logged and counted.
     pub fn set_watch_error_handler(
         &self,
         handler: impl Fn(&reflector::Error) + Send + Sync + 'static,
@@ -296,7 +349,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
 
     fn register(&self, sink: Sink<K>, resync_period: Duration) -> Result<Registration<K>, Error> {
         let _lifecycle = self.inner.lock_lifecycle();
-        if self.inner.stopped.load(Ordering::SeqCst) {
+        if self.inner.is_stopped() {
             return Err(Error::Stopped {
                 informer: self.inner.description.clone(),
             });
@@ -336,7 +389,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
 
     /// Adds indexes to the cache, indexing what it holds at once (also while running).
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
-        if self.inner.stopped.load(Ordering::SeqCst) {
+        if self.inner.is_stopped() {
             return Err(Error::IndexersAfterStop {
                 informer: self.inner.description.clone(),
             });
@@ -354,18 +407,29 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         Lister::new(self.inner.indexer.clone())
     }
 
-    /// Whether the first list was fully applied to the cache.
+    /// Whether the first list was fully applied to the cache and the informer still keeps it
+    /// up to date: `false` again once the informer stopped, whatever stopped it.
     pub fn has_synced(&self) -> bool {
-        self.inner.fifo.get().is_some_and(|fifo| fifo.has_synced())
+        self.inner.has_synced()
     }
 
-    /// Waits until [`has_synced`](Self::has_synced) (without polling).
-    pub async fn wait_for_sync(&self) {
-        // Errors mean a sender is gone, which cannot happen while `self` holds the informer.
-        let _ = self.inner.queue_ready.subscribe().wait_for(|ready| *ready).await;
-        if let Some(fifo) = self.inner.fifo.get() {
-            let _ = fifo.synced_receiver().wait_for(|synced| *synced).await;
+    /// Waits until the cache synced or the informer stopped, without polling; returns
+    /// [`has_synced`](Self::has_synced) (client-go's `WaitForCacheSync`: `false` when the
+    /// informer stopped before its cache synced). Before `run` it waits for `run`.
+    pub async fn wait_for_sync(&self) -> bool {
+        let mut stopped = self.inner.stopped.subscribe();
+        let synced = async {
+            // Errors mean a sender is gone, which cannot happen while `self` holds the informer.
+            let _ = self.inner.queue_ready.subscribe().wait_for(|ready| *ready).await;
+            if let Some(fifo) = self.inner.fifo.get() {
+                let _ = fifo.synced_receiver().wait_for(|synced| *synced).await;
+            }
+        };
+        tokio::select! {
+            () = synced => {}
+            _ = stopped.wait_for(|stopped| *stopped) => {}
         }
+        self.has_synced()
     }
 
     /// Whether `run` was called.
@@ -373,9 +437,16 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         self.inner.started.load(Ordering::SeqCst)
     }
 
-    /// Whether `run` returned; an informer never runs twice.
+    /// Whether the informer stopped processing (`run` returned, failed, or its future was
+    /// dropped); an informer never runs twice.
     pub fn is_stopped(&self) -> bool {
-        self.inner.stopped.load(Ordering::SeqCst)
+        self.inner.is_stopped()
+    }
+
+    /// Why the informer stopped, when it was not cancelled: the message of a panic that ended
+    /// its run (a bug of this crate: user functions' panics are caught where they happen).
+    pub fn failure(&self) -> Option<String> {
+        self.inner.failure.get().cloned()
     }
 
     /// What the informer has done so far: its reflector's counts, its cache size and each
@@ -387,6 +458,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             reflector: self.inner.reflector.get().map(|r| r.stats()).unwrap_or_default(),
             store_size: self.inner.indexer.len(),
             synced,
+            stopped: self.inner.is_stopped(),
+            failure: self.failure(),
+            panics: self.inner.panics.stats(),
             handlers: self
                 .inner
                 .processor
@@ -414,12 +488,41 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
 
     /// Lists, watches and notifies handlers until `cancel` fires, then waits for every handler
     /// thread to finish its current call. Runs at most once.
+    ///
+    /// Panics in user functions are caught where they happen and the informer goes on (see
+    /// [`user_panic`](crate::user_panic)). Should the informer fail all the same, it stops:
+    /// the failure is logged and kept in [`failure`](Self::failure) and
+    /// [`stats`](Self::stats), and [`has_synced`](Self::has_synced) turns `false`.
     pub async fn run(&self, cancel: CancellationToken) {
         let Some((fifo, reflector)) = self.prepare_run() else {
             tracing::warn!(informer = %self.inner.description, "the informer has already been started");
             return;
         };
         tracing::debug!(informer = %self.inner.description, "starting informer");
+        let mut stop_on_drop = StopOnDrop {
+            inner: &self.inner,
+            armed: true,
+        };
+        let running = self.process_until_cancelled(&fifo, &reflector, cancel);
+        if let Err(payload) = AssertUnwindSafe(running).catch_unwind().await {
+            let message = panic_message(payload.as_ref());
+            tracing::error!(informer = %self.inner.description, panic = %message, "the informer failed and stopped");
+            let _ = self.inner.failure.set(message);
+            fifo.close();
+        }
+        stop_on_drop.armed = false;
+        self.inner.mark_stopped();
+        self.inner.processor.stop().await;
+        tracing::debug!(informer = %self.inner.description, "stopped informer");
+    }
+
+    /// Runs the reflector and applies what it queues until `cancel` fires.
+    async fn process_until_cancelled(
+        &self,
+        fifo: &Arc<DeltaFifo<K>>,
+        reflector: &Arc<Reflector<K>>,
+        cancel: CancellationToken,
+    ) {
         let close_on_cancel = async {
             cancel.cancelled().await;
             fifo.close();
@@ -457,12 +560,6 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             close_on_cancel,
             process.instrument(span)
         );
-        {
-            let _lifecycle = self.inner.lock_lifecycle();
-            self.inner.stopped.store(true, Ordering::SeqCst);
-        }
-        self.inner.processor.stop().await;
-        tracing::debug!(informer = %self.inner.description, "stopped informer");
     }
 
     fn prepare_run(&self) -> Option<Pipeline<K>> {
@@ -471,11 +568,14 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             return None;
         }
         let known: Arc<dyn KnownObjects<K>> = Arc::new(self.inner.indexer.clone());
-        let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
-            known_objects: Some(known),
-            emit_delta_type_replaced: true,
-            transform: lifecycle.transform.clone(),
-        }));
+        let fifo = Arc::new(
+            DeltaFifo::new(DeltaFifoOptions {
+                known_objects: Some(known),
+                emit_delta_type_replaced: true,
+                transform: lifecycle.transform.clone(),
+            })
+            .with_panic_reporter(Arc::clone(&self.inner.panics)),
+        );
         let config = ReflectorConfig {
             resync_period: self.inner.processor.resync_check_period(),
             ..self.inner.reflector_config.clone()
@@ -490,8 +590,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         .with_should_resync(Arc::new(move || {
             weak.upgrade()
                 .is_some_and(|inner| inner.processor.should_resync())
-        }));
+        }))
+        .with_panic_reporter(Arc::clone(&self.inner.panics));
         if let Some(handler) = &lifecycle.watch_error_handler {
+            self.inner.panics.forward_to(Arc::clone(handler));
             reflector = reflector.with_watch_error_handler(Arc::clone(handler));
         }
         let reflector = Arc::new(reflector);
@@ -560,8 +662,15 @@ pub struct InformerStats {
     pub reflector: reflector::ReflectorStats,
     /// Objects in the cache.
     pub store_size: usize,
-    /// Whether the cache synced.
+    /// Whether the cache synced and the informer still keeps it up to date.
     pub synced: bool,
+    /// Whether the informer stopped processing changes (cancelled, failed, or dropped).
+    pub stopped: bool,
+    /// Why the informer stopped, if it failed (see [`SharedIndexInformer::failure`]).
+    pub failure: Option<String>,
+    /// Panics caught in the informer's user functions (transform, index functions,
+    /// watch-error handler, lister-watcher); handlers' panics are in [`HandlerStats`].
+    pub panics: UserPanicStats,
     /// Every registered handler or stream.
     pub handlers: Vec<HandlerStats>,
 }
@@ -597,14 +706,14 @@ impl<K> fmt::Debug for Registration<K> {
 }
 
 impl<K: Resource + Clone + Send + Sync + 'static> Registration<K> {
-    /// Whether the informer has synced and this handler has handled every object of the
-    /// initial list (or of its replay). A handler that panicked on one of them never syncs.
+    /// Whether the informer has synced (and still runs) and this handler has handled every
+    /// object of the initial list (or of its replay). A handler that panicked on one of them
+    /// never syncs.
     pub fn has_synced(&self) -> bool {
         let Some(informer) = self.informer.upgrade() else {
             return false;
         };
-        let informer_synced = informer.fifo.get().is_some_and(|fifo| fifo.has_synced());
-        informer_synced && self.state.pending_initial.load(Ordering::SeqCst) == 0
+        informer.has_synced() && self.state.pending_initial.load(Ordering::SeqCst) == 0
     }
 
     /// Whether the registration is still registered with its informer.
@@ -613,7 +722,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Registration<K> {
             && self
                 .informer
                 .upgrade()
-                .is_some_and(|informer| !informer.stopped.load(Ordering::SeqCst))
+                .is_some_and(|informer| !informer.is_stopped())
     }
 
     /// Removes the registration (same as [`SharedIndexInformer::remove_event_handler`]).

@@ -1128,3 +1128,293 @@ async fn replaced_objects_are_freed_by_the_informer_on_a_current_thread_runtime(
 async fn replaced_objects_are_left_to_the_handlers_on_a_multi_thread_runtime() {
     assert_eq!(references_to_replaced_objects().await, [1, 1, 1]);
 }
+
+/// Records what the watch-error handler is given: `Panicked` errors as "function key".
+fn record_panics(i: &SharedIndexInformer<Pod>) -> Arc<Mutex<Vec<String>>> {
+    let panics = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&panics);
+    i.set_watch_error_handler(move |err| {
+        if let reflector::Error::Panicked(panic) = err {
+            let key = panic.key.clone().unwrap_or_default();
+            sink.lock()
+                .expect("lock")
+                .push(format!("{} {key}", panic.function));
+        }
+    })
+    .expect("before run");
+    panics
+}
+
+// A panicking transform must not freeze the informer (which used to keep saying it synced):
+// the object is kept as the transform left it, the panic is reported, later changes go on.
+#[tokio::test(start_paused = true)]
+async fn a_panicking_transform_is_reported_and_the_informer_goes_on() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("good"));
+    source.add(labelled("bad", &[("transform", "panics")]));
+    let i = informer(&source, Duration::ZERO);
+    i.set_transform(|p: &mut Pod| {
+        p.metadata.annotations = Some(BTreeMap::from([("transformed".into(), "yes".into())]));
+        if p.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key("transform"))
+        {
+            panic!("transform bug");
+        }
+    })
+    .expect("set");
+    let panics = record_panics(&i);
+    let listener = Arc::new(TestListener::default());
+    i.add_event_handler(Arc::clone(&listener)).expect("added");
+    let running = run(&i);
+    listener.expect(&["bad", "good"]).await;
+    assert!(i.has_synced());
+    let bad = i
+        .store()
+        .get_by_key("bad")
+        .expect("the object whose transform panicked is cached");
+    assert!(
+        bad.metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key("transformed")),
+        "kept as the transform left it"
+    );
+
+    source.modify(labelled("bad", &[("transform", "panics"), ("v", "2")]));
+    source.add(pod("later"));
+    eventually("later changes", || {
+        i.store().get_by_key("later").is_some()
+            && i.store()
+                .get_by_key("bad")
+                .is_some_and(|p| p.metadata.labels.as_ref().is_some_and(|l| l.contains_key("v")))
+    })
+    .await;
+    assert_eq!(i.stats().panics.transform, 2);
+    assert_eq!(*panics.lock().expect("lock"), ["transform bad", "transform bad"]);
+    assert!(!i.is_stopped() && i.failure().is_none());
+    running.stop().await;
+}
+
+// A panicking index function leaves that object out of that index only; the informer goes on.
+#[tokio::test(start_paused = true)]
+async fn a_panicking_index_function_leaves_the_object_out_of_that_index() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(labelled("a", &[("app", "web")]));
+    source.add(labelled("bad", &[("app", "web"), ("index", "panics")]));
+    let mut indexers = namespace_indexers();
+    let by_app: IndexFunc<Pod> = Arc::new(|p: &Pod| {
+        let labels = p.metadata.labels.clone().unwrap_or_default();
+        assert!(!labels.contains_key("index"), "index function bug");
+        labels.get("app").cloned().into_iter().collect()
+    });
+    indexers.insert("by-app".into(), by_app);
+    let i = SharedIndexInformer::from_arc(
+        Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
+        InformerOptions {
+            indexers,
+            ..InformerOptions::default()
+        },
+    );
+    let panics = record_panics(&i);
+    let running = run(&i);
+    synced(&i).await;
+    let names = |index: &str, value: &str| -> BTreeSet<String> {
+        let found = i.store().by_index(index, value).expect("index exists");
+        found.iter().map(|p| name_of(p)).collect()
+    };
+    assert_eq!(names("by-app", "web"), BTreeSet::from(["a".to_owned()]));
+    assert_eq!(
+        names("namespace", ""),
+        BTreeSet::from(["a".to_owned(), "bad".to_owned()])
+    );
+
+    // `bad` is mended, `a` breaks: each index entry follows (an old value that cannot be
+    // computed is found by a scan).
+    source.modify(labelled("bad", &[("app", "web")]));
+    source.modify(labelled("a", &[("app", "web"), ("index", "panics")]));
+    source.add(labelled("later", &[("app", "web")]));
+    eventually("later changes", || i.store().get_by_key("later").is_some()).await;
+    assert_eq!(
+        names("by-app", "web"),
+        BTreeSet::from(["bad".to_owned(), "later".to_owned()])
+    );
+    source.modify(labelled("a", &[("app", "db")]));
+    eventually("a indexed again", || names("by-app", "db").len() == 1).await;
+    assert_eq!(
+        names("by-app", "web"),
+        BTreeSet::from(["bad".to_owned(), "later".to_owned()])
+    );
+    assert_eq!(i.stats().panics.index_functions, 4);
+    assert_eq!(
+        *panics.lock().expect("lock"),
+        [
+            "index function \"by-app\" bad",
+            "index function \"by-app\" bad",
+            "index function \"by-app\" a",
+            "index function \"by-app\" a",
+        ]
+    );
+    assert!(i.has_synced());
+    running.stop().await;
+}
+
+/// Panics on its first list, then lists and watches `source`.
+struct PanicsOnFirstList {
+    source: Source,
+    lists: AtomicUsize,
+}
+
+impl ListerWatcher<Pod> for PanicsOnFirstList {
+    fn list(
+        &self,
+        options: &crate::lister_watcher::ListOptions,
+    ) -> futures::future::BoxFuture<'_, Result<kube::core::ObjectList<Pod>, crate::lister_watcher::Error>>
+    {
+        assert!(
+            self.lists.fetch_add(1, Ordering::SeqCst) > 0,
+            "lister-watcher bug"
+        );
+        self.source.list(options)
+    }
+
+    fn watch(
+        &self,
+        options: &crate::lister_watcher::ListOptions,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<crate::lister_watcher::WatchStream<Pod>, crate::lister_watcher::Error>,
+    > {
+        self.source.watch(options)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_lister_watcher_is_reported_and_listed_again() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    let i = SharedIndexInformer::new(
+        PanicsOnFirstList {
+            source: Arc::clone(&source),
+            lists: AtomicUsize::new(0),
+        },
+        InformerOptions::default(),
+    );
+    let panics = record_panics(&i);
+    let running = run(&i);
+    assert!(
+        tokio::time::timeout(Duration::from_secs(60), i.wait_for_sync())
+            .await
+            .expect("synced after a backoff")
+    );
+    assert_eq!(i.stats().panics.lister_watcher, 1);
+    assert_eq!(*panics.lock().expect("lock"), ["lister-watcher "]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_watch_error_handler_is_counted_and_the_informer_goes_on() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    source.set_list_error(Some(
+        kube::core::Status::failure("boom", "InternalError").with_code(500),
+    ));
+    let i = informer(&source, Duration::ZERO);
+    i.set_watch_error_handler(|_| panic!("watch-error handler bug"))
+        .expect("before run");
+    let running = run(&i);
+    eventually("a handler panic", || i.stats().panics.watch_error_handler > 0).await;
+    source.set_list_error(None);
+    assert!(
+        tokio::time::timeout(Duration::from_secs(60), i.wait_for_sync())
+            .await
+            .expect("synced after the list error")
+    );
+    running.stop().await;
+}
+
+// client-go's WaitForCacheSync returns false when the stop channel closes: waiting for an
+// informer that stops before it synced must end.
+#[tokio::test(start_paused = true)]
+async fn wait_for_sync_ends_with_false_when_the_informer_stops_before_it_synced() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.set_list_error(Some(
+        kube::core::Status::failure("Access Denied", "Forbidden").with_code(403),
+    ));
+    let i = informer(&source, Duration::ZERO);
+    let running = run(&i);
+    let waiter = tokio::spawn({
+        let i = i.clone();
+        async move { i.wait_for_sync().await }
+    });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!waiter.is_finished(), "still waiting while the informer runs");
+    running.stop().await;
+    let synced = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the wait ends when the informer stops")
+        .expect("no panic");
+    assert!(!synced);
+    assert!(!i.wait_for_sync().await, "a later wait ends at once");
+}
+
+// Nothing says "synced" once the informer no longer processes changes, whatever stopped it:
+// here its task is aborted (as when its runtime shuts down).
+#[tokio::test(start_paused = true)]
+async fn an_informer_whose_task_ends_is_stopped_and_not_synced() {
+    let alive = Arc::new(AtomicUsize::new(0));
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    let i = informer(&source, Duration::ZERO);
+    let registration = i.add_event_handler(Alive::new(&alive)).expect("added");
+    let running = run(&i);
+    synced(&i).await;
+    eventually("handler synced", || registration.has_synced()).await;
+    running.task.abort();
+    assert!(running.task.await.expect_err("aborted").is_cancelled());
+    assert!(i.is_stopped());
+    assert!(!i.has_synced() && !registration.has_synced());
+    let stats = i.stats();
+    assert!(stats.stopped && !stats.synced, "{stats:?}");
+    assert!(!i.wait_for_sync().await);
+    eventually("handler thread released", || alive.load(Ordering::SeqCst) == 0).await;
+    assert!(i.add_event_handler(EventHandlerFuncs::new()).is_err());
+}
+
+// Durations given by users saturate: the longest periods mean "practically never" and panic
+// nowhere (resync deadlines, the watch timeout, the internal-error retry window).
+#[tokio::test(start_paused = true)]
+async fn huge_durations_saturate_instead_of_panicking() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    let i = SharedIndexInformer::from_arc(
+        Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
+        InformerOptions {
+            resync_period: Duration::MAX,
+            reflector: ReflectorConfig {
+                min_watch_timeout: Duration::MAX,
+                max_internal_error_retry_duration: Duration::MAX,
+                ..ReflectorConfig::default()
+            },
+            ..InformerOptions::default()
+        },
+    );
+    let listener = Arc::new(TestListener::default());
+    i.add_event_handler_with_resync_period(Arc::clone(&listener), Duration::MAX)
+        .expect("added");
+    let running = run(&i);
+    listener.expect(&["pod1"]).await;
+    i.add_event_handler_with_resync_period(EventHandlerFuncs::new(), Duration::MAX)
+        .expect("added while running");
+    source.add(pod("pod2"));
+    listener.expect(&["pod1", "pod2"]).await;
+    let watch = source.watch_requests().pop().expect("a watch");
+    assert_eq!(
+        watch.timeout_seconds,
+        Some(u32::MAX),
+        "the longest timeout a request can carry"
+    );
+    assert!(!i.is_stopped());
+    running.stop().await;
+}

@@ -24,6 +24,7 @@ pub mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tombstone;
+pub mod user_panic;
 pub mod watch_body;
 pub mod workqueue;
 

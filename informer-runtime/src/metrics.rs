@@ -85,12 +85,35 @@ fn clamp(value: usize) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// One sample per informer and kind of user function.
+fn user_function_panics(stats: &[crate::informer::InformerStats]) -> Vec<(Labels, Box<dyn EncodeMetric>)> {
+    stats
+        .iter()
+        .flat_map(|s| {
+            let p = s.panics;
+            [
+                ("transform", p.transform),
+                ("index_function", p.index_functions),
+                ("watch_error_handler", p.watch_error_handler),
+                ("lister_watcher", p.lister_watcher),
+            ]
+            .map(|(function, count)| {
+                let labels = vec![
+                    ("informer", s.description.clone()),
+                    ("function", function.to_owned()),
+                ];
+                (labels, counter(count))
+            })
+        })
+        .collect()
+}
+
 impl Collector for FactoryCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
         let stats = self.factory.stats();
         let informer = |s: &crate::informer::InformerStats| vec![("informer", s.description.clone())];
         type Pick = fn(&crate::informer::InformerStats) -> Box<dyn EncodeMetric>;
-        let per_informer: [(&str, &str, Pick); 8] = [
+        let per_informer: [(&str, &str, Pick); 9] = [
             ("informer_lists", "Successful lists, the first included.", |s| {
                 counter(s.reflector.lists)
             }),
@@ -111,9 +134,16 @@ impl Collector for FactoryCollector {
             ("informer_store_objects", "Objects in the cache.", |s| {
                 gauge(clamp(s.store_size))
             }),
-            ("informer_synced", "1 once the cache synced.", |s| {
-                gauge(i64::from(s.synced))
-            }),
+            (
+                "informer_synced",
+                "1 while the cache is synced and kept up to date.",
+                |s| gauge(i64::from(s.synced)),
+            ),
+            (
+                "informer_stopped",
+                "1 once the informer stopped processing changes.",
+                |s| gauge(i64::from(s.stopped)),
+            ),
             (
                 "informer_last_resource_version",
                 "The last resource version seen, when it is a number.",
@@ -125,6 +155,13 @@ impl Collector for FactoryCollector {
                 stats.iter().map(|s| (informer(s), pick(s))).collect();
             encode_each(&mut encoder, name, help, &samples)?;
         }
+
+        encode_each(
+            &mut encoder,
+            "informer_user_function_panics",
+            "Calls of the informer's transform, index functions, watch-error handler or lister-watcher that panicked.",
+            &user_function_panics(&stats),
+        )?;
 
         let handlers = |pick: fn(&crate::informer::HandlerStats) -> Box<dyn EncodeMetric>| {
             stats
@@ -263,6 +300,8 @@ mod tests {
             )
         });
         pods.add_event_handler(EventHandlerFuncs::new()).expect("added");
+        pods.set_transform(|_: &mut Pod| panic!("transform bug"))
+            .expect("set before start");
         let mut registry = Registry::default();
         register_factory(&mut registry, &factory);
         factory.start();
@@ -289,6 +328,9 @@ mod tests {
             "informer_handler_backlog{informer=\"pods\",handler=\"0\"} 0",
             "informer_handler_handled_total{informer=\"pods\",handler=\"0\"} 1",
             "informer_handler_panics_total{informer=\"pods\",handler=\"0\"} 0",
+            "informer_stopped{informer=\"pods\"} 0",
+            "informer_user_function_panics_total{informer=\"pods\",function=\"transform\"} 1",
+            "informer_user_function_panics_total{informer=\"pods\",function=\"index_function\"} 0",
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }

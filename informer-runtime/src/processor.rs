@@ -34,7 +34,10 @@ use tokio::{
     time::Instant,
 };
 
-use crate::handler::{Notification, ResourceEventHandler};
+use crate::{
+    handler::{Notification, ResourceEventHandler},
+    user_panic::panic_message,
+};
 
 /// The state of one registration, shared by its handle, the processor and its thread.
 #[derive(Debug)]
@@ -249,7 +252,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             unsent: Vec::new(),
             requested_resync: period,
             resync_period,
-            next_resync: Instant::now() + resync_period,
+            next_resync: resync_deadline(Instant::now(), resync_period),
             syncing: true,
             finished,
         };
@@ -290,7 +293,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             let due = !listener.resync_period.is_zero() && now >= listener.next_resync;
             listener.syncing = due;
             if due {
-                listener.next_resync = now + listener.resync_period;
+                listener.next_resync = resync_deadline(now, listener.resync_period);
                 any = true;
             }
         }
@@ -325,24 +328,36 @@ impl<K: Send + Sync + 'static> Processor<K> {
     /// Closes every listener, dropping undelivered notifications, and waits for their threads
     /// to finish their current call.
     pub(crate) async fn stop(&self) {
-        let finished: Vec<oneshot::Receiver<()>> = {
-            let mut inner = self.lock();
-            // Like client-go, undelivered notifications are dropped: a handler finishes its
-            // current call and exits.
-            inner
-                .listeners
-                .drain(..)
-                .filter_map(|l| {
-                    l.state.removed.store(true, Ordering::SeqCst);
-                    l.finished
-                })
-                .collect()
-        };
-        for done in finished {
+        for done in self.close() {
             // An error only means the thread is already gone.
             let _ = done.await;
         }
     }
+
+    /// Closes every listener, dropping undelivered notifications: each thread finishes its
+    /// current call and exits. Returns what tells when each thread finished.
+    pub(crate) fn close(&self) -> Vec<oneshot::Receiver<()>> {
+        let mut inner = self.lock();
+        // Like client-go, undelivered notifications are dropped: a handler finishes its
+        // current call and exits.
+        inner
+            .listeners
+            .drain(..)
+            .filter_map(|l| {
+                l.state.removed.store(true, Ordering::SeqCst);
+                l.finished
+            })
+            .collect()
+    }
+}
+
+/// The longest wait a resync deadline is set to: a longer period (up to `Duration::MAX`)
+/// means "practically never" and must not overflow an `Instant`.
+const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
+/// When a resync of `period` from `now` is due, saturating far in the future.
+fn resync_deadline(now: Instant, period: Duration) -> Instant {
+    now.checked_add(period.min(FAR_FUTURE)).unwrap_or(now)
 }
 
 fn run_handler<K: 'static>(
@@ -408,11 +423,7 @@ fn deliver<K: 'static>(
         }
         Err(panic) => {
             state.panics.fetch_add(1, Ordering::SeqCst);
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            let message = panic_message(panic.as_ref());
             tracing::error!(informer = %description, handler = state.id, panic = %message, "event handler panicked");
         }
     }

@@ -18,6 +18,7 @@
 use std::{
     collections::HashMap,
     fmt,
+    panic::AssertUnwindSafe,
     sync::{
         Arc, Mutex, MutexGuard, PoisonError,
         atomic::{AtomicU64, Ordering},
@@ -25,7 +26,7 @@ use std::{
     time::Duration,
 };
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use kube::{
     Resource,
     core::{WatchEvent, params::VersionMatch},
@@ -44,6 +45,7 @@ use crate::{
     pager::{DEFAULT_PAGE_SIZE, list_pages},
     retry_window::RetryWindow,
     store::Store,
+    user_panic::{PanicReporter, UserFunction, UserPanic, panic_message},
 };
 
 /// The shortest server-side watch timeout; each watch picks a random one in `[min, 2 min)`.
@@ -142,6 +144,10 @@ pub enum Error {
         /// How many streams closed early.
         attempts: u32,
     },
+    /// A user function (transform, index function, lister-watcher) panicked; the informer
+    /// went on (see [`user_panic`](crate::user_panic) for what became of the change).
+    #[error(transparent)]
+    Panicked(#[from] UserPanic),
     /// The store's resync failed.
     #[error("failed to resync {resource}: {source}")]
     Resync {
@@ -289,6 +295,7 @@ pub struct Reflector<K> {
     config: ReflectorConfig,
     should_resync: Option<ShouldResync>,
     watch_error_handler: Option<WatchErrorHandler>,
+    panics: Arc<PanicReporter>,
     state: Mutex<State>,
     counters: Counters,
 }
@@ -327,8 +334,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             paginated_result: false,
             last_sync_resource_version: String::new(),
         };
+        let resource = resource.into();
         Self {
-            resource: resource.into(),
+            panics: Arc::new(PanicReporter::new(resource.clone())),
+            resource,
             lister_watcher,
             store,
             config,
@@ -350,6 +359,14 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     #[must_use]
     pub fn with_watch_error_handler(mut self, handler: WatchErrorHandler) -> Self {
         self.watch_error_handler = Some(handler);
+        self
+    }
+
+    /// Reports panics of the lister-watcher and the watch-error handler to `panics` (the
+    /// informer's reporter) instead of a reporter of its own.
+    #[must_use]
+    pub(crate) fn with_panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
+        self.panics = panics;
         self
     }
 
@@ -385,8 +402,18 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         async {
             tracing::debug!("starting reflector");
             while !cancel.is_cancelled() {
-                if let Err(err) = self.list_and_watch(&cancel).await {
-                    self.report(&err);
+                // A lister-watcher is user code: its panic ends the round, not the reflector.
+                match AssertUnwindSafe(self.list_and_watch(&cancel))
+                    .catch_unwind()
+                    .await
+                {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => self.report(&err),
+                    Err(payload) => {
+                        let message = panic_message(payload.as_ref());
+                        self.panics
+                            .report(self.panics.panic(UserFunction::ListerWatcher, None, message));
+                    }
                 }
                 if !self.backoff(&cancel).await {
                     break;
@@ -401,11 +428,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     fn report(&self, err: &Error) {
         match err {
             Error::List { .. } => self.counters.list_errors.fetch_add(1, Ordering::Relaxed),
-            Error::Resync { .. } => 0,
+            Error::Resync { .. } | Error::Panicked(_) => 0,
             _ => self.counters.watch_errors.fetch_add(1, Ordering::Relaxed),
         };
         match &self.watch_error_handler {
-            Some(handler) => handler(err),
+            Some(handler) => self.panics.call_watch_error_handler(handler, err),
             None if err.is_expired() => tracing::debug!(resource = %self.resource, error = %err, "relisting"),
             None => tracing::warn!(resource = %self.resource, error = %err, "list and watch failed"),
         }
@@ -525,7 +552,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             .config
             .min_watch_timeout
             .max(DEFAULT_MIN_WATCH_TIMEOUT)
-            .as_secs();
+            .as_secs()
+            .min(u64::from(u32::MAX));
         u32::try_from(fastrand::u64(min..2 * min)).unwrap_or(u32::MAX)
     }
 

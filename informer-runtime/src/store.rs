@@ -8,7 +8,10 @@ use std::{
 
 use kube::Resource;
 
-use crate::key::{SharedKey, object_key};
+use crate::{
+    key::{SharedKey, object_key},
+    user_panic::{PanicReporter, UserFunction, UserPanic, catch},
+};
 
 /// The name of the built-in index of objects by namespace.
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -43,6 +46,14 @@ pub enum Error {
     IndexNotFound {
         /// The index that was asked for.
         name: String,
+    },
+    /// The index function panicked on the object of an [`Store::index`] query.
+    #[error("failed to query index {name:?}: its index function panicked on the given object: {message}")]
+    IndexFunctionPanicked {
+        /// The index that was asked for.
+        name: String,
+        /// The panic's message.
+        message: String,
     },
     /// Some of the indexers to add are already registered; none were added.
     #[error("failed to add indexers: indexer conflict: {names:?} already exist")]
@@ -87,12 +98,14 @@ struct State<K> {
 #[doc(alias = "ThreadSafeStore")]
 pub struct Store<K> {
     state: Arc<RwLock<State<K>>>,
+    panics: Arc<PanicReporter>,
 }
 
 impl<K> Clone for Store<K> {
     fn clone(&self) -> Self {
         Self {
             state: Arc::clone(&self.state),
+            panics: Arc::clone(&self.panics),
         }
     }
 }
@@ -125,7 +138,17 @@ impl<K> Store<K> {
 
 impl<K: Resource> Store<K> {
     /// An empty store with the given indexers.
+    ///
+    /// An index function that panics on an object is reported (logged at error level) and
+    /// that object is left out of that index; the store and its other indexes go on. In an
+    /// informer the report names the informer and is counted in its stats (see
+    /// [`user_panic`](crate::user_panic)).
     pub fn new(indexers: Indexers<K>) -> Self {
+        Self::with_panic_reporter(indexers, Arc::new(PanicReporter::new("store")))
+    }
+
+    /// An empty store reporting index function panics to `panics` (the informer's reporter).
+    pub(crate) fn with_panic_reporter(indexers: Indexers<K>, panics: Arc<PanicReporter>) -> Self {
         let indices = indexers.keys().map(|name| (name.clone(), Index::new())).collect();
         Self {
             state: Arc::new(RwLock::new(State {
@@ -133,6 +156,7 @@ impl<K: Resource> Store<K> {
                 indexers,
                 indices,
             })),
+            panics,
         }
     }
 
@@ -149,16 +173,22 @@ impl<K: Resource> Store<K> {
 
     /// Stores `obj` under `key`; returns the object it replaced.
     pub(crate) fn insert(&self, key: SharedKey, obj: Arc<K>) -> Option<Arc<K>> {
-        let mut state = self.write();
-        let state = &mut *state;
-        let old = state.items.insert(Arc::clone(&key), Arc::clone(&obj));
-        update_indices(
-            &state.indexers,
-            &mut state.indices,
-            old.as_deref(),
-            Some(&obj),
-            &key,
-        );
+        let mut panics = IndexPanics::new(&self.panics);
+        let old = {
+            let mut state = self.write();
+            let state = &mut *state;
+            let old = state.items.insert(Arc::clone(&key), Arc::clone(&obj));
+            update_indices(
+                &state.indexers,
+                &mut state.indices,
+                old.as_deref(),
+                Some(&obj),
+                &key,
+                &mut panics,
+            );
+            old
+        };
+        panics.report();
         old
     }
 
@@ -169,16 +199,22 @@ impl<K: Resource> Store<K> {
 
     /// Removes the object stored under `key`; absent keys are a no-op.
     pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
-        let mut state = self.write();
-        let state = &mut *state;
-        let (key, old) = state.items.remove_entry(key)?;
-        update_indices(
-            &state.indexers,
-            &mut state.indices,
-            Some(old.as_ref()),
-            None,
-            &key,
-        );
+        let mut panics = IndexPanics::new(&self.panics);
+        let old = {
+            let mut state = self.write();
+            let state = &mut *state;
+            let (key, old) = state.items.remove_entry(key)?;
+            update_indices(
+                &state.indexers,
+                &mut state.indices,
+                Some(old.as_ref()),
+                None,
+                &key,
+                &mut panics,
+            );
+            old
+        };
+        panics.report();
         Some(old)
     }
 
@@ -223,16 +259,17 @@ impl<K: Resource> Store<K> {
             .into_iter()
             .map(|obj| (SharedKey::from(object_key(obj.as_ref())), obj))
             .collect();
-        let mut state = self.write();
-        let state = &mut *state;
-        state.items = items;
-        for (name, indexer) in &state.indexers {
-            let mut index = Index::new();
-            for (key, obj) in &state.items {
-                add_to_index(&mut index, indexer(obj), key, obj);
+        let mut panics = IndexPanics::new(&self.panics);
+        {
+            let mut state = self.write();
+            let state = &mut *state;
+            state.items = items;
+            for (name, indexer) in &state.indexers {
+                let index = build_index(name, indexer, &state.items, &mut panics);
+                state.indices.insert(name.clone(), index);
             }
-            state.indices.insert(name.clone(), index);
         }
+        panics.report();
     }
 
     /// The objects that share an indexed value with `obj` under index `name`
@@ -241,7 +278,10 @@ impl<K: Resource> Store<K> {
         let state = self.read();
         let indexer = state.indexers.get(name).ok_or_else(|| not_found(name))?;
         let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
-        let values = indexer(obj);
+        let values = catch(|| indexer(obj)).map_err(|message| Error::IndexFunctionPanicked {
+            name: name.to_owned(),
+            message,
+        })?;
         if let [value] = values.as_slice() {
             return Ok(bucket_objects(index.get(value.as_str())));
         }
@@ -296,25 +336,26 @@ impl<K: Resource> Store<K> {
     /// Registers more indexes and indexes every stored object at once; works on a running,
     /// non-empty store. If any name already exists, nothing is added.
     pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), Error> {
-        let mut state = self.write();
-        let state = &mut *state;
-        let mut conflicts: Vec<String> = new
-            .keys()
-            .filter(|name| state.indexers.contains_key(*name))
-            .cloned()
-            .collect();
-        if !conflicts.is_empty() {
-            conflicts.sort_unstable();
-            return Err(Error::IndexerConflict { names: conflicts });
-        }
-        for (name, indexer) in new {
-            let mut index = Index::new();
-            for (key, obj) in &state.items {
-                add_to_index(&mut index, indexer(obj), key, obj);
+        let mut panics = IndexPanics::new(&self.panics);
+        {
+            let mut state = self.write();
+            let state = &mut *state;
+            let mut conflicts: Vec<String> = new
+                .keys()
+                .filter(|name| state.indexers.contains_key(*name))
+                .cloned()
+                .collect();
+            if !conflicts.is_empty() {
+                conflicts.sort_unstable();
+                return Err(Error::IndexerConflict { names: conflicts });
             }
-            state.indices.insert(name.clone(), index);
-            state.indexers.insert(name, indexer);
+            for (name, indexer) in new {
+                let index = build_index(&name, &indexer, &state.items, &mut panics);
+                state.indices.insert(name.clone(), index);
+                state.indexers.insert(name, indexer);
+            }
         }
+        panics.report();
         Ok(())
     }
 }
@@ -338,19 +379,84 @@ fn add_to_index<K>(index: &mut Index<K>, values: Vec<String>, key: &SharedKey, o
     }
 }
 
+/// Index function panics caught while the store's lock is held, reported once it is released
+/// (the watch-error handler they are passed to may read the store).
+struct IndexPanics<'a> {
+    reporter: &'a PanicReporter,
+    caught: Vec<UserPanic>,
+}
+
+impl<'a> IndexPanics<'a> {
+    fn new(reporter: &'a PanicReporter) -> Self {
+        Self {
+            reporter,
+            caught: Vec::new(),
+        }
+    }
+
+    /// The values `indexer` gives `obj`; `None` if it panicked (recorded).
+    fn values<K>(&mut self, name: &str, indexer: &IndexFunc<K>, obj: &K, key: &str) -> Option<Vec<String>> {
+        catch(|| indexer(obj))
+            .map_err(|message| {
+                let function = UserFunction::IndexFunction {
+                    index: name.to_owned(),
+                };
+                self.caught
+                    .push(self.reporter.panic(function, Some(key.to_owned()), message));
+            })
+            .ok()
+    }
+
+    fn report(self) {
+        for panic in self.caught {
+            self.reporter.report(panic);
+        }
+    }
+}
+
+/// Index `name` of every item.
+fn build_index<K>(
+    name: &str,
+    indexer: &IndexFunc<K>,
+    items: &HashMap<SharedKey, Arc<K>>,
+    panics: &mut IndexPanics<'_>,
+) -> Index<K> {
+    let mut index = Index::new();
+    for (key, obj) in items {
+        if let Some(values) = panics.values(name, indexer, obj, key) {
+            add_to_index(&mut index, values, key, obj);
+        }
+    }
+    index
+}
+
+/// Removes `key` from every bucket of `index`: for an object whose index values cannot be
+/// computed again (its index function panicked).
+fn remove_from_every_bucket<K>(index: &mut Index<K>, key: &SharedKey) {
+    index.retain(|_, bucket| {
+        bucket.remove(key);
+        !bucket.is_empty()
+    });
+}
+
 fn update_indices<K>(
     indexers: &Indexers<K>,
     indices: &mut HashMap<String, Index<K>>,
     old: Option<&K>,
     new: Option<&Arc<K>>,
     key: &SharedKey,
+    panics: &mut IndexPanics<'_>,
 ) {
     for (name, indexer) in indexers {
-        let old_values = old.map(|o| indexer(o)).unwrap_or_default();
-        let new_values = new.map(|n| indexer(n)).unwrap_or_default();
+        // `None`: no object; `Some(None)`: its index function panicked.
+        let old_values = old.map(|o| panics.values(name, indexer, o, key));
+        let new_values = new.map(|n| panics.values(name, indexer, n.as_ref(), key));
         let index = indices.entry(name.clone()).or_default();
-        if let ([old_value], [new_value], Some(new)) = (old_values.as_slice(), new_values.as_slice(), new)
-            && old_value == new_value
+        if let (Some(Some([old_value])), Some(Some([new_value])), Some(new)) = (
+            old_values.as_ref().map(|v| v.as_deref()),
+            new_values.as_ref().map(|v| v.as_deref()),
+            new,
+        ) && old_value == new_value
         {
             // same bucket: only the object changes
             match index.get_mut(new_value.as_str()) {
@@ -362,16 +468,22 @@ fn update_indices<K>(
             };
             continue;
         }
-        for value in old_values {
-            if let Some(bucket) = index.get_mut(value.as_str()) {
-                bucket.remove(key);
-                if bucket.is_empty() {
-                    index.remove(value.as_str());
+        match old_values {
+            Some(Some(values)) => {
+                for value in values {
+                    if let Some(bucket) = index.get_mut(value.as_str()) {
+                        bucket.remove(key);
+                        if bucket.is_empty() {
+                            index.remove(value.as_str());
+                        }
+                    }
                 }
             }
+            Some(None) => remove_from_every_bucket(index, key),
+            None => {}
         }
-        if let Some(new) = new {
-            add_to_index(index, new_values, key, new);
+        if let (Some(new), Some(Some(values))) = (new, new_values) {
+            add_to_index(index, values, key, new);
         }
     }
 }
@@ -719,6 +831,73 @@ mod tests {
         assert_eq!(
             store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default(),
             vec!["cluster"]
+        );
+    }
+
+    /// Indexes by the `val` entry, and panics on the value "panics".
+    fn panicking_on(
+        val_that_panics: &'static str,
+    ) -> impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static {
+        move |o| {
+            let v = val(o);
+            assert_ne!(v, val_that_panics, "index function bug");
+            vec![v]
+        }
+    }
+
+    #[test]
+    fn a_panicking_index_function_leaves_the_object_out_of_that_index_only() {
+        let mut both = indexers("by_val", panicking_on("panics"));
+        both.extend(namespace_indexers());
+        let store = Store::new(both);
+        store.add(cm("a", "x"));
+        store.add(cm("b", "panics"));
+        assert_eq!(store.len(), 2, "both stored");
+        assert_eq!(store.index_keys("by_val", "x").unwrap_or_default(), vec!["a"]);
+        assert_eq!(store.list_index_func_values("by_val"), vec!["x"]);
+        assert_eq!(
+            sorted(store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default()),
+            vec!["a", "b"]
+        );
+
+        // an old value that cannot be computed again is found in every bucket
+        store.update(cm("a", "panics"));
+        assert!(store.list_index_func_values("by_val").is_empty());
+        store.update(cm("a", "y"));
+        assert_eq!(store.index_keys("by_val", "y").unwrap_or_default(), vec!["a"]);
+        store.delete(&cm("b", "panics"));
+        assert_eq!(
+            store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default(),
+            vec!["a"]
+        );
+    }
+
+    #[test]
+    fn replace_and_add_indexers_skip_objects_whose_index_function_panics() {
+        let store = Store::new(indexers("by_val", panicking_on("panics")));
+        store.replace([cm("a", "x"), cm("b", "panics")]);
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.list_index_func_values("by_val"), vec!["x"]);
+        store
+            .add_indexers(indexers("by_val_too", panicking_on("x")))
+            .expect("added");
+        assert_eq!(store.list_index_func_values("by_val_too"), vec!["panics"]);
+    }
+
+    #[test]
+    fn an_index_query_whose_index_function_panics_is_an_error() {
+        let store = Store::new(indexers("by_val", panicking_on("panics")));
+        store.add(cm("a", "x"));
+        let err = store.index("by_val", &cm("q", "panics")).expect_err("panicked");
+        assert_eq!(
+            err.to_string(),
+            "failed to query index \"by_val\": its index function panicked on the given object: \
+             assertion `left != right` failed: index function bug\n  left: \"panics\"\n right: \"panics\""
+        );
+        assert_eq!(
+            store.index("by_val", &cm("q", "x")).map(|v| v.len()),
+            Ok(1),
+            "the store still works"
         );
     }
 }

@@ -1,0 +1,294 @@
+//! Panics in user code the runtime calls: caught, reported, and never the end of processing.
+//!
+//! An informer calls user functions on its own task: the transform, the index functions, the
+//! watch-error handler and the lister-watcher. A panic in any of them is caught where it
+//! happens, logged at error level with the informer and the object's key, counted in
+//! [`InformerStats::panics`](crate::informer::InformerStats::panics) (and in the Prometheus
+//! metrics), and passed to the watch-error handler as
+//! [`reflector::Error::Panicked`](crate::reflector::Error::Panicked). The informer goes on
+//! with the next change. What happens to the change whose processing panicked:
+//!
+//! | function | the change |
+//! |---|---|
+//! | transform | kept as the transform left it: cached and delivered like any other |
+//! | index function | cached and delivered; left out of that one index (other indexes hold it) |
+//! | watch-error handler | the error it was given was already counted; nothing else depends on it |
+//! | lister-watcher | that list-and-watch round ends; the reflector backs off and lists again |
+//!
+//! A transform's panic keeps the object rather than dropping it: an object missing from the
+//! cache would look deleted to a controller (which may then delete what it owns), and a
+//! dropped update or delete would leave the cache stale until the next change of that object.
+//! A half-transformed object is the smaller harm, and the report names it. Event handlers'
+//! panics are caught on their own threads and counted per handler
+//! ([`HandlerStats::panics`](crate::informer::HandlerStats::panics)).
+
+use std::{
+    any::Any,
+    fmt,
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::{
+        OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use crate::reflector::{self, WatchErrorHandler};
+
+/// The kind of user function that panicked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum UserFunction {
+    /// The informer's transform.
+    Transform,
+    /// The index function of the named index.
+    IndexFunction {
+        /// The index's name.
+        index: String,
+    },
+    /// The watch-error handler.
+    WatchErrorHandler,
+    /// The lister-watcher's `list` or `watch`, or its watch stream.
+    ListerWatcher,
+}
+
+impl fmt::Display for UserFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Transform => f.write_str("transform"),
+            Self::IndexFunction { index } => write!(f, "index function {index:?}"),
+            Self::WatchErrorHandler => f.write_str("watch-error handler"),
+            Self::ListerWatcher => f.write_str("lister-watcher"),
+        }
+    }
+}
+
+/// A panic caught in a user function.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("failed to run the {function} of the {informer} informer{}: it panicked: {message}", KeySuffix(.key.as_deref()))]
+pub struct UserPanic {
+    /// The informer (or store) whose function panicked.
+    pub informer: String,
+    /// Which function panicked.
+    pub function: UserFunction,
+    /// The key of the object being processed, if any.
+    pub key: Option<String>,
+    /// The panic's message.
+    pub message: String,
+}
+
+struct KeySuffix<'a>(Option<&'a str>);
+
+impl fmt::Display for KeySuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(key) => write!(f, " on {key}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How many user-function calls of an informer panicked, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UserPanicStats {
+    /// Transform calls that panicked.
+    pub transform: u64,
+    /// Index function calls that panicked (all indexes).
+    pub index_functions: u64,
+    /// Watch-error handler calls that panicked.
+    pub watch_error_handler: u64,
+    /// Lister-watcher calls (or watch streams) that panicked.
+    pub lister_watcher: u64,
+}
+
+impl UserPanicStats {
+    /// All panics together.
+    pub fn total(&self) -> u64 {
+        self.transform
+            .saturating_add(self.index_functions)
+            .saturating_add(self.watch_error_handler)
+            .saturating_add(self.lister_watcher)
+    }
+}
+
+/// The message of a panic payload (`&str` and `String` payloads; others are named as such).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic payload that is not a string".to_owned())
+}
+
+/// Calls `f`, catching a panic; the error is the panic's message.
+pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(payload.as_ref()))
+}
+
+/// Counts, logs and forwards the panics of one informer's user functions. Shared by the
+/// informer's queue (transform), store (index functions) and reflector (watch-error handler,
+/// lister-watcher).
+#[derive(Default)]
+pub(crate) struct PanicReporter {
+    informer: String,
+    transform: AtomicU64,
+    index_functions: AtomicU64,
+    watch_error_handler: AtomicU64,
+    lister_watcher: AtomicU64,
+    /// Where panics are forwarded, once the informer starts with a watch-error handler.
+    handler: OnceLock<WatchErrorHandler>,
+}
+
+impl fmt::Debug for PanicReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PanicReporter")
+            .field("informer", &self.informer)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PanicReporter {
+    /// A reporter for the informer (or store) described as `informer`.
+    pub(crate) fn new(informer: impl Into<String>) -> Self {
+        Self {
+            informer: informer.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Forwards later panics to `handler` too.
+    pub(crate) fn forward_to(&self, handler: WatchErrorHandler) {
+        let _ = self.handler.set(handler);
+    }
+
+    /// The counts so far.
+    pub(crate) fn stats(&self) -> UserPanicStats {
+        UserPanicStats {
+            transform: self.transform.load(Ordering::Relaxed),
+            index_functions: self.index_functions.load(Ordering::Relaxed),
+            watch_error_handler: self.watch_error_handler.load(Ordering::Relaxed),
+            lister_watcher: self.lister_watcher.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The record of a panic of `function` on the object `key`, not yet reported.
+    pub(crate) fn panic(&self, function: UserFunction, key: Option<String>, message: String) -> UserPanic {
+        UserPanic {
+            informer: self.informer.clone(),
+            function,
+            key,
+            message,
+        }
+    }
+
+    /// Counts and logs `panic`, and passes it to the watch-error handler (if any). Call it
+    /// with no lock held: the handler may read the cache.
+    pub(crate) fn report(&self, panic: UserPanic) {
+        self.count(&panic.function);
+        tracing::error!(
+            informer = %panic.informer,
+            function = %panic.function,
+            key = panic.key.as_deref().unwrap_or(""),
+            panic = %panic.message,
+            "user code panicked; the informer goes on"
+        );
+        if panic.function == UserFunction::WatchErrorHandler {
+            return;
+        }
+        if let Some(handler) = self.handler.get() {
+            self.call_watch_error_handler(handler, &reflector::Error::Panicked(panic));
+        }
+    }
+
+    /// Calls the watch-error handler with `err`, reporting a panic of the handler itself.
+    pub(crate) fn call_watch_error_handler(&self, handler: &WatchErrorHandler, err: &reflector::Error) {
+        if let Err(message) = catch(|| handler(err)) {
+            self.report(self.panic(UserFunction::WatchErrorHandler, None, message));
+        }
+    }
+
+    fn count(&self, function: &UserFunction) {
+        let counter = match function {
+            UserFunction::Transform => &self.transform,
+            UserFunction::IndexFunction { .. } => &self.index_functions,
+            UserFunction::WatchErrorHandler => &self.watch_error_handler,
+            UserFunction::ListerWatcher => &self.lister_watcher,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[test]
+    fn panic_messages_come_from_str_and_string_payloads() {
+        assert_eq!(catch(|| panic!("plain")), Err::<(), _>("plain".to_owned()));
+        let n = 3;
+        assert_eq!(
+            catch(|| panic!("formatted {n}")),
+            Err::<(), _>("formatted 3".to_owned())
+        );
+        assert_eq!(
+            catch(|| std::panic::panic_any(7_u8)),
+            Err::<(), _>("a panic payload that is not a string".to_owned())
+        );
+        assert_eq!(catch(|| 5), Ok(5));
+    }
+
+    #[test]
+    fn reports_are_counted_by_kind_and_forwarded_to_the_handler() {
+        let reporter = PanicReporter::new("pods");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        reporter.forward_to(Arc::new({
+            let seen = Arc::clone(&seen);
+            move |err: &reflector::Error| seen.lock().expect("not poisoned").push(err.to_string())
+        }));
+        reporter.report(reporter.panic(UserFunction::Transform, Some("ns/a".into()), "boom".into()));
+        let index = UserFunction::IndexFunction {
+            index: "by-owner".into(),
+        };
+        reporter.report(reporter.panic(index, Some("ns/b".into()), "bad".into()));
+        assert_eq!(
+            reporter.stats(),
+            UserPanicStats {
+                transform: 1,
+                index_functions: 1,
+                ..UserPanicStats::default()
+            }
+        );
+        assert_eq!(
+            *seen.lock().expect("not poisoned"),
+            [
+                "failed to run the transform of the pods informer on ns/a: it panicked: boom",
+                "failed to run the index function \"by-owner\" of the pods informer on ns/b: it panicked: bad",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_panicking_watch_error_handler_is_counted_and_not_called_about_itself() {
+        let reporter = PanicReporter::new("pods");
+        let calls = Arc::new(AtomicU64::new(0));
+        reporter.forward_to(Arc::new({
+            let calls = Arc::clone(&calls);
+            move |_: &reflector::Error| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                panic!("handler bug");
+            }
+        }));
+        reporter.report(reporter.panic(UserFunction::Transform, None, "boom".into()));
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "called once, for the transform's panic"
+        );
+        let stats = reporter.stats();
+        assert_eq!(
+            (stats.transform, stats.watch_error_handler, stats.total()),
+            (1, 1, 2)
+        );
+    }
+}
