@@ -27,6 +27,10 @@
 //! # }
 //! ```
 //!
+//! [`ResetProxy`] sits between a client and the server and resets the connections carrying
+//! watches (at once, after some bytes of each response, or as they are opened), to test how
+//! clients survive what load balancers and API server drains do to long watches.
+//!
 //! The `informer-testserver` binary (feature `cli`) serves the same server on a port.
 
 mod crd;
@@ -37,6 +41,7 @@ mod list;
 mod openapi;
 mod options;
 mod patch;
+mod proxy;
 mod registry;
 mod routes;
 mod seed;
@@ -48,6 +53,7 @@ mod storage;
 mod watch;
 
 pub use faults::Failure;
+pub use proxy::{ProxyError, ProxyStats, ResetProxy};
 pub use registry::{ResourceType, builtin_types};
 pub use seed::{SeedError, parse as parse_seed};
 pub use selector::{SelectorError, parse_label_selector};
