@@ -185,16 +185,18 @@ fn watch_params(options: &ListOptions) -> WatchParams {
     }
 }
 
+/// Whether `err` or one of its sources is an I/O error saying the server could not be reached.
 fn has_connection_refused(err: &(dyn StdError + 'static)) -> bool {
+    use std::io::ErrorKind::{
+        AddrNotAvailable, ConnectionRefused, HostUnreachable, NetworkUnreachable, NotConnected,
+    };
     std::iter::successors(Some(err), |&e| e.source()).any(|e| {
-        let refused = e.downcast_ref::<std::io::Error>().is_some_and(|io| {
+        e.downcast_ref::<std::io::Error>().is_some_and(|io| {
             matches!(
                 io.kind(),
-                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotConnected
+                ConnectionRefused | NotConnected | HostUnreachable | NetworkUnreachable | AddrNotAvailable
             )
-        });
-        let message = e.to_string();
-        refused || message.contains("error trying to connect") || message.contains("Connection refused")
+        })
     })
 }
 
@@ -349,6 +351,25 @@ mod tests {
         assert!(params.bookmarks && params.send_initial_events);
     }
 
+    #[tokio::test]
+    async fn a_refused_connection_is_a_connect_error() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        // the listener is gone: connections to its port are refused
+        let uri = format!("http://127.0.0.1:{port}").parse().expect("a uri");
+        let client = Client::try_from(kube::Config::new(uri)).expect("client");
+        let lister_watcher =
+            KubeListerWatcher::new(Api::<k8s_openapi::api::core::v1::ConfigMap>::all(client));
+        let err = lister_watcher
+            .list(&ListOptions::default())
+            .await
+            .expect_err("refused");
+        assert!(err.is_connection_refused(), "{err:?}");
+        assert!(!err.is_probable_eof(), "{err:?}");
+    }
+
     #[test]
     fn classifies_kube_errors() {
         let status = kube::core::Status::failure("gone", "Expired").with_code(410);
@@ -360,6 +381,9 @@ mod tests {
             classify(kube::Error::ReadEvents(other)),
             Error::Transport(_)
         ));
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        let reset = classify(kube::Error::Service(Box::new(reset)));
+        assert!(reset.is_probable_eof() && !reset.is_connection_refused());
         let bad_json = serde_json::from_str::<u8>("x").expect_err("not json");
         assert!(matches!(
             classify(kube::Error::SerdeError(bad_json)),

@@ -122,6 +122,35 @@ impl Error {
     pub fn is_connection_refused(&self) -> bool {
         matches!(self, Self::Connect(_))
     }
+
+    /// The connection ended or went silent: reset (by a load balancer, a draining API
+    /// server), closed in the middle of a response, or past a read timeout (client-go's
+    /// `IsProbableEOF` and `IsTimeout`). Neither the request nor the resource version was at
+    /// fault: a watch is opened again from where it stopped, without a relist.
+    pub fn is_probable_eof(&self) -> bool {
+        matches!(self, Self::Transport(source) if is_connection_end(source.as_ref()))
+    }
+}
+
+/// Whether `err` or one of its sources says the connection ended or timed out: an I/O error
+/// of such a kind, or hyper's incomplete message, timeout or cancelled request (the connection
+/// closed before the request went out).
+pub(crate) fn is_connection_end(err: &(dyn StdError + 'static)) -> bool {
+    std::iter::successors(Some(err), |&e| e.source()).any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| is_connection_end_kind(io.kind()))
+            || e.downcast_ref::<hyper::Error>().is_some_and(|hyper| {
+                hyper.is_incomplete_message() || hyper.is_timeout() || hyper.is_canceled()
+            })
+    })
+}
+
+fn is_connection_end_kind(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, TimedOut, UnexpectedEof};
+    matches!(
+        kind,
+        UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe | TimedOut
+    )
 }
 
 /// The events of one watch, ended by the server (timeout, restart) or by an error.
@@ -131,7 +160,10 @@ pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
 ///
 /// Implementations apply their own scope (namespace, selectors) to the options they receive.
 /// Watch streams report server `ERROR` events as [`WatchEvent::Error`] and transport or decode
-/// failures as `Err` items; they never panic.
+/// failures as `Err` items; they never panic. A connection that ends or times out in the
+/// middle of a watch ([`Error::is_probable_eof`]) ends the stream without an `Err` item (as
+/// [`decode_watch_body`](crate::watch_body::decode_watch_body) does), so the reflector
+/// re-watches instead of relisting.
 pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
     /// Lists the objects.
     fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>>;
@@ -154,6 +186,33 @@ mod tests {
         assert!(Error::status(429, "TooManyRequests", "slow down").is_too_many_requests());
         assert!(Error::status(500, "InternalError", "boom").is_internal_error());
         assert!(Error::Connect("refused".into()).is_connection_refused());
+    }
+
+    #[test]
+    fn a_transport_error_from_an_ended_connection_is_a_probable_eof() {
+        use std::io::{Error as IoError, ErrorKind};
+        let transport = |kind: ErrorKind| Error::Transport(Box::new(IoError::new(kind, "from the socket")));
+        for kind in [
+            ErrorKind::ConnectionReset,
+            ErrorKind::ConnectionAborted,
+            ErrorKind::BrokenPipe,
+            ErrorKind::UnexpectedEof,
+            ErrorKind::TimedOut,
+        ] {
+            assert!(transport(kind).is_probable_eof(), "{kind:?}");
+        }
+        // found deeper in the chain, as behind kube's and hyper's errors
+        let wrapped = kube::Error::Service(Box::new(IoError::new(ErrorKind::ConnectionReset, "reset")));
+        assert!(Error::Transport(Box::new(wrapped)).is_probable_eof());
+
+        assert!(!transport(ErrorKind::InvalidData).is_probable_eof());
+        assert!(!transport(ErrorKind::PermissionDenied).is_probable_eof());
+        assert!(!Error::Transport("the request could not be built".into()).is_probable_eof());
+        let refused = IoError::new(ErrorKind::ConnectionRefused, "refused");
+        assert!(!Error::Connect(Box::new(refused)).is_probable_eof());
+        assert!(!Error::status(410, "Expired", "too old resource version").is_probable_eof());
+        let reset_while_decoding = IoError::new(ErrorKind::ConnectionReset, "reset");
+        assert!(!Error::Decode(Box::new(reset_while_decoding)).is_probable_eof());
     }
 
     #[test]

@@ -616,7 +616,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                             tracing::debug!(resource_version = ?options.resource_version, timeout = ?options.timeout_seconds, "watching");
                             stream
                         }
-                        Err(err) if err.is_connection_refused() || err.is_too_many_requests() => {
+                        Err(err)
+                            if err.is_connection_refused()
+                                || err.is_too_many_requests()
+                                || err.is_probable_eof() =>
+                        {
                             self.report(&self.watch_error(err));
                             if !self.backoff(cancel).await {
                                 return Ok(());

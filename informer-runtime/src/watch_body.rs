@@ -5,14 +5,12 @@
 //! A line that lies inside one chunk is decoded in place; only a line split across chunks is
 //! copied, into a buffer reused from line to line. No `String` is built per event.
 
-use std::error::Error as StdError;
-
 use bytes::{Buf, Bytes};
 use futures::{Stream, StreamExt};
 use kube::core::{Status, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use crate::lister_watcher::{BoxError, Error};
+use crate::lister_watcher::{BoxError, Error, is_connection_end};
 
 /// A split line longer than this gives its buffer back once decoded.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
@@ -23,9 +21,11 @@ const KEPT_LINE_CAPACITY: usize = 1 << 20;
 ///
 /// A line that is not an event but a `Status` (an error the server wrote instead of an event)
 /// becomes [`Error::Api`]; a line that is neither becomes [`Error::Decode`] and the stream goes
-/// on with the next line. A body that ends in the middle of a chunk (the connection dropped)
-/// ends the stream, so the watch is resumed; any other body error is [`Error::Transport`] and
-/// ends the stream.
+/// on with the next line. A body error that means the connection ended (reset, closed in the
+/// middle of a chunk, timed out: see [`Error::is_probable_eof`]) ends the stream like a normal
+/// close, dropping a line it cut short, so the watch is re-opened from the last event. Any
+/// other body error ends the stream with it: an [`Error`] as it is, anything else as
+/// [`Error::Transport`].
 ///
 /// ```
 /// use bytes::Bytes;
@@ -111,11 +111,11 @@ where
                 Some(Err(err)) => {
                     self.ended = true;
                     let err: BoxError = err.into();
-                    if !is_cut_short(err.as_ref()) {
+                    if !is_connection_end(err.as_ref()) {
                         self.split_line.clear();
-                        return Some(Err(Error::Transport(err)));
+                        return Some(Err(body_error(err)));
                     }
-                    tracing::debug!(error = %err, "the watch connection ended in the middle of a chunk");
+                    tracing::debug!(error = %err, "the watch connection ended");
                 }
                 None => self.ended = true,
             }
@@ -153,16 +153,12 @@ fn decode_line<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>,
     })
 }
 
-/// Whether a body error means the connection ended in the middle of the body (the server
-/// went away), which ends a watch like a normal close.
-fn is_cut_short(err: &(dyn StdError + 'static)) -> bool {
-    std::iter::successors(Some(err), |&e| e.source()).any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
-            || e.downcast_ref::<hyper::Error>()
-                .is_some_and(hyper::Error::is_incomplete_message)
-            || e.to_string().contains("unexpected EOF during chunk")
-    })
+/// A body error as the stream reports it: a lister-watcher's own error keeps its class.
+fn body_error(err: BoxError) -> Error {
+    match err.downcast::<Error>() {
+        Ok(err) => *err,
+        Err(err) => Error::Transport(err),
+    }
 }
 
 #[cfg(test)]
@@ -187,8 +183,8 @@ mod tests {
         )
     }
 
-    async fn decode_all(
-        body: impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send,
+    async fn decode_all<E: Into<BoxError>>(
+        body: impl Stream<Item = Result<Bytes, E>> + Unpin + Send,
     ) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
         decode_watch_body::<ConfigMap, _, _>(body).collect().await
     }
@@ -303,25 +299,48 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_body_cut_short_ends_the_stream_and_other_body_errors_are_reported() {
+    async fn a_connection_that_ends_ends_the_stream_and_other_body_errors_are_reported() {
+        use std::io::{Error as IoError, ErrorKind};
         let a = event_line("ADDED", "a", 1);
-        let cut = stream::iter(vec![
-            Ok(Bytes::from(a.clone())),
-            Ok(Bytes::from_static(b"{\"type\":")),
-            Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "cut")),
-        ]);
-        assert_eq!(names(&decode_all(cut).await), ["added a"]);
+        for kind in [
+            ErrorKind::UnexpectedEof,
+            ErrorKind::ConnectionReset,
+            ErrorKind::TimedOut,
+        ] {
+            let cut = stream::iter(vec![
+                Ok(Bytes::from(a.clone())),
+                Ok(Bytes::from_static(b"{\"type\":")),
+                Err(IoError::new(kind, "from the socket")),
+            ]);
+            assert_eq!(names(&decode_all(cut).await), ["added a"], "{kind:?}");
+        }
 
-        let reset = stream::iter(vec![
+        let other = stream::iter(vec![
             Ok(Bytes::from(a)),
-            Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset")),
+            Err(IoError::new(ErrorKind::InvalidData, "bad chunk size")),
             Ok(Bytes::from(event_line("ADDED", "b", 2))),
         ]);
-        let events = decode_all(reset).await;
+        let events = decode_all(other).await;
         assert_eq!(
             names(&events),
             ["added a", "transport error"],
             "nothing is read after an error"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lister_watcher_error_in_the_body_keeps_its_class() {
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        let body = stream::iter(vec![Err::<Bytes, _>(Error::Transport(Box::new(reset)))]);
+        assert!(
+            decode_all(body).await.is_empty(),
+            "a reset behind a lister-watcher error ends the stream"
+        );
+        let body = stream::iter(vec![Err::<Bytes, _>(Error::Decode("not gzip".into()))]);
+        assert_eq!(
+            names(&decode_all(body).await),
+            ["decode error"],
+            "not wrapped in a transport error"
         );
     }
 
