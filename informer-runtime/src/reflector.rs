@@ -8,9 +8,10 @@
 //! - lists are paged (500 per page unless a version is given and the watch cache can serve
 //!   it), and a continuation that expires falls back to one full list;
 //! - the watch starts from the list's version with bookmarks, with a random server timeout of
-//!   5 to 10 minutes; a clean close re-opens it from the last version without relisting;
-//!   429 and unreachable servers retry the watch after a backoff; 410 and other errors end the
-//!   round, so the next round relists;
+//!   5 to 10 minutes; a clean close, a connection reset or a read timeout re-opens it from the
+//!   last version without relisting; 429, unreachable servers and watches that close at once
+//!   without an event retry the watch after a backoff; 410 and other errors end the round, so
+//!   the next round relists;
 //! - optionally the initial list is streamed by the watch itself (`sendInitialEvents`), falling
 //!   back to a plain list if the server refuses;
 //! - a resync timer asks the store to re-deliver known objects.
@@ -643,10 +644,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 retry.record();
             }
             self.report(&err);
-            if err
-                .api_error()
-                .is_some_and(lister_watcher::Error::is_too_many_requests)
-            {
+            // The last resource version is still good after a 429 or a watch that closed at
+            // once (client-go relists after the latter): back off and watch again.
+            let rewatch = matches!(err, Error::VeryShortWatch { .. })
+                || err
+                    .api_error()
+                    .is_some_and(lister_watcher::Error::is_too_many_requests);
+            if rewatch {
                 if !self.backoff(cancel).await {
                     return Ok(());
                 }
@@ -680,6 +684,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     }));
                 }
                 None => return Ok(()),
+                // A lister-watcher may report its connection's end as an error: a close too.
+                Some(Err(err)) if err.is_probable_eof() => {
+                    tracing::debug!(error = %err, "the watch connection ended");
+                    return Ok(());
+                }
                 Some(Err(err)) => return Err(WatchEnd::Failed(self.watch_error(err))),
                 Some(Ok(event)) => event,
             };
