@@ -39,10 +39,11 @@ use informer_tests::{
         schedule::{
             InformerId::*,
             Kind::*,
+            Poison::*,
             Schedule, Settings,
             Step::{self, *},
             Verb::*,
-            generate,
+            generate, generate_resets_and_panics,
         },
     },
     pod,
@@ -59,6 +60,33 @@ async fn seeded_schedules_converge_and_lose_nothing() {
     println!("{summary}");
     assert!(summary.failures.is_empty(), "{summary}");
     assert_eq!(summary.schedules, plan.seeds * plan.repeat);
+}
+
+// Connection resets and panicking transforms and index functions, and nothing else: every cache
+// converges, every panic is counted and reported, the informers keep processing, and no reset
+// causes a relist (the history is long enough that every watch can resume).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resets_and_panics_converge_without_a_relist() {
+    let mut resets = 0;
+    let mut panics = 0;
+    for seed in 1..=6 {
+        let schedule = generate_resets_and_panics(seed);
+        let report = run_schedule(&schedule)
+            .await
+            .unwrap_or_else(|violation| panic!("seed {seed}: {violation}\n{}", schedule.to_rust()));
+        assert_eq!(
+            report.relists,
+            0,
+            "seed {seed}: resets caused relists\n{}",
+            schedule.to_rust()
+        );
+        resets += schedule.all_steps().filter(|s| **s == ResetWatches).count();
+        panics += report.user_code_panics;
+    }
+    assert!(
+        resets > 0 && panics > 0,
+        "{resets} resets and {panics} panics exercised"
+    );
 }
 
 #[test]
@@ -101,7 +129,26 @@ fn schedules_exercise_every_workload_change_and_fault() {
             namespace: 0,
             name: 0,
         },
+        Poison {
+            kind: Pods,
+            namespace: 0,
+            name: 0,
+            poison: Transform,
+        },
+        Poison {
+            kind: Pods,
+            namespace: 0,
+            name: 0,
+            poison: IndexFunction,
+        },
+        Poison {
+            kind: Pods,
+            namespace: 0,
+            name: 0,
+            poison: Cured,
+        },
         DropWatches,
+        ResetWatches,
         DropWatchesAfter { events: 1 },
         Restart,
         Compact,

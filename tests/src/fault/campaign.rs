@@ -184,6 +184,7 @@ impl Summary {
         totals.notifications += run.notifications;
         totals.tombstones += run.tombstones;
         totals.handler_panics += run.handler_panics;
+        totals.user_code_panics += run.user_code_panics;
         totals.late_registrations += run.late_registrations;
         totals.quiesce += run.quiesce;
         totals.elapsed += run.elapsed;
@@ -213,7 +214,7 @@ impl fmt::Display for Summary {
             f,
             "observed in {passed} passing schedules: {} lists ({} relists), {} failed lists, {} watches, {} failed watches, \
              {} errors reported through the hooks, {} notifications, {} tombstones, {} handler panics caught, \
-             {} late registrations, {:.2} s average convergence after the last step",
+             {} transform and index function panics caught, {} late registrations, {:.2} s average convergence after the last step",
             totals.lists,
             totals.relists,
             totals.list_errors,
@@ -223,6 +224,7 @@ impl fmt::Display for Summary {
             totals.notifications,
             totals.tombstones,
             totals.handler_panics,
+            totals.user_code_panics,
             totals.late_registrations,
             totals.quiesce.as_secs_f64() / passed.max(1) as f64
         )?;

@@ -1,11 +1,13 @@
 //! Runs a schedule against a fresh test server and informers over `kube::Client`, then checks
 //! every invariant.
 //!
-//! A run starts an `informer-testserver` with the schedule's history size, creates the setup
-//! objects, and builds three factories on one client: one over all namespaces (pods and config
-//! maps), one restricted to the first namespace, one with the label selector `tier=front`. Every
-//! informer gets a recording handler; the cluster-wide pod informer also gets one that blocks or
-//! panics on demand. Informers back off quickly (20 ms doubling to 400 ms) so a run takes under
+//! A run starts an `informer-testserver` with the schedule's history size and a proxy in front
+//! of it that resets watch connections on demand, creates the setup objects, and builds three
+//! factories on one client through the proxy: one over all namespaces (pods and config maps),
+//! one restricted to the first namespace, one with the label selector `tier=front`. Every
+//! informer gets a recording handler, a transform and a tier index that panic on objects
+//! annotated for it; the cluster-wide pod informer also gets a handler that blocks or panics on
+//! demand. Informers back off quickly (20 ms doubling to 400 ms) so a run takes under
 //! a second, and their requests are traced for failure reports. `has_synced` of every informer
 //! and registration is sampled every 5 ms by a background task and after every step.
 //!
@@ -31,9 +33,12 @@ use informer_runtime::{
     reflector::{InitialListStrategy, ReflectorConfig},
     store::namespace_indexers,
 };
-use informer_testserver::{Failure, TestServer};
+use informer_testserver::{Failure, ResetProxy, TestServer};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use kube::{Resource, core::NamespaceResourceScope};
+use kube::{
+    Resource,
+    core::{NamespaceResourceScope, ObjectMeta},
+};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -41,11 +46,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     invariants::{Invariant, State, SyncedTracker, Violation, compare_states, replay},
-    recorder::{HandlerCensus, Misbehaviour, NotificationLog, RecordingHandler, silence_deliberate_panics},
+    recorder::{
+        DELIBERATE_PANIC, HandlerCensus, Misbehaviour, NotificationLog, RecordingHandler,
+        silence_deliberate_panics,
+    },
     request_trace::{RequestTrace, TracedListerWatcher},
     schedule::{
-        InformerId, Kind, NAMESPACES, OTHER_TIER, REVISION_ANNOTATION, SELECTED_TIER, Schedule, Settings,
-        Step, TIER_LABEL,
+        InformerId, Kind, NAMESPACES, OTHER_TIER, POISON_ANNOTATION, Poison, REVISION_ANNOTATION,
+        SELECTED_TIER, Schedule, Settings, Step, TIER_LABEL,
     },
 };
 
@@ -120,6 +128,8 @@ pub struct RunReport {
     pub tombstones: usize,
     /// Handler calls that panicked on purpose.
     pub handler_panics: u64,
+    /// Transform and index function calls that panicked on purpose.
+    pub user_code_panics: u64,
     /// Registrations added while informers ran.
     pub late_registrations: usize,
     /// How long the informers took to converge after the last step.
@@ -165,14 +175,17 @@ pub async fn run_schedule_with(schedule: &Schedule, options: RunOptions) -> Resu
             apply_workload(&server, step, &mut revision);
         }
     }
-    let mut world = World::new(&server, schedule);
+    let proxy = ResetProxy::start(server.addr()).await.expect("the proxy starts");
+    let client = proxy.client().expect("a client through the proxy");
+    let mut world = World::new(client, schedule);
     let sampler = world.start_sampler();
     world.start();
-    let outcome = world.run(&server, schedule, &mut revision, options).await;
+    let outcome = world.run(&server, &proxy, schedule, &mut revision, options).await;
     sampler.stop().await;
     let outcome = outcome.and_then(|report| world.synced.violation().map_or(Ok(report), Err));
     let shutdown = world.shut_down(&server).await;
     drop(world);
+    proxy.shutdown().await;
     server.shutdown().await;
     let report = outcome.and_then(|report| shutdown.map(|()| report))?;
     tasks_end(tasks_before).await?;
@@ -286,6 +299,27 @@ fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
                     server.update(object).map(drop)
                 })
         }
+        Step::Poison {
+            kind,
+            namespace,
+            name,
+            poison,
+        } => {
+            let (kind, namespace, name) = target(kind, namespace, name);
+            server
+                .get("v1", kind.api_kind(), Some(namespace), &name)
+                .and_then(|mut object| {
+                    match poison.annotation_value() {
+                        Some(value) => object["metadata"]["annotations"][POISON_ANNOTATION] = json!(value),
+                        None => {
+                            if let Some(annotations) = object["metadata"]["annotations"].as_object_mut() {
+                                annotations.remove(POISON_ANNOTATION);
+                            }
+                        }
+                    }
+                    server.update(object).map(drop)
+                })
+        }
         Step::Delete {
             kind,
             namespace,
@@ -323,7 +357,32 @@ fn fast_backoff(seed: u64, id: InformerId) -> BackoffConfig {
 /// unanswered is given up on within a run.
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The informer of `K` in `factory`, scoped by the factory, configured by the schedule.
+/// The index of every informer by tier label, whose function panics on objects poisoned with
+/// [`Poison::IndexFunction`].
+pub const TIER_INDEX: &str = "tier";
+
+/// Whether `meta` is poisoned with `poison`.
+fn poisoned(meta: &ObjectMeta, poison: Poison) -> bool {
+    let value = meta.annotations.as_ref().and_then(|a| a.get(POISON_ANNOTATION));
+    value.map(String::as_str) == poison.annotation_value()
+}
+
+/// The tier index: the tier label's value; panics on poisoned objects.
+fn tier_index<K: CachedObject>(object: &K) -> Vec<String> {
+    assert!(
+        !poisoned(object.meta(), Poison::IndexFunction),
+        "{DELIBERATE_PANIC}"
+    );
+    let labels = object.meta().labels.as_ref();
+    labels
+        .and_then(|l| l.get(TIER_LABEL))
+        .cloned()
+        .into_iter()
+        .collect()
+}
+
+/// The informer of `K` in `factory`, scoped by the factory, configured by the schedule; its
+/// transform and its tier index panic on poisoned objects.
 fn scoped_informer<K: CachedObject>(
     factory: &SharedInformerFactory,
     id: InformerId,
@@ -345,11 +404,13 @@ fn scoped_informer<K: CachedObject>(
                 .with_response_timeout(RESPONSE_TIMEOUT),
             Arc::clone(trace),
         );
-        SharedIndexInformer::new(
+        let mut indexers = namespace_indexers();
+        indexers.insert(TIER_INDEX.into(), Arc::new(tier_index::<K>));
+        let informer = SharedIndexInformer::new(
             lister_watcher,
             InformerOptions {
                 resync_period: context.resync_period(),
-                indexers: namespace_indexers(),
+                indexers,
                 reflector: ReflectorConfig {
                     page_size,
                     backoff: fast_backoff(schedule.seed, id),
@@ -367,7 +428,13 @@ fn scoped_informer<K: CachedObject>(
                 },
                 description: Some(K::plural(&()).into_owned()),
             },
-        )
+        );
+        informer
+            .set_transform(|object: &mut K| {
+                assert!(!poisoned(object.meta(), Poison::Transform), "{DELIBERATE_PANIC}");
+            })
+            .expect("a new informer takes a transform");
+        informer
     })
 }
 
@@ -399,7 +466,7 @@ trait Observe: Send + Sync {
     );
     fn check_notifications(&self) -> Result<(), Violation>;
     fn check_converged(&self, server: &TestServer) -> Result<(), Violation>;
-    fn check_panics(&self) -> Result<(), Violation>;
+    fn check_panics(&self, reported: &BTreeMap<String, u64>) -> Result<(), Violation>;
     fn stats(&self) -> InformerStats;
     fn notifications(&self) -> (usize, usize);
     fn is_stopped(&self) -> bool;
@@ -438,6 +505,80 @@ impl<K: CachedObject> Observed<K> {
             .into_iter()
             .map(|object| (object_key(object.as_ref()), object))
             .collect()
+    }
+
+    /// Every panic of the transform and the tier index was counted and reported, and a
+    /// poisoned object in the store means its function did panic.
+    fn check_user_code_panics(&self, reported: &BTreeMap<String, u64>) -> Result<(), Violation> {
+        let counted = self.informer.stats().panics;
+        let reported = reported.get(&self.hook_name()).copied().unwrap_or(0);
+        let violation = |details: String| {
+            Violation::new(
+                Invariant::PanicsCounted,
+                format!("informer \"{}\": {details}", self.id.name()),
+            )
+        };
+        if counted.total() != reported {
+            return Err(violation(format!(
+                "{counted:?} counted, {reported} reported to the watch-error handler"
+            )));
+        }
+        if counted.watch_error_handler + counted.lister_watcher > 0 {
+            return Err(violation(format!("panics nobody raised: {counted:?}")));
+        }
+        let store = self.store_state();
+        for (poison, count) in [
+            (Poison::Transform, counted.transform),
+            (Poison::IndexFunction, counted.index_functions),
+        ] {
+            if count == 0
+                && let Some(key) = store
+                    .iter()
+                    .find(|(_, o)| poisoned(o.meta(), poison))
+                    .map(|(k, _)| k)
+            {
+                return Err(violation(format!(
+                    "{key} is cached poisoned with {poison:?}, but no panic was counted"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The tier index holds every cached object under its tier, except those whose index
+    /// function panics.
+    fn check_tier_index(&self, store: &State<K>) -> Result<(), Violation> {
+        for tier in [SELECTED_TIER, OTHER_TIER] {
+            let expected: Vec<String> = store
+                .iter()
+                .filter(|(_, o)| {
+                    let labels = o.meta().labels.as_ref();
+                    !poisoned(o.meta(), Poison::IndexFunction)
+                        && labels.and_then(|l| l.get(TIER_LABEL)).map(String::as_str) == Some(tier)
+                })
+                .map(|(key, _)| key.clone())
+                .collect();
+            let indexed = self
+                .informer
+                .store()
+                .index_keys(TIER_INDEX, tier)
+                .expect("the tier index exists");
+            if indexed != expected {
+                return Err(Violation::new(
+                    Invariant::IndexMatchesStore,
+                    format!(
+                        "informer \"{}\": tier index {tier:?} holds {indexed:?}, the store {expected:?}",
+                        self.id.name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The name the factory's watch-error hook gives this informer.
+    fn hook_name(&self) -> String {
+        format!("{} {}", self.id.factory_scope(), K::plural(&()))
     }
 
     fn place(&self, handler: &str) -> String {
@@ -497,6 +638,7 @@ impl<K: CachedObject> Observe for Observed<K> {
                 ),
             )
         })?;
+        self.check_tier_index(&store)?;
         if !self.informer.has_synced() {
             return Err(Violation::new(
                 Invariant::RegistrationsSync,
@@ -542,7 +684,8 @@ impl<K: CachedObject> Observe for Observed<K> {
         Ok(())
     }
 
-    fn check_panics(&self) -> Result<(), Violation> {
+    fn check_panics(&self, reported: &BTreeMap<String, u64>) -> Result<(), Violation> {
+        self.check_user_code_panics(reported)?;
         for handler in self.handlers().iter() {
             let Some(misbehaviour) = &handler.misbehaviour else {
                 continue;
@@ -602,16 +745,23 @@ struct World {
     synced: Arc<SyncedTracker>,
     misbehaviour: Arc<Misbehaviour>,
     reported_errors: Arc<Mutex<Vec<String>>>,
+    /// Panics reported to each informer's watch-error hook, by `scope informer`.
+    reported_panics: Arc<Mutex<BTreeMap<String, u64>>>,
     late_registrations: usize,
 }
 
 impl World {
-    fn new(server: &TestServer, schedule: &Schedule) -> Self {
-        let client = server.client().expect("a client of the test server");
+    fn new(client: kube::Client, schedule: &Schedule) -> Self {
         let reported_errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let reported_panics: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
         let hook = |scope: &'static str| {
             let sink = Arc::clone(&reported_errors);
+            let panics = Arc::clone(&reported_panics);
             move |informer: &str, error: &informer_runtime::reflector::Error| {
+                if let informer_runtime::reflector::Error::Panicked(_) = error {
+                    let mut panics = panics.lock().unwrap_or_else(PoisonError::into_inner);
+                    *panics.entry(format!("{scope} {informer}")).or_insert(0) += 1;
+                }
                 sink.lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .push(format!("{scope} {informer}: {error}"));
@@ -644,6 +794,7 @@ impl World {
             synced,
             misbehaviour: Arc::new(Misbehaviour::default()),
             reported_errors,
+            reported_panics,
             late_registrations: 0,
         };
         for observed in &world.observed {
@@ -686,20 +837,26 @@ impl World {
     async fn run(
         &mut self,
         server: &TestServer,
+        proxy: &ResetProxy,
         schedule: &Schedule,
         revision: &mut u64,
         options: RunOptions,
     ) -> Result<RunReport, Violation> {
         for step in &schedule.steps {
-            self.apply(server, step, revision).await;
+            self.apply(server, proxy, step, revision).await;
             self.synced.sample();
         }
         server.clear_faults();
         let quiesce_started = Instant::now();
         self.quiesce(server, options.quiesce_deadline).await?;
         let quiesce = quiesce_started.elapsed();
+        let reported_panics = self
+            .reported_panics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         for observed in &self.observed {
-            observed.check_panics()?;
+            observed.check_panics(&reported_panics)?;
         }
         let mut report = RunReport {
             quiesce,
@@ -719,6 +876,7 @@ impl World {
             report.list_errors += stats.list_errors;
             report.watches += stats.watches;
             report.watch_errors += stats.watch_errors;
+            report.user_code_panics += observed.stats().panics.total();
             let (notifications, tombstones) = observed.notifications();
             report.notifications += notifications;
             report.tombstones += tombstones;
@@ -726,12 +884,17 @@ impl World {
         Ok(report)
     }
 
-    async fn apply(&mut self, server: &TestServer, step: &Step, revision: &mut u64) {
+    async fn apply(&mut self, server: &TestServer, proxy: &ResetProxy, step: &Step, revision: &mut u64) {
         match *step {
-            Step::Create { .. } | Step::Update { .. } | Step::Relabel { .. } | Step::Delete { .. } => {
+            Step::Create { .. }
+            | Step::Update { .. }
+            | Step::Relabel { .. }
+            | Step::Poison { .. }
+            | Step::Delete { .. } => {
                 apply_workload(server, step, revision);
             }
             Step::DropWatches => server.drop_watches(),
+            Step::ResetWatches => drop(proxy.reset_watches()),
             Step::DropWatchesAfter { events } => server.drop_watches_after(events),
             Step::Restart => server.restart(),
             Step::Compact => server.compact(),

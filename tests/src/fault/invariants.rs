@@ -36,8 +36,12 @@ pub enum Invariant {
     SyncedStaysTrue,
     /// A registration never synced, or its handler never caught up.
     RegistrationsSync,
-    /// The runtime's panic count of a handler differs from the panics it raised.
+    /// The runtime's panic count of a handler, a transform or an index function differs from
+    /// the panics it raised or from what the watch-error handler was told.
     PanicsCounted,
+    /// An index does not hold what the store holds (objects whose index function panics are
+    /// left out).
+    IndexMatchesStore,
     /// Something kept running after shutdown (a task, a handler thread, a watch).
     ShutdownEndsEverything,
 }
@@ -58,7 +62,8 @@ impl fmt::Display for Invariant {
             Self::NotificationsConsistent => "notifications are consistent with each other",
             Self::SyncedStaysTrue => "has_synced never turns false once true",
             Self::RegistrationsSync => "every registration syncs and catches up",
-            Self::PanicsCounted => "handler panics are caught and counted",
+            Self::PanicsCounted => "panics in handlers and user functions are caught, counted and reported",
+            Self::IndexMatchesStore => "indexes hold the cached objects their functions index",
             Self::ShutdownEndsEverything => "shutdown ends every task, handler thread and watch",
         })
     }

@@ -16,7 +16,8 @@ use std::{
 
 use informer_runtime::{MaybeTombstone, handler::Notification, handler::ResourceEventHandler};
 
-/// The message of the deliberate panics of a misbehaving handler.
+/// The message of the deliberate panics of a misbehaving handler, and of the transforms and
+/// index functions of objects poisoned for them.
 pub const DELIBERATE_PANIC: &str = "the fault suite's handler panics on purpose";
 
 /// Keeps the deliberate panics of misbehaving handlers out of the output (a campaign raises

@@ -29,6 +29,10 @@ pub const OTHER_TIER: &str = "back";
 /// The annotation an update bumps.
 pub const REVISION_ANNOTATION: &str = "fault-suite/revision";
 
+/// The annotation that makes an informer's user code panic on an object: its value names the
+/// function ([`Poison::annotation_value`]).
+pub const POISON_ANNOTATION: &str = "fault-suite/panic-in";
+
 /// How many times a 403 or 404 is armed: enough to last until the schedule clears it.
 pub const PERSISTENT_FAILURE_TIMES: usize = 10_000;
 
@@ -55,6 +59,28 @@ impl Kind {
         match self {
             Self::Pods => "Pod",
             Self::ConfigMaps => "ConfigMap",
+        }
+    }
+}
+
+/// Which user function of every informer panics on an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Poison {
+    /// The transform panics on it.
+    Transform,
+    /// The index function of the tier index panics on it.
+    IndexFunction,
+    /// Nothing panics on it any more.
+    Cured,
+}
+
+impl Poison {
+    /// The value of [`POISON_ANNOTATION`] (`None`: no annotation).
+    pub fn annotation_value(self) -> Option<&'static str> {
+        match self {
+            Self::Transform => Some("transform"),
+            Self::IndexFunction => Some("index-function"),
+            Self::Cured => None,
         }
     }
 }
@@ -116,6 +142,15 @@ impl InformerId {
         }
     }
 
+    /// The scope its factory's watch-error hook names (`cluster`, `namespaced`, `selected`).
+    pub fn factory_scope(self) -> &'static str {
+        match self {
+            Self::ClusterPods | Self::ClusterConfigMaps => "cluster",
+            Self::NamespacedPods => "namespaced",
+            Self::SelectedPods => "selected",
+        }
+    }
+
     /// Whether it selects only objects labelled `tier=front`.
     pub fn selects_tier(self) -> bool {
         self == Self::SelectedPods
@@ -167,6 +202,18 @@ pub enum Step {
         /// Whether it becomes `tier=front`.
         front: bool,
     },
+    /// Makes a user function of every informer panic on the object from now on, or stop
+    /// panicking on it (skipped if it does not exist).
+    Poison {
+        /// The object's kind.
+        kind: Kind,
+        /// An index into [`NAMESPACES`].
+        namespace: u8,
+        /// The object's name index.
+        name: u8,
+        /// Which function panics.
+        poison: Poison,
+    },
     /// Deletes the object (skipped if it does not exist).
     Delete {
         /// The object's kind.
@@ -178,6 +225,9 @@ pub enum Step {
     },
     /// Ends every open watch now.
     DropWatches,
+    /// Resets (TCP RST) every watch connection now, through the proxy between the informers
+    /// and the server, in the middle of its stream.
+    ResetWatches,
     /// Ends every open watch after this many more writes (mid-stream).
     DropWatchesAfter {
         /// Writes before the watches end.
@@ -241,7 +291,11 @@ impl Step {
     pub fn is_workload(&self) -> bool {
         matches!(
             self,
-            Self::Create { .. } | Self::Update { .. } | Self::Relabel { .. } | Self::Delete { .. }
+            Self::Create { .. }
+                | Self::Update { .. }
+                | Self::Relabel { .. }
+                | Self::Poison { .. }
+                | Self::Delete { .. }
         )
     }
 
@@ -251,8 +305,21 @@ impl Step {
             Self::Create { .. } => "create".into(),
             Self::Update { .. } => "update".into(),
             Self::Relabel { .. } => "relabel (selector in/out)".into(),
+            Self::Poison {
+                poison: Poison::Transform,
+                ..
+            } => "panicking transform".into(),
+            Self::Poison {
+                poison: Poison::IndexFunction,
+                ..
+            } => "panicking index function".into(),
+            Self::Poison {
+                poison: Poison::Cured,
+                ..
+            } => "user code cured".into(),
             Self::Delete { .. } => "delete".into(),
             Self::DropWatches => "drop watches now".into(),
+            Self::ResetWatches => "connection reset mid-watch".into(),
             Self::DropWatchesAfter { .. } => "drop watches after N events".into(),
             Self::Restart => "server restart".into(),
             Self::Compact => "compaction (410, relist)".into(),
@@ -415,6 +482,45 @@ pub fn generate(seed: u64) -> Schedule {
     }
 }
 
+/// A schedule of `seed` whose only faults are connection resets and panicking user code,
+/// with a history long enough that no watch is ever too old: none of it may cause a relist.
+pub fn generate_resets_and_panics(seed: u64) -> Schedule {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let settings = Settings {
+        streaming_list: rng.bool(),
+        page_size: (rng.u8(..4) == 0).then_some(2),
+        ..Settings::default()
+    };
+    let mut model = Model::new();
+    let setup = (0..rng.usize(2..=8))
+        .map(|_| {
+            let (kind, namespace, name) = pick_object(&mut rng);
+            workload_step(&mut rng, &mut model, kind, namespace, name)
+        })
+        .collect();
+    let mut steps = Vec::new();
+    for _ in 0..rng.usize(20..=40) {
+        let step = if rng.u8(..100) < 75 {
+            let (kind, namespace, name) = pick_object(&mut rng);
+            workload_step(&mut rng, &mut model, kind, namespace, name)
+        } else {
+            Step::ResetWatches
+        };
+        steps.push(step);
+        if rng.u8(..3) == 0 {
+            steps.push(Step::Pause {
+                millis: rng.u64(5..=40),
+            });
+        }
+    }
+    Schedule {
+        seed,
+        settings,
+        setup,
+        steps,
+    }
+}
+
 fn pick_object(rng: &mut fastrand::Rng) -> (Kind, u8, u8) {
     let kind = if rng.u8(..4) == 0 {
         Kind::ConfigMaps
@@ -437,13 +543,19 @@ fn workload_step(rng: &mut fastrand::Rng, model: &mut Model, kind: Kind, namespa
             front,
         };
     };
-    match rng.u8(..10) {
-        0..4 => Step::Update {
+    match rng.u8(..20) {
+        0..7 => Step::Update {
             kind,
             namespace,
             name,
         },
-        4..7 => {
+        7..9 => Step::Poison {
+            kind,
+            namespace,
+            name,
+            poison: [Poison::Transform, Poison::IndexFunction, Poison::Cured][rng.usize(..3)],
+        },
+        9..14 => {
             model.insert(key, !front);
             Step::Relabel {
                 kind,
@@ -486,7 +598,8 @@ fn fault_step(rng: &mut fastrand::Rng, pending: &mut Pending) -> Step {
     } else {
         Kind::Pods
     };
-    match rng.u8(..100) {
+    match rng.u8(..108) {
+        100..108 => Step::ResetWatches,
         0..12 => Step::DropWatches,
         12..24 => Step::DropWatchesAfter {
             events: rng.u64(1..=5),
