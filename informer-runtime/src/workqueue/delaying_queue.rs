@@ -247,6 +247,7 @@ async fn move_ready_items<T: Eq + Hash + Clone>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workqueue::strategies::paused_runtime;
 
     async fn pass(duration: Duration) {
         tokio::time::sleep(duration).await;
@@ -365,14 +366,6 @@ mod tests {
         assert_eq!(got.expect("get ends").expect("task"), None);
         pass(Duration::from_secs(120)).await;
         assert_eq!(queue.len(), 0, "the timer task stopped: foo is never added");
-    }
-
-    fn paused_runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .expect("runtime")
     }
 
     #[test]

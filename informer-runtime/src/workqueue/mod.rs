@@ -41,7 +41,7 @@ pub use rate_limiter::{
 };
 pub use rate_limiting_queue::RateLimitingQueue;
 
-/// Proptest strategies shared by the work queue and backoff tests.
+/// Proptest strategies and a paused runtime shared by the work queue and backoff tests.
 #[cfg(test)]
 pub(crate) mod strategies {
     use std::time::Duration;
@@ -54,6 +54,15 @@ pub(crate) mod strategies {
             failure_persistence: None,
             ..Config::default()
         }
+    }
+
+    /// A current-thread runtime with paused time, for tests that build one per case.
+    pub(crate) fn paused_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime")
     }
 
     /// Any duration, weighted towards the edges: zero, tiny, near and at [`Duration::MAX`].

@@ -127,7 +127,7 @@ mod saturation_tests {
     use super::*;
     use crate::workqueue::{
         BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter,
-        strategies::{any_duration, config},
+        strategies::{any_duration, config, paused_runtime},
     };
 
     /// Always the same delay.
@@ -158,14 +158,6 @@ mod saturation_tests {
         assert!(!queue.shutting_down(), "the timer task is still running");
         queue.shut_down();
         assert_eq!(queue.get().await, None);
-    }
-
-    fn paused_runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .expect("runtime")
     }
 
     proptest! {

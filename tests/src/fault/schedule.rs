@@ -444,12 +444,7 @@ pub fn generate(seed: u64) -> Schedule {
         retry_internal_errors: rng.bool(),
     };
     let mut model = Model::new();
-    let setup = (0..rng.usize(2..=8))
-        .map(|_| {
-            let (kind, namespace, name) = pick_object(&mut rng);
-            workload_step(&mut rng, &mut model, kind, namespace, name)
-        })
-        .collect();
+    let setup = setup_steps(&mut rng, &mut model);
     let mut steps = Vec::new();
     let mut pending = Pending::default();
     for _ in 0..rng.usize(20..=40) {
@@ -468,11 +463,7 @@ pub fn generate(seed: u64) -> Schedule {
             fault_step(&mut rng, &mut pending)
         };
         steps.push(step);
-        if rng.u8(..3) == 0 {
-            steps.push(Step::Pause {
-                millis: rng.u64(5..=40),
-            });
-        }
+        maybe_pause(&mut rng, &mut steps);
     }
     Schedule {
         seed,
@@ -492,12 +483,7 @@ pub fn generate_resets_and_panics(seed: u64) -> Schedule {
         ..Settings::default()
     };
     let mut model = Model::new();
-    let setup = (0..rng.usize(2..=8))
-        .map(|_| {
-            let (kind, namespace, name) = pick_object(&mut rng);
-            workload_step(&mut rng, &mut model, kind, namespace, name)
-        })
-        .collect();
+    let setup = setup_steps(&mut rng, &mut model);
     let mut steps = Vec::new();
     for _ in 0..rng.usize(20..=40) {
         let step = if rng.u8(..100) < 75 {
@@ -507,17 +493,32 @@ pub fn generate_resets_and_panics(seed: u64) -> Schedule {
             Step::ResetWatches
         };
         steps.push(step);
-        if rng.u8(..3) == 0 {
-            steps.push(Step::Pause {
-                millis: rng.u64(5..=40),
-            });
-        }
+        maybe_pause(&mut rng, &mut steps);
     }
     Schedule {
         seed,
         settings,
         setup,
         steps,
+    }
+}
+
+/// 2 to 8 objects created before the informers start.
+fn setup_steps(rng: &mut fastrand::Rng, model: &mut Model) -> Vec<Step> {
+    (0..rng.usize(2..=8))
+        .map(|_| {
+            let (kind, namespace, name) = pick_object(rng);
+            workload_step(rng, model, kind, namespace, name)
+        })
+        .collect()
+}
+
+/// A short pause after one step in three.
+fn maybe_pause(rng: &mut fastrand::Rng, steps: &mut Vec<Step>) {
+    if rng.u8(..3) == 0 {
+        steps.push(Step::Pause {
+            millis: rng.u64(5..=40),
+        });
     }
 }
 
