@@ -4,6 +4,7 @@
 #[path = "codegen.rs"]
 pub mod __codegen;
 pub mod backoff;
+mod deadline;
 pub mod delta_fifo;
 pub mod factory;
 pub mod handler;

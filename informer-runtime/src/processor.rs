@@ -35,6 +35,7 @@ use tokio::{
 };
 
 use crate::{
+    deadline::saturating_deadline,
     handler::{Notification, ResourceEventHandler},
     user_panic::panic_message,
 };
@@ -252,7 +253,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             unsent: Vec::new(),
             requested_resync: period,
             resync_period,
-            next_resync: resync_deadline(Instant::now(), resync_period),
+            next_resync: saturating_deadline(Instant::now(), resync_period),
             syncing: true,
             finished,
         };
@@ -293,7 +294,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             let due = !listener.resync_period.is_zero() && now >= listener.next_resync;
             listener.syncing = due;
             if due {
-                listener.next_resync = resync_deadline(now, listener.resync_period);
+                listener.next_resync = saturating_deadline(now, listener.resync_period);
                 any = true;
             }
         }
@@ -349,15 +350,6 @@ impl<K: Send + Sync + 'static> Processor<K> {
             })
             .collect()
     }
-}
-
-/// The longest wait a resync deadline is set to: a longer period (up to `Duration::MAX`)
-/// means "practically never" and must not overflow an `Instant`.
-const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
-
-/// When a resync of `period` from `now` is due, saturating far in the future.
-fn resync_deadline(now: Instant, period: Duration) -> Instant {
-    now.checked_add(period.min(FAR_FUTURE)).unwrap_or(now)
 }
 
 fn run_handler<K: 'static>(

@@ -13,6 +13,7 @@ use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{QueueMetrics, WorkQueue};
+use crate::deadline::saturating_deadline;
 
 struct Waiting<T> {
     /// Deadlines in order, with a sequence number naming the entry.
@@ -70,17 +71,6 @@ impl<T: Eq + Hash + Clone + Send + 'static> Default for DelayingQueue<T> {
     }
 }
 
-/// The longest wait for an item: about 30 years, tokio's own "far future".
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
-
-/// When an item added `delay` after `now` is ready; delays past [`FAR_FUTURE`] saturate there
-/// (an instant near the end of the clock's range would overflow in tokio's timer).
-fn deadline(now: Instant, delay: Duration) -> Instant {
-    // Only a clock within 30 years of the end of its range fails here; the item is then
-    // ready at once rather than never.
-    now.checked_add(delay.min(FAR_FUTURE)).unwrap_or(now)
-}
-
 fn lock<T>(waiting: &Mutex<Waiting<T>>) -> MutexGuard<'_, Waiting<T>> {
     waiting.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -131,7 +121,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> DelayingQueue<T> {
             self.queue.add(item);
             return;
         }
-        let ready_at = deadline(Instant::now(), delay);
+        let ready_at = saturating_deadline(Instant::now(), delay);
         let mut waiting = lock(&self.waiting);
         if let Some(&(existing, _)) = waiting.entries.get(&item)
             && existing <= ready_at
@@ -247,6 +237,7 @@ async fn move_ready_items<T: Eq + Hash + Clone>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deadline::FAR_FUTURE;
     use crate::workqueue::strategies::paused_runtime;
 
     async fn pass(duration: Duration) {
