@@ -12,12 +12,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+use self::request_scanner::{RequestKind, RequestScanner};
+
+mod request_scanner;
+
 /// Bytes read from one side of a connection at a time.
 const BUFFER_SIZE: usize = 16 * 1024;
-
-/// A request head (or a chunk-size or trailer line) longer than this stops the scan of its
-/// connection: its later requests are forwarded without being looked at.
-const MAX_HEAD_SIZE: usize = 64 * 1024;
 
 /// Errors of starting a [`ResetProxy`] or making a client for it.
 #[derive(Debug, thiserror::Error)]
@@ -470,189 +470,6 @@ async fn forward_responses(
     }
 }
 
-/// Whether a request is a watch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RequestKind {
-    Watch,
-    Other,
-}
-
-/// Where a [`RequestScanner`] is in the bytes of a connection.
-#[derive(Debug, Default, PartialEq, Eq)]
-enum ScanState {
-    /// In a request line and headers.
-    #[default]
-    Head,
-    /// In a body of known length.
-    Body { remaining: u64 },
-    /// In the size line of a chunk.
-    ChunkSize,
-    /// In a chunk's data and the line end after it.
-    ChunkData { remaining: u64 },
-    /// In the trailer lines after the last chunk.
-    Trailers,
-    /// Past a protocol upgrade or something unreadable: no more requests are looked for.
-    Opaque,
-}
-
-/// Follows the HTTP/1 requests a client sends on one connection, request line, headers and
-/// body (by `Content-Length` or chunked), to tell where each request starts.
-#[derive(Debug, Default)]
-struct RequestScanner {
-    state: ScanState,
-    /// The unfinished head or line.
-    pending: Vec<u8>,
-}
-
-impl RequestScanner {
-    /// Reads the next bytes of the connection; returns the requests whose head ended in them.
-    fn scan(&mut self, mut bytes: &[u8]) -> Vec<RequestKind> {
-        let mut heads = Vec::new();
-        while !bytes.is_empty() {
-            bytes = match self.state {
-                ScanState::Head => self.scan_head(bytes, &mut heads),
-                ScanState::Body { remaining } => self.skip(bytes, remaining, ScanState::Head),
-                ScanState::ChunkData { remaining } => self.skip(bytes, remaining, ScanState::ChunkSize),
-                ScanState::ChunkSize => self.scan_chunk_size(bytes),
-                ScanState::Trailers => self.scan_trailer(bytes),
-                ScanState::Opaque => &[],
-            };
-        }
-        heads
-    }
-
-    fn scan_head<'a>(&mut self, bytes: &'a [u8], heads: &mut Vec<RequestKind>) -> &'a [u8] {
-        if self.pending.is_empty() {
-            // line ends between requests are allowed and ignored
-            let start = bytes
-                .iter()
-                .position(|b| !matches!(b, b'\r' | b'\n'))
-                .unwrap_or(bytes.len());
-            if start > 0 {
-                return &bytes[start..];
-            }
-        }
-        let searched_from = self.pending.len().saturating_sub(3);
-        let before = self.pending.len();
-        self.pending.extend_from_slice(bytes);
-        let Some(at) = find(&self.pending[searched_from..], b"\r\n\r\n") else {
-            self.give_up_if_too_long();
-            return &[];
-        };
-        let end = searched_from + at + 4;
-        let (kind, body) = parse_head(&self.pending[..end]);
-        heads.push(kind);
-        self.state = body;
-        self.pending.clear();
-        &bytes[end - before..]
-    }
-
-    fn skip<'a>(&mut self, bytes: &'a [u8], remaining: u64, then: ScanState) -> &'a [u8] {
-        let skipped = usize::try_from(remaining).map_or(bytes.len(), |r| r.min(bytes.len()));
-        let remaining = remaining - skipped as u64;
-        self.state = match (&self.state, remaining) {
-            (_, 0) => then,
-            (ScanState::Body { .. }, remaining) => ScanState::Body { remaining },
-            (_, remaining) => ScanState::ChunkData { remaining },
-        };
-        &bytes[skipped..]
-    }
-
-    fn scan_chunk_size<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
-        let (rest, line) = self.collect_line(bytes);
-        if let Some(line) = line {
-            let size = line.split(|&b| b == b';').next().unwrap_or_default();
-            let size = std::str::from_utf8(size.trim_ascii())
-                .ok()
-                .and_then(|size| u64::from_str_radix(size, 16).ok());
-            self.state = match size {
-                Some(0) => ScanState::Trailers,
-                // the data, then its line end
-                Some(size) => ScanState::ChunkData {
-                    remaining: size.saturating_add(2),
-                },
-                None => ScanState::Opaque,
-            };
-        }
-        rest
-    }
-
-    fn scan_trailer<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
-        let (rest, line) = self.collect_line(bytes);
-        if line.is_some_and(|line| line.trim_ascii().is_empty()) {
-            self.state = ScanState::Head;
-        }
-        rest
-    }
-
-    /// Collects bytes up to a line end; returns the rest and the line once it ended.
-    fn collect_line<'a>(&mut self, bytes: &'a [u8]) -> (&'a [u8], Option<Vec<u8>>) {
-        match bytes.iter().position(|&b| b == b'\n') {
-            Some(end) => {
-                self.pending.extend_from_slice(&bytes[..=end]);
-                (&bytes[end + 1..], Some(std::mem::take(&mut self.pending)))
-            }
-            None => {
-                self.pending.extend_from_slice(bytes);
-                self.give_up_if_too_long();
-                (&[], None)
-            }
-        }
-    }
-
-    fn give_up_if_too_long(&mut self) {
-        if self.pending.len() > MAX_HEAD_SIZE {
-            self.state = ScanState::Opaque;
-            self.pending = Vec::new();
-        }
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window == needle)
-}
-
-/// The kind of the request whose head is `head`, and what follows the head.
-fn parse_head(head: &[u8]) -> (RequestKind, ScanState) {
-    let head = String::from_utf8_lossy(head);
-    let mut lines = head.lines();
-    let target = lines
-        .next()
-        .and_then(|request_line| request_line.split(' ').nth(1))
-        .unwrap_or_default();
-    let kind = if is_watch_target(target) {
-        RequestKind::Watch
-    } else {
-        RequestKind::Other
-    };
-    let (mut length, mut chunked, mut upgrade) = (0u64, false, false);
-    for (name, value) in lines.filter_map(|line| line.split_once(':')) {
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "content-length" => length = value.parse().unwrap_or(0),
-            "transfer-encoding" => chunked = value.to_ascii_lowercase().ends_with("chunked"),
-            "upgrade" => upgrade = true,
-            _ => {}
-        }
-    }
-    let body = match (upgrade, chunked, length) {
-        (true, _, _) => ScanState::Opaque,
-        (false, true, _) => ScanState::ChunkSize,
-        (false, false, 0) => ScanState::Head,
-        (false, false, remaining) => ScanState::Body { remaining },
-    };
-    (kind, body)
-}
-
-/// Whether a request target's query asks for a watch (`watch=true` or `watch=1`).
-fn is_watch_target(target: &str) -> bool {
-    target.split_once('?').is_some_and(|(_, query)| {
-        query
-            .split('&')
-            .any(|pair| matches!(pair, "watch=true" | "watch=1"))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -662,63 +479,8 @@ mod tests {
 
     const WAIT: Duration = Duration::from_secs(10);
 
-    fn scan_all(parts: &[&[u8]]) -> Vec<RequestKind> {
-        let mut scanner = RequestScanner::default();
-        parts.iter().flat_map(|part| scanner.scan(part)).collect()
-    }
-
-    #[test]
-    fn the_scanner_finds_watches_among_keep_alive_requests() {
-        let list = b"GET /api/v1/pods?limit=500 HTTP/1.1\r\nhost: x\r\n\r\n";
-        let watch = b"GET /api/v1/pods?allowWatchBookmarks=true&watch=true&resourceVersion=5 HTTP/1.1\r\nhost: x\r\n\r\n";
-        let watch_one = b"GET /api/v1/pods?watch=1 HTTP/1.1\r\n\r\n";
-        let not_watch = b"GET /api/v1/pods?watch=false&x=watch=true HTTP/1.1\r\n\r\n";
-        let all = [&list[..], watch, watch_one, not_watch].concat();
-        let expected = [
-            RequestKind::Other,
-            RequestKind::Watch,
-            RequestKind::Watch,
-            RequestKind::Other,
-        ];
-        assert_eq!(scan_all(&[&all]), expected);
-        let one_byte_at_a_time: Vec<&[u8]> = all.chunks(1).collect();
-        assert_eq!(scan_all(&one_byte_at_a_time), expected);
-    }
-
-    #[test]
-    fn the_scanner_skips_bodies_by_length_and_by_chunks() {
-        let fake = b"GET /api/v1/pods?watch=true HTTP/1.1\r\n\r\n";
-        let sized = [
-            format!(
-                "POST /api/v1/namespaces/a/pods HTTP/1.1\r\ncontent-length: {}\r\n\r\n",
-                fake.len()
-            )
-            .as_bytes(),
-            fake,
-        ]
-        .concat();
-        let chunked = [
-            &b"PUT /api/v1/namespaces/a/pods/p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
-            format!("{:x};ext=1\r\n", fake.len()).as_bytes(),
-            fake,
-            b"\r\n0\r\ntrailer: t\r\n\r\n",
-        ]
-        .concat();
-        let list = b"GET /api/v1/pods HTTP/1.1\r\n\r\n";
-        let all = [&sized[..], &chunked, list].concat();
-        let expected = [RequestKind::Other; 3];
-        assert_eq!(scan_all(&[&all]), expected);
-        let cut_in_three: Vec<&[u8]> = all.chunks(all.len() / 3 + 1).collect();
-        assert_eq!(scan_all(&cut_in_three), expected);
-        let one_byte_at_a_time: Vec<&[u8]> = all.chunks(1).collect();
-        assert_eq!(scan_all(&one_byte_at_a_time), expected);
-    }
-
-    #[test]
-    fn the_scanner_stops_after_an_upgrade() {
-        let upgrade = b"GET /api/v1/namespaces/a/pods/p/exec HTTP/1.1\r\nupgrade: websocket\r\n\r\n";
-        let later = b"GET /api/v1/pods?watch=true HTTP/1.1\r\n\r\n";
-        assert_eq!(scan_all(&[&[&upgrade[..], later].concat()]), [RequestKind::Other]);
+    fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+        haystack.windows(needle.len()).position(|window| window == needle)
     }
 
     async fn setup() -> (TestServer, ResetProxy) {
