@@ -10,7 +10,7 @@
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use informer_runtime::{Informer, factory::SharedInformerFactory, handler::EventHandlerFuncs};
+use informer_runtime::{Informer, factory::SharedInformerFactory, informer::handler::EventHandlerFuncs};
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, CustomResource, CustomResourceExt, Resource, api::ObjectMeta, core::Selector};

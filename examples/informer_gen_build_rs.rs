@@ -11,7 +11,7 @@
 use std::{sync::Arc, time::Duration};
 
 use informer_examples::sample_informers::SharedInformerFactory;
-use informer_runtime::handler::EventHandlerFuncs;
+use informer_runtime::informer::handler::EventHandlerFuncs;
 use informer_testserver::TestServer;
 use kube::{
     CustomResourceExt,

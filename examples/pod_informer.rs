@@ -11,7 +11,9 @@
 
 use std::{sync::Arc, time::Duration};
 
-use informer_runtime::{factory::SharedInformerFactory, handler::EventHandlerFuncs, store::NAMESPACE_INDEX};
+use informer_runtime::{
+    cache::NAMESPACE_INDEX, factory::SharedInformerFactory, informer::handler::EventHandlerFuncs,
+};
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube::{Client, api::ObjectMeta, core::Selector};

@@ -23,7 +23,7 @@ use std::{
 
 use informer_examples::sample_informers;
 use informer_runtime::{
-    factory::SharedInformerFactory, handler::EventHandlerFuncs, informer::SharedIndexInformer,
+    factory::SharedInformerFactory, informer::SharedIndexInformer, informer::handler::EventHandlerFuncs,
 };
 use informer_testserver::TestServer;
 use k8s_openapi::api::{

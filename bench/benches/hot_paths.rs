@@ -11,10 +11,10 @@ use criterion::{BatchSize, Criterion, criterion_main};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use informer_runtime::{
-    delta_fifo::{DeltaFifo, DeltaFifoOptions, ProcessError},
-    handler::EventHandlerFuncs,
+    cache::delta_fifo::{DeltaFifo, DeltaFifoOptions, ProcessError},
+    cache::{NAMESPACE_INDEX, Store, namespace_indexers},
+    informer::handler::EventHandlerFuncs,
     informer::{InformerOptions, SharedIndexInformer},
-    store::{NAMESPACE_INDEX, Store, namespace_indexers},
     testing::FakeControllerSource,
 };
 use k8s_openapi::api::core::v1::Pod;

@@ -9,7 +9,7 @@
 use std::{collections::HashMap, fmt::Write as _, time::Duration};
 
 use futures::{Stream, StreamExt, stream};
-use informer_runtime::watch_body::decode_watch_body;
+use informer_runtime::source::watch_body::decode_watch_body;
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::WatchEvent;
 use tokio_util::{
@@ -28,7 +28,7 @@ enum Variant {
     BareStr,
     /// kube-rs's framing: `FramedRead` + `LinesCodec`, then `serde_json::from_str`.
     KubeLines,
-    /// `informer_runtime::watch_body::decode_watch_body`.
+    /// `informer_runtime::source::watch_body::decode_watch_body`.
     Ours,
     /// The same, then a compacting clone of each object (exact-capacity collections).
     OursCompacted,

@@ -11,8 +11,8 @@ use std::{
 };
 
 use informer_runtime::{
+    cache::{Indexers, Store, namespace_indexers},
     lister::Lister,
-    store::{Indexers, Store, namespace_indexers},
 };
 use k8s_openapi::api::core::v1::Pod;
 use kube::{core::Selector, runtime::reflector, runtime::watcher};

@@ -14,12 +14,12 @@ use std::{
 };
 
 use informer_runtime::{
+    cache::namespace_indexers,
     factory::SharedInformerFactory,
-    handler::EventHandlerFuncs,
+    informer::handler::EventHandlerFuncs,
     informer::{InformerOptions, Registration, SharedIndexInformer},
-    kube_lister_watcher::KubeListerWatcher,
     reflector::{InitialListStrategy, ReflectorConfig},
-    store::namespace_indexers,
+    source::KubeListerWatcher,
 };
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;

@@ -15,7 +15,7 @@ use std::{sync::Arc, time::Duration};
 use informer_runtime::{
     MaybeTombstone, ObjectName,
     factory::SharedInformerFactory,
-    handler::EventHandlerFuncs,
+    informer::handler::EventHandlerFuncs,
     lister::Lister,
     workqueue::{RateLimitingQueue, default_controller_rate_limiter},
 };

@@ -20,13 +20,13 @@ pub use kube::{
 };
 
 pub use crate::{
+    cache::{Indexers, namespace_indexers},
     factory::{
         Error as FactoryError, GenericInformer, InformerContext, SharedInformerFactory,
-        SharedInformerFactoryBuilder, TweakListOptions,
+        SharedInformerFactoryBuilder,
     },
     informer::{InformerOptions, SharedIndexInformer},
-    kube_lister_watcher::{ApiScope, KubeListerWatcher},
     lister::{Lister, NamespaceLister},
-    lister_watcher::ListOptions,
-    store::{Indexers, namespace_indexers},
+    source::{ApiScope, KubeListerWatcher},
+    source::{ListOptions, TweakListOptions},
 };

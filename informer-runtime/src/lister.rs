@@ -9,8 +9,8 @@ use kube::{
 use serde::Serialize;
 
 use crate::{
-    key::key_of,
-    store::{NAMESPACE_INDEX, Store},
+    cache::key::key_of,
+    cache::{NAMESPACE_INDEX, Store},
 };
 
 fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
@@ -281,7 +281,7 @@ mod tests {
     use k8s_openapi::api::core::v1::{Namespace, Pod};
 
     use super::*;
-    use crate::store::namespace_indexers;
+    use crate::cache::namespace_indexers;
 
     fn pod(namespace: &str, name: &str, app: &str) -> Arc<Pod> {
         Arc::new(Pod {

@@ -268,9 +268,9 @@ mod tests {
 
     use super::*;
     use crate::{
-        handler::EventHandlerFuncs,
+        informer::handler::EventHandlerFuncs,
         informer::{InformerOptions, SharedIndexInformer},
-        lister_watcher::ListerWatcher,
+        source::ListerWatcher,
         testing::FakeControllerSource,
     };
 

@@ -16,8 +16,8 @@ use kube::{
 };
 
 use crate::{
-    key::object_key,
-    lister_watcher::{Error, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
+    cache::key::object_key,
+    source::{Error, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
 };
 
 type Sender<K> = mpsc::UnboundedSender<Result<WatchEvent<K>, Error>>;

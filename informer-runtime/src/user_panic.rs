@@ -32,7 +32,9 @@ use std::{
     },
 };
 
-use crate::reflector::{self, WatchErrorHandler};
+/// Where an informer's reporter passes the panics it catches: the informer's watch-error
+/// handler, wrapped by the informer.
+pub(crate) type PanicSink = std::sync::Arc<dyn Fn(&UserPanic) + Send + Sync>;
 
 /// The kind of user function that panicked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -134,7 +136,7 @@ pub(crate) struct PanicReporter {
     watch_error_handler: AtomicU64,
     lister_watcher: AtomicU64,
     /// Where panics are forwarded, once the informer starts with a watch-error handler.
-    handler: OnceLock<WatchErrorHandler>,
+    sink: OnceLock<PanicSink>,
 }
 
 impl fmt::Debug for PanicReporter {
@@ -155,9 +157,10 @@ impl PanicReporter {
         }
     }
 
-    /// Forwards later panics to `handler` too.
-    pub(crate) fn forward_to(&self, handler: WatchErrorHandler) {
-        let _ = self.handler.set(handler);
+    /// Forwards later panics to `sink` too (a panic of the sink itself is counted as the
+    /// watch-error handler's).
+    pub(crate) fn forward_to(&self, sink: PanicSink) {
+        let _ = self.sink.set(sink);
     }
 
     /// The counts so far.
@@ -194,15 +197,16 @@ impl PanicReporter {
         if panic.function == UserFunction::WatchErrorHandler {
             return;
         }
-        if let Some(handler) = self.handler.get() {
-            self.call_watch_error_handler(handler, &reflector::Error::Panicked(panic));
+        if let Some(sink) = self.sink.get() {
+            self.call(UserFunction::WatchErrorHandler, None, || sink(&panic));
         }
     }
 
-    /// Calls the watch-error handler with `err`, reporting a panic of the handler itself.
-    pub(crate) fn call_watch_error_handler(&self, handler: &WatchErrorHandler, err: &reflector::Error) {
-        if let Err(message) = catch(|| handler(err)) {
-            self.report(self.panic(UserFunction::WatchErrorHandler, None, message));
+    /// Calls the user function `f` of kind `function` (on the object `key`), reporting its
+    /// panic if it panics. Call it with no lock held.
+    pub(crate) fn call(&self, function: UserFunction, key: Option<String>, f: impl FnOnce()) {
+        if let Err(message) = catch(f) {
+            self.report(self.panic(function, key, message));
         }
     }
 
@@ -244,7 +248,7 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         reporter.forward_to(Arc::new({
             let seen = Arc::clone(&seen);
-            move |err: &reflector::Error| seen.lock().expect("not poisoned").push(err.to_string())
+            move |panic: &UserPanic| seen.lock().expect("not poisoned").push(panic.to_string())
         }));
         reporter.report(reporter.panic(UserFunction::Transform, Some("ns/a".into()), "boom".into()));
         let index = UserFunction::IndexFunction {
@@ -274,7 +278,7 @@ mod tests {
         let calls = Arc::new(AtomicU64::new(0));
         reporter.forward_to(Arc::new({
             let calls = Arc::clone(&calls);
-            move |_: &reflector::Error| {
+            move |_: &UserPanic| {
                 calls.fetch_add(1, Ordering::SeqCst);
                 panic!("handler bug");
             }

@@ -9,8 +9,8 @@ use std::{
 };
 
 use informer_runtime::{
-    MaybeTombstone, factory::SharedInformerFactory, handler::ResourceEventHandler,
-    informer::SharedIndexInformer,
+    MaybeTombstone, factory::SharedInformerFactory, informer::SharedIndexInformer,
+    informer::handler::ResourceEventHandler,
 };
 use informer_tests::{eventually, pod};
 use informer_testserver::{RequestRecord, ResetProxy, TestServer};

@@ -8,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use informer_runtime::{factory::SharedInformerFactory, handler::EventHandlerFuncs};
+use informer_runtime::{factory::SharedInformerFactory, informer::handler::EventHandlerFuncs};
 use informer_tests::{
     derived::{
         custom::{Widget, WidgetInformer, WidgetSpec},

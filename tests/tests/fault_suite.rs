@@ -23,10 +23,10 @@ use std::{
 
 use informer_runtime::{
     DeletedFinalStateUnknown, MaybeTombstone,
-    backoff::BackoffConfig,
+    cache::key::object_key,
     factory::SharedInformerFactory,
-    handler::{EventHandlerFuncs, Notification},
-    key::object_key,
+    informer::handler::{EventHandlerFuncs, Notification},
+    reflector::backoff::BackoffConfig,
 };
 use informer_tests::{
     eventually,

@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use informer_runtime::handler::EventHandlerFuncs;
+use informer_runtime::informer::handler::EventHandlerFuncs;
 use informer_tests::{eventually, generated::SharedInformerFactory};
 use informer_testserver::TestServer;
 use kube::{
@@ -125,7 +125,7 @@ async fn standalone_constructors_are_not_shared() {
         client.clone(),
         Some("a"),
         Duration::ZERO,
-        informer_runtime::store::namespace_indexers(),
+        informer_runtime::cache::namespace_indexers(),
     );
     let factory = SharedInformerFactory::new(client);
     assert!(!informer.is_started());

@@ -10,12 +10,12 @@ use std::{
 
 use informer_runtime::{
     MaybeTombstone,
+    cache::namespace_indexers,
     factory::SharedInformerFactory,
-    handler::{EventHandlerFuncs, ResourceEventHandler},
+    informer::handler::{EventHandlerFuncs, ResourceEventHandler},
     informer::{InformerOptions, SharedIndexInformer},
-    kube_lister_watcher::KubeListerWatcher,
     reflector::{InitialListStrategy, ReflectorConfig},
-    store::namespace_indexers,
+    source::KubeListerWatcher,
 };
 use informer_tests::{eventually, pod};
 use informer_testserver::{Failure, TestServer};

@@ -25,13 +25,13 @@ use std::{
 };
 
 use informer_runtime::{
-    backoff::BackoffConfig,
+    cache::key::object_key,
+    cache::namespace_indexers,
     factory::SharedInformerFactory,
     informer::{InformerOptions, InformerStats, Registration, SharedIndexInformer},
-    key::object_key,
-    kube_lister_watcher::{ApiScope, KubeListerWatcher},
+    reflector::backoff::BackoffConfig,
     reflector::{InitialListStrategy, ReflectorConfig},
-    store::namespace_indexers,
+    source::{ApiScope, KubeListerWatcher},
 };
 use informer_testserver::{Failure, ResetProxy, TestServer};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};

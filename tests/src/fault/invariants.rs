@@ -16,7 +16,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use informer_runtime::{MaybeTombstone, handler::Notification, key::object_key};
+use informer_runtime::{MaybeTombstone, cache::key::object_key, informer::handler::Notification};
 use kube::Resource;
 
 use super::schedule::{REVISION_ANNOTATION, TIER_LABEL};

@@ -14,7 +14,9 @@ use std::{
     time::Duration,
 };
 
-use informer_runtime::{MaybeTombstone, handler::Notification, handler::ResourceEventHandler};
+use informer_runtime::{
+    MaybeTombstone, informer::handler::Notification, informer::handler::ResourceEventHandler,
+};
 
 /// The message of the deliberate panics of a misbehaving handler, and of the transforms and
 /// index functions of objects poisoned for them.

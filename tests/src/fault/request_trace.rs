@@ -17,8 +17,8 @@ use std::{
 
 use futures::{FutureExt, StreamExt, future::BoxFuture};
 use informer_runtime::{
-    kube_lister_watcher::KubeListerWatcher,
-    lister_watcher::{Error, ListOptions, ListerWatcher, WatchStream},
+    source::KubeListerWatcher,
+    source::{Error, ListOptions, ListerWatcher, WatchStream},
 };
 use kube::{
     Resource,

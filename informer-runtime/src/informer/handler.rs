@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::tombstone::MaybeTombstone;
+use crate::cache::MaybeTombstone;
 
 /// One change delivered to a handler.
 #[derive(Debug)]

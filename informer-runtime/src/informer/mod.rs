@@ -7,6 +7,9 @@
 //! add; an update whose resource version did not change (a resync, or a relist of an unchanged
 //! object) reaches only handlers due for a resync.
 
+pub mod handler;
+pub(crate) mod processor;
+mod reclaim;
 use std::{
     convert::Infallible,
     fmt,
@@ -27,17 +30,17 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
-    delta_fifo::{
+    cache::MaybeTombstone,
+    cache::delta_fifo::{
         DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform,
     },
-    handler::{Notification, ResourceEventHandler},
+    cache::{Indexers, Store},
+    informer::handler::{Notification, ResourceEventHandler},
+    informer::processor::{ListenerState, Processor, Sink},
+    informer::reclaim::Reclaimer,
     lister::Lister,
-    lister_watcher::ListerWatcher,
-    processor::{ListenerState, Processor, Sink},
-    reclaim::Reclaimer,
     reflector::{self, Reflector, ReflectorConfig, WatchErrorHandler},
-    store::{Indexers, Store},
-    tombstone::MaybeTombstone,
+    source::ListerWatcher,
     user_panic::{PanicReporter, UserPanicStats, panic_message},
 };
 
@@ -70,7 +73,7 @@ pub enum Error {
     },
     /// The store refused the indexers.
     #[error(transparent)]
-    Indexers(#[from] crate::store::Error),
+    Indexers(#[from] crate::cache::Error),
 }
 
 /// The most changes whose notifications wait before they are sent to the handlers.
@@ -140,7 +143,7 @@ struct Inner<K> {
 /// use std::sync::Arc;
 /// use informer_runtime::{
 ///     handler::EventHandlerFuncs, informer::{InformerOptions, SharedIndexInformer},
-///     lister_watcher::ListerWatcher, store::namespace_indexers,
+///     source::ListerWatcher, store::namespace_indexers,
 /// };
 /// use k8s_openapi::api::core::v1::Pod;
 /// use tokio_util::sync::CancellationToken;
@@ -299,7 +302,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// last call wins. A panic of the handler itself is logged and counted.
     pub fn set_watch_error_handler(
         &self,
-        handler: impl Fn(&reflector::Error) + Send + Sync + 'static,
+        handler: impl Fn(&str, &reflector::Error) + Send + Sync + 'static,
     ) -> Result<(), Error> {
         let mut lifecycle = self.inner.lock_lifecycle();
         self.ensure_not_started("set the watch error handler")?;
@@ -593,7 +596,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         }))
         .with_panic_reporter(Arc::clone(&self.inner.panics));
         if let Some(handler) = &lifecycle.watch_error_handler {
-            self.inner.panics.forward_to(Arc::clone(handler));
+            let (handler_of_panics, description) = (Arc::clone(handler), self.inner.description.clone());
+            self.inner.panics.forward_to(Arc::new(move |panic| {
+                handler_of_panics(&description, &reflector::Error::Panicked(panic.clone()));
+            }));
             reflector = reflector.with_watch_error_handler(Arc::clone(handler));
         }
         let reflector = Arc::new(reflector);
@@ -793,5 +799,4 @@ impl<K: Resource + Clone + Send + Sync + 'static> Drop for NotificationStream<K>
 }
 
 #[cfg(test)]
-#[path = "informer_tests.rs"]
 mod tests;

@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::{
-    handler::EventHandlerFuncs,
-    store::{IndexFunc, namespace_indexers},
+    cache::{IndexFunc, namespace_indexers},
+    informer::handler::EventHandlerFuncs,
     testing::FakeControllerSource,
 };
 
@@ -326,7 +326,7 @@ async fn watch_error_handler_sees_list_errors() {
     let i = informer(&source, Duration::ZERO);
     let errors = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&errors);
-    i.set_watch_error_handler(move |e| sink.lock().expect("lock").push(e.to_string()))
+    i.set_watch_error_handler(move |_, e| sink.lock().expect("lock").push(e.to_string()))
         .expect("before run");
     let running = run(&i);
     eventually("an error", || !errors.lock().expect("lock").is_empty()).await;
@@ -346,7 +346,7 @@ async fn setters_race_with_run() {
             let mut refused = 0;
             for _ in 0..1000 {
                 let a = i.set_transform(|_: &mut Pod| {});
-                let b = i.set_watch_error_handler(|_| {});
+                let b = i.set_watch_error_handler(|_, _| {});
                 refused += usize::from(a.is_err()) + usize::from(b.is_err());
             }
             refused
@@ -1146,7 +1146,7 @@ async fn replaced_objects_are_left_to_the_handlers_on_a_multi_thread_runtime() {
 fn record_panics(i: &SharedIndexInformer<Pod>) -> Arc<Mutex<Vec<String>>> {
     let panics = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&panics);
-    i.set_watch_error_handler(move |err| {
+    i.set_watch_error_handler(move |_, err| {
         if let reflector::Error::Panicked(panic) = err {
             let key = panic.key.clone().unwrap_or_default();
             sink.lock()
@@ -1282,9 +1282,8 @@ struct PanicsOnFirstList {
 impl ListerWatcher<Pod> for PanicsOnFirstList {
     fn list(
         &self,
-        options: &crate::lister_watcher::ListOptions,
-    ) -> futures::future::BoxFuture<'_, Result<kube::core::ObjectList<Pod>, crate::lister_watcher::Error>>
-    {
+        options: &crate::source::ListOptions,
+    ) -> futures::future::BoxFuture<'_, Result<kube::core::ObjectList<Pod>, crate::source::Error>> {
         assert!(
             self.lists.fetch_add(1, Ordering::SeqCst) > 0,
             "lister-watcher bug"
@@ -1294,11 +1293,8 @@ impl ListerWatcher<Pod> for PanicsOnFirstList {
 
     fn watch(
         &self,
-        options: &crate::lister_watcher::ListOptions,
-    ) -> futures::future::BoxFuture<
-        '_,
-        Result<crate::lister_watcher::WatchStream<Pod>, crate::lister_watcher::Error>,
-    > {
+        options: &crate::source::ListOptions,
+    ) -> futures::future::BoxFuture<'_, Result<crate::source::WatchStream<Pod>, crate::source::Error>> {
         self.source.watch(options)
     }
 }
@@ -1334,7 +1330,7 @@ async fn a_panicking_watch_error_handler_is_counted_and_the_informer_goes_on() {
         kube::core::Status::failure("boom", "InternalError").with_code(500),
     ));
     let i = informer(&source, Duration::ZERO);
-    i.set_watch_error_handler(|_| panic!("watch-error handler bug"))
+    i.set_watch_error_handler(|_, _| panic!("watch-error handler bug"))
         .expect("before run");
     let running = run(&i);
     eventually("a handler panic", || i.stats().panics.watch_error_handler > 0).await;

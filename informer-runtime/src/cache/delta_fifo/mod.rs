@@ -18,8 +18,8 @@ use kube::Resource;
 use tokio::sync::{Notify, watch};
 
 use crate::{
-    key::{SharedKey, object_key},
-    tombstone::{DeletedFinalStateUnknown, MaybeTombstone},
+    cache::key::{SharedKey, object_key},
+    cache::{DeletedFinalStateUnknown, MaybeTombstone},
     user_panic::{PanicReporter, UserFunction, catch},
 };
 
@@ -136,7 +136,7 @@ pub trait KnownObjects<K>: Send + Sync {
     fn known_object(&self, key: &str) -> Option<Arc<K>>;
 }
 
-impl<K: Resource + Send + Sync> KnownObjects<K> for crate::store::Store<K> {
+impl<K: Resource + Send + Sync> KnownObjects<K> for crate::cache::Store<K> {
     fn known_keys(&self) -> Vec<Arc<str>> {
         self.shared_keys()
     }
@@ -643,5 +643,4 @@ fn dedup_deletions<K>(deltas: &mut Vec<Delta<K>>) {
 }
 
 #[cfg(test)]
-#[path = "delta_fifo_tests.rs"]
 mod tests;

@@ -21,7 +21,7 @@ use kube::{
 };
 
 use super::*;
-use crate::delta_fifo::{DeltaFifoOptions, ProcessError};
+use crate::cache::delta_fifo::{DeltaFifoOptions, ProcessError};
 
 fn pod(name: &str, rv: &str) -> Pod {
     Pod {
@@ -71,14 +71,10 @@ fn closing_stream(events: Vec<WatchEvent<Pod>>) -> WatchStream<Pod> {
 }
 
 type ListFn = Box<
-    dyn Fn(usize, &ListOptions) -> BoxFuture<'static, Result<ObjectList<Pod>, lister_watcher::Error>>
-        + Send
-        + Sync,
+    dyn Fn(usize, &ListOptions) -> BoxFuture<'static, Result<ObjectList<Pod>, source::Error>> + Send + Sync,
 >;
 type WatchFn = Box<
-    dyn Fn(usize, &ListOptions) -> BoxFuture<'static, Result<WatchStream<Pod>, lister_watcher::Error>>
-        + Send
-        + Sync,
+    dyn Fn(usize, &ListOptions) -> BoxFuture<'static, Result<WatchStream<Pod>, source::Error>> + Send + Sync,
 >;
 
 /// A lister-watcher driven by closures that receive the call number, recording every request.
@@ -91,14 +87,8 @@ struct ScriptedLw {
 
 impl ScriptedLw {
     fn new(
-        list: impl Fn(usize, &ListOptions) -> Result<ObjectList<Pod>, lister_watcher::Error>
-        + Send
-        + Sync
-        + 'static,
-        watch: impl Fn(usize, &ListOptions) -> Result<WatchStream<Pod>, lister_watcher::Error>
-        + Send
-        + Sync
-        + 'static,
+        list: impl Fn(usize, &ListOptions) -> Result<ObjectList<Pod>, source::Error> + Send + Sync + 'static,
+        watch: impl Fn(usize, &ListOptions) -> Result<WatchStream<Pod>, source::Error> + Send + Sync + 'static,
     ) -> Arc<Self> {
         Self::new_async(
             move |n, o| ready(list(n, o)).boxed(),
@@ -107,11 +97,11 @@ impl ScriptedLw {
     }
 
     fn new_async(
-        list: impl Fn(usize, &ListOptions) -> BoxFuture<'static, Result<ObjectList<Pod>, lister_watcher::Error>>
+        list: impl Fn(usize, &ListOptions) -> BoxFuture<'static, Result<ObjectList<Pod>, source::Error>>
         + Send
         + Sync
         + 'static,
-        watch: impl Fn(usize, &ListOptions) -> BoxFuture<'static, Result<WatchStream<Pod>, lister_watcher::Error>>
+        watch: impl Fn(usize, &ListOptions) -> BoxFuture<'static, Result<WatchStream<Pod>, source::Error>>
         + Send
         + Sync
         + 'static,
@@ -141,7 +131,7 @@ impl ScriptedLw {
 }
 
 impl ListerWatcher<Pod> for ScriptedLw {
-    fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<Pod>, lister_watcher::Error>> {
+    fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<Pod>, source::Error>> {
         let n = {
             let mut lists = self.lists.lock().expect("lock");
             lists.push(options.clone());
@@ -150,7 +140,7 @@ impl ListerWatcher<Pod> for ScriptedLw {
         (self.list)(n, options)
     }
 
-    fn watch(&self, options: &ListOptions) -> BoxFuture<'_, Result<WatchStream<Pod>, lister_watcher::Error>> {
+    fn watch(&self, options: &ListOptions) -> BoxFuture<'_, Result<WatchStream<Pod>, source::Error>> {
         let n = {
             let mut watches = self.watches.lock().expect("lock");
             watches.push(options.clone());
@@ -194,14 +184,14 @@ fn error_log() -> (Arc<Mutex<Vec<String>>>, WatchErrorHandler) {
     let sink = Arc::clone(&log);
     (
         log,
-        Arc::new(move |err: &Error| sink.lock().expect("lock").push(err.to_string())),
+        Arc::new(move |_: &str, err: &Error| sink.lock().expect("lock").push(err.to_string())),
     )
 }
 
 // TestCloseWatchChannelOnError
 #[tokio::test(start_paused = true)]
 async fn watch_is_closed_on_error_event() {
-    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, lister_watcher::Error>>();
+    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, source::Error>>();
     let rx = Mutex::new(Some(rx));
     let lw = ScriptedLw::new(
         |_, _| Ok(list_of("1", vec![], None)),
@@ -219,7 +209,7 @@ async fn watch_is_closed_on_error_event() {
 // TestRunUntil
 #[tokio::test(start_paused = true)]
 async fn run_returns_and_closes_the_watch_when_cancelled() {
-    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, lister_watcher::Error>>();
+    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, source::Error>>();
     let rx = Mutex::new(Some(rx));
     let lw = ScriptedLw::new(
         |_, _| Ok(list_of("1", vec![], None)),
@@ -306,7 +296,7 @@ async fn cancelled_before_start_calls_neither_list_nor_watch() {
 // TestReflectorWatchStoppedAfter
 #[tokio::test(start_paused = true)]
 async fn cancelled_during_watch_returns_and_stops_the_watch() {
-    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, lister_watcher::Error>>();
+    let (tx, rx) = mpsc::unbounded::<Result<WatchEvent<Pod>, source::Error>>();
     let rx = Mutex::new(Some(rx));
     let lw = ScriptedLw::new(
         |_, _| Ok(list_of("1", vec![], None)),
@@ -419,7 +409,7 @@ async fn pop_newest(f: &DeltaFifo<Pod>, count: usize) -> Vec<String> {
     out
 }
 
-type Deltas = crate::delta_fifo::Deltas<Pod>;
+type Deltas = crate::cache::delta_fifo::Deltas<Pod>;
 
 // TestReflectorListAndWatch (both the streaming and the list+watch variant)
 #[tokio::test(start_paused = true)]
@@ -570,10 +560,10 @@ async fn list_and_watch_with_errors() {
                     items.iter().map(|(n, rv)| pod(n, rv)).collect(),
                     None,
                 )),
-                Err(msg) => Err(lister_watcher::Error::status(500, "InternalError", *msg)),
+                Err(msg) => Err(source::Error::status(500, "InternalError", *msg)),
             },
             move |_, _| match watch_error {
-                Some(msg) => Err(lister_watcher::Error::status(403, "Forbidden", msg)),
+                Some(msg) => Err(source::Error::status(403, "Forbidden", msg)),
                 None => Ok(open_stream(events.clone())),
             },
         );
@@ -601,7 +591,7 @@ async fn connection_refused_watches_back_off_without_relisting() {
             |_, _| Ok(list_of("1", vec![], None)),
             move |n, _| {
                 if n < failures {
-                    Err(lister_watcher::Error::Connect("connection refused".into()))
+                    Err(source::Error::Connect("connection refused".into()))
                 } else {
                     Ok(open_stream(vec![]))
                 }
@@ -644,7 +634,7 @@ async fn too_many_requests_backs_off_and_rewatches() {
     let lw = ScriptedLw::new(
         |_, _| Ok(list_of("1", vec![], None)),
         |n, _| match n {
-            0 => Err(lister_watcher::Error::status(429, "TooManyRequests", "slow down")),
+            0 => Err(source::Error::status(429, "TooManyRequests", "slow down")),
             1 => Ok(closing_stream(vec![status_event(429, "TooManyRequests")])),
             // ends the round (an empty watch closing at once would be watched again)
             _ => Ok(closing_stream(vec![status_event(410, "Expired")])),
@@ -671,7 +661,7 @@ async fn too_many_requests_never_relists() {
         |_, _| Ok(list_of("1", vec![], None)),
         |n, _| {
             if n < 4 {
-                Err(lister_watcher::Error::status(429, "TooManyRequests", "slow down"))
+                Err(source::Error::status(429, "TooManyRequests", "slow down"))
             } else {
                 Ok(closing_stream(vec![status_event(410, "Expired")]))
             }
@@ -743,7 +733,7 @@ async fn failing_resync_ends_the_round_without_error() {
 }
 
 /// A list that serves pods 0..10 in pages keyed by continue tokens "", "C1", "C2".
-fn paged_list(page: usize, options: &ListOptions) -> Result<ObjectList<Pod>, lister_watcher::Error> {
+fn paged_list(page: usize, options: &ListOptions) -> Result<ObjectList<Pod>, source::Error> {
     let token = options.continue_token.as_deref().unwrap_or("");
     let (range, next) = match (token, page) {
         ("", 4) => (0..4, Some("C1")),
@@ -753,7 +743,7 @@ fn paged_list(page: usize, options: &ListOptions) -> Result<ObjectList<Pod>, lis
         ("C1", 500) => (4..8, Some("C2")),
         ("C2", 500) => (8..10, None),
         _ => {
-            return Err(lister_watcher::Error::status(
+            return Err(source::Error::status(
                 400,
                 "BadRequest",
                 format!("unexpected {options:?}"),
@@ -937,11 +927,7 @@ async fn expired_relist_retries_at_most_recent_at_once() {
     let lw = ScriptedLw::new(
         |n, _| match n {
             0 => Ok(list_of("10", pods(0..4, "10"), None)),
-            1 => Err(lister_watcher::Error::status(
-                410,
-                "Expired",
-                "too old resource version",
-            )),
+            1 => Err(source::Error::status(410, "Expired", "too old resource version")),
             _ => Ok(list_of("11", pods(0..8, "11"), None)),
         },
         |_, _| Ok(closing_stream(vec![])),
@@ -970,11 +956,7 @@ async fn expired_continuation_falls_back_to_a_full_list() {
         |n, o| match n {
             0 => Ok(list_of("10", pods(0..4, "10"), None)),
             1 => Ok(list_of("10", pods(0..4, "10"), Some("C1"))),
-            2 => Err(lister_watcher::Error::status(
-                410,
-                "Expired",
-                "continue token expired",
-            )),
+            2 => Err(source::Error::status(410, "Expired", "continue token expired")),
             _ => {
                 assert_eq!(o.limit, None, "the full list is not paginated");
                 Ok(list_of("11", pods(0..8, "11"), None))
@@ -1002,7 +984,7 @@ async fn expired_continuation_falls_back_to_a_full_list() {
 // TestReflectorFullListIfTooLarge
 #[tokio::test(start_paused = true)]
 async fn too_large_resource_version_relists_at_most_recent() {
-    fn too_large(form: usize) -> lister_watcher::Error {
+    fn too_large(form: usize) -> source::Error {
         let (message, cause_reason, cause_message) = match form {
             0 => ("", "ResourceVersionTooLarge", ""),
             1 => ("", "", "Too large resource version"),
@@ -1017,7 +999,7 @@ async fn too_large_resource_version_relists_at_most_recent() {
             }],
             ..details()
         });
-        lister_watcher::Error::Api(Box::new(status))
+        source::Error::Api(Box::new(status))
     }
     let lw = ScriptedLw::new(
         |n, _| match n {
@@ -1176,7 +1158,7 @@ async fn streaming_list_takes_the_version_of_the_end_bookmark() {
     for (events, want) in cases {
         let lw = ScriptedLw::new(
             |_, _| {
-                Err(lister_watcher::Error::status(
+                Err(source::Error::status(
                     500,
                     "InternalError",
                     "no list in this test",
@@ -1213,8 +1195,8 @@ async fn streaming_list_rows() {
 
     // The server refuses sendInitialEvents: fall back to list + watch in the same round.
     for refusal in [
-        lister_watcher::Error::status(400, "Invalid", "sendInitialEvents is forbidden"),
-        lister_watcher::Error::status(500, "InternalError", "dummy"),
+        source::Error::status(400, "Invalid", "sendInitialEvents is forbidden"),
+        source::Error::status(500, "InternalError", "dummy"),
     ] {
         let refusal = Mutex::new(Some(refusal));
         let lw = ScriptedLw::new(
@@ -1255,7 +1237,7 @@ async fn streaming_list_rows() {
 
     // Added, modified and deleted objects during the initial events.
     let lw = ScriptedLw::new(
-        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |_, _| Err(source::Error::status(500, "InternalError", "no list")),
         |_, _| {
             Ok(open_stream(vec![
                 WatchEvent::Added(pod("p1", "1")),
@@ -1286,10 +1268,10 @@ async fn streaming_list_rows() {
 
     // 429 twice, then success: three identical streaming requests.
     let lw = ScriptedLw::new(
-        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |_, _| Err(source::Error::status(500, "InternalError", "no list")),
         |n, _| {
             if n < 2 {
-                Err(lister_watcher::Error::status(429, "TooManyRequests", "slow down"))
+                Err(source::Error::status(429, "TooManyRequests", "slow down"))
             } else {
                 Ok(open_stream(vec![
                     WatchEvent::Added(pod("p1", "1")),
@@ -1310,7 +1292,7 @@ async fn streaming_list_rows() {
 
     // The watch stops after one event, before the bookmark: the same request again.
     let lw = ScriptedLw::new(
-        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |_, _| Err(source::Error::status(500, "InternalError", "no list")),
         |n, _| {
             Ok(if n == 0 {
                 closing_stream(vec![WatchEvent::Added(pod("p1", "1"))])
@@ -1331,7 +1313,7 @@ async fn streaming_list_rows() {
 
     // The watch stops after the sync: the next request is a plain watch from the bookmark.
     let lw = ScriptedLw::new(
-        |_, _| Err(lister_watcher::Error::status(500, "InternalError", "no list")),
+        |_, _| Err(source::Error::status(500, "InternalError", "no list")),
         |n, _| {
             Ok(if n == 0 {
                 closing_stream(vec![
@@ -1397,7 +1379,7 @@ async fn streaming_list_without_end_bookmark_falls_back_to_a_list() {
 #[tokio::test(start_paused = true)]
 async fn run_reports_list_errors_and_backs_off() {
     let lw = ScriptedLw::new(
-        |_, _| Err(lister_watcher::Error::status(403, "Forbidden", "Access Denied")),
+        |_, _| Err(source::Error::status(403, "Forbidden", "Access Denied")),
         |_, _| Ok(open_stream(vec![])),
     );
     let (log, handler) = error_log();

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kube::core::ListMeta;
 
-use crate::lister_watcher::{Error, ListOptions, ListerWatcher};
+use crate::source::{Error, ListOptions, ListerWatcher};
 
 /// The page size used when the caller does not set one.
 pub(crate) const DEFAULT_PAGE_SIZE: u32 = 500;

@@ -9,7 +9,7 @@ use std::{
 use kube::Resource;
 
 use crate::{
-    key::{SharedKey, object_key},
+    cache::key::{SharedKey, object_key},
     user_panic::{PanicReporter, UserFunction, UserPanic, catch},
 };
 

@@ -16,6 +16,8 @@
 //!   back to a plain list if the server refuses;
 //! - a resync timer asks the store to re-deliver known objects.
 
+pub mod backoff;
+mod retry_window;
 use std::{
     collections::HashMap,
     fmt,
@@ -37,15 +39,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
-    backoff::{Backoff, BackoffConfig},
-    delta_fifo::DeltaFifo,
-    key::object_key,
-    lister_watcher::{
-        self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream,
-    },
-    pager::{DEFAULT_PAGE_SIZE, list_pages},
-    retry_window::RetryWindow,
-    store::Store,
+    cache::Store,
+    cache::delta_fifo::DeltaFifo,
+    cache::key::object_key,
+    reflector::backoff::{Backoff, BackoffConfig},
+    reflector::retry_window::RetryWindow,
+    source::pager::{DEFAULT_PAGE_SIZE, list_pages},
+    source::{self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
     user_panic::{PanicReporter, UserFunction, UserPanic, panic_message},
 };
 
@@ -116,7 +116,7 @@ pub enum Error {
         resource: String,
         /// The cause.
         #[source]
-        source: lister_watcher::Error,
+        source: source::Error,
     },
     /// Opening a watch failed, or an open watch failed.
     #[error("failed to watch {resource}: {source}")]
@@ -125,7 +125,7 @@ pub enum Error {
         resource: String,
         /// The cause.
         #[source]
-        source: lister_watcher::Error,
+        source: source::Error,
     },
     /// The server closed a watch at once without any event.
     #[error(
@@ -162,7 +162,7 @@ pub enum Error {
 
 impl Error {
     /// The lister-watcher error behind this one, if any.
-    pub fn api_error(&self) -> Option<&lister_watcher::Error> {
+    pub fn api_error(&self) -> Option<&source::Error> {
         match self {
             Self::List { source, .. } | Self::Watch { source, .. } => Some(source),
             _ => None,
@@ -171,7 +171,7 @@ impl Error {
 
     /// Whether the cause is a 410 Expired (routine after compaction).
     pub fn is_expired(&self) -> bool {
-        self.api_error().is_some_and(lister_watcher::Error::is_expired)
+        self.api_error().is_some_and(source::Error::is_expired)
     }
 }
 
@@ -273,8 +273,10 @@ pub struct ReflectorStats {
     pub last_resource_version: String,
 }
 
-/// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
-pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
+/// Called with every error an informer (or a reflector) recovers from, with the informer's
+/// description (client-go's `WatchErrorHandler`). One signature everywhere: the factory's,
+/// an informer's and a reflector's handlers are all of this type.
+pub type WatchErrorHandler = Arc<dyn Fn(&str, &Error) + Send + Sync>;
 
 /// Asked when the resync timer fires; the store resyncs only if it answers `true`.
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
@@ -318,7 +320,7 @@ enum WatchEnd {
 enum StreamEnd {
     Synced(String),
     Closed,
-    Failed(lister_watcher::Error),
+    Failed(source::Error),
 }
 
 impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
@@ -433,7 +435,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             _ => self.counters.watch_errors.fetch_add(1, Ordering::Relaxed),
         };
         match &self.watch_error_handler {
-            Some(handler) => self.panics.call_watch_error_handler(handler, err),
+            Some(handler) => self.panics.call(UserFunction::WatchErrorHandler, None, || {
+                handler(&self.resource, err)
+            }),
             None if err.is_expired() => tracing::debug!(resource = %self.resource, error = %err, "relisting"),
             None => tracing::warn!(resource = %self.resource, error = %err, "list and watch failed"),
         }
@@ -576,7 +580,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         }
     }
 
-    fn watch_error(&self, source: lister_watcher::Error) -> Error {
+    fn watch_error(&self, source: source::Error) -> Error {
         Error::Watch {
             resource: self.resource.clone(),
             source,
@@ -637,9 +641,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 Err(WatchEnd::Stopped) => return Ok(()),
                 Err(WatchEnd::Failed(err)) => err,
             };
-            let internal = err
-                .api_error()
-                .is_some_and(lister_watcher::Error::is_internal_error);
+            let internal = err.api_error().is_some_and(source::Error::is_internal_error);
             if internal {
                 retry.record();
             }
@@ -647,9 +649,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             // The last resource version is still good after a 429 or a watch that closed at
             // once (client-go relists after the latter): back off and watch again.
             let rewatch = matches!(err, Error::VeryShortWatch { .. })
-                || err
-                    .api_error()
-                    .is_some_and(lister_watcher::Error::is_too_many_requests);
+                || err.api_error().is_some_and(source::Error::is_too_many_requests);
             if rewatch {
                 if !self.backoff(cancel).await {
                     return Ok(());
@@ -710,9 +710,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 }
                 WatchEvent::Bookmark(bookmark) => bookmark.metadata.resource_version,
                 WatchEvent::Error(status) => {
-                    return Err(WatchEnd::Failed(
-                        self.watch_error(lister_watcher::Error::Api(status)),
-                    ));
+                    return Err(WatchEnd::Failed(self.watch_error(source::Error::Api(status))));
                 }
             };
             events += 1;
@@ -807,7 +805,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                                 }
                             }
                             WatchEvent::Error(status) => {
-                                break StreamEnd::Failed(lister_watcher::Error::Api(status));
+                                break StreamEnd::Failed(source::Error::Api(status));
                             }
                         }
                     }
@@ -848,11 +846,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
 
     /// Decides how a failed streaming list goes on: `Ok(true)` to retry, `Ok(false)` when
     /// cancelled during the backoff, `Err` to fall back to a plain list.
-    async fn retry_watch_list(
-        &self,
-        err: lister_watcher::Error,
-        cancel: &CancellationToken,
-    ) -> Result<bool, Error> {
+    async fn retry_watch_list(&self, err: source::Error, cancel: &CancellationToken) -> Result<bool, Error> {
         if err.is_connection_refused() || err.is_too_many_requests() {
             self.report(&self.watch_error(err));
             return Ok(self.backoff(cancel).await);
@@ -870,5 +864,4 @@ fn resource_version_of<K: Resource>(obj: &K) -> String {
 }
 
 #[cfg(test)]
-#[path = "reflector_tests.rs"]
 mod tests;

@@ -1,5 +1,11 @@
 //! The list and watch contract between the reflector and an API server.
 
+mod kube_lister_watcher;
+pub(crate) mod pager;
+#[doc(hidden)]
+pub mod watch_body;
+
+pub use kube_lister_watcher::{ApiScope, DEFAULT_RESPONSE_TIMEOUT, KubeListerWatcher, RequestError};
 use std::{error::Error as StdError, fmt};
 
 use futures::{future::BoxFuture, stream::BoxStream};
@@ -7,6 +13,11 @@ use kube::core::{ObjectList, Status, WatchEvent, params::VersionMatch};
 
 /// The annotation on the bookmark that ends the initial events of a streaming list.
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
+
+/// Changes the options of every list and watch request of a lister-watcher (client-go's
+/// `TweakListOptionsFunc`), such as adding a label selector. A factory applies one to all of
+/// its informers.
+pub type TweakListOptions = std::sync::Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 
 /// Options of one list or watch request (meta/v1 `ListOptions`).
 ///
@@ -162,7 +173,7 @@ pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
 /// Watch streams report server `ERROR` events as [`WatchEvent::Error`] and transport or decode
 /// failures as `Err` items; they never panic. A connection that ends or times out in the
 /// middle of a watch ([`Error::is_probable_eof`]) ends the stream without an `Err` item (as
-/// [`decode_watch_body`](crate::watch_body::decode_watch_body) does), so the reflector
+/// [`decode_watch_body`](crate::source::watch_body::decode_watch_body) does), so the reflector
 /// re-watches instead of relisting.
 pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
     /// Lists the objects.

@@ -13,9 +13,8 @@ use kube::{
 use serde::de::DeserializeOwned;
 
 use crate::{
-    factory::TweakListOptions,
-    lister_watcher::{Error, ListOptions, ListerWatcher, WatchStream},
-    watch_body::decode_watch_body,
+    source::watch_body::decode_watch_body,
+    source::{Error, ListOptions, ListerWatcher, TweakListOptions, WatchStream},
 };
 
 /// The client gives up on a watch this long after the server should have closed it: a

@@ -36,7 +36,7 @@ use tokio::{
 
 use crate::{
     deadline::saturating_deadline,
-    handler::{Notification, ResourceEventHandler},
+    informer::handler::{Notification, ResourceEventHandler},
     user_panic::panic_message,
 };
 

@@ -10,13 +10,13 @@ use futures::{Stream, StreamExt};
 use kube::core::{Status, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use crate::lister_watcher::{BoxError, Error, is_connection_end};
+use crate::source::{BoxError, Error, is_connection_end};
 
 /// A split line longer than this gives its buffer back once decoded.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
 
 /// The events in a watch body, given as a stream of its chunks (for a lister-watcher over
-/// another HTTP client; [`KubeListerWatcher`](crate::kube_lister_watcher::KubeListerWatcher)
+/// another HTTP client; [`KubeListerWatcher`](crate::source::KubeListerWatcher)
 /// uses it on kube's responses).
 ///
 /// A line that is not an event but a `Status` (an error the server wrote instead of an event)

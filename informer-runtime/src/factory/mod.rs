@@ -1,6 +1,7 @@
 //! The shared informer factory: one informer per resource type, started together, waited for
 //! together, shut down together (client-go's `SharedInformerFactory`).
 
+mod thread;
 use std::{
     any::{Any, TypeId},
     collections::HashMap,
@@ -19,19 +20,15 @@ use serde::{Serialize, de::DeserializeOwned};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
-    delta_fifo::Transform,
+    cache::delta_fifo::Transform,
+    cache::namespace_indexers,
+    factory::thread::InformerThread,
     informer::{InformerOptions, InformerStats, SharedIndexInformer},
-    informer_thread::InformerThread,
-    kube_lister_watcher::{ApiScope, KubeListerWatcher},
     lister::GenericLister,
-    lister_watcher::ListOptions,
     reflector,
-    store::namespace_indexers,
+    source::ListOptions,
+    source::{ApiScope, KubeListerWatcher, TweakListOptions},
 };
-
-/// Changes the options of every list and watch of the factory's informers (client-go's
-/// `TweakListOptionsFunc`), such as a label selector.
-pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 
 type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 type FactoryWatchErrorHandler = Arc<dyn Fn(&str, &reflector::Error) + Send + Sync>;
@@ -625,8 +622,7 @@ impl SharedInformerFactory {
             }
         }
         if let Some(handler) = options.watch_error_handler.clone() {
-            let description = informer.description().to_owned();
-            if let Err(err) = informer.set_watch_error_handler(move |e| handler(&description, e)) {
+            if let Err(err) = informer.set_watch_error_handler(move |informer, e| handler(informer, e)) {
                 tracing::warn!(error = %err, "the factory's watch error handler was not applied");
             }
         }

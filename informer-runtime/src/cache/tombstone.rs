@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use crate::key::{ObjectName, object_key};
+use crate::cache::key::{ObjectName, object_key};
 
 /// A deleted object whose final state is unknown (client-go's `DeletedFinalStateUnknown`).
 ///
