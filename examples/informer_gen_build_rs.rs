@@ -1,6 +1,6 @@
 //! Typed informers generated at build time: `build.rs` runs `informer_gen::Config` on a crate
 //! of custom resource types (`sample-crds`), and the generated factory gives
-//! `factory.example().v1().foos()` and `factory.for_resource(&gvr)`.
+//! `informers.example().v1().foos()` and `informers.for_resource(&gvr)`.
 //!
 //! It runs against the embedded API server, prints what the informers see, and exits.
 //!
@@ -10,7 +10,8 @@
 
 use std::{sync::Arc, time::Duration};
 
-use informer_examples::sample_informers::SharedInformerFactory;
+use informer_examples::sample_informers::Informers;
+use informer_runtime::SharedInformerFactory;
 use informer_runtime::informer::handler::EventHandlerFuncs;
 use informer_testserver::TestServer;
 use kube::{
@@ -44,9 +45,11 @@ async fn main() -> Result<(), BoxError> {
         },
     ))?;
 
-    // The generated factory wraps the runtime's: one shared informer per resource type.
+    // The runtime's factory owns one shared informer per resource type; the generated
+    // `Informers` is its typed view.
     let factory = SharedInformerFactory::new(server.client()?);
-    let foos = factory.example().v1().foos();
+    let informers = Informers::new(&factory);
+    let foos = informers.example().v1().foos();
     foos.informer()
         .add_event_handler(EventHandlerFuncs::new().added(|object: Arc<Foo>, initial| {
             let name = object.metadata.name.as_deref().unwrap_or("");
@@ -56,7 +59,7 @@ async fn main() -> Result<(), BoxError> {
                 if initial { " by the initial list" } else { "" }
             );
         }))?;
-    let bars = factory.example().v1().bars();
+    let bars = informers.example().v1().bars();
     // Informers are created on first request: request every one before `start` (an informer
     // requested later needs another `start`).
     bars.informer();
@@ -76,13 +79,13 @@ async fn main() -> Result<(), BoxError> {
 
     // Generic code reaches the same informers through their group, version and resource.
     let gvr = GroupVersionResource::gvr("example.com", "v1", "foos");
-    let generic = factory.for_resource(&gvr)?;
+    let generic = informers.for_resource(&gvr)?;
     println!(
         "for_resource({gvr:?}): {} objects",
         generic.lister().list(&Selector::default()).len()
     );
     let unknown = GroupVersionResource::gvr("example.com", "v9", "foos");
-    if let Err(err) = factory.for_resource(&unknown) {
+    if let Err(err) = informers.for_resource(&unknown) {
         println!("for_resource of an unknown resource: {err}");
     }
 

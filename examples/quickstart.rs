@@ -184,8 +184,8 @@ async fn main() -> Result<(), BoxError> {
 
     // One runtime factory, seen through the built-in and the generated accessors.
     let factory = SharedInformerFactory::new(client);
-    let builtin = k8s_informers::SharedInformerFactory::from_runtime(factory.clone());
-    let custom_resources = sample_informers::SharedInformerFactory::from_runtime(factory.clone());
+    let builtin = k8s_informers::Informers::new(&factory);
+    let custom_resources = sample_informers::Informers::new(&factory);
     let pods = builtin.core().v1().pods();
     let deployments = builtin.apps().v1().deployments();
     let namespaces = builtin.core().v1().namespaces();

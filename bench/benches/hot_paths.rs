@@ -11,10 +11,13 @@ use criterion::{BatchSize, Criterion, criterion_main};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use informer_runtime::{
-    cache::delta_fifo::{DeltaFifo, DeltaFifoOptions, ProcessError},
-    cache::{NAMESPACE_INDEX, Store, namespace_indexers},
-    informer::handler::EventHandlerFuncs,
-    informer::{InformerOptions, SharedIndexInformer},
+    EventHandlerFuncs, SharedIndexInformer,
+    cache::{
+        NAMESPACE_INDEX, Store,
+        delta_fifo::{self, DeltaFifo, ProcessError},
+        namespace_indexers,
+    },
+    informer,
     testing::FakeControllerSource,
 };
 use k8s_openapi::api::core::v1::Pod;
@@ -86,7 +89,7 @@ fn delta_fifo(c: &mut Criterion) {
     let objects = pods(1);
     c.bench_function("delta_fifo add+pop 1000", |b| {
         b.iter_batched(
-            || (DeltaFifo::new(DeltaFifoOptions::default()), objects.clone()),
+            || (DeltaFifo::new(delta_fifo::Config::default()), objects.clone()),
             |(fifo, objects)| {
                 for pod in objects {
                     fifo.add(pod);
@@ -124,9 +127,9 @@ fn processor(c: &mut Criterion) {
         }
         let informer = SharedIndexInformer::from_arc(
             Arc::clone(&source) as _,
-            InformerOptions {
+            informer::Config {
                 indexers: namespace_indexers(),
-                ..InformerOptions::default()
+                ..informer::Config::default()
             },
         );
         let delivered = Arc::new(AtomicU64::new(0));

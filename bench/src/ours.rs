@@ -14,12 +14,10 @@ use std::{
 };
 
 use informer_runtime::{
+    EventHandlerFuncs, KubeListerWatcher, SharedIndexInformer, SharedInformerFactory,
     cache::namespace_indexers,
-    factory::SharedInformerFactory,
-    informer::handler::EventHandlerFuncs,
-    informer::{InformerOptions, Registration, SharedIndexInformer},
-    reflector::{InitialListStrategy, ReflectorConfig},
-    source::KubeListerWatcher,
+    informer::{self, Registration},
+    reflector::{self, InitialListStrategy},
 };
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -63,20 +61,22 @@ pub(crate) fn pod_informer(
 ) -> SharedIndexInformer<Pod> {
     match initial {
         InitialList::Paged => factory.informer::<Pod>(),
-        InitialList::Streaming => factory.informer_for(|context| {
-            SharedIndexInformer::new(
-                KubeListerWatcher::new(Api::<Pod>::all(context.client().clone())),
-                InformerOptions {
-                    resync_period: context.resync_period(),
-                    indexers: namespace_indexers(),
-                    reflector: ReflectorConfig {
-                        initial_list_strategy: InitialListStrategy::StreamingList,
-                        ..ReflectorConfig::default()
+        InitialList::Streaming => factory
+            .informer_for(|context| {
+                SharedIndexInformer::new(
+                    KubeListerWatcher::new(Api::<Pod>::all(context.client().clone())),
+                    informer::Config {
+                        resync_period: context.resync_period(),
+                        indexers: namespace_indexers(),
+                        reflector: reflector::Config {
+                            initial_list_strategy: InitialListStrategy::StreamingList,
+                            ..reflector::Config::default()
+                        },
+                        description: Some("pods".into()),
                     },
-                    description: Some("pods".into()),
-                },
-            )
-        }),
+                )
+            })
+            .expect("the factory's first pod informer"),
     }
 }
 

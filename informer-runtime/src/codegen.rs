@@ -21,11 +21,8 @@ pub use kube::{
 
 pub use crate::{
     cache::{Indexers, namespace_indexers},
-    factory::{
-        Error as FactoryError, GenericInformer, InformerContext, SharedInformerFactory,
-        SharedInformerFactoryBuilder,
-    },
-    informer::{InformerOptions, SharedIndexInformer},
+    factory::{Error as FactoryError, GenericInformer, InformerContext, SharedInformerFactory},
+    informer::{Config as InformerConfig, SharedIndexInformer},
     lister::{Lister, NamespaceLister},
     source::{ApiScope, KubeListerWatcher},
     source::{ListOptions, TweakListOptions},

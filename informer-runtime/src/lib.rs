@@ -1,4 +1,106 @@
-//! client-go's informer machinery for Rust, on kube-rs.
+//! client-go's informer machinery for Rust, on kube-rs: one list-and-watch per resource type,
+//! shared by every consumer; an indexed in-memory cache of the objects; event handlers; typed
+//! listers; and the work queues controllers drain.
+//!
+//! # Start with [`SharedInformerFactory`]
+//!
+//! A factory owns one informer per resource type. Ask it for the informers you need, register
+//! handlers, start it, wait for the caches, then read from listers:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//!
+//! use informer_runtime::prelude::*;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! # let server = informer_testserver::TestServer::start().await?;
+//! # let client = server.client()?;
+//! # let mut settings = ConfigMap::default();
+//! # settings.metadata.name = Some("settings".into());
+//! # settings.metadata.namespace = Some("default".into());
+//! # server.create_typed(&settings)?;
+//!
+//! let factory = SharedInformerFactory::new(client);
+//! let config_maps = factory.informer::<ConfigMap>();
+//! config_maps.add_event_handler(EventHandlerFuncs::new().added(|cm: Arc<ConfigMap>, _initial| {
+//!     println!("added {:?}", cm.metadata.name);
+//! }))?;
+//!
+//! factory.start();
+//! let report = factory.wait_for_cache_sync().await;
+//! assert!(report.all_synced(), "{report}");
+//!
+//! let lister = config_maps.lister();
+//! assert!(lister.by_namespace("default").get("settings").is_some());
+//! factory.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every typed resource works this way (k8s-openapi types and `#[derive(CustomResource)]`
+//! types). For typed accessors by group and version (`informers.apps().v1().deployments()`)
+//! and `for_resource(gvr)`, use the generated `Informers` of the `k8s-informers` crate (built-in
+//! resources) or of your own crate (`informer-gen`, or `#[derive(Informer)]` with the `derive`
+//! feature): each is a typed view of one [`SharedInformerFactory`], and views over the same
+//! factory share its informers, its start and its sync.
+//!
+//! # How data flows
+//!
+//! ```text
+//!   API server
+//!       │  list, then watch from the list's resource version          source
+//!       ▼
+//!   Reflector: relists after 410 Gone, resumes watches, backs off      reflector
+//!       │  deltas (added, updated, deleted, replaced, sync)
+//!       ▼
+//!   DeltaFifo ──────────► Store + indexes                              cache
+//!       │  popped in order                     ▲ read by
+//!       ▼                                      │
+//!   SharedIndexInformer ──► handlers, each     Lister                   informer, lister
+//!       ▲                   on its own thread  │
+//!       │ one per type          │ keys         │
+//!   SharedInformerFactory       ▼              │                        factory
+//!                           WorkQueue ──► your workers ──┘              workqueue
+//! ```
+//!
+//! # Modules
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`] |
+//! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
+//! | [`cache`] | keys, tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes, the DeltaFIFO |
+//! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]) and statistics |
+//! | [`factory`] | [`SharedInformerFactory`]: one informer per type, started, synced and stopped together |
+//! | [`lister`] | typed [`Lister`]s and namespaced views over a cache |
+//! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
+//! | [`user_panic`] | what happens when a transform, index function or handler panics |
+//! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
+//! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |
+//!
+//! # Features
+//!
+//! - `metrics`: the `metrics` module (prometheus-client).
+//! - `testing`: the `testing` module, a fake lister-watcher (client-go's `FakeControllerSource`).
+//! - `derive`: `#[derive(Informer)]`, re-exported as `informer_runtime::Informer`.
+//!
+//! # Conventions
+//!
+//! - Each module's options are its `Config` ([`reflector::Config`], [`informer::Config`],
+//!   [`cache::delta_fifo::Config`], [`reflector::backoff::Config`]), its failures its `Error`,
+//!   with a `Result` alias.
+//! - Setters that configure something not yet built take `self` and are named after what they
+//!   set (`.namespace("prod")`, `.tweak_list_options(..)`, `.response_timeout(..)`); `with_*`
+//!   names are constructors (`WorkQueue::with_metrics`); `set_*(&self)` changes a shared
+//!   informer before it starts (client-go's `SetTransform`, `SetWatchErrorHandler`).
+//! - Resync periods: the factory's default ([`factory::Builder::resync`]), per type
+//!   ([`factory::Builder::resync_for`]) and per handler
+//!   ([`SharedIndexInformer::add_event_handler_with_resync_period`]); the narrower one wins.
+//! - Watch-error handlers have one signature everywhere, `Fn(&str, &reflector::Error)`: the
+//!   informer's description and the error it recovered from.
+//! - Objects are shared as `Arc<K>`: caches, handlers and listers never deep-copy them.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(hidden)]
 #[path = "codegen.rs"]
@@ -9,14 +111,26 @@ pub mod factory;
 pub mod informer;
 pub mod lister;
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
+pub mod prelude;
 pub mod reflector;
 pub mod source;
 #[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod user_panic;
 pub mod workqueue;
 
-pub use cache::{DeletedFinalStateUnknown, MaybeTombstone, ObjectName};
+pub use cache::{DeletedFinalStateUnknown, MaybeTombstone, ObjectName, Store};
+pub use factory::SharedInformerFactory;
+pub use informer::{
+    SharedIndexInformer,
+    handler::{EventHandlerFuncs, ResourceEventHandler},
+};
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use informer_derive::Informer;
+pub use lister::{Lister, NamespaceLister};
+pub use source::{KubeListerWatcher, ListerWatcher};
+pub use workqueue::{RateLimitingQueue, WorkQueue};

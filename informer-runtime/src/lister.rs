@@ -31,7 +31,7 @@ fn filter<K: Resource>(objects: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>>
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::{lister::Lister, store::{Store, namespace_indexers}};
+/// use informer_runtime::{lister::Lister, cache::{Store, namespace_indexers}};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::{api::ObjectMeta, core::Selector};
 ///

@@ -268,9 +268,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        informer::handler::EventHandlerFuncs,
-        informer::{InformerOptions, SharedIndexInformer},
-        source::ListerWatcher,
+        informer::SharedIndexInformer, informer::handler::EventHandlerFuncs, source::ListerWatcher,
         testing::FakeControllerSource,
     };
 
@@ -290,15 +288,17 @@ mod tests {
             ..Pod::default()
         });
         let factory = SharedInformerFactory::new(client());
-        let pods = factory.informer_for::<Pod>(|_| {
-            SharedIndexInformer::from_arc(
-                Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
-                InformerOptions {
-                    description: Some("pods".into()),
-                    ..InformerOptions::default()
-                },
-            )
-        });
+        let pods = factory
+            .informer_for::<Pod>(|_| {
+                SharedIndexInformer::from_arc(
+                    Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
+                    crate::informer::Config {
+                        description: Some("pods".into()),
+                        ..crate::informer::Config::default()
+                    },
+                )
+            })
+            .expect("the factory's first pod informer");
         pods.add_event_handler(EventHandlerFuncs::new()).expect("added");
         pods.set_transform(|_: &mut Pod| panic!("transform bug"))
             .expect("set before start");

@@ -1,27 +1,25 @@
-/// Shared informers of every generated resource, reached by group, version and
-/// resource (`factory.example().v1().foos()`) or by [`for_resource`](Self::for_resource).
+/// The typed informers and listers of this crate's resources, by group, version and
+/// resource (`informers.apps().v1().deployments()`) or by
+/// [`for_resource`](Self::for_resource), on a runtime `SharedInformerFactory`.
 ///
-/// Dereferences to the runtime factory for `start`, `wait_for_cache_sync` and `shutdown`.
+/// The runtime factory owns the informers (one per type) and starts, syncs and stops
+/// them; this is a typed view of it. Views of several generated crates (built-in
+/// resources and custom resources) over one factory share its informers, its start and
+/// its sync. Dereferences to the factory for `start`, `wait_for_cache_sync` and
+/// `shutdown`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SharedInformerFactory {
+pub struct Informers {
     factory: ::informer_runtime::__codegen::SharedInformerFactory,
 }
-impl SharedInformerFactory {
-    /// A factory over all namespaces without resyncs (use
-    /// [`from_runtime`](Self::from_runtime) with the runtime's builder for options).
-    pub fn new(client: ::informer_runtime::__codegen::Client) -> Self {
-        Self::from_runtime(
-            ::informer_runtime::__codegen::SharedInformerFactory::new(client),
-        )
+impl Informers {
+    /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
+        Self {
+            factory: ::core::clone::Clone::clone(factory),
+        }
     }
-    /// The typed face of `factory`; informers are shared with everything else using it.
-    pub fn from_runtime(
-        factory: ::informer_runtime::__codegen::SharedInformerFactory,
-    ) -> Self {
-        Self { factory }
-    }
-    /// The runtime factory.
-    pub fn runtime(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
+    /// The runtime factory these informers belong to.
+    pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `core` API group.
@@ -33,16 +31,16 @@ impl SharedInformerFactory {
         self::example::Example::new(&self.factory)
     }
 }
-impl ::core::ops::Deref for SharedInformerFactory {
+impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
-for SharedInformerFactory {
+for Informers {
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
-        Self::from_runtime(factory)
+        Self { factory }
     }
 }
 /// Informers and listers of the `core` API group.
@@ -143,10 +141,10 @@ pub mod core {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -335,10 +333,10 @@ pub mod example {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -442,10 +440,10 @@ pub mod example {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -592,10 +590,10 @@ pub mod example {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(

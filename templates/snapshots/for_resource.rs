@@ -1,4 +1,4 @@
-impl SharedInformerFactory {
+impl Informers {
     /// The `(group, version, plural)` of every resource with an informer here (the
     /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
     /// resolves.
@@ -24,48 +24,38 @@ impl SharedInformerFactory {
     > {
         match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
             ("", "v1", "pods") => {
-                let informer = self.core().v1().pods().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<::k8s::Pod>(::core::clone::Clone::clone(gvr)),
                 )
             }
             #[cfg(feature = "policies")]
             ("example.com", "v1", "clusterpolicies") => {
-                let informer = self.example().v1().cluster_policies().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::sample::v1::ClusterPolicy,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("example.com", "v1", "foos") => {
-                let informer = self.example().v1().foos().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::sample::v1::Foo,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("example.com", "v2", "foos") => {
-                let informer = self.example().v2().foos().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::sample::v2::Foo,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             _ => {

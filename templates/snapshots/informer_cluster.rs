@@ -47,10 +47,10 @@ pub fn new_filtered_cluster_policy_informer(
 ) -> ::my_runtime::__codegen::SharedIndexInformer<::sample::v1::ClusterPolicy> {
     let api = ::my_runtime::__codegen::Api::<::sample::v1::ClusterPolicy>::all(client);
     let lister_watcher = ::my_runtime::__codegen::KubeListerWatcher::new(api)
-        .with_shared_tweak(tweak);
+        .shared_tweak_list_options(tweak);
     ::my_runtime::__codegen::SharedIndexInformer::new(
         lister_watcher,
-        ::my_runtime::__codegen::InformerOptions {
+        ::my_runtime::__codegen::InformerConfig {
             resync_period,
             indexers,
             description: ::my_runtime::__codegen::Some(

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use informer_runtime::SharedInformerFactory;
 use informer_tests::{eventually, pod};
 use informer_testserver::TestServer;
-use k8s_informers::SharedInformerFactory;
+use k8s_informers::Informers;
 use k8s_openapi::api::{
     apps::v1::{Deployment, DeploymentSpec},
     core::v1::{Namespace, Node},
@@ -58,10 +59,11 @@ async fn pods_deployments_and_nodes_sync_through_the_generated_factory() {
     server.create_typed(&node("node-a")).expect("node created");
     let client = server.client().expect("client");
     let factory = SharedInformerFactory::new(client.clone());
-    let pods = factory.core().v1().pods();
-    let deployments = factory.apps().v1().deployments();
-    let nodes = factory.core().v1().nodes();
-    let namespaces = factory.core().v1().namespaces();
+    let informers = Informers::new(&factory);
+    let pods = informers.core().v1().pods();
+    let deployments = informers.apps().v1().deployments();
+    let nodes = informers.core().v1().nodes();
+    let namespaces = informers.core().v1().namespaces();
     let _ = (
         pods.informer(),
         deployments.informer(),
@@ -107,7 +109,7 @@ async fn pods_deployments_and_nodes_sync_through_the_generated_factory() {
     })
     .await;
 
-    let generic = factory
+    let generic = informers
         .for_resource(&GroupVersionResource::gvr("apps", "v1", "deployments"))
         .expect("deployments are generated");
     let typed = generic
@@ -129,12 +131,13 @@ async fn pods_deployments_and_nodes_sync_through_the_generated_factory() {
 async fn for_resource_resolves_every_generated_resource() {
     let server = TestServer::start().await.expect("server starts");
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let resources = SharedInformerFactory::RESOURCES;
+    let informers = Informers::new(&factory);
+    let resources = Informers::RESOURCES;
     // k8s-openapi's `latest` (1.37) has 93 listable resources; ComponentStatus is excluded.
     assert_eq!(resources.len(), 92, "{resources:?}");
     for (group, version, plural) in resources {
         let gvr = GroupVersionResource::gvr(group, version, plural);
-        let informer = factory
+        let informer = informers
             .for_resource(&gvr)
             .unwrap_or_else(|err| panic!("{group}/{version}/{plural} does not resolve: {err}"));
         assert_eq!(informer.gvr(), &gvr);
@@ -144,7 +147,7 @@ async fn for_resource_resolves_every_generated_resource() {
         ("certificates.k8s.io", "v1alpha1", "clustertrustbundles"),
         ("example.com", "v1", "nopes"),
     ] {
-        let err = factory
+        let err = informers
             .for_resource(&GroupVersionResource::gvr(group, version, plural))
             .expect_err("not generated for Kubernetes 1.37");
         let message = err.to_string();

@@ -22,11 +22,8 @@ use std::{
 };
 
 use informer_runtime::{
-    DeletedFinalStateUnknown, MaybeTombstone,
-    cache::key::object_key,
-    factory::SharedInformerFactory,
-    informer::handler::{EventHandlerFuncs, Notification},
-    reflector::backoff::BackoffConfig,
+    DeletedFinalStateUnknown, EventHandlerFuncs, MaybeTombstone, SharedInformerFactory,
+    cache::key::object_key, informer::handler::Notification, reflector::backoff,
 };
 use informer_tests::{
     eventually,
@@ -573,7 +570,7 @@ async fn seed_11817_a_watch_request_never_answered_stalls_the_informer() {
 /// The most requests a reflector backing off with `backoff` makes within `window`: the first at
 /// once, each later one at least the un-jittered delay after the one before (jitter only
 /// lengthens a delay, to at most twice its value).
-fn max_attempts_within(window: Duration, backoff: &BackoffConfig) -> usize {
+fn max_attempts_within(window: Duration, backoff: &backoff::Config) -> usize {
     let mut attempts = 1;
     let mut elapsed = Duration::ZERO;
     let mut delay = backoff.initial;
@@ -646,7 +643,7 @@ async fn persistent_failure(code: u16, verb: &'static str, window: Duration) -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forbidden_or_missing_list_and_watch_are_reported_and_retried_with_bounded_backoff() {
     let window = Duration::from_secs(3);
-    let backoff = BackoffConfig::default();
+    let backoff = backoff::Config::default();
     let per_window = max_attempts_within(window, &backoff);
     let per_minute = max_attempts_within(Duration::from_secs(60), &backoff);
     assert_eq!(

@@ -9,8 +9,9 @@ use std::{
     time::Duration,
 };
 
+use informer_runtime::SharedInformerFactory;
 use informer_runtime::informer::handler::EventHandlerFuncs;
-use informer_tests::{eventually, generated::SharedInformerFactory};
+use informer_tests::{eventually, generated::Informers};
 use informer_testserver::TestServer;
 use kube::{
     Api, CustomResourceExt,
@@ -54,8 +55,9 @@ async fn server() -> TestServer {
 async fn typed_listers_and_for_resource_share_the_factory_informers() {
     let server = server().await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let foos = factory.example().v1().foos();
-    let bars = factory.example().v1().bars();
+    let informers = Informers::new(&factory);
+    let foos = informers.example().v1().foos();
+    let bars = informers.example().v1().bars();
     let added = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&added);
     foos.informer()
@@ -78,7 +80,7 @@ async fn typed_listers_and_for_resource_share_the_factory_informers() {
         "blue"
     );
 
-    let generic = factory
+    let generic = informers
         .for_resource(&GroupVersionResource::gvr("example.com", "v1", "foos"))
         .expect("foos are generated");
     let typed = generic
@@ -90,12 +92,12 @@ async fn typed_listers_and_for_resource_share_the_factory_informers() {
         "for_resource returns the typed accessor's informer"
     );
     assert!(generic.lister().by_namespace("a").get("x").is_some());
-    let bars_generic = factory
+    let bars_generic = informers
         .for_resource(&GroupVersionResource::gvr("example.com", "v1", "bars"))
         .expect("bars are generated");
     assert!(bars_generic.lister().get("blue").is_some());
 
-    let unknown = factory
+    let unknown = informers
         .for_resource(&GroupVersionResource::gvr("example.com", "v1", "nopes"))
         .expect_err("nopes are not generated");
     let message = unknown.to_string();
@@ -128,8 +130,9 @@ async fn standalone_constructors_are_not_shared() {
         informer_runtime::cache::namespace_indexers(),
     );
     let factory = SharedInformerFactory::new(client);
+    let informers = Informers::new(&factory);
     assert!(!informer.is_started());
-    assert!(!factory.example().v1().foos().informer().is_started());
+    assert!(!informers.example().v1().foos().informer().is_started());
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn({
         let informer = informer.clone();

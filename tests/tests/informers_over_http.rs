@@ -9,13 +9,11 @@ use std::{
 };
 
 use informer_runtime::{
-    MaybeTombstone,
+    EventHandlerFuncs, KubeListerWatcher, MaybeTombstone, ResourceEventHandler, SharedIndexInformer,
+    SharedInformerFactory,
     cache::namespace_indexers,
-    factory::SharedInformerFactory,
-    informer::handler::{EventHandlerFuncs, ResourceEventHandler},
-    informer::{InformerOptions, SharedIndexInformer},
-    reflector::{InitialListStrategy, ReflectorConfig},
-    source::KubeListerWatcher,
+    informer,
+    reflector::{self, InitialListStrategy},
 };
 use informer_tests::{eventually, pod};
 use informer_testserver::{Failure, TestServer};
@@ -296,13 +294,13 @@ async fn streaming_list_syncs_without_a_list_request() {
     let client = server.client().expect("client");
     let informer = SharedIndexInformer::new(
         KubeListerWatcher::new(Api::<Pod>::all(client)),
-        InformerOptions {
+        informer::Config {
             indexers: namespace_indexers(),
-            reflector: ReflectorConfig {
+            reflector: reflector::Config {
                 initial_list_strategy: InitialListStrategy::StreamingList,
-                ..ReflectorConfig::default()
+                ..reflector::Config::default()
             },
-            ..InformerOptions::default()
+            ..informer::Config::default()
         },
     );
     let cancel = tokio_util::sync::CancellationToken::new();
@@ -480,10 +478,10 @@ async fn dynamic_informer_over_a_custom_resource() {
 
     let informer = SharedIndexInformer::new(
         KubeListerWatcher::dynamic(server.client().expect("client"), &widgets.api_resource(), None),
-        InformerOptions {
+        informer::Config {
             indexers: namespace_indexers(),
             description: Some("widgets.example.com".into()),
-            ..InformerOptions::default()
+            ..informer::Config::default()
         },
     );
     let cancel = tokio_util::sync::CancellationToken::new();

@@ -28,7 +28,7 @@ pub enum Error {
 /// assert_eq!(name.namespace, "default");
 /// assert_eq!(name.name, "nginx");
 /// assert_eq!(name.to_string(), "default/nginx");
-/// # Ok::<(), informer_runtime::key::Error>(())
+/// # Ok::<(), informer_runtime::cache::key::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectName {
@@ -80,7 +80,7 @@ impl std::str::FromStr for ObjectName {
 /// (client-go's `MetaNamespaceKeyFunc`).
 ///
 /// ```
-/// use informer_runtime::key::object_key;
+/// use informer_runtime::cache::key::object_key;
 /// use k8s_openapi::api::core::v1::{Namespace, Pod};
 /// use kube::api::ObjectMeta;
 ///

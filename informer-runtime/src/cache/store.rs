@@ -82,7 +82,7 @@ struct State<K> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::store::{NAMESPACE_INDEX, Store, namespace_indexers};
+/// use informer_runtime::cache::{NAMESPACE_INDEX, Store, namespace_indexers};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::api::ObjectMeta;
 ///
@@ -92,7 +92,7 @@ struct State<K> {
 ///
 /// assert_eq!(store.by_index(NAMESPACE_INDEX, "prod")?.len(), 1);
 /// assert!(store.get_by_key("prod/web").is_some());
-/// # Ok::<(), informer_runtime::store::Error>(())
+/// # Ok::<(), informer_runtime::cache::Error>(())
 /// ```
 #[doc(alias = "Indexer")]
 #[doc(alias = "ThreadSafeStore")]

@@ -19,11 +19,12 @@ use kube::{
 use serde::{Serialize, de::DeserializeOwned};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
+use crate::informer;
 use crate::{
     cache::delta_fifo::Transform,
     cache::namespace_indexers,
     factory::thread::InformerThread,
-    informer::{InformerOptions, InformerStats, SharedIndexInformer},
+    informer::{InformerStats, SharedIndexInformer},
     lister::GenericLister,
     reflector,
     source::ListOptions,
@@ -32,6 +33,9 @@ use crate::{
 
 type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 type FactoryWatchErrorHandler = Arc<dyn Fn(&str, &reflector::Error) + Send + Sync>;
+
+/// The result of a factory operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A failed factory operation.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +55,15 @@ pub enum Error {
     /// The informers' own thread could not be started.
     #[error("failed to start the informers' thread: {0}")]
     StartThread(#[source] std::io::Error),
+    /// [`SharedInformerFactory::informer_for`] was asked to create an informer of a type the
+    /// factory already has one of.
+    #[error(
+        "failed to create an informer of {type_name}: the factory already has one (created by an earlier request, such as `informer::<K>()` or a generated accessor); request custom informers before anything else asks for the type, or add indexes to the existing one with `add_indexers`"
+    )]
+    InformerExists {
+        /// The resource type.
+        type_name: &'static str,
+    },
     /// The client for the informers' own thread could not be made from the configuration.
     #[error("failed to create a client on the informers' thread: {0}")]
     Client(#[source] kube::Error),
@@ -152,23 +165,25 @@ struct Inner {
 
 /// One informer per resource type, shared by everything that asks for it.
 ///
-/// Informers are created on first request ([`informer_for`](Self::informer_for), which
-/// generated accessors such as `factory.apps().v1().deployments()` call), started by
+/// Informers are created on first request ([`informer::<K>()`](Self::informer), which
+/// generated accessors such as `informers.apps().v1().deployments()` call, or
+/// [`informer_for`](Self::informer_for) with a custom constructor), started by
 /// [`start`](Self::start), waited for by [`wait_for_cache_sync`](Self::wait_for_cache_sync)
-/// and stopped by [`shutdown`](Self::shutdown).
+/// and stopped by [`shutdown`](Self::shutdown). Options that apply to every informer
+/// (namespace, list tweaks, resync, transforms, watch-error handler) are set on the
+/// [`builder`](Self::builder).
 ///
 /// ```no_run
 /// use std::{sync::Arc, time::Duration};
-/// use informer_runtime::{
-///     factory::SharedInformerFactory, handler::EventHandlerFuncs, informer::SharedIndexInformer,
-/// };
+/// use informer_runtime::{EventHandlerFuncs, SharedInformerFactory};
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kube::core::Selector;
 ///
-/// # async fn example(client: kube::Client, new_pod_informer: impl FnOnce(&informer_runtime::factory::InformerContext<'_>) -> SharedIndexInformer<Pod>) {
-/// let factory = SharedInformerFactory::builder(client).namespace("prod").resync(Duration::from_secs(600)).build();
-/// // Generated code calls `informer_for` with the constructor of the type's informer.
-/// let pods = factory.informer_for::<Pod>(new_pod_informer);
+/// # async fn example(client: kube::Client) {
+/// let factory = SharedInformerFactory::builder(client)
+///     .namespace("prod")
+///     .resync(Duration::from_secs(600))
+///     .build();
+/// let pods = factory.informer::<Pod>();
 /// pods.add_event_handler(EventHandlerFuncs::new().added(|pod: Arc<Pod>, _| {
 ///     println!("pod {:?}", pod.metadata.name);
 /// }))
@@ -215,13 +230,13 @@ impl fmt::Debug for SharedInformerFactory {
 }
 
 /// Builds a [`SharedInformerFactory`] (client-go's `SharedInformerOption`s).
-pub struct SharedInformerFactoryBuilder {
+pub struct Builder {
     client: Client,
     options: Options,
     thread: Option<InformerThread>,
 }
 
-impl SharedInformerFactoryBuilder {
+impl Builder {
     /// Watch only `namespace` (default: all namespaces).
     #[must_use]
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
@@ -479,8 +494,8 @@ impl SharedInformerFactory {
     }
 
     /// A factory with options.
-    pub fn builder(client: Client) -> SharedInformerFactoryBuilder {
-        SharedInformerFactoryBuilder {
+    pub fn builder(client: Client) -> Builder {
+        Builder {
             client,
             options: Options {
                 namespace: None,
@@ -518,7 +533,7 @@ impl SharedInformerFactory {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn builder_on_own_thread(config: kube::Config) -> Result<SharedInformerFactoryBuilder, Error> {
+    pub fn builder_on_own_thread(config: kube::Config) -> Result<Builder, Error> {
         let thread = InformerThread::start().map_err(Error::StartThread)?;
         let client = {
             // the client's background tasks are spawned on the thread's runtime
@@ -544,40 +559,80 @@ impl SharedInformerFactory {
         self.inner.options.namespace.as_deref()
     }
 
-    /// The informer of `K`, created by `new_informer` on the first request; later requests
-    /// return the same informer and ignore their constructor.
+    /// Creates the informer of `K` with `new_informer`, for a custom lister-watcher, indexers or
+    /// options; most code wants [`informer`](Self::informer) instead.
+    ///
+    /// The factory holds one informer per type. When it already holds one of `K` (from an
+    /// earlier call, from [`informer`](Self::informer) or from a generated accessor such as
+    /// `pods()`), `new_informer` is not called and the result is
+    /// [`Error::InformerExists`]: a constructor is never ignored silently. Call this before
+    /// anything else asks for `K`; to add indexes to an existing informer, use
+    /// [`SharedIndexInformer::add_indexers`] (it merges, and refuses an index name already
+    /// taken).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InformerExists`] as above.
     pub fn informer_for<K>(
+        &self,
+        new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
+    ) -> Result<SharedIndexInformer<K>>
+    where
+        K: Resource + Clone + Serialize + Send + Sync + 'static,
+    {
+        let exists = || Error::InformerExists {
+            type_name: std::any::type_name::<K>(),
+        };
+        if self.existing::<K>().is_some() {
+            return Err(exists());
+        }
+        self.insert(self.create(new_informer)).map_err(|_| exists())
+    }
+
+    /// The informer of `K` the factory holds, if any.
+    fn existing<K: Send + Sync + 'static>(&self) -> Option<SharedIndexInformer<K>> {
+        self.lock()
+            .informers
+            .get(&TypeId::of::<K>())
+            .and_then(|e| e.typed.downcast_ref())
+            .map(SharedIndexInformer::clone)
+    }
+
+    /// A new informer of `K` from `new_informer`, with the factory's transforms and handler.
+    fn create<K>(
         &self,
         new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
     ) -> SharedIndexInformer<K>
     where
         K: Resource + Clone + Serialize + Send + Sync + 'static,
     {
-        let type_id = TypeId::of::<K>();
-        if let Some(existing) = self
-            .lock()
-            .informers
-            .get(&type_id)
-            .and_then(|e| e.typed.downcast_ref())
-        {
-            return SharedIndexInformer::clone(existing);
-        }
-        let resync_period = self
-            .inner
-            .options
+        let options = &self.inner.options;
+        let resync_period = options
             .custom_resync
-            .get(&type_id)
+            .get(&TypeId::of::<K>())
             .copied()
-            .unwrap_or(self.inner.options.default_resync);
+            .unwrap_or(options.default_resync);
         let informer = new_informer(&InformerContext {
             factory: self,
             resync_period,
         });
         self.configure(&informer);
+        informer
+    }
+
+    /// Keeps `informer` as the informer of `K`; `Err` with the one kept already when another
+    /// caller created one meanwhile.
+    fn insert<K>(
+        &self,
+        informer: SharedIndexInformer<K>,
+    ) -> Result<SharedIndexInformer<K>, SharedIndexInformer<K>>
+    where
+        K: Resource + Clone + Serialize + Send + Sync + 'static,
+    {
+        let type_id = TypeId::of::<K>();
         let mut state = self.lock();
         if let Some(existing) = state.informers.get(&type_id).and_then(|e| e.typed.downcast_ref()) {
-            // Another caller created it meanwhile: share theirs.
-            return SharedIndexInformer::clone(existing);
+            return Err(SharedIndexInformer::clone(existing));
         }
         state.informers.insert(
             type_id,
@@ -589,7 +644,7 @@ impl SharedInformerFactory {
             },
         );
         state.order.push(type_id);
-        informer
+        Ok(informer)
     }
 
     fn configure<K>(&self, informer: &SharedIndexInformer<K>)
@@ -630,11 +685,14 @@ impl SharedInformerFactory {
 
     /// The informer of any typed resource `K` (a k8s-openapi type or a custom resource),
     /// listing and watching through the factory's client, namespace and tweaks, with the
-    /// namespace index.
+    /// namespace index; generated accessors such as `pods()` return this same informer.
+    ///
+    /// The first request creates it; later requests return the same informer, whoever created
+    /// it (including [`informer_for`](Self::informer_for) with a custom constructor).
     ///
     /// ```no_run
     /// # async fn example(client: kube::Client) {
-    /// use informer_runtime::factory::SharedInformerFactory;
+    /// use informer_runtime::SharedInformerFactory;
     /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
     ///
     /// let factory = SharedInformerFactory::new(client);
@@ -658,32 +716,42 @@ impl SharedInformerFactory {
             + 'static,
         K::Scope: ApiScope,
     {
-        self.informer_for(|context| {
+        if let Some(existing) = self.existing::<K>() {
+            return existing;
+        }
+        let informer = self.create(|context| {
             let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), context.namespace());
-            let lister_watcher = KubeListerWatcher::new(api).with_shared_tweak(context.tweak_list_options());
+            let lister_watcher =
+                KubeListerWatcher::new(api).shared_tweak_list_options(context.tweak_list_options());
             SharedIndexInformer::new(
                 lister_watcher,
-                InformerOptions {
+                informer::Config {
                     resync_period: context.resync_period(),
                     indexers: namespace_indexers(),
                     description: Some(K::plural(&()).into_owned()),
-                    ..InformerOptions::default()
+                    ..informer::Config::default()
                 },
             )
-        })
+        });
+        // another caller created one meanwhile: share theirs
+        self.insert(informer).unwrap_or_else(|existing| existing)
     }
 
-    /// The informer of `K` as a [`GenericInformer`] for `gvr` (what generated `for_resource`
-    /// switches return).
-    pub fn generic_informer_for<K>(
-        &self,
-        gvr: GroupVersionResource,
-        new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
-    ) -> GenericInformer
+    /// [`informer::<K>()`](Self::informer) as a [`GenericInformer`] for `gvr` (what generated
+    /// `for_resource` switches return).
+    pub fn generic_informer<K>(&self, gvr: GroupVersionResource) -> GenericInformer
     where
-        K: Resource + Clone + Serialize + Send + Sync + 'static,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: ApiScope,
     {
-        let informer = self.informer_for(new_informer);
+        let informer = self.informer::<K>();
         GenericInformer {
             gvr,
             typed: Arc::new(informer.clone()),
@@ -778,3 +846,6 @@ impl SharedInformerFactory {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -81,7 +81,7 @@ type DeleteFn<K> = Box<dyn Fn(MaybeTombstone<K>) + Send + Sync>;
 /// nothing.
 ///
 /// ```
-/// use informer_runtime::handler::EventHandlerFuncs;
+/// use informer_runtime::informer::handler::EventHandlerFuncs;
 /// use k8s_openapi::api::core::v1::Pod;
 ///
 /// let handler = EventHandlerFuncs::<Pod>::new()

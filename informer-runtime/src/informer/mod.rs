@@ -29,17 +29,16 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::cache::delta_fifo;
 use crate::{
     cache::MaybeTombstone,
-    cache::delta_fifo::{
-        DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform,
-    },
+    cache::delta_fifo::{DeltaFifo, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform},
     cache::{Indexers, Store},
     informer::handler::{Notification, ResourceEventHandler},
     informer::processor::{ListenerState, Processor, Sink},
     informer::reclaim::Reclaimer,
     lister::Lister,
-    reflector::{self, Reflector, ReflectorConfig, WatchErrorHandler},
+    reflector::{self, Reflector, WatchErrorHandler},
     source::ListerWatcher,
     user_panic::{PanicReporter, UserPanicStats, panic_message},
 };
@@ -83,24 +82,24 @@ const MAX_UNSENT_CHANGES: usize = 256;
 const RECLAIMED_OBJECTS: usize = 4096;
 
 /// Options of a [`SharedIndexInformer`].
-pub struct InformerOptions<K> {
+pub struct Config<K> {
     /// The default resync period of handlers, and how often the informer checks whether one
     /// is due; zero disables resyncs.
     pub resync_period: Duration,
     /// The indexes of the cache.
     pub indexers: Indexers<K>,
     /// Reflector options; its `resync_period` is set by the informer.
-    pub reflector: ReflectorConfig,
+    pub reflector: reflector::Config,
     /// A description for logs and errors, such as `pods`; defaults to the type's name.
     pub description: Option<String>,
 }
 
-impl<K> Default for InformerOptions<K> {
+impl<K> Default for Config<K> {
     fn default() -> Self {
         Self {
             resync_period: Duration::ZERO,
             indexers: Indexers::new(),
-            reflector: ReflectorConfig::default(),
+            reflector: reflector::Config::default(),
             description: None,
         }
     }
@@ -117,7 +116,7 @@ struct Inner<K> {
     lister_watcher: Arc<dyn ListerWatcher<K>>,
     processor: Processor<K>,
     default_handler_resync: Duration,
-    reflector_config: ReflectorConfig,
+    reflector_config: reflector::Config,
     /// Held while deltas are applied and while a late handler is registered and replayed, so
     /// the replay and the live notifications neither overlap nor leave a gap.
     block_deltas: Mutex<()>,
@@ -142,8 +141,7 @@ struct Inner<K> {
 /// ```no_run
 /// use std::sync::Arc;
 /// use informer_runtime::{
-///     handler::EventHandlerFuncs, informer::{InformerOptions, SharedIndexInformer},
-///     source::ListerWatcher, store::namespace_indexers,
+///     EventHandlerFuncs, ListerWatcher, SharedIndexInformer, cache::namespace_indexers, informer,
 /// };
 /// use k8s_openapi::api::core::v1::Pod;
 /// use tokio_util::sync::CancellationToken;
@@ -151,7 +149,7 @@ struct Inner<K> {
 /// # async fn example(lister_watcher: impl ListerWatcher<Pod>) -> Result<(), Box<dyn std::error::Error>> {
 /// let informer = SharedIndexInformer::new(
 ///     lister_watcher,
-///     InformerOptions { indexers: namespace_indexers(), ..InformerOptions::default() },
+///     informer::Config { indexers: namespace_indexers(), ..informer::Config::default() },
 /// );
 /// let registration = informer.add_event_handler(
 ///     EventHandlerFuncs::new().added(|pod: Arc<Pod>, _| println!("{:?}", pod.metadata.name)),
@@ -248,12 +246,12 @@ impl<K: Resource + Send + Sync + 'static> Drop for StopOnDrop<'_, K> {
 
 impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// An informer over `lister_watcher`; nothing happens until [`run`](Self::run).
-    pub fn new(lister_watcher: impl ListerWatcher<K>, options: InformerOptions<K>) -> Self {
+    pub fn new(lister_watcher: impl ListerWatcher<K>, options: Config<K>) -> Self {
         Self::from_arc(Arc::new(lister_watcher), options)
     }
 
     /// An informer over a shared lister-watcher.
-    pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: InformerOptions<K>) -> Self {
+    pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: Config<K>) -> Self {
         let description = options.description.unwrap_or_else(short_type_name::<K>);
         let panics = Arc::new(PanicReporter::new(description.clone()));
         Self {
@@ -572,14 +570,14 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         }
         let known: Arc<dyn KnownObjects<K>> = Arc::new(self.inner.indexer.clone());
         let fifo = Arc::new(
-            DeltaFifo::new(DeltaFifoOptions {
+            DeltaFifo::new(delta_fifo::Config {
                 known_objects: Some(known),
                 emit_delta_type_replaced: true,
                 transform: lifecycle.transform.clone(),
             })
-            .with_panic_reporter(Arc::clone(&self.inner.panics)),
+            .panic_reporter(Arc::clone(&self.inner.panics)),
         );
-        let config = ReflectorConfig {
+        let config = reflector::Config {
             resync_period: self.inner.processor.resync_check_period(),
             ..self.inner.reflector_config.clone()
         };
@@ -590,17 +588,17 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             Arc::clone(&fifo) as Arc<dyn reflector::ReflectorStore<K>>,
             config,
         )
-        .with_should_resync(Arc::new(move || {
+        .should_resync(Arc::new(move || {
             weak.upgrade()
                 .is_some_and(|inner| inner.processor.should_resync())
         }))
-        .with_panic_reporter(Arc::clone(&self.inner.panics));
+        .panic_reporter(Arc::clone(&self.inner.panics));
         if let Some(handler) = &lifecycle.watch_error_handler {
             let (handler_of_panics, description) = (Arc::clone(handler), self.inner.description.clone());
             self.inner.panics.forward_to(Arc::new(move |panic| {
                 handler_of_panics(&description, &reflector::Error::Panicked(panic.clone()));
             }));
-            reflector = reflector.with_watch_error_handler(Arc::clone(handler));
+            reflector = reflector.watch_error_handler(Arc::clone(handler));
         }
         let reflector = Arc::new(reflector);
         let _ = self.inner.fifo.set(Arc::clone(&fifo));

@@ -9,6 +9,8 @@ use std::{
     time::Duration,
 };
 
+use crate::reflector;
+
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use kube::api::ObjectMeta;
@@ -143,9 +145,9 @@ type Source = Arc<FakeControllerSource<Pod>>;
 fn informer(source: &Source, resync: Duration) -> SharedIndexInformer<Pod> {
     SharedIndexInformer::from_arc(
         Arc::clone(source) as Arc<dyn ListerWatcher<Pod>>,
-        InformerOptions {
+        Config {
             resync_period: resync,
-            ..InformerOptions::default()
+            ..Config::default()
         },
     )
 }
@@ -191,10 +193,10 @@ async fn indexer_indexes_and_accepts_indexers_while_running() {
     });
     let i = SharedIndexInformer::from_arc(
         Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
-        InformerOptions {
+        Config {
             resync_period: Duration::from_secs(1),
             indexers: [("labels".to_owned(), Arc::clone(&label_keys))].into(),
-            ..InformerOptions::default()
+            ..Config::default()
         },
     );
     let running = run(&i);
@@ -1225,9 +1227,9 @@ async fn a_panicking_index_function_leaves_the_object_out_of_that_index() {
     indexers.insert("by-app".into(), by_app);
     let i = SharedIndexInformer::from_arc(
         Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
-        InformerOptions {
+        Config {
             indexers,
-            ..InformerOptions::default()
+            ..Config::default()
         },
     );
     let panics = record_panics(&i);
@@ -1308,7 +1310,7 @@ async fn a_panicking_lister_watcher_is_reported_and_listed_again() {
             source: Arc::clone(&source),
             lists: AtomicUsize::new(0),
         },
-        InformerOptions::default(),
+        Config::default(),
     );
     let panics = record_panics(&i);
     let running = run(&i);
@@ -1399,14 +1401,14 @@ async fn huge_durations_saturate_instead_of_panicking() {
     source.add(pod("pod1"));
     let i = SharedIndexInformer::from_arc(
         Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
-        InformerOptions {
+        Config {
             resync_period: Duration::MAX,
-            reflector: ReflectorConfig {
+            reflector: reflector::Config {
                 min_watch_timeout: Duration::MAX,
                 max_internal_error_retry_duration: Duration::MAX,
-                ..ReflectorConfig::default()
+                ..reflector::Config::default()
             },
-            ..InformerOptions::default()
+            ..Config::default()
         },
     );
     let listener = Arc::new(TestListener::default());

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 /// `max`, and a growth that would overflow, or a `factor` that is negative or NaN, gives
 /// `max`); jitter saturates at [`Duration::MAX`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct BackoffConfig {
+pub struct Config {
     /// The first delay.
     pub initial: Duration,
     /// The largest delay before jitter.
@@ -30,7 +30,7 @@ pub struct BackoffConfig {
     pub jitter_seed: Option<u64>,
 }
 
-impl Default for BackoffConfig {
+impl Default for Config {
     fn default() -> Self {
         Self {
             initial: Duration::from_millis(800),
@@ -43,7 +43,7 @@ impl Default for BackoffConfig {
     }
 }
 
-impl BackoffConfig {
+impl Config {
     fn sequence(&self) -> ExponentialBackoff {
         let mut builder = ExponentialBuilder::new()
             .with_min_delay(self.initial.min(self.max))
@@ -62,13 +62,13 @@ impl BackoffConfig {
 
 /// The state of one backoff sequence.
 pub(crate) struct Backoff {
-    config: BackoffConfig,
+    config: Config,
     sequence: ExponentialBackoff,
     last_request: Option<Instant>,
 }
 
 impl Backoff {
-    pub(crate) fn new(config: BackoffConfig) -> Self {
+    pub(crate) fn new(config: Config) -> Self {
         Self {
             sequence: config.sequence(),
             config,
@@ -96,7 +96,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn default_sequence_doubles_to_the_cap_with_jitter() {
-        let mut backoff = Backoff::new(BackoffConfig::default());
+        let mut backoff = Backoff::new(Config::default());
         let mut base = Duration::from_millis(800);
         for _ in 0..10 {
             let delay = backoff.next_delay();
@@ -111,9 +111,9 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn sequence_restarts_after_the_reset_interval() {
-        let config = BackoffConfig {
+        let config = Config {
             jitter: false,
-            ..BackoffConfig::default()
+            ..Config::default()
         };
         let mut backoff = Backoff::new(config);
         // The sequence is computed in f32: compare whole milliseconds.
@@ -128,10 +128,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn initial_above_max_is_cut_to_max() {
-        let mut backoff = Backoff::new(BackoffConfig {
+        let mut backoff = Backoff::new(Config {
             initial: Duration::from_secs(60),
             jitter: false,
-            ..BackoffConfig::default()
+            ..Config::default()
         });
         assert_eq!(backoff.next_delay(), Duration::from_secs(30));
         assert_eq!(backoff.next_delay(), Duration::from_secs(30));
@@ -139,7 +139,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn huge_settings_saturate() {
-        let mut backoff = Backoff::new(BackoffConfig {
+        let mut backoff = Backoff::new(Config {
             initial: Duration::MAX,
             max: Duration::MAX,
             factor: f32::MAX,
@@ -199,7 +199,7 @@ mod tests {
                     .build()
                     .expect("runtime");
                 runtime.block_on(async {
-                    let config = BackoffConfig { initial, max, factor, jitter, reset_after, jitter_seed: Some(seed) };
+                    let config = Config { initial, max, factor, jitter, reset_after, jitter_seed: Some(seed) };
                     let mut backoff = Backoff::new(config);
                     for pause in pauses {
                         let delay = backoff.next_delay();

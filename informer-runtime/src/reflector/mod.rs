@@ -42,7 +42,7 @@ use crate::{
     cache::Store,
     cache::delta_fifo::DeltaFifo,
     cache::key::object_key,
-    reflector::backoff::{Backoff, BackoffConfig},
+    reflector::backoff::Backoff,
     reflector::retry_window::RetryWindow,
     source::pager::{DEFAULT_PAGE_SIZE, list_pages},
     source::{self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
@@ -75,7 +75,7 @@ pub enum InitialListStrategy {
 
 /// Reflector options. The defaults are client-go's.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReflectorConfig {
+pub struct Config {
     /// How often the store re-delivers known objects; zero for never.
     pub resync_period: Duration,
     /// A fixed page size for lists; `None` follows client-go's rules (500, or unpaginated when
@@ -84,7 +84,7 @@ pub struct ReflectorConfig {
     /// The shortest server-side watch timeout; honoured only above 5 minutes.
     pub min_watch_timeout: Duration,
     /// The backoff between failed rounds and watch retries.
-    pub backoff: BackoffConfig,
+    pub backoff: backoff::Config,
     /// How long watches failing with 500 are re-opened at once instead of relisting; zero
     /// always relists.
     pub max_internal_error_retry_duration: Duration,
@@ -92,13 +92,13 @@ pub struct ReflectorConfig {
     pub initial_list_strategy: InitialListStrategy,
 }
 
-impl Default for ReflectorConfig {
+impl Default for Config {
     fn default() -> Self {
         Self {
             resync_period: Duration::ZERO,
             page_size: None,
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
-            backoff: BackoffConfig::default(),
+            backoff: backoff::Config::default(),
             max_internal_error_retry_duration: Duration::ZERO,
             initial_list_strategy: InitialListStrategy::ListWatch,
         }
@@ -295,7 +295,7 @@ pub struct Reflector<K> {
     resource: String,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
     store: Arc<dyn ReflectorStore<K>>,
-    config: ReflectorConfig,
+    config: Config,
     should_resync: Option<ShouldResync>,
     watch_error_handler: Option<WatchErrorHandler>,
     panics: Arc<PanicReporter>,
@@ -329,7 +329,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         resource: impl Into<String>,
         lister_watcher: Arc<dyn ListerWatcher<K>>,
         store: Arc<dyn ReflectorStore<K>>,
-        config: ReflectorConfig,
+        config: Config,
     ) -> Self {
         let state = State {
             backoff: Backoff::new(config.backoff.clone()),
@@ -353,14 +353,14 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
 
     /// Asks `should_resync` before each resync.
     #[must_use]
-    pub fn with_should_resync(mut self, should_resync: ShouldResync) -> Self {
+    pub fn should_resync(mut self, should_resync: ShouldResync) -> Self {
         self.should_resync = Some(should_resync);
         self
     }
 
     /// Reports every recovered error to `handler` instead of logging it.
     #[must_use]
-    pub fn with_watch_error_handler(mut self, handler: WatchErrorHandler) -> Self {
+    pub fn watch_error_handler(mut self, handler: WatchErrorHandler) -> Self {
         self.watch_error_handler = Some(handler);
         self
     }
@@ -368,7 +368,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     /// Reports panics of the lister-watcher and the watch-error handler to `panics` (the
     /// informer's reporter) instead of a reporter of its own.
     #[must_use]
-    pub(crate) fn with_panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
+    pub(crate) fn panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
         self.panics = panics;
         self
     }

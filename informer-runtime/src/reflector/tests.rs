@@ -5,6 +5,10 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
+use crate::cache::delta_fifo;
+
+use crate::reflector::backoff;
+
 use futures::{
     FutureExt, StreamExt,
     channel::mpsc,
@@ -21,7 +25,7 @@ use kube::{
 };
 
 use super::*;
-use crate::cache::delta_fifo::{DeltaFifoOptions, ProcessError};
+use crate::cache::delta_fifo::ProcessError;
 
 fn pod(name: &str, rv: &str) -> Pod {
     Pod {
@@ -151,24 +155,20 @@ impl ListerWatcher<Pod> for ScriptedLw {
 }
 
 fn fifo() -> Arc<DeltaFifo<Pod>> {
-    Arc::new(DeltaFifo::new(DeltaFifoOptions::default()))
+    Arc::new(DeltaFifo::new(delta_fifo::Config::default()))
 }
 
-fn reflector(
-    lw: Arc<ScriptedLw>,
-    store: Arc<dyn ReflectorStore<Pod>>,
-    config: ReflectorConfig,
-) -> Reflector<Pod> {
+fn reflector(lw: Arc<ScriptedLw>, store: Arc<dyn ReflectorStore<Pod>>, config: Config) -> Reflector<Pod> {
     Reflector::new("pods", lw, store, config)
 }
 
-fn no_jitter() -> ReflectorConfig {
-    ReflectorConfig {
-        backoff: BackoffConfig {
+fn no_jitter() -> Config {
+    Config {
+        backoff: backoff::Config {
             jitter: false,
-            ..BackoffConfig::default()
+            ..backoff::Config::default()
         },
-        ..ReflectorConfig::default()
+        ..Config::default()
     }
 }
 
@@ -197,7 +197,7 @@ async fn watch_is_closed_on_error_event() {
         |_, _| Ok(list_of("1", vec![], None)),
         move |_, _| Ok(rx.lock().expect("lock").take().expect("one watch").boxed()),
     );
-    let r = reflector(lw, fifo(), ReflectorConfig::default());
+    let r = reflector(lw, fifo(), Config::default());
     tx.unbounded_send(Ok(status_event(500, "InternalError")))
         .expect("open");
     r.list_and_watch(&CancellationToken::new())
@@ -216,7 +216,7 @@ async fn run_returns_and_closes_the_watch_when_cancelled() {
         move |_, _| Ok(rx.lock().expect("lock").take().expect("one watch").boxed()),
     );
     let store = fifo();
-    let r = Arc::new(reflector(lw, store.clone(), ReflectorConfig::default()));
+    let r = Arc::new(reflector(lw, store.clone(), Config::default()));
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
         let (r, cancel) = (Arc::clone(&r), cancel.clone());
@@ -266,9 +266,9 @@ async fn resync_timer_fires_promptly() {
         |_, _| Ok(open_stream(vec![])),
     );
     let store = Arc::new(RecordingStore::default());
-    let config = ReflectorConfig {
+    let config = Config {
         resync_period: Duration::from_millis(1),
-        ..ReflectorConfig::default()
+        ..Config::default()
     };
     let r = reflector(lw, store.clone(), config);
     let cancel = CancellationToken::new();
@@ -286,7 +286,7 @@ async fn cancelled_before_start_calls_neither_list_nor_watch() {
         |_, _| Ok(list_of("1", vec![], None)),
         |_, _| Ok(open_stream(vec![])),
     );
-    let r = reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default());
+    let r = reflector(Arc::clone(&lw), fifo(), Config::default());
     let cancel = CancellationToken::new();
     cancel.cancel();
     r.list_and_watch(&cancel).await.expect("stopping is not an error");
@@ -302,7 +302,7 @@ async fn cancelled_during_watch_returns_and_stops_the_watch() {
         |_, _| Ok(list_of("1", vec![], None)),
         move |_, _| Ok(rx.lock().expect("lock").take().expect("one watch").boxed()),
     );
-    let r = reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default());
+    let r = reflector(Arc::clone(&lw), fifo(), Config::default());
     let cancel = CancellationToken::new();
     let stopper = cancel.clone();
     tokio::spawn(async move {
@@ -332,8 +332,7 @@ async fn empty_watch_closed_within_a_second_is_a_very_short_watch_and_rewatched(
             },
         );
         let (log, handler) = error_log();
-        let r =
-            reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default()).with_watch_error_handler(handler);
+        let r = reflector(Arc::clone(&lw), fifo(), Config::default()).watch_error_handler(handler);
         let cancel = CancellationToken::new();
         let stopper = cancel.clone();
         let watching = Arc::clone(&lw);
@@ -367,7 +366,7 @@ async fn watch_events_update_the_store_and_the_resource_version() {
             ]))
         },
     );
-    let r = reflector(lw, Arc::new(store.clone()), ReflectorConfig::default());
+    let r = reflector(lw, Arc::new(store.clone()), Config::default());
     let cancel = CancellationToken::new();
     let _ = tokio::time::timeout(Duration::from_millis(10), r.list_and_watch(&cancel)).await;
     assert_eq!(store_names(&store), ["bar", "baz"]);
@@ -435,9 +434,9 @@ async fn list_and_watch_requests_and_results() {
             },
         );
         let f = fifo();
-        let config = ReflectorConfig {
+        let config = Config {
             initial_list_strategy: strategy,
-            ..ReflectorConfig::default()
+            ..Config::default()
         };
         let r = reflector(Arc::clone(&lw), f.clone(), config);
         let _ = tokio::time::timeout(
@@ -567,7 +566,7 @@ async fn list_and_watch_with_errors() {
                 None => Ok(open_stream(events.clone())),
             },
         );
-        let r = reflector(lw, Arc::new(store.clone()), ReflectorConfig::default());
+        let r = reflector(lw, Arc::new(store.clone()), Config::default());
         let result = tokio::time::timeout(
             Duration::from_millis(10),
             r.list_and_watch(&CancellationToken::new()),
@@ -597,8 +596,8 @@ async fn connection_refused_watches_back_off_without_relisting() {
                 }
             },
         );
-        let config = ReflectorConfig {
-            backoff: BackoffConfig {
+        let config = Config {
+            backoff: backoff::Config {
                 initial: Duration::from_millis(1),
                 max: Duration::from_millis(50),
                 factor: 2.0,
@@ -606,7 +605,7 @@ async fn connection_refused_watches_back_off_without_relisting() {
                 reset_after: Duration::from_millis(100),
                 jitter_seed: Some(7),
             },
-            ..ReflectorConfig::default()
+            ..Config::default()
         };
         let r = reflector(Arc::clone(&lw), fifo(), config);
         let started = Instant::now();
@@ -694,9 +693,9 @@ async fn internal_errors_are_retried_within_the_window() {
                 .boxed()
             },
         );
-        let config = ReflectorConfig {
+        let config = Config {
             max_internal_error_retry_duration: Duration::from_secs(max_retry),
-            ..ReflectorConfig::default()
+            ..Config::default()
         };
         let r = reflector(Arc::clone(&lw), fifo(), config);
         r.list_and_watch(&CancellationToken::new())
@@ -721,9 +720,9 @@ async fn failing_resync_ends_the_round_without_error() {
         fail_resync_at: Some(2),
         ..RecordingStore::default()
     });
-    let config = ReflectorConfig {
+    let config = Config {
         resync_period: Duration::from_millis(1),
-        ..ReflectorConfig::default()
+        ..Config::default()
     };
     let r = reflector(lw, store.clone(), config);
     r.list_and_watch(&CancellationToken::new())
@@ -758,9 +757,9 @@ fn paged_list(page: usize, options: &ListOptions) -> Result<ObjectList<Pod>, sou
 async fn fixed_page_size_is_used_for_every_page() {
     let lw = ScriptedLw::new(|_, o| paged_list(4, o), |_, _| Ok(closing_stream(vec![])));
     let store = Store::<Pod>::default();
-    let config = ReflectorConfig {
+    let config = Config {
         page_size: Some(4),
-        ..ReflectorConfig::default()
+        ..Config::default()
     };
     let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), config);
     r.set_last_sync_resource_version("10");
@@ -794,16 +793,16 @@ async fn list_pages_are_transformed_as_they_arrive() {
         )
     };
     let counter = Arc::clone(&transformed);
-    let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
+    let fifo = Arc::new(DeltaFifo::new(delta_fifo::Config {
         transform: Some(Arc::new(move |pod: &mut Pod| {
             counter.fetch_add(1, Ordering::SeqCst);
             pod.metadata.labels = Some([("transformed".to_owned(), "yes".to_owned())].into());
         })),
-        ..DeltaFifoOptions::default()
+        ..delta_fifo::Config::default()
     }));
-    let config = ReflectorConfig {
+    let config = Config {
         page_size: Some(4),
-        ..ReflectorConfig::default()
+        ..Config::default()
     };
     let r = reflector(
         Arc::clone(&lw),
@@ -843,11 +842,7 @@ async fn list_at_a_version_is_not_paginated() {
         |_, _| Ok(closing_stream(vec![])),
     );
     let store = Store::<Pod>::default();
-    let r = reflector(
-        Arc::clone(&lw),
-        Arc::new(store.clone()),
-        ReflectorConfig::default(),
-    );
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
     r.set_last_sync_resource_version("10");
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
@@ -869,11 +864,7 @@ async fn paginated_list_at_zero_keeps_paginating() {
         |_, _| Ok(closing_stream(vec![])),
     );
     let store = Store::<Pod>::default();
-    let r = reflector(
-        Arc::clone(&lw),
-        Arc::new(store.clone()),
-        ReflectorConfig::default(),
-    );
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
     for round in 1..=2 {
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
@@ -903,11 +894,7 @@ async fn relist_asks_for_the_last_version() {
         |_, _| Ok(closing_stream(vec![])),
     );
     let store = Store::<Pod>::default();
-    let r = reflector(
-        Arc::clone(&lw),
-        Arc::new(store.clone()),
-        ReflectorConfig::default(),
-    );
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
     let mut sizes = Vec::new();
     for _ in 0..2 {
         let _ = tokio::time::timeout(
@@ -933,11 +920,7 @@ async fn expired_relist_retries_at_most_recent_at_once() {
         |_, _| Ok(closing_stream(vec![])),
     );
     let store = Store::<Pod>::default();
-    let r = reflector(
-        Arc::clone(&lw),
-        Arc::new(store.clone()),
-        ReflectorConfig::default(),
-    );
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
     for _ in 0..2 {
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
@@ -965,9 +948,9 @@ async fn expired_continuation_falls_back_to_a_full_list() {
         |_, _| Ok(closing_stream(vec![])),
     );
     let store = Store::<Pod>::default();
-    let config = ReflectorConfig {
+    let config = Config {
         page_size: Some(4),
-        ..ReflectorConfig::default()
+        ..Config::default()
     };
     let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), config);
     for _ in 0..2 {
@@ -1014,7 +997,7 @@ async fn too_large_resource_version_relists_at_most_recent() {
         |_, _| Ok(closing_stream(vec![])),
     );
     let (log, handler) = error_log();
-    let r = reflector(Arc::clone(&lw), fifo(), ReflectorConfig::default()).with_watch_error_handler(handler);
+    let r = reflector(Arc::clone(&lw), fifo(), Config::default()).watch_error_handler(handler);
     for _ in 0..4 {
         let result = tokio::time::timeout(
             Duration::from_millis(10),
@@ -1050,7 +1033,7 @@ async fn watch_timeout_is_random_between_min_and_twice_min() {
                 |_, _| Ok(list_of("1", vec![], None)),
                 |_, _| Ok(closing_stream(vec![])),
             );
-            let mut config = ReflectorConfig::default();
+            let mut config = Config::default();
             if let Some(min) = min {
                 config.min_watch_timeout = Duration::from_secs(min);
             }
@@ -1081,7 +1064,7 @@ async fn every_watch_event_updates_the_resource_version() {
         },
     );
     let store = Arc::new(RecordingStore::default());
-    let r = reflector(lw, store.clone(), ReflectorConfig::default());
+    let r = reflector(lw, store.clone(), Config::default());
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
         r.list_and_watch(&CancellationToken::new()),
@@ -1117,11 +1100,7 @@ async fn relist_after_watch_error_replaces_the_store() {
         },
     );
     let store = Store::<Pod>::default();
-    let r = reflector(
-        Arc::clone(&lw),
-        Arc::new(store.clone()),
-        ReflectorConfig::default(),
-    );
+    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
     r.list_and_watch(&CancellationToken::new())
         .await
         .expect("the round ends for a relist");
@@ -1139,10 +1118,10 @@ async fn relist_after_watch_error_replaces_the_store() {
     assert_eq!(r.last_sync_resource_version(), "5");
 }
 
-fn streaming() -> ReflectorConfig {
-    ReflectorConfig {
+fn streaming() -> Config {
+    Config {
         initial_list_strategy: InitialListStrategy::StreamingList,
-        ..ReflectorConfig::default()
+        ..Config::default()
     }
 }
 
@@ -1383,7 +1362,7 @@ async fn run_reports_list_errors_and_backs_off() {
         |_, _| Ok(open_stream(vec![])),
     );
     let (log, handler) = error_log();
-    let r = Arc::new(reflector(Arc::clone(&lw), fifo(), no_jitter()).with_watch_error_handler(handler));
+    let r = Arc::new(reflector(Arc::clone(&lw), fifo(), no_jitter()).watch_error_handler(handler));
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
         let (r, cancel) = (Arc::clone(&r), cancel.clone());

@@ -27,48 +27,21 @@ const DEFAULT_WATCH_TIMEOUT: u32 = 290;
 /// How long a list or watch request may wait for its response to start, by default.
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A request that failed before kube's client could tell why.
-#[derive(Debug, thiserror::Error)]
-pub enum RequestError {
-    /// No response started within the response timeout: the server is stuck, or the request
-    /// never left the client (a connection pool can keep a request waiting forever).
-    #[error("failed to receive a response to the {verb} of {url} within {timeout:?}")]
-    NoResponse {
-        /// `list` or `watch`.
-        verb: &'static str,
-        /// The request's path.
-        url: String,
-        /// The response timeout.
-        timeout: Duration,
-    },
-    /// The request could not be built from the options.
-    #[error("failed to build the {verb} request of {url}: {source}")]
-    Build {
-        /// `list` or `watch`.
-        verb: &'static str,
-        /// The resource's path.
-        url: String,
-        /// What kube's request builder reported.
-        #[source]
-        source: kube::core::request::Error,
-    },
-}
-
 /// Lists and watches through a [`kube::Api`], applying an optional tweak (selectors) to every
 /// request. A request whose response does not start within the response timeout
-/// ([`DEFAULT_RESPONSE_TIMEOUT`], see [`with_response_timeout`](Self::with_response_timeout)) is
-/// abandoned and reported as [`RequestError::NoResponse`], so the reflector retries it instead
+/// ([`DEFAULT_RESPONSE_TIMEOUT`], see [`response_timeout`](Self::response_timeout)) is
+/// abandoned and reported as [`Error::Timeout`], so the reflector retries it instead
 /// of waiting forever.
 ///
 /// ```no_run
-/// use informer_runtime::{informer::{InformerOptions, SharedIndexInformer}, kube_lister_watcher::KubeListerWatcher};
+/// use informer_runtime::{KubeListerWatcher, SharedIndexInformer, informer};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::Api;
 ///
 /// # fn example(client: kube::Client) {
 /// let pods = KubeListerWatcher::new(Api::<Pod>::namespaced(client, "prod"))
-///     .with_tweak(|options| options.label_selector = Some("app=web".into()));
-/// let informer = SharedIndexInformer::new(pods, InformerOptions::default());
+///     .tweak_list_options(|options| options.label_selector = Some("app=web".into()));
+/// let informer = SharedIndexInformer::new(pods, informer::Config::default());
 /// # let _ = informer;
 /// # }
 /// ```
@@ -91,21 +64,21 @@ impl<K> KubeListerWatcher<K> {
     /// How long a list or watch may wait for its response to start (the body of a list may
     /// take longer; a watch then streams for its own timeout).
     #[must_use]
-    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
         self
     }
 
     /// Changes every request's options, for example to add selectors.
     #[must_use]
-    pub fn with_tweak(mut self, tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static) -> Self {
+    pub fn tweak_list_options(mut self, tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static) -> Self {
         self.tweak = Some(Arc::new(tweak));
         self
     }
 
     /// Uses a shared tweak (a factory's).
     #[must_use]
-    pub fn with_shared_tweak(mut self, tweak: Option<TweakListOptions>) -> Self {
+    pub fn shared_tweak_list_options(mut self, tweak: Option<TweakListOptions>) -> Self {
         self.tweak = tweak;
         self
     }
@@ -258,11 +231,11 @@ where
 }
 
 fn build_error(verb: &'static str, url: &str, source: kube::core::request::Error) -> Error {
-    Error::Transport(Box::new(RequestError::Build {
+    Error::Request {
         verb,
         url: url.to_owned(),
         source,
-    }))
+    }
 }
 
 impl<K: Resource + Clone> KubeListerWatcher<K> {
@@ -274,12 +247,10 @@ impl<K: Resource + Clone> KubeListerWatcher<K> {
         let client = self.api.clone().into_client();
         let response = tokio::time::timeout(self.response_timeout, client.send(request.map(Body::from)))
             .await
-            .map_err(|_| {
-                Error::Transport(Box::new(RequestError::NoResponse {
-                    verb,
-                    url,
-                    timeout: self.response_timeout,
-                }))
+            .map_err(|_| Error::Timeout {
+                verb,
+                url,
+                timeout: self.response_timeout,
             })?
             .map_err(classify)?;
         let code = response.status();
@@ -367,6 +338,50 @@ mod tests {
             .expect_err("refused");
         assert!(err.is_connection_refused(), "{err:?}");
         assert!(!err.is_probable_eof(), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_is_a_typed_timeout() {
+        // accepts connections and reads nothing: no response ever starts
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let _silent = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                open.push(socket);
+            }
+        });
+        let uri = format!("http://127.0.0.1:{port}").parse().expect("a uri");
+        let client = Client::try_from(kube::Config::new(uri)).expect("client");
+        let lister_watcher =
+            KubeListerWatcher::new(Api::<k8s_openapi::api::core::v1::ConfigMap>::all(client))
+                .response_timeout(Duration::from_millis(200));
+        let err = lister_watcher
+            .list(&ListOptions::default())
+            .await
+            .expect_err("no response");
+        assert!(err.is_timeout(), "{err:?}");
+        assert!(
+            matches!(&err, Error::Timeout { verb: "list", timeout, .. } if *timeout == Duration::from_millis(200)),
+            "{err:?}"
+        );
+        assert!(!err.is_connection_refused() && !err.is_probable_eof(), "{err:?}");
+    }
+
+    #[test]
+    fn an_invalid_request_is_a_typed_request_error() {
+        let err = build_error(
+            "list",
+            "/api/v1/pods",
+            kube::core::request::Error::Validation("bad".into()),
+        );
+        assert!(matches!(err, Error::Request { verb: "list", .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "failed to build the list request of /api/v1/pods: failed to validate request: bad"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ pub(crate) mod pager;
 #[doc(hidden)]
 pub mod watch_body;
 
-pub use kube_lister_watcher::{ApiScope, DEFAULT_RESPONSE_TIMEOUT, KubeListerWatcher, RequestError};
+pub use kube_lister_watcher::{ApiScope, DEFAULT_RESPONSE_TIMEOUT, KubeListerWatcher};
 use std::{error::Error as StdError, fmt};
 
 use futures::{future::BoxFuture, stream::BoxStream};
@@ -65,6 +65,29 @@ pub enum Error {
     /// A response or watch event could not be decoded.
     #[error("failed to decode a response from the API server: {0}")]
     Decode(#[source] BoxError),
+    /// No response started within the response timeout: the server is stuck, or the request
+    /// never left the client (a connection pool can keep a request waiting forever). The
+    /// reflector retries the request.
+    #[error("failed to receive a response to the {verb} of {url} within {timeout:?}")]
+    Timeout {
+        /// `list` or `watch`.
+        verb: &'static str,
+        /// The request's path.
+        url: String,
+        /// The response timeout.
+        timeout: std::time::Duration,
+    },
+    /// The request could not be built from the options (such as an invalid selector).
+    #[error("failed to build the {verb} request of {url}: {source}")]
+    Request {
+        /// `list` or `watch`.
+        verb: &'static str,
+        /// The resource's path.
+        url: String,
+        /// What kube's request builder reported.
+        #[source]
+        source: kube::core::request::Error,
+    },
 }
 
 struct DisplayStatus<'a>(&'a Status);
@@ -132,6 +155,11 @@ impl Error {
     /// The server could not be reached.
     pub fn is_connection_refused(&self) -> bool {
         matches!(self, Self::Connect(_))
+    }
+
+    /// No response started within the lister-watcher's response timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout { .. })
     }
 
     /// The connection ended or went silent: reset (by a load balancer, a draining API

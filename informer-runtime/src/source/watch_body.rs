@@ -30,7 +30,7 @@ const KEPT_LINE_CAPACITY: usize = 1 << 20;
 /// ```
 /// use bytes::Bytes;
 /// use futures::{StreamExt, stream};
-/// use informer_runtime::watch_body::decode_watch_body;
+/// use informer_runtime::source::watch_body::decode_watch_body;
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube::core::WatchEvent;
 ///
@@ -208,6 +208,7 @@ mod tests {
                 Err(Error::Decode(_)) => "decode error".into(),
                 Err(Error::Transport(_)) => "transport error".into(),
                 Err(Error::Connect(_)) => "connect error".into(),
+                Err(other) => format!("other error {other}"),
             })
             .collect()
     }

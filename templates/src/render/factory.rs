@@ -1,12 +1,11 @@
-//! The generated `SharedInformerFactory`: a typed face on the runtime factory, and the group
-//! modules.
+//! The generated `Informers`: a typed view of the runtime factory, and the group modules.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::{Api, Nesting, RenderOptions, render::group::render_group};
 
-/// The factory newtype with one accessor per group, plus the group modules (inline or
+/// `Informers`, the factory view with one accessor per group, plus the group modules (inline or
 /// declared). `for_resource` is rendered by
 /// [`render_for_resource`](crate::render::for_resource::render_for_resource).
 pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> TokenStream {
@@ -57,36 +56,37 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
         }
     });
     quote! {
-        /// Shared informers of every generated resource, reached by group, version and
-        /// resource (`factory.example().v1().foos()`) or by [`for_resource`](Self::for_resource).
+        /// The typed informers and listers of this crate's resources, by group, version and
+        /// resource (`informers.apps().v1().deployments()`) or by
+        /// [`for_resource`](Self::for_resource), on a runtime `SharedInformerFactory`.
         ///
-        /// Dereferences to the runtime factory for `start`, `wait_for_cache_sync` and `shutdown`.
+        /// The runtime factory owns the informers (one per type) and starts, syncs and stops
+        /// them; this is a typed view of it. Views of several generated crates (built-in
+        /// resources and custom resources) over one factory share its informers, its start and
+        /// its sync. Dereferences to the factory for `start`, `wait_for_cache_sync` and
+        /// `shutdown`.
         #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-        pub struct SharedInformerFactory {
+        pub struct Informers {
             factory: #rt::SharedInformerFactory,
         }
 
-        impl SharedInformerFactory {
-            /// A factory over all namespaces without resyncs (use
-            /// [`from_runtime`](Self::from_runtime) with the runtime's builder for options).
-            pub fn new(client: #rt::Client) -> Self {
-                Self::from_runtime(#rt::SharedInformerFactory::new(client))
+        impl Informers {
+            /// The typed view of `factory` (cheap: the factory is shared, not copied).
+            pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
+                Self {
+                    factory: ::core::clone::Clone::clone(factory),
+                }
             }
 
-            /// The typed face of `factory`; informers are shared with everything else using it.
-            pub fn from_runtime(factory: #rt::SharedInformerFactory) -> Self {
-                Self { factory }
-            }
-
-            /// The runtime factory.
-            pub fn runtime(&self) -> &#rt::SharedInformerFactory {
+            /// The runtime factory these informers belong to.
+            pub fn factory(&self) -> &#rt::SharedInformerFactory {
                 &self.factory
             }
 
             #(#accessors)*
         }
 
-        impl ::core::ops::Deref for SharedInformerFactory {
+        impl ::core::ops::Deref for Informers {
             type Target = #rt::SharedInformerFactory;
 
             fn deref(&self) -> &Self::Target {
@@ -94,9 +94,9 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
             }
         }
 
-        impl ::core::convert::From<#rt::SharedInformerFactory> for SharedInformerFactory {
+        impl ::core::convert::From<#rt::SharedInformerFactory> for Informers {
             fn from(factory: #rt::SharedInformerFactory) -> Self {
-                Self::from_runtime(factory)
+                Self { factory }
             }
         }
 

@@ -1,12 +1,13 @@
-//! `SharedInformerFactory::for_resource`: the informer of a resource named at run time.
+//! `Informers::for_resource`: the informer of a resource named at run time.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::{Api, RenderOptions, naming};
+use crate::{Api, RenderOptions};
 
-/// An `impl SharedInformerFactory` block with `for_resource`, a `match` over every resource's
-/// group, version and plural (sorted) returning the same informer as the typed accessor; an
+/// An `impl Informers` block with `for_resource`, a `match` over every resource's
+/// group, version and plural (sorted) returning the same informer as the typed accessor (the
+/// runtime factory's `informer::<K>()`); an
 /// unknown resource is `FactoryError::NoInformerFor`; and `RESOURCES`, the same resources as
 /// `(group, version, plural)` under the same `cfg`s.
 pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
@@ -18,9 +19,7 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
             for resource in &version.resources {
                 let cfg = resource.cfg_attrs();
                 let (g, v, p) = (&resource.group, &resource.version, &resource.plural);
-                let accessor = &group.accessor;
-                let module = &version.module;
-                let method = naming::ident(&naming::resource_method(&resource.kind, &resource.plural));
+                let ty = &resource.rust_path;
                 let key = (g.clone(), v.clone(), p.clone());
                 entries.push((key.clone(), quote! { #cfg (#g, #v, #p), }));
                 arms.push((
@@ -28,11 +27,7 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
                     quote! {
                         #cfg
                         (#g, #v, #p) => {
-                            let informer = self.#accessor().#module().#method().informer();
-                            #rt::Ok(self.factory.generic_informer_for(
-                                ::core::clone::Clone::clone(gvr),
-                                move |_| informer,
-                            ))
+                            #rt::Ok(self.factory.generic_informer::<#ty>(::core::clone::Clone::clone(gvr)))
                         }
                     },
                 ));
@@ -44,7 +39,7 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let entries = entries.into_iter().map(|(_, entry)| entry);
     quote! {
-        impl SharedInformerFactory {
+        impl Informers {
             /// The `(group, version, plural)` of every resource with an informer here (the
             /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
             /// resolves.

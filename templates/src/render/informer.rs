@@ -93,10 +93,10 @@ pub fn render_informer(resource: &Resource, options: &RenderOptions) -> TokenStr
             tweak: #rt::Option<#rt::TweakListOptions>,
         ) -> #rt::SharedIndexInformer<#ty> {
             let api = #api;
-            let lister_watcher = #rt::KubeListerWatcher::new(api).with_shared_tweak(tweak);
+            let lister_watcher = #rt::KubeListerWatcher::new(api).shared_tweak_list_options(tweak);
             #rt::SharedIndexInformer::new(
                 lister_watcher,
-                #rt::InformerOptions {
+                #rt::InformerConfig {
                     resync_period,
                     indexers,
                     description: #rt::Some(#rt::String::from(#plural)),

@@ -25,12 +25,10 @@ use std::{
 };
 
 use informer_runtime::{
-    cache::key::object_key,
-    cache::namespace_indexers,
+    cache::{key::object_key, namespace_indexers},
     factory::SharedInformerFactory,
-    informer::{InformerOptions, InformerStats, Registration, SharedIndexInformer},
-    reflector::backoff::BackoffConfig,
-    reflector::{InitialListStrategy, ReflectorConfig},
+    informer::{self, InformerStats, Registration, SharedIndexInformer},
+    reflector::{self, InitialListStrategy, backoff},
     source::{ApiScope, KubeListerWatcher},
 };
 use informer_testserver::{Failure, ResetProxy, TestServer};
@@ -341,8 +339,8 @@ fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
 }
 
 /// The backoff of a run's informers: client-go's shape, compressed so a run stays short.
-fn fast_backoff(seed: u64, id: InformerId) -> BackoffConfig {
-    BackoffConfig {
+fn fast_backoff(seed: u64, id: InformerId) -> backoff::Config {
+    backoff::Config {
         initial: Duration::from_millis(20),
         max: Duration::from_millis(400),
         factor: 2.0,
@@ -396,46 +394,48 @@ fn scoped_informer<K: CachedObject>(
         ..
     } = schedule.settings;
     let streams = streaming_list && matches!(id, InformerId::NamespacedPods | InformerId::SelectedPods);
-    factory.informer_for::<K>(|context| {
-        let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), context.namespace());
-        let lister_watcher = TracedListerWatcher::new(
-            KubeListerWatcher::new(api)
-                .with_shared_tweak(context.tweak_list_options())
-                .with_response_timeout(RESPONSE_TIMEOUT),
-            Arc::clone(trace),
-        );
-        let mut indexers = namespace_indexers();
-        indexers.insert(TIER_INDEX.into(), Arc::new(tier_index::<K>));
-        let informer = SharedIndexInformer::new(
-            lister_watcher,
-            InformerOptions {
-                resync_period: context.resync_period(),
-                indexers,
-                reflector: ReflectorConfig {
-                    page_size,
-                    backoff: fast_backoff(schedule.seed, id),
-                    max_internal_error_retry_duration: if retry_internal_errors {
-                        INTERNAL_ERROR_RETRY
-                    } else {
-                        Duration::ZERO
+    factory
+        .informer_for::<K>(|context| {
+            let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), context.namespace());
+            let lister_watcher = TracedListerWatcher::new(
+                KubeListerWatcher::new(api)
+                    .shared_tweak_list_options(context.tweak_list_options())
+                    .response_timeout(RESPONSE_TIMEOUT),
+                Arc::clone(trace),
+            );
+            let mut indexers = namespace_indexers();
+            indexers.insert(TIER_INDEX.into(), Arc::new(tier_index::<K>));
+            let informer = SharedIndexInformer::new(
+                lister_watcher,
+                informer::Config {
+                    resync_period: context.resync_period(),
+                    indexers,
+                    reflector: reflector::Config {
+                        page_size,
+                        backoff: fast_backoff(schedule.seed, id),
+                        max_internal_error_retry_duration: if retry_internal_errors {
+                            INTERNAL_ERROR_RETRY
+                        } else {
+                            Duration::ZERO
+                        },
+                        initial_list_strategy: if streams {
+                            InitialListStrategy::StreamingList
+                        } else {
+                            InitialListStrategy::ListWatch
+                        },
+                        ..reflector::Config::default()
                     },
-                    initial_list_strategy: if streams {
-                        InitialListStrategy::StreamingList
-                    } else {
-                        InitialListStrategy::ListWatch
-                    },
-                    ..ReflectorConfig::default()
+                    description: Some(K::plural(&()).into_owned()),
                 },
-                description: Some(K::plural(&()).into_owned()),
-            },
-        );
-        informer
-            .set_transform(|object: &mut K| {
-                assert!(!poisoned(object.meta(), Poison::Transform), "{DELIBERATE_PANIC}");
-            })
-            .expect("a new informer takes a transform");
-        informer
-    })
+            );
+            informer
+                .set_transform(|object: &mut K| {
+                    assert!(!poisoned(object.meta(), Poison::Transform), "{DELIBERATE_PANIC}");
+                })
+                .expect("a new informer takes a transform");
+            informer
+        })
+        .expect("each informer of a schedule is created once")
 }
 
 /// One registered recording handler.

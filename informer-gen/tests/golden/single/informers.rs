@@ -2,30 +2,28 @@
 // Typed informers, listers and a factory for the resources of `golden_crds`.
 // Regenerate with `informer-gen` or `informer_gen::Config` instead of editing.
 
-/// Shared informers of every generated resource, reached by group, version and
-/// resource (`factory.example().v1().foos()`) or by [`for_resource`](Self::for_resource).
+/// The typed informers and listers of this crate's resources, by group, version and
+/// resource (`informers.apps().v1().deployments()`) or by
+/// [`for_resource`](Self::for_resource), on a runtime `SharedInformerFactory`.
 ///
-/// Dereferences to the runtime factory for `start`, `wait_for_cache_sync` and `shutdown`.
+/// The runtime factory owns the informers (one per type) and starts, syncs and stops
+/// them; this is a typed view of it. Views of several generated crates (built-in
+/// resources and custom resources) over one factory share its informers, its start and
+/// its sync. Dereferences to the factory for `start`, `wait_for_cache_sync` and
+/// `shutdown`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SharedInformerFactory {
+pub struct Informers {
     factory: ::informer_runtime::__codegen::SharedInformerFactory,
 }
-impl SharedInformerFactory {
-    /// A factory over all namespaces without resyncs (use
-    /// [`from_runtime`](Self::from_runtime) with the runtime's builder for options).
-    pub fn new(client: ::informer_runtime::__codegen::Client) -> Self {
-        Self::from_runtime(
-            ::informer_runtime::__codegen::SharedInformerFactory::new(client),
-        )
+impl Informers {
+    /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
+        Self {
+            factory: ::core::clone::Clone::clone(factory),
+        }
     }
-    /// The typed face of `factory`; informers are shared with everything else using it.
-    pub fn from_runtime(
-        factory: ::informer_runtime::__codegen::SharedInformerFactory,
-    ) -> Self {
-        Self { factory }
-    }
-    /// The runtime factory.
-    pub fn runtime(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
+    /// The runtime factory these informers belong to.
+    pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `apps` API group.
@@ -58,16 +56,16 @@ impl SharedInformerFactory {
         self::networking::Networking::new(&self.factory)
     }
 }
-impl ::core::ops::Deref for SharedInformerFactory {
+impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
-for SharedInformerFactory {
+for Informers {
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
-        Self::from_runtime(factory)
+        Self { factory }
     }
 }
 /// Informers and listers of the `apps` API group.
@@ -178,10 +176,10 @@ pub mod apps {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -363,10 +361,10 @@ pub mod core {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -517,10 +515,10 @@ pub mod example_com {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -669,10 +667,10 @@ pub mod example_com {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -840,10 +838,10 @@ pub mod example_org {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -1001,10 +999,10 @@ pub mod extra {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -1158,10 +1156,10 @@ pub mod my_group {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -1342,10 +1340,10 @@ pub mod networking {
             let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(
                     api,
                 )
-                .with_shared_tweak(tweak);
+                .shared_tweak_list_options(tweak);
             ::informer_runtime::__codegen::SharedIndexInformer::new(
                 lister_watcher,
-                ::informer_runtime::__codegen::InformerOptions {
+                ::informer_runtime::__codegen::InformerConfig {
                     resync_period,
                     indexers,
                     description: ::informer_runtime::__codegen::Some(
@@ -1425,7 +1423,7 @@ pub mod networking {
         }
     }
 }
-impl SharedInformerFactory {
+impl Informers {
     /// The `(group, version, plural)` of every resource with an informer here (the
     /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)
     /// resolves.
@@ -1455,92 +1453,76 @@ impl SharedInformerFactory {
     > {
         match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
             ("", "v1", "nodes") => {
-                let informer = self.core().v1().nodes().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::apps::v1::inner::Node,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("apps", "v1", "deployments") => {
-                let informer = self.apps().v1().deployments().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::apps::v1::Deployment,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("example.com", "v1", "foos") => {
-                let informer = self.example_com().v1().foos().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::Foo,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("example.com", "v2", "foos") => {
-                let informer = self.example_com().v2().foos().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::FooV2,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("example.org", "v1beta1", "policies") => {
-                let informer = self.example_org().v1beta1().policies().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::Policy,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             #[cfg(feature = "extra")]
             ("extra.example.com", "v1", "gadgets") => {
-                let informer = self.extra().v1().gadgets().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::extra::Gadget,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("my-group.io", "v1", "endpoints") => {
-                let informer = self.my_group().v1().endpoints().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::Endpoints,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             ("networking.example.com", "v1", "networkpolicies") => {
-                let informer = self.networking().v1().network_policies().informer();
                 ::informer_runtime::__codegen::Ok(
                     self
                         .factory
-                        .generic_informer_for(
-                            ::core::clone::Clone::clone(gvr),
-                            move |_| informer,
-                        ),
+                        .generic_informer::<
+                            ::golden_crds::moved::NetworkPolicy,
+                        >(::core::clone::Clone::clone(gvr)),
                 )
             }
             _ => {

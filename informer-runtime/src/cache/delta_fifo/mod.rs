@@ -151,7 +151,7 @@ impl<K: Resource + Send + Sync> KnownObjects<K> for crate::cache::Store<K> {
 pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
 /// Options of a [`DeltaFifo`].
-pub struct DeltaFifoOptions<K> {
+pub struct Config<K> {
     /// The consumer's store; without it, deletions of keys not in the queue are dropped and
     /// `resync` does nothing.
     pub known_objects: Option<Arc<dyn KnownObjects<K>>>,
@@ -161,7 +161,7 @@ pub struct DeltaFifoOptions<K> {
     pub transform: Option<Transform<K>>,
 }
 
-impl<K> Default for DeltaFifoOptions<K> {
+impl<K> Default for Config<K> {
     fn default() -> Self {
         Self {
             known_objects: None,
@@ -216,12 +216,12 @@ struct State<K> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaType, ProcessError};
+/// use informer_runtime::cache::delta_fifo::{self, DeltaFifo, DeltaType, ProcessError};
 /// use k8s_openapi::api::core::v1::ConfigMap;
 /// use kube::api::ObjectMeta;
 ///
 /// # tokio_test_block(async {
-/// let fifo = DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default());
+/// let fifo = DeltaFifo::<ConfigMap>::new(delta_fifo::Config::default());
 /// let cm = ConfigMap { metadata: ObjectMeta { name: Some("a".into()), ..Default::default() }, ..Default::default() };
 /// fifo.add(cm.clone());
 /// fifo.update(cm);
@@ -259,7 +259,7 @@ impl<K> fmt::Debug for DeltaFifo<K> {
 
 impl<K: Resource> DeltaFifo<K> {
     /// An empty queue.
-    pub fn new(options: DeltaFifoOptions<K>) -> Self {
+    pub fn new(options: Config<K>) -> Self {
         Self {
             state: Mutex::new(State {
                 items: HashMap::new(),
@@ -279,7 +279,7 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// Reports transform panics to `panics` (the informer's reporter).
     #[must_use]
-    pub(crate) fn with_panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
+    pub(crate) fn panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
         self.panics = panics;
         self
     }

@@ -71,14 +71,14 @@ impl KnownObjects<ConfigMap> for Literal {
 }
 
 fn with_known(objects: Vec<ConfigMap>) -> DeltaFifo<ConfigMap> {
-    DeltaFifo::new(DeltaFifoOptions {
+    DeltaFifo::new(Config {
         known_objects: Some(Arc::new(Literal(objects))),
-        ..DeltaFifoOptions::default()
+        ..Config::default()
     })
 }
 
 fn plain() -> DeltaFifo<ConfigMap> {
-    DeltaFifo::new(DeltaFifoOptions::default())
+    DeltaFifo::new(Config::default())
 }
 
 type Popped = Result<Deltas<ConfigMap>, PopError<String>>;
@@ -251,7 +251,7 @@ async fn replace_makes_deletions_for_objects_only_in_queue() {
         }
         for known in [Some(Literal(vec![])), None] {
             let with_lister = known.is_some();
-            let f = DeltaFifo::new(DeltaFifoOptions {
+            let f = DeltaFifo::new(Config {
                 known_objects: known.map(|k| Arc::new(k) as Arc<dyn KnownObjects<ConfigMap>>),
                 emit_delta_type_replaced: emit_replaced,
                 transform: None,
@@ -330,9 +330,9 @@ async fn transformer_is_applied_once_and_never_to_tombstones() {
             .get_or_insert_with(BTreeMap::new)
             .insert("transformed".into(), n.to_string());
     });
-    let f = DeltaFifo::new(DeltaFifoOptions {
+    let f = DeltaFifo::new(Config {
         transform: Some(transform),
-        ..DeltaFifoOptions::default()
+        ..Config::default()
     });
     f.add(obj("foo", 10));
     f.add(obj("bar", 11));
@@ -511,7 +511,7 @@ async fn replace_makes_deletions() {
 // TestDeltaFIFO_ReplaceMakesDeletionsReplaced
 #[tokio::test]
 async fn replace_makes_deletions_with_replaced_type() {
-    let f = DeltaFifo::new(DeltaFifoOptions {
+    let f = DeltaFifo::new(Config {
         known_objects: Some(Arc::new(Literal(vec![
             obj("foo", 5),
             obj("bar", 6),
@@ -535,7 +535,7 @@ async fn replace_makes_deletions_with_replaced_type() {
 // TestDeltaFIFO_ReplaceDeltaType
 #[tokio::test]
 async fn replace_emits_replaced_when_asked() {
-    let f = DeltaFifo::new(DeltaFifoOptions {
+    let f = DeltaFifo::new(Config {
         known_objects: Some(Arc::new(Literal(vec![obj("foo", 5)]))),
         emit_delta_type_replaced: true,
         transform: None,

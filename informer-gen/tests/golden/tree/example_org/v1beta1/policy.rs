@@ -49,10 +49,10 @@ pub fn new_filtered_policy_informer(
 ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Policy> {
     let api = ::informer_runtime::__codegen::Api::<::golden_crds::Policy>::all(client);
     let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(api)
-        .with_shared_tweak(tweak);
+        .shared_tweak_list_options(tweak);
     ::informer_runtime::__codegen::SharedIndexInformer::new(
         lister_watcher,
-        ::informer_runtime::__codegen::InformerOptions {
+        ::informer_runtime::__codegen::InformerConfig {
             resync_period,
             indexers,
             description: ::informer_runtime::__codegen::Some(

@@ -61,10 +61,10 @@ pub fn new_filtered_node_informer(
         ::golden_crds::apps::v1::inner::Node,
     >::all(client);
     let lister_watcher = ::informer_runtime::__codegen::KubeListerWatcher::new(api)
-        .with_shared_tweak(tweak);
+        .shared_tweak_list_options(tweak);
     ::informer_runtime::__codegen::SharedIndexInformer::new(
         lister_watcher,
-        ::informer_runtime::__codegen::InformerOptions {
+        ::informer_runtime::__codegen::InformerConfig {
             resync_period,
             indexers,
             description: ::informer_runtime::__codegen::Some(
