@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use informer_runtime::{
     EventHandlerFuncs, SharedIndexInformer,
     cache::{
-        NAMESPACE_INDEX, Store,
+        NAMESPACE_INDEX, Writer,
         delta_fifo::{self, DeltaFifo, ProcessError},
         namespace_indexers,
     },
@@ -51,7 +51,7 @@ fn store(c: &mut Criterion) {
     let mut group = c.benchmark_group("store");
     group.bench_function("add 1000 (namespace index)", |b| {
         b.iter_batched(
-            || Store::new(namespace_indexers()),
+            || Writer::new(namespace_indexers()),
             |store| {
                 for pod in &initial {
                     store.add(Arc::clone(pod));
@@ -62,7 +62,7 @@ fn store(c: &mut Criterion) {
         );
     });
     group.bench_function("update 1000 (namespace index)", |b| {
-        let store = Store::new(namespace_indexers());
+        let store = Writer::new(namespace_indexers());
         for pod in &initial {
             store.add(Arc::clone(pod));
         }
@@ -73,7 +73,7 @@ fn store(c: &mut Criterion) {
         });
     });
     group.bench_function("by_index namespace (100 of 1000)", |b| {
-        let store = Store::new(namespace_indexers());
+        let store = Writer::new(namespace_indexers());
         for pod in &initial {
             store.add(Arc::clone(pod));
         }

@@ -11,7 +11,7 @@ use std::{
 };
 
 use informer_runtime::{
-    cache::{Indexers, Store, namespace_indexers},
+    cache::{Indexers, Writer, namespace_indexers},
     lister::Lister,
 };
 use k8s_openapi::api::core::v1::Pod;
@@ -85,7 +85,7 @@ pub(crate) fn run(objects: usize) -> Vec<ListerOutcome> {
         APP_INDEX.into(),
         Arc::new(|pod: &Pod| app_of(pod).map(str::to_owned).into_iter().collect()),
     );
-    let ours = Store::new(indexers);
+    let ours = Writer::new(indexers);
     let (kube, mut writer) = reflector::store::<Pod>();
     for index in 0..objects {
         let mut pod: Pod = serde_json::from_value(generator.pod(index, index as u64 + 1, 0))

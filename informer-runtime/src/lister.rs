@@ -31,20 +31,20 @@ fn filter<K: Resource>(objects: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>>
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::{lister::Lister, cache::{Store, namespace_indexers}};
+/// use informer_runtime::{lister::Lister, cache::{Writer, namespace_indexers}};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::{api::ObjectMeta, core::Selector};
 ///
-/// let store = Store::<Pod>::new(namespace_indexers());
+/// let writer = Writer::<Pod>::new(namespace_indexers());
 /// let meta = ObjectMeta {
 ///     name: Some("web".into()),
 ///     namespace: Some("prod".into()),
 ///     labels: Some([("app".to_owned(), "web".to_owned())].into()),
 ///     ..Default::default()
 /// };
-/// store.add(Arc::new(Pod { metadata: meta, ..Default::default() }));
+/// writer.add(Arc::new(Pod { metadata: meta, ..Default::default() }));
 ///
-/// let lister = Lister::new(store);
+/// let lister = Lister::new(writer.store());
 /// let web: Selector = [("app", "web")].into_iter().collect();
 /// assert_eq!(lister.list(&web).len(), 1);
 /// assert!(lister.by_namespace("prod").get("web").is_some());
@@ -281,7 +281,7 @@ mod tests {
     use k8s_openapi::api::core::v1::{Namespace, Pod};
 
     use super::*;
-    use crate::cache::namespace_indexers;
+    use crate::cache::{Writer, namespace_indexers};
 
     fn pod(namespace: &str, name: &str, app: &str) -> Arc<Pod> {
         Arc::new(Pod {
@@ -302,11 +302,11 @@ mod tests {
     }
 
     fn fixture() -> Store<Pod> {
-        let store = Store::new(namespace_indexers());
+        let store = Writer::new(namespace_indexers());
         store.add(pod("a", "web-1", "web"));
         store.add(pod("a", "db-1", "db"));
         store.add(pod("b", "web-2", "web"));
-        store
+        store.store()
     }
 
     #[test]
@@ -340,18 +340,22 @@ mod tests {
 
     #[test]
     fn namespace_lister_without_index_scans() {
-        let store = Store::default();
+        let store = Writer::default();
         store.add(pod("a", "web-1", "web"));
         store.add(pod("b", "web-2", "web"));
         assert_eq!(
-            names(&Lister::new(store).by_namespace("b").list(&Selector::default())),
+            names(
+                &Lister::new(store.store())
+                    .by_namespace("b")
+                    .list(&Selector::default())
+            ),
             ["web-2"]
         );
     }
 
     #[test]
     fn cluster_scoped_get_by_name() {
-        let store = Store::<Namespace>::new(namespace_indexers());
+        let store = Writer::<Namespace>::new(namespace_indexers());
         store.add(Arc::new(Namespace {
             metadata: ObjectMeta {
                 name: Some("kube-system".into()),
@@ -359,7 +363,7 @@ mod tests {
             },
             ..Namespace::default()
         }));
-        assert!(Lister::new(store).get("kube-system").is_some());
+        assert!(Lister::new(store.store()).get("kube-system").is_some());
     }
 
     #[test]

@@ -74,28 +74,42 @@ struct State<K> {
     indices: HashMap<String, Index<K>>,
 }
 
-/// A thread-safe map of key to `Arc<K>` with secondary indexes (client-go's `Indexer`).
+/// A read-only view of a thread-safe map of key to `Arc<K>` with secondary indexes (the
+/// reading half of client-go's `Indexer`).
 ///
-/// Objects are stored once; every read hands out `Arc<K>`. Cloning a `Store` gives another
-/// handle to the same data. Index lookups cost O(result); an index bucket that becomes empty
-/// is removed, so high-cardinality values do not leak memory.
+/// This is what an informer hands out ([`SharedIndexInformer::store`]): a user can read the
+/// shared cache, never corrupt it. Its [`Writer`] (kept by the informer, or by whoever built
+/// the store) writes. Objects are stored once; every read hands out `Arc<K>`. Cloning a
+/// `Store` gives another view of the same data. Index lookups cost O(result); an index bucket
+/// that becomes empty is removed, so high-cardinality values do not leak memory.
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::cache::{NAMESPACE_INDEX, Store, namespace_indexers};
+/// use informer_runtime::cache::{NAMESPACE_INDEX, Writer, namespace_indexers};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::api::ObjectMeta;
 ///
-/// let store = Store::<Pod>::new(namespace_indexers());
+/// let writer = Writer::<Pod>::new(namespace_indexers());
+/// let store = writer.store();
 /// let meta = ObjectMeta { name: Some("web".into()), namespace: Some("prod".into()), ..Default::default() };
-/// store.add(Arc::new(Pod { metadata: meta, ..Default::default() }));
+/// writer.add(Arc::new(Pod { metadata: meta, ..Default::default() }));
 ///
 /// assert_eq!(store.by_index(NAMESPACE_INDEX, "prod")?.len(), 1);
 /// assert!(store.get_by_key("prod/web").is_some());
 /// # Ok::<(), informer_runtime::cache::Error>(())
 /// ```
-#[doc(alias = "Indexer")]
-#[doc(alias = "ThreadSafeStore")]
+///
+/// A store cannot write:
+///
+/// ```compile_fail
+/// # use std::sync::Arc;
+/// # use informer_runtime::cache::{Store, Writer};
+/// # use k8s_openapi::api::core::v1::Pod;
+/// let store: Store<Pod> = Writer::default().store();
+/// store.add(Arc::new(Pod::default()));
+/// ```
+///
+/// [`SharedIndexInformer::store`]: crate::informer::SharedIndexInformer::store
 pub struct Store<K> {
     state: Arc<RwLock<State<K>>>,
     panics: Arc<PanicReporter>,
@@ -120,9 +134,42 @@ impl<K> fmt::Debug for Store<K> {
     }
 }
 
-impl<K: Resource> Default for Store<K> {
+/// The writing half of a [`Store`]: adds, updates, deletes and replaces objects, and adds
+/// indexes. It dereferences to its store for reads; [`store`](Self::store) hands out
+/// read-only views. An informer keeps its writer to itself; build one to feed a
+/// [`Reflector`](crate::reflector::Reflector) of your own.
+pub struct Writer<K> {
+    store: Store<K>,
+}
+
+impl<K> fmt::Debug for Writer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Writer").field(&self.store).finish()
+    }
+}
+
+impl<K: Resource> Default for Writer<K> {
     fn default() -> Self {
         Self::new(Indexers::new())
+    }
+}
+
+impl<K> std::ops::Deref for Writer<K> {
+    type Target = Store<K>;
+
+    fn deref(&self) -> &Store<K> {
+        &self.store
+    }
+}
+
+impl<K> Writer<K> {
+    /// A read-only view of the store this writes to.
+    pub fn store(&self) -> Store<K> {
+        self.store.clone()
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State<K>> {
+        self.store.state.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -130,94 +177,9 @@ impl<K> Store<K> {
     fn read(&self) -> RwLockReadGuard<'_, State<K>> {
         self.state.read().unwrap_or_else(PoisonError::into_inner)
     }
-
-    fn write(&self) -> RwLockWriteGuard<'_, State<K>> {
-        self.state.write().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 impl<K: Resource> Store<K> {
-    /// An empty store with the given indexers.
-    ///
-    /// An index function that panics on an object is reported (logged at error level) and
-    /// that object is left out of that index; the store and its other indexes go on. In an
-    /// informer the report names the informer and is counted in its stats (see
-    /// [`user_panic`](crate::user_panic)).
-    pub fn new(indexers: Indexers<K>) -> Self {
-        Self::with_panic_reporter(indexers, Arc::new(PanicReporter::new("store")))
-    }
-
-    /// An empty store reporting index function panics to `panics` (the informer's reporter).
-    pub(crate) fn with_panic_reporter(indexers: Indexers<K>, panics: Arc<PanicReporter>) -> Self {
-        let indices = indexers.keys().map(|name| (name.clone(), Index::new())).collect();
-        Self {
-            state: Arc::new(RwLock::new(State {
-                items: HashMap::new(),
-                indexers,
-                indices,
-            })),
-            panics,
-        }
-    }
-
-    /// Stores `obj` under its key, replacing any previous object, and updates every index.
-    pub fn add(&self, obj: Arc<K>) -> Option<Arc<K>> {
-        let key: SharedKey = object_key(obj.as_ref()).into();
-        self.insert(key, obj)
-    }
-
-    /// Same as [`Store::add`] (client-go keeps both names).
-    pub fn update(&self, obj: Arc<K>) -> Option<Arc<K>> {
-        self.add(obj)
-    }
-
-    /// Stores `obj` under `key`; returns the object it replaced.
-    pub(crate) fn insert(&self, key: SharedKey, obj: Arc<K>) -> Option<Arc<K>> {
-        let mut panics = IndexPanics::new(&self.panics);
-        let old = {
-            let mut state = self.write();
-            let state = &mut *state;
-            let old = state.items.insert(Arc::clone(&key), Arc::clone(&obj));
-            update_indices(
-                &state.indexers,
-                &mut state.indices,
-                old.as_deref(),
-                Some(&obj),
-                &key,
-                &mut panics,
-            );
-            old
-        };
-        panics.report();
-        old
-    }
-
-    /// Removes the object stored under `obj`'s key.
-    pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        self.delete_by_key(&object_key(obj))
-    }
-
-    /// Removes the object stored under `key`; absent keys are a no-op.
-    pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
-        let mut panics = IndexPanics::new(&self.panics);
-        let old = {
-            let mut state = self.write();
-            let state = &mut *state;
-            let (key, old) = state.items.remove_entry(key)?;
-            update_indices(
-                &state.indexers,
-                &mut state.indices,
-                Some(old.as_ref()),
-                None,
-                &key,
-                &mut panics,
-            );
-            old
-        };
-        panics.report();
-        Some(old)
-    }
-
     /// The object stored under `key`.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
         self.read().items.get(key).cloned()
@@ -250,26 +212,6 @@ impl<K: Resource> Store<K> {
     /// Whether the store is empty.
     pub fn is_empty(&self) -> bool {
         self.read().items.is_empty()
-    }
-
-    /// Replaces the whole content with `objects` and rebuilds every index
-    /// (a later object with the same key wins).
-    pub fn replace(&self, objects: impl IntoIterator<Item = Arc<K>>) {
-        let items: HashMap<SharedKey, Arc<K>> = objects
-            .into_iter()
-            .map(|obj| (SharedKey::from(object_key(obj.as_ref())), obj))
-            .collect();
-        let mut panics = IndexPanics::new(&self.panics);
-        {
-            let mut state = self.write();
-            let state = &mut *state;
-            state.items = items;
-            for (name, indexer) in &state.indexers {
-                let index = build_index(name, indexer, &state.items, &mut panics);
-                state.indices.insert(name.clone(), index);
-            }
-        }
-        panics.report();
     }
 
     /// The objects that share an indexed value with `obj` under index `name`
@@ -332,11 +274,116 @@ impl<K: Resource> Store<K> {
     pub fn has_index(&self, name: &str) -> bool {
         self.read().indexers.contains_key(name)
     }
+}
+
+impl<K: Resource> Writer<K> {
+    /// An empty store with the given indexers.
+    ///
+    /// An index function that panics on an object is reported (logged at error level) and
+    /// that object is left out of that index; the store and its other indexes go on. In an
+    /// informer the report names the informer and is counted in its stats (see
+    /// [`user_panic`](crate::user_panic)).
+    pub fn new(indexers: Indexers<K>) -> Self {
+        Self::with_panic_reporter(indexers, Arc::new(PanicReporter::new("store")))
+    }
+
+    /// An empty store reporting index function panics to `panics` (the informer's reporter).
+    pub(crate) fn with_panic_reporter(indexers: Indexers<K>, panics: Arc<PanicReporter>) -> Self {
+        let indices = indexers.keys().map(|name| (name.clone(), Index::new())).collect();
+        Self {
+            store: Store {
+                state: Arc::new(RwLock::new(State {
+                    items: HashMap::new(),
+                    indexers,
+                    indices,
+                })),
+                panics,
+            },
+        }
+    }
+
+    /// Stores `obj` under its key, replacing any previous object, and updates every index.
+    pub fn add(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        let key: SharedKey = object_key(obj.as_ref()).into();
+        self.insert(key, obj)
+    }
+
+    /// Same as [`Writer::add`] (client-go keeps both names).
+    pub fn update(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        self.add(obj)
+    }
+
+    /// Stores `obj` under `key`; returns the object it replaced.
+    pub(crate) fn insert(&self, key: SharedKey, obj: Arc<K>) -> Option<Arc<K>> {
+        let mut panics = IndexPanics::new(&self.store.panics);
+        let old = {
+            let mut state = self.write();
+            let state = &mut *state;
+            let old = state.items.insert(Arc::clone(&key), Arc::clone(&obj));
+            update_indices(
+                &state.indexers,
+                &mut state.indices,
+                old.as_deref(),
+                Some(&obj),
+                &key,
+                &mut panics,
+            );
+            old
+        };
+        panics.report();
+        old
+    }
+
+    /// Removes the object stored under `obj`'s key.
+    pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
+        self.delete_by_key(&object_key(obj))
+    }
+
+    /// Removes the object stored under `key`; absent keys are a no-op.
+    pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
+        let mut panics = IndexPanics::new(&self.store.panics);
+        let old = {
+            let mut state = self.write();
+            let state = &mut *state;
+            let (key, old) = state.items.remove_entry(key)?;
+            update_indices(
+                &state.indexers,
+                &mut state.indices,
+                Some(old.as_ref()),
+                None,
+                &key,
+                &mut panics,
+            );
+            old
+        };
+        panics.report();
+        Some(old)
+    }
+
+    /// Replaces the whole content with `objects` and rebuilds every index
+    /// (a later object with the same key wins).
+    pub fn replace(&self, objects: impl IntoIterator<Item = Arc<K>>) {
+        let items: HashMap<SharedKey, Arc<K>> = objects
+            .into_iter()
+            .map(|obj| (SharedKey::from(object_key(obj.as_ref())), obj))
+            .collect();
+        let mut panics = IndexPanics::new(&self.store.panics);
+        {
+            let mut state = self.write();
+            let state = &mut *state;
+            state.items = items;
+            for (name, indexer) in &state.indexers {
+                let index = build_index(name, indexer, &state.items, &mut panics);
+                state.indices.insert(name.clone(), index);
+            }
+        }
+        panics.report();
+    }
 
     /// Registers more indexes and indexes every stored object at once; works on a running,
     /// non-empty store. If any name already exists, nothing is added.
     pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), Error> {
-        let mut panics = IndexPanics::new(&self.panics);
+        let mut panics = IndexPanics::new(&self.store.panics);
         {
             let mut state = self.write();
             let state = &mut *state;
@@ -499,7 +546,7 @@ mod tests {
 
     #[test]
     fn an_update_within_the_same_bucket_is_seen_through_the_index() {
-        let store = Store::new(namespace_indexers());
+        let store = Writer::new(namespace_indexers());
         let pod = |rv: &str| {
             Arc::new(Pod {
                 metadata: ObjectMeta {
@@ -575,7 +622,7 @@ mod tests {
     // Port of client-go TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex.
     #[test]
     fn delete_removes_empty_sets_from_index() {
-        let store = Store::new(indexers("testmodes", |o| vec![val(o)]));
+        let store = Writer::new(indexers("testmodes", |o| vec![val(o)]));
         store.add(cm("testKey", "testKey"));
         assert_eq!(
             store.index_keys("testmodes", "testKey").unwrap_or_default().len(),
@@ -591,7 +638,7 @@ mod tests {
     // Port of client-go TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex.
     #[test]
     fn delete_keeps_non_empty_sets() {
-        let store = Store::new(indexers("testmodes", |_| vec!["testIndex".to_owned()]));
+        let store = Writer::new(indexers("testmodes", |_| vec!["testIndex".to_owned()]));
         store.add(cm("retain", "retain"));
         store.add(cm("delete", "delete"));
         assert_eq!(
@@ -611,7 +658,7 @@ mod tests {
     // Port of client-go TestThreadSafeStoreIndexingFunctionsWithMultipleValues.
     #[test]
     fn index_functions_with_multiple_values() {
-        let store = Store::new(indexers("test", |o| {
+        let store = Writer::new(indexers("test", |o| {
             val(o).split(',').map(str::to_owned).collect()
         }));
         let check = |foo: &[&str], bar: &[&str], baz: &[&str]| {
@@ -679,7 +726,7 @@ mod tests {
                     .collect()
             }),
         );
-        let store = Store::new(idx);
+        let store = Writer::new(idx);
         store.add(pod("one", &[("foo", "bar")], &[]));
         store.add(pod("two", &[("foo", "bar")], &[]));
         store.add(pod("tre", &[("foo", "biz")], &[]));
@@ -704,7 +751,7 @@ mod tests {
                     .unwrap_or_default()
             }),
         );
-        let store = Store::new(idx);
+        let store = Writer::new(idx);
         store.add(pod("one", &[], &[("users", "ernie,bert")]));
         store.add(pod("two", &[], &[("users", "bert,oscar")]));
         store.add(pod("tre", &[], &[("users", "ernie,elmo")]));
@@ -726,7 +773,7 @@ mod tests {
     // Port of client-go TestCache / doTestStore (store_test.go).
     #[test]
     fn store_add_update_delete_list_replace() {
-        let store = Store::<ConfigMap>::default();
+        let store = Writer::<ConfigMap>::default();
         store.add(cm("foo", "bar"));
         assert_eq!(store.get_by_key("foo").map(|o| val(&o)), Some("bar".into()));
         store.update(cm("foo", "baz"));
@@ -753,7 +800,7 @@ mod tests {
     // Port of client-go TestIndex / doTestIndex (store_test.go).
     #[test]
     fn index_returns_objects_sharing_a_value() {
-        let store = Store::new(indexers("by_val", |o| vec![val(o)]));
+        let store = Writer::new(indexers("by_val", |o| vec![val(o)]));
         for (k, v) in [("a", "b"), ("c", "b"), ("e", "f"), ("g", "h")] {
             store.add(cm(k, v));
         }
@@ -774,7 +821,7 @@ mod tests {
 
     #[test]
     fn unknown_index_is_an_error() {
-        let store = Store::<ConfigMap>::default();
+        let store = Writer::<ConfigMap>::default();
         let err = store.by_index("nope", "x").expect_err("unknown index");
         assert!(err.to_string().contains("\"nope\""), "{err}");
         assert!(store.index_keys("nope", "x").is_err());
@@ -784,7 +831,7 @@ mod tests {
 
     #[test]
     fn add_indexers_indexes_existing_items_and_rejects_conflicts() {
-        let store = Store::new(indexers("by_val", |o| vec![val(o)]));
+        let store = Writer::new(indexers("by_val", |o| vec![val(o)]));
         store.add(cm("a", "x"));
         store.add(cm("b", "y"));
         let err = store
@@ -819,7 +866,7 @@ mod tests {
 
     #[test]
     fn namespace_index_puts_cluster_scoped_objects_in_empty_bucket() {
-        let store = Store::<Pod>::new(namespace_indexers());
+        let store = Writer::<Pod>::new(namespace_indexers());
         let mut p = (*pod("a", &[], &[])).clone();
         p.metadata.namespace = Some("ns1".into());
         store.add(Arc::new(p));
@@ -849,7 +896,7 @@ mod tests {
     fn a_panicking_index_function_leaves_the_object_out_of_that_index_only() {
         let mut both = indexers("by_val", panicking_on("panics"));
         both.extend(namespace_indexers());
-        let store = Store::new(both);
+        let store = Writer::new(both);
         store.add(cm("a", "x"));
         store.add(cm("b", "panics"));
         assert_eq!(store.len(), 2, "both stored");
@@ -874,7 +921,7 @@ mod tests {
 
     #[test]
     fn replace_and_add_indexers_skip_objects_whose_index_function_panics() {
-        let store = Store::new(indexers("by_val", panicking_on("panics")));
+        let store = Writer::new(indexers("by_val", panicking_on("panics")));
         store.replace([cm("a", "x"), cm("b", "panics")]);
         assert_eq!(store.len(), 2);
         assert_eq!(store.list_index_func_values("by_val"), vec!["x"]);
@@ -886,7 +933,7 @@ mod tests {
 
     #[test]
     fn an_index_query_whose_index_function_panics_is_an_error() {
-        let store = Store::new(indexers("by_val", panicking_on("panics")));
+        let store = Writer::new(indexers("by_val", panicking_on("panics")));
         store.add(cm("a", "x"));
         let err = store.index("by_val", &cm("q", "panics")).expect_err("panicked");
         assert_eq!(

@@ -33,7 +33,7 @@ use crate::cache::delta_fifo;
 use crate::{
     cache::MaybeTombstone,
     cache::delta_fifo::{DeltaFifo, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform},
-    cache::{Indexers, Store},
+    cache::{Indexers, Store, Writer},
     informer::handler::{Notification, ResourceEventHandler},
     informer::processor::{ListenerState, Processor, Sink},
     informer::reclaim::Reclaimer,
@@ -112,7 +112,7 @@ struct Lifecycle<K> {
 
 struct Inner<K> {
     description: String,
-    indexer: Store<K>,
+    indexer: Writer<K>,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
     processor: Processor<K>,
     default_handler_resync: Duration,
@@ -256,7 +256,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         let panics = Arc::new(PanicReporter::new(description.clone()));
         Self {
             inner: Arc::new(Inner {
-                indexer: Store::with_panic_reporter(options.indexers, Arc::clone(&panics)),
+                indexer: Writer::with_panic_reporter(options.indexers, Arc::clone(&panics)),
                 lister_watcher,
                 processor: Processor::new(description.clone(), options.resync_period),
                 default_handler_resync: options.resync_period,
@@ -400,12 +400,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
 
     /// The cache. Read it, never write it: writes would corrupt the notifications.
     pub fn store(&self) -> Store<K> {
-        self.inner.indexer.clone()
+        self.inner.indexer.store()
     }
 
     /// A lister over the cache.
     pub fn lister(&self) -> Lister<K> {
-        Lister::new(self.inner.indexer.clone())
+        Lister::new(self.inner.indexer.store())
     }
 
     /// Whether the first list was fully applied to the cache and the informer still keeps it
@@ -568,7 +568,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         if self.inner.started.load(Ordering::SeqCst) {
             return None;
         }
-        let known: Arc<dyn KnownObjects<K>> = Arc::new(self.inner.indexer.clone());
+        let known: Arc<dyn KnownObjects<K>> = Arc::new(self.inner.indexer.store());
         let fifo = Arc::new(
             DeltaFifo::new(delta_fifo::Config {
                 known_objects: Some(known),

@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
-    cache::Store,
+    cache::Writer,
     cache::delta_fifo::DeltaFifo,
     cache::key::object_key,
     reflector::backoff::Backoff,
@@ -176,7 +176,7 @@ impl Error {
 }
 
 /// Where a reflector puts what it lists and watches. Implemented by [`DeltaFifo`] (informers)
-/// and by [`Store`] (a plain cache).
+/// and by [`Writer`] (a plain cache).
 pub trait ReflectorStore<K>: Send + Sync {
     /// Turns a decoded object into the shared object the store keeps, as soon as it arrives:
     /// list pages one by one, watch events one by one. An informer applies its transform here,
@@ -225,21 +225,21 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
     }
 }
 
-impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
+impl<K: Resource + Send + Sync> ReflectorStore<K> for Writer<K> {
     fn add(&self, obj: Arc<K>) {
-        Store::add(self, obj);
+        Writer::add(self, obj);
     }
 
     fn update(&self, obj: Arc<K>) {
-        Store::update(self, obj);
+        Writer::update(self, obj);
     }
 
     fn delete(&self, obj: Arc<K>) {
-        Store::delete(self, &obj);
+        Writer::delete(self, &obj);
     }
 
     fn replace(&self, objects: Vec<Arc<K>>, _resource_version: &str) {
-        Store::replace(self, objects);
+        Writer::replace(self, objects);
     }
 
     fn resync(&self) -> Result<(), BoxError> {

@@ -26,6 +26,7 @@ use kube::{
 
 use super::*;
 use crate::cache::delta_fifo::ProcessError;
+use crate::cache::{Store, Writer};
 
 fn pod(name: &str, rv: &str) -> Pod {
     Pod {
@@ -355,7 +356,8 @@ async fn empty_watch_closed_within_a_second_is_a_very_short_watch_and_rewatched(
 // TestReflectorWatchHandler
 #[tokio::test(start_paused = true)]
 async fn watch_events_update_the_store_and_the_resource_version() {
-    let store = Store::<Pod>::default();
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
     let lw = ScriptedLw::new(
         |_, _| Ok(list_of("1", vec![pod("foo", "1"), pod("bar", "1")], None)),
         |_, _| {
@@ -366,7 +368,7 @@ async fn watch_events_update_the_store_and_the_resource_version() {
             ]))
         },
     );
-    let r = reflector(lw, Arc::new(store.clone()), Config::default());
+    let r = reflector(lw, Arc::new(writer), Config::default());
     let cancel = CancellationToken::new();
     let _ = tokio::time::timeout(Duration::from_millis(10), r.list_and_watch(&cancel)).await;
     assert_eq!(store_names(&store), ["bar", "baz"]);
@@ -547,7 +549,8 @@ async fn list_and_watch_with_errors() {
             after: vec!["bar", "baz", "qux"],
         },
     ];
-    let store = Store::<Pod>::default();
+    let writer = Arc::new(Writer::<Pod>::default());
+    let store = writer.store();
     for (i, round) in rounds.into_iter().enumerate() {
         let list = round.list.clone();
         let events = round.events.clone();
@@ -566,7 +569,11 @@ async fn list_and_watch_with_errors() {
                 None => Ok(open_stream(events.clone())),
             },
         );
-        let r = reflector(lw, Arc::new(store.clone()), Config::default());
+        let r = reflector(
+            lw,
+            Arc::clone(&writer) as Arc<dyn ReflectorStore<Pod>>,
+            Config::default(),
+        );
         let result = tokio::time::timeout(
             Duration::from_millis(10),
             r.list_and_watch(&CancellationToken::new()),
@@ -756,12 +763,13 @@ fn paged_list(page: usize, options: &ListOptions) -> Result<ObjectList<Pod>, sou
 #[tokio::test(start_paused = true)]
 async fn fixed_page_size_is_used_for_every_page() {
     let lw = ScriptedLw::new(|_, o| paged_list(4, o), |_, _| Ok(closing_stream(vec![])));
-    let store = Store::<Pod>::default();
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
     let config = Config {
         page_size: Some(4),
         ..Config::default()
     };
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), config);
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
     r.set_last_sync_resource_version("10");
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
@@ -841,8 +849,9 @@ async fn list_at_a_version_is_not_paginated() {
         },
         |_, _| Ok(closing_stream(vec![])),
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), Config::default());
     r.set_last_sync_resource_version("10");
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
@@ -863,8 +872,9 @@ async fn paginated_list_at_zero_keeps_paginating() {
         },
         |_, _| Ok(closing_stream(vec![])),
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), Config::default());
     for round in 1..=2 {
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
@@ -893,8 +903,9 @@ async fn relist_asks_for_the_last_version() {
         },
         |_, _| Ok(closing_stream(vec![])),
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), Config::default());
     let mut sizes = Vec::new();
     for _ in 0..2 {
         let _ = tokio::time::timeout(
@@ -919,8 +930,9 @@ async fn expired_relist_retries_at_most_recent_at_once() {
         },
         |_, _| Ok(closing_stream(vec![])),
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), Config::default());
     for _ in 0..2 {
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
@@ -947,12 +959,13 @@ async fn expired_continuation_falls_back_to_a_full_list() {
         },
         |_, _| Ok(closing_stream(vec![])),
     );
-    let store = Store::<Pod>::default();
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
     let config = Config {
         page_size: Some(4),
         ..Config::default()
     };
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), config);
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
     for _ in 0..2 {
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
@@ -1099,8 +1112,9 @@ async fn relist_after_watch_error_replaces_the_store() {
             })
         },
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), Config::default());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), Config::default());
     r.list_and_watch(&CancellationToken::new())
         .await
         .expect("the round ends for a relist");
@@ -1185,8 +1199,9 @@ async fn streaming_list_rows() {
                 _ => Ok(open_stream(vec![WatchEvent::Added(pod("p2", "2"))])),
             },
         );
-        let store = Store::<Pod>::default();
-        let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+        let writer = Writer::<Pod>::default();
+        let store = writer.store();
+        let r = reflector(Arc::clone(&lw), Arc::new(writer), streaming());
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
             r.list_and_watch(&CancellationToken::new()),
@@ -1228,8 +1243,9 @@ async fn streaming_list_rows() {
             ]))
         },
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), streaming());
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
         r.list_and_watch(&CancellationToken::new()),
@@ -1259,8 +1275,9 @@ async fn streaming_list_rows() {
             }
         },
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), streaming());
     let _ = tokio::time::timeout(
         Duration::from_secs(10),
         r.list_and_watch(&CancellationToken::new()),
@@ -1280,8 +1297,9 @@ async fn streaming_list_rows() {
             })
         },
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), streaming());
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
         r.list_and_watch(&CancellationToken::new()),
@@ -1306,8 +1324,9 @@ async fn streaming_list_rows() {
             })
         },
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), streaming());
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
         r.list_and_watch(&CancellationToken::new()),
@@ -1339,8 +1358,9 @@ async fn streaming_list_without_end_bookmark_falls_back_to_a_list() {
             })
         },
     );
-    let store = Store::<Pod>::default();
-    let r = reflector(Arc::clone(&lw), Arc::new(store.clone()), streaming());
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), streaming());
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
         r.list_and_watch(&CancellationToken::new()),
