@@ -38,6 +38,9 @@ pub fn namespace_indexers<K: Resource + 'static>() -> Indexers<K> {
     indexers
 }
 
+/// The result of a store operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// A failed index query or index registration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {

@@ -43,6 +43,9 @@ use crate::{
     user_panic::{PanicReporter, UserPanicStats, panic_message},
 };
 
+/// The result of an informer operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// A failed informer operation.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -105,6 +105,9 @@ impl Default for Config {
     }
 }
 
+/// The result of a list-and-watch round.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// A failure of one list-and-watch round. The reflector recovers from all of them by itself;
 /// they are reported to the watch-error handler.
 #[derive(Debug, thiserror::Error)]

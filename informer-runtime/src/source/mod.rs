@@ -50,6 +50,9 @@ pub struct ListOptions {
 /// A boxed error from the transport below a lister-watcher.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
+/// The result of a list or watch request.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// A failed list or watch request, or a failure inside a watch stream.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
