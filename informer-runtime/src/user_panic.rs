@@ -4,7 +4,7 @@
 //! watch-error handler and the lister-watcher. A panic in any of them is caught where it
 //! happens, logged at error level with the informer and the object's key, counted in
 //! [`InformerStats::panics`](crate::informer::InformerStats::panics) (and in the Prometheus
-//! metrics), and passed to the watch-error handler as [`reflector::Error::Panicked`]. The
+//! metrics), and passed to the watch-error handler as [`reflector::Error::Panicked`](crate::reflector::Error::Panicked). The
 //! informer goes on with the next change. What happens to the change whose processing
 //! panicked:
 //!

@@ -595,7 +595,7 @@ impl SharedInformerFactory {
             .informers
             .get(&TypeId::of::<K>())
             .and_then(|e| e.typed.downcast_ref())
-            .map(SharedIndexInformer::clone)
+            .cloned()
     }
 
     /// A new informer of `K` from `new_informer`, with the factory's transforms and handler.
@@ -676,10 +676,10 @@ impl SharedInformerFactory {
                 tracing::warn!(error = %err, "the factory's transform was not applied");
             }
         }
-        if let Some(handler) = options.watch_error_handler.clone() {
-            if let Err(err) = informer.set_watch_error_handler(move |informer, e| handler(informer, e)) {
-                tracing::warn!(error = %err, "the factory's watch error handler was not applied");
-            }
+        if let Some(handler) = options.watch_error_handler.clone()
+            && let Err(err) = informer.set_watch_error_handler(move |informer, e| handler(informer, e))
+        {
+            tracing::warn!(error = %err, "the factory's watch error handler was not applied");
         }
     }
 
