@@ -326,6 +326,15 @@ enum StreamEnd {
     Failed(source::Error),
 }
 
+/// What reading the initial events of a streaming list came to.
+struct InitialEvents<K> {
+    end: StreamEnd,
+    /// The objects the events left, by key.
+    objects: HashMap<String, Arc<K>>,
+    events: usize,
+    started: Instant,
+}
+
 impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     /// A reflector of `resource` (a description used in logs and errors, such as `pods`).
     pub fn new(
@@ -730,26 +739,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             if cancel.is_cancelled() {
                 return Ok(None);
             }
-            let resource_version = {
-                let state = self.lock();
-                if state.last_resource_version_unavailable {
-                    String::new()
-                } else {
-                    state.last_sync_resource_version.clone()
-                }
-            };
-            let options = ListOptions {
-                resource_version: Some(resource_version).filter(|rv| !rv.is_empty()),
-                resource_version_match: Some(VersionMatch::NotOlderThan),
-                allow_watch_bookmarks: true,
-                send_initial_events: true,
-                timeout_seconds: Some(self.watch_timeout_seconds()),
-                ..ListOptions::default()
-            };
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Ok(None),
-                result = self.lister_watcher.watch(&options) => result,
+                result = self.lister_watcher.watch(&self.watch_list_options()) => result,
             };
             let mut stream = match result {
                 Ok(stream) => {
@@ -763,68 +756,15 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     continue;
                 }
             };
-            let started = Instant::now();
-            let mut events = 0usize;
-            let mut last_event: Option<Instant> = None;
-            let mut objects: HashMap<String, Arc<K>> = HashMap::new();
-            let mut warning = tokio::time::interval_at(
-                Instant::now() + INITIAL_EVENTS_END_WARNING_INTERVAL,
-                INITIAL_EVENTS_END_WARNING_INTERVAL,
-            );
-            let end = loop {
-                let item = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => return Ok(None),
-                    item = stream.next() => item,
-                    _ = warning.tick() => {
-                        match last_event {
-                            None => tracing::warn!(resource = %self.resource, waited = ?started.elapsed(), "awaiting the bookmark that ends the initial events, no events received yet"),
-                            Some(at) => tracing::warn!(resource = %self.resource, last_event_ago = ?at.elapsed(), "awaiting the bookmark that ends the initial events"),
-                        }
-                        continue;
-                    }
-                };
-                match item {
-                    None => break StreamEnd::Closed,
-                    Some(Err(err)) => break StreamEnd::Failed(err),
-                    Some(Ok(event)) => {
-                        events += 1;
-                        last_event = Some(Instant::now());
-                        match event {
-                            WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                                objects.insert(object_key(&obj), self.store.prepare(obj));
-                            }
-                            WatchEvent::Deleted(obj) => {
-                                objects.remove(&object_key(&obj));
-                            }
-                            WatchEvent::Bookmark(bookmark) => {
-                                let ends = bookmark
-                                    .metadata
-                                    .annotations
-                                    .get(INITIAL_EVENTS_END_ANNOTATION)
-                                    .is_some_and(|v| v == "true");
-                                if ends {
-                                    break StreamEnd::Synced(bookmark.metadata.resource_version);
-                                }
-                            }
-                            WatchEvent::Error(status) => {
-                                break StreamEnd::Failed(source::Error::Api(status));
-                            }
-                        }
-                    }
-                }
+            let Some(initial) = self.read_initial_events(&mut stream, cancel).await else {
+                return Ok(None);
             };
-            match end {
+            match initial.end {
                 StreamEnd::Synced(resource_version) => {
-                    self.counters.lists.fetch_add(1, Ordering::Relaxed);
-                    self.lock().last_resource_version_unavailable = false;
-                    tracing::debug!(resource = %self.resource, items = objects.len(), resource_version = %resource_version, "streamed the initial list");
-                    self.store
-                        .replace(objects.into_values().collect(), &resource_version);
-                    self.set_last_sync_resource_version(&resource_version);
+                    self.apply_initial_events(initial.objects, &resource_version);
                     return Ok(Some(stream));
                 }
-                StreamEnd::Closed if events == 0 && started.elapsed() < VERY_SHORT_WATCH => {
+                StreamEnd::Closed if initial.events == 0 && initial.started.elapsed() < VERY_SHORT_WATCH => {
                     return Err(Error::VeryShortWatch {
                         resource: self.resource.clone(),
                     });
@@ -845,6 +785,118 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 }
             }
         }
+    }
+
+    /// The options of a streaming list: initial events from the last synced version (or the
+    /// newest when it is unavailable), then the watch.
+    fn watch_list_options(&self) -> ListOptions {
+        let resource_version = {
+            let state = self.lock();
+            if state.last_resource_version_unavailable {
+                String::new()
+            } else {
+                state.last_sync_resource_version.clone()
+            }
+        };
+        ListOptions {
+            resource_version: Some(resource_version).filter(|rv| !rv.is_empty()),
+            resource_version_match: Some(VersionMatch::NotOlderThan),
+            allow_watch_bookmarks: true,
+            send_initial_events: true,
+            timeout_seconds: Some(self.watch_timeout_seconds()),
+            ..ListOptions::default()
+        }
+    }
+
+    /// Reads a streaming list's initial events until the bookmark that ends them, the end of
+    /// the stream or an error, warning now and then while it waits; `None` if cancelled.
+    async fn read_initial_events(
+        &self,
+        stream: &mut WatchStream<K>,
+        cancel: &CancellationToken,
+    ) -> Option<InitialEvents<K>> {
+        let started = Instant::now();
+        let (mut events, mut last_event, mut objects) = (0, None, HashMap::new());
+        let mut warning = tokio::time::interval_at(
+            started + INITIAL_EVENTS_END_WARNING_INTERVAL,
+            INITIAL_EVENTS_END_WARNING_INTERVAL,
+        );
+        let end = loop {
+            let item = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return None,
+                item = stream.next() => item,
+                _ = warning.tick() => {
+                    self.warn_awaiting_initial_events_end(started, last_event);
+                    continue;
+                }
+            };
+            match item {
+                None => break StreamEnd::Closed,
+                Some(Err(err)) => break StreamEnd::Failed(err),
+                Some(Ok(event)) => {
+                    events += 1;
+                    last_event = Some(Instant::now());
+                    if let Some(end) = self.initial_event(event, &mut objects) {
+                        break end;
+                    }
+                }
+            }
+        };
+        Some(InitialEvents {
+            end,
+            objects,
+            events,
+            started,
+        })
+    }
+
+    /// Applies one initial event to `objects`; the end of the initial events if it is one.
+    fn initial_event(
+        &self,
+        event: WatchEvent<K>,
+        objects: &mut HashMap<String, Arc<K>>,
+    ) -> Option<StreamEnd> {
+        match event {
+            WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                objects.insert(object_key(&obj), self.store.prepare(obj));
+                None
+            }
+            WatchEvent::Deleted(obj) => {
+                objects.remove(&object_key(&obj));
+                None
+            }
+            WatchEvent::Bookmark(bookmark) => {
+                let ends = bookmark
+                    .metadata
+                    .annotations
+                    .get(INITIAL_EVENTS_END_ANNOTATION)
+                    .is_some_and(|v| v == "true");
+                ends.then_some(StreamEnd::Synced(bookmark.metadata.resource_version))
+            }
+            WatchEvent::Error(status) => Some(StreamEnd::Failed(source::Error::Api(status))),
+        }
+    }
+
+    fn warn_awaiting_initial_events_end(&self, started: Instant, last_event: Option<Instant>) {
+        match last_event {
+            None => {
+                tracing::warn!(resource = %self.resource, waited = ?started.elapsed(), "awaiting the bookmark that ends the initial events, no events received yet")
+            }
+            Some(at) => {
+                tracing::warn!(resource = %self.resource, last_event_ago = ?at.elapsed(), "awaiting the bookmark that ends the initial events")
+            }
+        }
+    }
+
+    /// Replaces the store's contents with a streamed initial list synced at `resource_version`.
+    fn apply_initial_events(&self, objects: HashMap<String, Arc<K>>, resource_version: &str) {
+        self.counters.lists.fetch_add(1, Ordering::Relaxed);
+        self.lock().last_resource_version_unavailable = false;
+        tracing::debug!(resource = %self.resource, items = objects.len(), resource_version = %resource_version, "streamed the initial list");
+        self.store
+            .replace(objects.into_values().collect(), resource_version);
+        self.set_last_sync_resource_version(resource_version);
     }
 
     /// Decides how a failed streaming list goes on: `Ok(true)` to retry, `Ok(false)` when
