@@ -16,6 +16,7 @@
 //! ```
 
 pub mod api;
+pub mod attr;
 mod error;
 pub mod format;
 pub mod model;
