@@ -1,16 +1,17 @@
 //! The expansion: attributes → checks → the resource model → the shared templates, plus the
 //! checks that the type is the resource it claims to be.
 
-use informer_templates::{Scope, naming, render::resource::render_resource};
+use informer_templates::{
+    Scope,
+    attr::{self, Ctxt, Form, InformerAttrs, KubeAttrs, KubeMistakes},
+    naming,
+    render::resource::render_resource,
+};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::DeriveInput;
 
-use crate::{
-    attr::{informer::InformerAttrs, kube::KubeAttrs},
-    check::{self, Form, Model},
-    ctxt::Ctxt,
-};
+use crate::check::{self, Model};
 
 /// Expands `#[derive(Informer)]` on `input`: the generated items, or `compile_error!`s, one
 /// per mistake, each at its token.
@@ -26,17 +27,29 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
 /// `#[kube(...)]` attributes are kube-derive's to report.
 pub(crate) fn model(input: TokenStream) -> syn::Result<Option<Model>> {
     let input: DeriveInput = syn::parse2(input)?;
-    let mut cx = Ctxt::default();
-    check::shape(&mut cx, &input);
+    let shape = check::shape(&input);
+    let mut cx = Ctxt::new();
     let informer = InformerAttrs::from_attrs(&mut cx, &input.attrs);
     let kube = KubeAttrs::from_attrs(&input.attrs);
-    let model = if kube.present {
-        check::custom_resource(&mut cx, &kube, &informer)
-    } else {
-        check::standalone(&mut cx, &input, &informer)
+    // The derive cannot see `#[derive(CustomResource)]` beside it: `#[kube(...)]` tells.
+    let declared = match attr::form_of(&kube, false) {
+        Form::CustomResource => attr::custom_resource(
+            &mut cx,
+            &input.ident,
+            &kube,
+            &informer,
+            KubeMistakes::LeaveToKubeDerive,
+        ),
+        Form::Standalone => attr::standalone(&mut cx, &input.ident, &informer),
     };
-    cx.check()?;
-    Ok(model)
+    let mut errors = shape.into_iter().chain(cx.check().err());
+    if let Some(mut combined) = errors.next() {
+        for error in errors {
+            combined.combine(error);
+        }
+        return Err(combined);
+    }
+    Ok(declared.map(Model::from))
 }
 
 /// The template output for the model, followed by the checks.

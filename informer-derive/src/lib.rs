@@ -5,7 +5,9 @@
 //!
 //! The items are the ones `informer-gen` generates for the same resource, rendered by the same
 //! templates (`informer_templates::render::resource::render_resource`), plus the checks below.
-//! They are `pub` and go next to the type, so the type should be `pub` as well.
+//! They are `pub` and go next to the type, so the type should be `pub` as well. The attributes
+//! are read by the parser `informer-gen` uses too (`informer_templates::attr`), so a crate of
+//! derived types can also be fed to `informer-gen` and gets the same resources.
 //!
 //! # Beside `CustomResource`
 //!
@@ -67,7 +69,9 @@
 //! | `plural` | string | default: inferred from `kind` (or `singular`) as kube-derive does |
 //! | `singular` | string | the base of the inferred plural (standalone) |
 //! | `namespaced` | flag or bool | default: cluster-scoped; must equal `#[kube(namespaced)]` |
-//! | `crate` | string path | the runtime, default `::informer_runtime` |
+//! | `crate` | string path | the runtime, default `::informer_runtime` (the derive's only; `informer-gen` takes its runtime path from its configuration) |
+//!
+//! Several `#[informer(...)]` attributes on one item are merged; a key may appear once in all.
 //!
 //! # What is checked, and when
 //!
@@ -86,11 +90,8 @@
 //!   generated names and docs, and `informer-gen`'s output for the same type, are wrong.
 //!   Beside `CustomResource` both come from the same `#[kube(...)]`, so they cannot disagree.
 
-mod attr;
 mod check;
-mod ctxt;
 mod expand;
-mod symbol;
 
 /// Generates `FooInformer`, `FooLister` and (namespaced) `FooNamespaceLister` for the resource
 /// the item declares; see the [crate docs](crate).

@@ -5,7 +5,7 @@ use informer_templates::Resource;
 /// A `group/version/resource` pattern; each part is matched whole, `*` matching any run of
 /// characters (`*.example.com/v1*/*`). The core group is written `core` (or left empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GvrPattern {
+pub(crate) struct GvrPattern {
     group: String,
     version: String,
     resource: String,
@@ -13,7 +13,7 @@ pub struct GvrPattern {
 
 impl GvrPattern {
     /// Parses `group/version/resource`; `None` unless there are exactly three parts.
-    pub fn parse(pattern: &str) -> Option<Self> {
+    pub(crate) fn parse(pattern: &str) -> Option<Self> {
         let mut parts = pattern.split('/');
         let (Some(group), Some(version), Some(resource), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
@@ -29,7 +29,7 @@ impl GvrPattern {
     }
 
     /// Whether `resource` matches.
-    pub fn matches(&self, resource: &Resource) -> bool {
+    pub(crate) fn matches(&self, resource: &Resource) -> bool {
         glob(&self.group, &resource.group)
             && glob(&self.version, &resource.version)
             && glob(&self.resource, &resource.plural)
@@ -60,7 +60,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 /// Whether the Rust path of `resource` starts with `prefix` (whole segments; a leading `::`
 /// on either is ignored).
-pub fn has_path_prefix(resource: &Resource, prefix: &str) -> bool {
+pub(crate) fn has_path_prefix(resource: &Resource, prefix: &str) -> bool {
     let path = quote::ToTokens::to_token_stream(&resource.rust_path)
         .to_string()
         .replace(' ', "");
@@ -71,20 +71,20 @@ pub fn has_path_prefix(resource: &Resource, prefix: &str) -> bool {
 
 /// Which resources to keep.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Keep only resources matching one of these (all when empty).
-    pub include: Vec<GvrPattern>,
+    pub(crate) include: Vec<GvrPattern>,
     /// Drop resources matching one of these.
-    pub exclude: Vec<GvrPattern>,
+    pub(crate) exclude: Vec<GvrPattern>,
     /// Keep only resources whose Rust path starts with one of these (all when empty).
-    pub include_paths: Vec<String>,
+    pub(crate) include_paths: Vec<String>,
     /// Drop resources whose Rust path starts with one of these.
-    pub exclude_paths: Vec<String>,
+    pub(crate) exclude_paths: Vec<String>,
 }
 
 impl Filter {
     /// Whether `resource` is kept.
-    pub fn keeps(&self, resource: &Resource) -> bool {
+    pub(crate) fn keeps(&self, resource: &Resource) -> bool {
         (self.include.is_empty() || self.include.iter().any(|p| p.matches(resource)))
             && !self.exclude.iter().any(|p| p.matches(resource))
             && (self.include_paths.is_empty()

@@ -1,15 +1,41 @@
-//! Generates client-go style typed informers, listers and a shared informer factory from a
-//! crate of Kubernetes API types: custom resources (`#[derive(CustomResource)]` with
-//! `#[kube(...)]`, as kopium produces), `#[derive(Informer)]` types, or k8s-openapi style
-//! `impl Resource` blocks.
+//! Generates client-go style typed informers, listers and a shared informer factory, on top of
+//! `informer-runtime`, from a crate of Kubernetes API types. It reads the crate's sources (no
+//! compilation) and finds resources declared in three ways:
 //!
-//! The generated code gives `factory.example().v1().foos().lister().foos("ns").get("x")` and
-//! `factory.for_resource(&gvr)`, on top of `informer-runtime`.
+//! - `#[derive(CustomResource)]` with `#[kube(group, version, kind, ...)]`, as written for
+//!   kube-derive or produced by kopium: the resource is the root type kube-derive generates;
+//! - `#[derive(Informer)]` with `#[informer(group, version, ...)]` (see `informer-derive` for
+//!   every key): the resource is the type itself;
+//! - k8s-openapi style `impl Resource for X { const GROUP: &str = ...; ... }` blocks.
+//!
+//! `#[kube(...)]` and `#[informer(...)]` are read by the parser `#[derive(Informer)]` uses, so
+//! the two accept the same keys and infer the same plurals. Keys of `#[kube(...)]` that do not
+//! name the resource (`status`, `printcolumn`, ...) are kube-derive's and are skipped; any
+//! mistake in `#[informer(...)]` (unknown, duplicate or ill-typed key) is an error naming the
+//! file, line and column. `#[informer(crate = "...")]` is checked but is the derive's own: the
+//! runtime path of generated code is [`Config::runtime_path`].
+//!
+//! # What is generated
+//!
+//! For each resource `Foo` of group `example.com`, version `v1`: a `FooInformer` (the
+//! factory's shared informer of `Foo`), a `FooLister` (reads from its cache) and, when
+//! namespaced, a `FooNamespaceLister`; `new_foo_informer` / `new_filtered_foo_informer` for
+//! informers outside a factory; and one `SharedInformerFactory` reaching them all by group,
+//! version and resource, or by `GroupVersionResource`:
+//!
+//! ```ignore
+//! let factory = informers::SharedInformerFactory::new(client);
+//! let foos = factory.example().v1().foos(); // registers the informer with the factory
+//! factory.start();
+//! factory.wait_for_cache_sync_timeout(std::time::Duration::from_secs(30)).await;
+//! let foo: Option<Arc<Foo>> = foos.lister().foos("default").get("my-foo");
+//! let any = factory.for_resource(&gvr)?; // a `GenericInformer`, chosen at run time
+//! ```
 //!
 //! # From a build script
 //!
-//! A build script writes ONE file with inline modules into `OUT_DIR` (`mod x;` declarations
-//! do not work in a file brought in by `include!`):
+//! [`Config`] writes ONE file with inline modules into `OUT_DIR` (`mod x;` declarations do
+//! not work in a file brought in by `include!`):
 //!
 //! ```no_run
 //! // build.rs: `fn main` calls
@@ -27,35 +53,55 @@
 //! }
 //! ```
 //!
-//! `compile` writes only files whose content changed and prints `cargo:rerun-if-changed` for
-//! each input file. The included module's items all carry docs; it should be `pub` (or the
-//! including module should allow `unreachable_pub`).
+//! [`Config::compile`] writes only files whose content changed and prints
+//! `cargo:rerun-if-changed` for each input file. The included module's items all carry docs;
+//! it should be `pub` (or the including module should allow `unreachable_pub`). Errors
+//! ([`Error`]) name the file, line and column ([`Location`]) of what is wrong in the input.
 //!
 //! # From the command line
 //!
 //! `informer-gen --input ../my-crds --output src/informers` writes a module directory
 //! ([`Layout::Tree`]: `mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`,
-//! `<group>/<version>/<kind>.rs`); with `--crate-name my-informers` it writes a standalone crate
-//! ([`Layout::Crate`]) depending on the input crate by relative path. `--check` reports stale
-//! files without writing.
+//! `<group>/<version>/<kind>.rs`) to check in; with `--crate-name my-informers` it writes a
+//! standalone crate ([`Layout::Crate`]) depending on the input crate by relative path.
+//! `--include`/`--exclude` (`group/version/resource` patterns with `*`) and
+//! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources;
+//! `informer-gen --help` lists every option.
+//!
+//! # Checking checked-in output: `--check`
+//!
+//! `informer-gen --check` (same options) writes nothing: it lists the files that are missing
+//! or differ from what would be generated and exits with 1 if there are any, 2 on an error, so
+//! CI can fail when generated code is stale. From Rust, [`Config::stale_files`] does the same.
 //!
 //! # Names
 //!
-//! The naming rules (group accessors, collisions, keywords, versions, plural methods) are
-//! documented in [`informer_templates::naming`]; plurals missing from attributes are inferred as
-//! kube-derive does ([`plural::infer_plural`]).
+//! Group accessors, collisions, keywords, versions and plural methods follow the rules
+//! documented in [`informer_templates::naming`]; plurals missing from attributes are inferred
+//! as kube-derive infers them ([`informer_templates::plural::infer_plural`]).
+//!
+//! # Built-in resources
+//!
+//! [`K8sOpenapi`] generates the crate of informers of every built-in resource from
+//! k8s-openapi's own sources (how the workspace's `k8s-informers` crate is made).
 
 mod config;
 mod error;
-pub mod filter;
-pub mod k8s_openapi;
+mod filter;
+mod k8s_openapi;
 mod location;
-pub mod manifest;
+// The module's items are `pub` for the rest of the crate; none is part of its API.
+#[allow(unreachable_pub)]
+mod manifest;
 mod output;
-pub mod parse;
-pub use informer_templates::plural;
+mod parse;
 
 pub use config::Config;
 pub use error::Error;
+pub use k8s_openapi::{
+    Exclusion, Generated as K8sOpenapiOutput, K8sOpenapi, KubeVersion, ManifestStyle,
+    Package as K8sOpenapiPackage,
+};
 pub use location::Location;
 pub use output::{Layout, stale_files, write_if_changed};
+pub use parse::Error as ParseError;

@@ -9,9 +9,9 @@ use informer_gen::{Config, Layout};
 /// crates of Kubernetes API types.
 ///
 /// Resources are found in `#[derive(CustomResource)]` structs with `#[kube(group, version,
-/// kind, plural, namespaced, root)]`, `#[derive(Informer)]` types with `#[informer(...)]`, and
-/// k8s-openapi style `impl Resource` blocks (`const GROUP`, `VERSION`, `KIND`,
-/// `URL_PATH_SEGMENT`, `type Scope`). Without `--crate-name` the output is a module directory
+/// kind, plural, singular, namespaced, root)]`, `#[derive(Informer)]` types with
+/// `#[informer(...)]`, and k8s-openapi style `impl Resource` blocks (`const GROUP`, `VERSION`,
+/// `KIND`, `URL_PATH_SEGMENT`, `type Scope`). Without `--crate-name` the output is a module directory
 /// (`mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`, `<group>/<version>/<kind>.rs`);
 /// build scripts should use the library's `Config`, which writes one file for `include!`.
 #[derive(Debug, Parser)]

@@ -95,3 +95,95 @@ fn sources_can_be_given_already_read() {
         .to_string();
     assert!(message.starts_with("failed to parse virtual.rs:1:"), "{message}");
 }
+
+#[test]
+fn informer_attribute_mistakes_are_all_reported_with_their_places() {
+    let message = error_of("informer_keys.rs");
+    assert!(
+        message.starts_with("failed to read the resource attributes (3 mistakes):"),
+        "{message}"
+    );
+    assert!(
+        message.contains("informer_keys.rs:5:45: expected a string literal for `version`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("informer_keys.rs:5:48: unknown key `namepsaced` in `#[informer(...)]`, did you mean `namespaced`?"),
+        "{message}"
+    );
+    assert!(
+        message.contains("informer_keys.rs:5:72: duplicate `kind` in `#[informer(...)]`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn unknown_informer_keys_are_errors_but_unknown_kube_keys_are_not() {
+    let message = error_of("unknown_informer_key.rs");
+    assert!(
+        message.starts_with("failed to read the resource attributes at tests/fixtures/errors/unknown_informer_key.rs:6:12: unknown key `colour` in `#[informer(...)]`; expected one of"),
+        "{message}"
+    );
+}
+
+#[test]
+fn singular_and_crate_are_understood() {
+    let source = r#"
+        #[derive(Informer)]
+        #[informer(group = "example.com", version = "v1", kind = "Mouse", singular = "mice", crate = "::rt")]
+        pub struct Mouse {}
+
+        #[derive(CustomResource, Informer)]
+        #[kube(group = "example.com", version = "v1", kind = "Goose", singular = "geese", namespaced)]
+        #[informer(singular = "geese", namespaced)]
+        pub struct GooseSpec {}
+    "#;
+    let files = Config::new()
+        .input_source("zoo.rs", source)
+        .input_crate_name("zoo")
+        .generate()
+        .expect("generated");
+    let code = files.values().next().expect("one file");
+    assert!(code.contains("fn mices("), "{code}");
+    assert!(code.contains("fn geeses("), "{code}");
+    assert!(code.contains("::zoo::Goose"), "{code}");
+    // `crate` is the derive's runtime path; the generator's is `Config::runtime_path`.
+    assert!(code.contains("::informer_runtime::__codegen"), "{code}");
+    assert!(!code.contains("::rt::"), "{code}");
+}
+
+#[test]
+fn kube_type_names_that_are_not_identifiers_are_errors() {
+    let message = Config::new()
+        .input_source(
+            "virtual.rs",
+            "#[derive(CustomResource)]\n#[kube(group = \"g\", version = \"v1\", kind = \"Foo\", root = \"Foo-Bar\")]\npub struct FooSpec {}\n",
+        )
+        .input_crate_name("virtual")
+        .generate()
+        .expect_err("bad root")
+        .to_string();
+    assert!(
+        message.contains("virtual.rs:2:58: `root = \"Foo-Bar\"` in `#[kube(...)]` is not a type name"),
+        "{message}"
+    );
+}
+
+#[test]
+fn type_paths_that_do_not_parse_are_errors_not_dropped() {
+    let message = Config::new()
+        .input_source(
+            "virtual.rs",
+            "#[derive(Informer)]\n#[informer(group = \"g\", version = \"v1\")]\npub struct Foo {}\n",
+        )
+        .input_crate_name("virtual")
+        .generate()
+        .expect_err("`virtual` is a keyword")
+        .to_string();
+    assert!(
+        message.starts_with(
+            "failed to form the Rust path `::virtual::Foo` of the resource declared at virtual.rs:3:12"
+        ),
+        "{message}"
+    );
+}

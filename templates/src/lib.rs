@@ -1,4 +1,11 @@
-//! The resource model, naming rules and `quote!` templates behind `informer-gen`.
+//! The shared internals of `informer-gen` and `#[derive(Informer)]` (`informer-derive`): the
+//! resource model ([`Resource`], [`Api`]), the one parser of the `#[informer(...)]` and
+//! `#[kube(...)]` attributes that declare resources ([`attr`]), the naming rules
+//! ([`naming`], [`plural`]) and the `quote!` templates of generated code ([`render`]).
+//!
+//! It is not meant to be used directly: its API follows the needs of those two crates and may
+//! change with them. Generate informers with `informer-gen` (a build script or the CLI) or
+//! `#[derive(Informer)]` instead.
 //!
 //! Generated code reaches its runtime only through `<runtime>::__codegen::…` (default
 //! `::informer_runtime::__codegen`), with absolute paths, so it compiles wherever it is
@@ -16,6 +23,7 @@
 //! ```
 
 pub mod api;
+pub mod attr;
 mod error;
 pub mod format;
 pub mod model;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use informer_gen::k8s_openapi::{K8sOpenapi, ManifestStyle};
+use informer_gen::{K8sOpenapi, ManifestStyle};
 
 /// The command that regenerates `k8s-informers`.
 pub const REGENERATE: &str = "cargo xtask codegen";

@@ -10,7 +10,7 @@ pub struct Exclusion {
 }
 
 /// The resources left out by default.
-pub const EXCLUSIONS: &[Exclusion] = &[Exclusion {
+pub(crate) const EXCLUSIONS: &[Exclusion] = &[Exclusion {
     pattern: "core/v1/componentstatuses",
     reason: "the API server lists ComponentStatus (deprecated since Kubernetes 1.19) but does not \
              watch it, so an informer's watch would fail forever; client-go generates no informer \

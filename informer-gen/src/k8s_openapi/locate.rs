@@ -19,7 +19,7 @@ pub struct Package {
 /// The `k8s-openapi` package in the dependency graph of the workspace of `manifest_path` (the
 /// current directory's when `None`), as `cargo metadata --format-version 1` reports it; when
 /// several versions are in the graph, the one whose version starts with `version_prefix`.
-pub fn locate(manifest_path: Option<&Path>, version_prefix: Option<&str>) -> Result<Package, Error> {
+pub(crate) fn locate(manifest_path: Option<&Path>, version_prefix: Option<&str>) -> Result<Package, Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.args(["metadata", "--format-version", "1"]);

@@ -1,21 +1,5 @@
-//! A crate of informers for every built-in Kubernetes resource, generated from k8s-openapi's
-//! own sources.
-//!
-//! k8s-openapi ships one module per Kubernetes version (`src/v1_33` … `src/v1_37`) and
-//! compiles the one its version feature selects. [`K8sOpenapi`] reads the `impl Resource`,
-//! `impl ListableResource` and `impl Metadata` blocks of every version module, keeps the
-//! listable resources with `ObjectMeta` (minus [`EXCLUSIONS`]), and writes a crate whose
-//! items are gated:
-//!
-//! - on the Kubernetes version, for resources that exist in some versions only:
-//!   `#[cfg(any(k8s_1_33, k8s_1_34))]`, with a generated build script that sets the
-//!   `k8s_1_NN` cfg from the version k8s-openapi publishes to its dependents
-//!   (`DEP_K8S_OPENAPI_*_VERSION`);
-//! - on one Cargo feature per API group, named after the group accessor (`apps`, `core`),
-//!   all enabled by default.
-//!
-//! Files are prettyplease-formatted and start with the `@generated` header and
-//! `#![cfg_attr(rustfmt, rustfmt::skip)]`, so `cargo fmt --check` leaves them alone.
+//! The crate of informers for every built-in Kubernetes resource, generated from k8s-openapi's
+//! own sources ([`K8sOpenapi`]).
 
 mod build_script;
 mod exclusions;
@@ -30,10 +14,13 @@ use std::{
 
 use informer_templates::{Api, RenderOptions, Resource};
 
-pub use exclusions::{EXCLUSIONS, Exclusion};
-pub use locate::{Package, locate};
+use exclusions::EXCLUSIONS;
+pub use exclusions::Exclusion;
+pub use locate::Package;
+use locate::locate;
 pub use manifest::ManifestStyle;
-pub use versions::{KubeVersion, VersionedResource, read_versions};
+pub use versions::KubeVersion;
+use versions::{VersionedResource, read_versions};
 
 use crate::{
     Error, Layout,
@@ -41,7 +28,35 @@ use crate::{
     output::{self, Context},
 };
 
-/// Generates the crate of built-in informers (see the module docs).
+/// Generates a crate of informers for every built-in Kubernetes resource from k8s-openapi's
+/// own sources.
+///
+/// k8s-openapi ships one module per Kubernetes version (`src/v1_33` … `src/v1_37`) and
+/// compiles the one its version feature selects. `K8sOpenapi` reads the `impl Resource`,
+/// `impl ListableResource` and `impl Metadata` blocks of every version module, keeps the
+/// listable resources with `ObjectMeta` (minus the [exclusions](Self::DEFAULT_EXCLUSIONS)),
+/// and writes a crate whose items are gated:
+///
+/// - on the Kubernetes version, for resources that exist in some versions only:
+///   `#[cfg(any(k8s_1_33, k8s_1_34))]`, with a generated build script that sets the
+///   `k8s_1_NN` cfg from the version k8s-openapi publishes to its dependents
+///   (`DEP_K8S_OPENAPI_*_VERSION`);
+/// - on one Cargo feature per API group, named after the group accessor (`apps`, `core`),
+///   all enabled by default.
+///
+/// Files are prettyplease-formatted and start with the `@generated` header and
+/// `#![cfg_attr(rustfmt, rustfmt::skip)]`, so `cargo fmt --check` leaves them alone.
+///
+/// ```no_run
+/// use informer_gen::{K8sOpenapi, ManifestStyle};
+///
+/// let generator = K8sOpenapi::new()
+///     .version_prefix("0.29.")
+///     .crate_name("k8s-informers")
+///     .manifest_style(ManifestStyle::Workspace);
+/// let stale = generator.stale_files("k8s-informers".as_ref()).expect("generated");
+/// assert!(stale.is_empty(), "regenerate: {stale:?}");
+/// ```
 #[derive(Debug, Clone)]
 pub struct K8sOpenapi {
     source: Option<PathBuf>,
@@ -54,7 +69,7 @@ pub struct K8sOpenapi {
     exclusions: Vec<Exclusion>,
 }
 
-/// What [`K8sOpenapi::generate`] produced.
+/// What [`K8sOpenapi::generate`] produced (`informer_gen::K8sOpenapiOutput`).
 #[derive(Debug, Clone)]
 pub struct Generated {
     /// The files, by path relative to the crate directory.
@@ -76,6 +91,9 @@ impl Default for K8sOpenapi {
 }
 
 impl K8sOpenapi {
+    /// The listable resources left out by default, each with the reason.
+    pub const DEFAULT_EXCLUSIONS: &'static [Exclusion] = EXCLUSIONS;
+
     /// A configuration for the crate `k8s-informers`, k8s-openapi found through
     /// `cargo metadata` in the current directory, standalone manifest, default exclusions.
     pub fn new() -> Self {
@@ -145,7 +163,7 @@ impl K8sOpenapi {
         self
     }
 
-    /// Replaces the exclusion list (default [`EXCLUSIONS`]).
+    /// Replaces the exclusion list (default [`Self::DEFAULT_EXCLUSIONS`]).
     #[must_use]
     pub fn exclusions(mut self, exclusions: Vec<Exclusion>) -> Self {
         self.exclusions = exclusions;

@@ -42,19 +42,19 @@ impl std::fmt::Display for KubeVersion {
 
 /// A listable resource and the versions it exists in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionedResource {
+pub(crate) struct VersionedResource {
     /// The resource, without `cfg`s; its Rust path is the public one
     /// (`::k8s_openapi::api::apps::v1::Deployment`).
-    pub resource: Resource,
+    pub(crate) resource: Resource,
     /// The versions that have it, sorted.
-    pub versions: Vec<KubeVersion>,
+    pub(crate) versions: Vec<KubeVersion>,
     /// Where the newest version declares it.
-    pub location: Location,
+    pub(crate) location: Location,
 }
 
 /// Every listable resource with `ObjectMeta` in the version modules under `src`, merged by
 /// group, version, plural and Rust path; the versions found; and the files read.
-pub fn read_versions(src: &Path) -> Result<(Vec<KubeVersion>, Vec<VersionedResource>), Error> {
+pub(crate) fn read_versions(src: &Path) -> Result<(Vec<KubeVersion>, Vec<VersionedResource>), Error> {
     let entries = std::fs::read_dir(src).map_err(|source| parse::Error::Read {
         path: src.to_path_buf(),
         source,

@@ -4,6 +4,20 @@ use std::path::PathBuf;
 
 use crate::Location;
 
+/// `" at <where>: <what>"` for one mistake, each on a line of its own for several.
+fn attribute_errors(errors: &[(Location, informer_templates::attr::Error)]) -> String {
+    match errors {
+        [(location, error)] => format!(" at {location}: {error}"),
+        _ => {
+            let mut out = format!(" ({} mistakes):", errors.len());
+            for (location, error) in errors {
+                out.push_str(&format!("\n  {location}: {error}"));
+            }
+            out
+        }
+    }
+}
+
 /// A source that could not be read or understood.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -50,6 +64,26 @@ pub enum Error {
         missing: String,
         /// The expected form.
         expected: String,
+    },
+    /// Mistakes in the `#[kube(...)]` or `#[informer(...)]` attributes of an item, all of
+    /// them, each where it is.
+    #[error("failed to read the resource attributes{}", attribute_errors(.errors))]
+    Attributes {
+        /// Where each mistake is, and what it is.
+        errors: Vec<(Location, informer_templates::attr::Error)>,
+    },
+    /// The Rust path of a declared type does not parse (a module or type name that is not an
+    /// identifier).
+    #[error(
+        "failed to form the Rust path `{path}` of the resource declared at {location}: {message}; name the module and the type with identifiers"
+    )]
+    TypePath {
+        /// Where the resource is declared.
+        location: Location,
+        /// The path.
+        path: String,
+        /// syn's message.
+        message: String,
     },
     /// An attribute that does not parse.
     #[error("failed to parse the attribute at {location}: {message}; expected {expected}")]

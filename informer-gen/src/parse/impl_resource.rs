@@ -7,7 +7,9 @@ use informer_templates::Scope;
 use syn::{ImplItem, ItemImpl, spanned::Spanned};
 
 use super::Error;
-use crate::{Location, plural::infer_plural};
+use informer_templates::plural::infer_plural;
+
+use crate::Location;
 
 /// The form a k8s-openapi style `impl Resource` block must have.
 pub(super) const IMPL_FORM: &str = "`impl Resource for X { const GROUP: &'static str = \"...\"; const VERSION: &'static str = \"...\"; const KIND: &'static str = \"...\"; const URL_PATH_SEGMENT: &'static str = \"...\"; type Scope = NamespaceResourceScope; }`";

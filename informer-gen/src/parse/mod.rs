@@ -4,8 +4,7 @@
 mod attrs;
 mod error;
 mod impl_resource;
-mod kube_attrs;
 mod modules;
 
 pub use error::Error;
-pub use modules::{Found, ParsedCrate, parse_crate};
+pub(crate) use modules::{Found, parse_crate};

@@ -5,35 +5,38 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use informer_templates::Resource;
-use syn::{Item, Meta, spanned::Spanned};
+use informer_templates::{
+    Resource,
+    attr::{self, Ctxt, Declared, Form, InformerAttrs, KubeAttrs, KubeMistakes},
+};
+use proc_macro2::Ident;
+use syn::{Attribute, Item, Meta, spanned::Spanned};
 
 use super::{
     Error, attrs,
     impl_resource::{self, Implemented},
-    kube_attrs::{self, Declared},
 };
 use crate::Location;
 
 /// A resource found in the sources, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub(crate) struct Found {
     /// The resource.
-    pub resource: Resource,
+    pub(crate) resource: Resource,
     /// Where it is declared.
-    pub location: Location,
+    pub(crate) location: Location,
 }
 
 /// What one input crate declares.
 #[derive(Debug, Clone, Default)]
-pub struct ParsedCrate {
+pub(crate) struct ParsedCrate {
     /// Every file read, in reading order.
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// The resources, in source order.
-    pub found: Vec<Found>,
+    pub(crate) found: Vec<Found>,
     /// The Rust paths of the types with `impl Metadata for X { type Ty = ObjectMeta; }`
     /// (k8s-openapi style), whether or not they are resources.
-    pub object_meta: BTreeSet<String>,
+    pub(crate) object_meta: BTreeSet<String>,
 }
 
 /// Where a module's items are and where its children go.
@@ -65,7 +68,7 @@ struct Walker {
 
 /// Parses the crate whose root file is `root` (its text is `text` if given, else read), with
 /// items at Rust path `crate_path` (such as `::sample_crds` or `crate`).
-pub fn parse_crate(root: &Path, text: Option<String>, crate_path: &str) -> Result<ParsedCrate, Error> {
+pub(crate) fn parse_crate(root: &Path, text: Option<String>, crate_path: &str) -> Result<ParsedCrate, Error> {
     let mut walker = Walker::default();
     let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
     let module = Module {
@@ -102,6 +105,15 @@ fn syntax_error(path: &Path, err: &syn::Error) -> Error {
     }
 }
 
+impl Module {
+    /// The module's `cfg` predicates followed by an item's own.
+    fn cfgs_with(&self, own: Vec<Meta>) -> Vec<Meta> {
+        let mut cfgs = self.cfgs.clone();
+        cfgs.extend(own);
+        cfgs
+    }
+}
+
 impl Walker {
     fn read(
         &mut self,
@@ -132,15 +144,8 @@ impl Walker {
         for item in items {
             match item {
                 Item::Mod(m) => self.module(m, module)?,
-                Item::Struct(s) => self.structure(s, module)?,
-                Item::Enum(e) => {
-                    let derives = attrs::derives(&module.file, &e.attrs)?;
-                    if derives.iter().any(|d| d == "Informer") {
-                        let cfgs = attrs::cfgs(&module.file, &e.attrs)?;
-                        let declared = kube_attrs::informer(&module.file, &e.attrs, &e.ident)?;
-                        self.declare(declared, module, cfgs, e.ident.span());
-                    }
-                }
+                Item::Struct(s) => self.derived(&s.ident, &s.attrs, module)?,
+                Item::Enum(e) => self.derived(&e.ident, &e.attrs, module)?,
                 Item::Impl(i) => self.implementation(i, module)?,
                 _ => {}
             }
@@ -148,30 +153,53 @@ impl Walker {
         Ok(())
     }
 
-    fn structure(&mut self, item: &syn::ItemStruct, module: &Module) -> Result<(), Error> {
-        let derives = attrs::derives(&module.file, &item.attrs)?;
-        let mut declared = Vec::new();
-        if derives.iter().any(|d| d == "CustomResource") {
-            declared.push(kube_attrs::custom_resource(&module.file, item)?);
+    /// The resource of a struct or enum deriving `CustomResource` or `Informer`, read from its
+    /// `#[kube(...)]` and `#[informer(...)]` attributes by the derive's own parser.
+    fn derived(&mut self, ident: &Ident, attrs: &[Attribute], module: &Module) -> Result<(), Error> {
+        let derives = attrs::derives(&module.file, attrs)?;
+        let custom_resource = derives.iter().any(|d| d == "CustomResource");
+        if !custom_resource && !derives.iter().any(|d| d == "Informer") {
+            return Ok(());
         }
-        if derives.iter().any(|d| d == "Informer") {
-            declared.push(kube_attrs::informer(&module.file, &item.attrs, &item.ident)?);
-        }
-        if !declared.is_empty() {
-            let cfgs = attrs::cfgs(&module.file, &item.attrs)?;
-            for d in declared {
-                self.declare(d, module, cfgs.clone(), item.ident.span());
+        let mut cx = Ctxt::new();
+        let informer = InformerAttrs::from_attrs(&mut cx, attrs);
+        let kube = KubeAttrs::from_attrs(attrs);
+        let declared = match attr::form_of(&kube, custom_resource) {
+            Form::CustomResource => {
+                attr::custom_resource(&mut cx, ident, &kube, &informer, KubeMistakes::Report)
             }
+            Form::Standalone => attr::standalone(&mut cx, ident, &informer),
+        };
+        if !cx.is_empty() {
+            return Err(Error::Attributes {
+                errors: cx
+                    .into_diagnostics()
+                    .into_iter()
+                    .map(|d| (Location::of(&module.file, d.span()), d.error))
+                    .collect(),
+            });
         }
+        let location = Location::of(&module.file, ident.span());
+        let Some(declared) = declared else {
+            // The parser records why it declares nothing; this is a safety net.
+            return Err(Error::Attributes {
+                errors: vec![(location, attr::Error::MissingInformer)],
+            });
+        };
+        let cfgs = module.cfgs_with(attrs::cfgs(&module.file, attrs)?);
+        let Declared {
+            group,
+            version,
+            kind,
+            plural,
+            scope,
+            type_name,
+            ..
+        } = declared;
+        let rust_path = rust_path(&format!("{}::{type_name}", module.path), &location)?;
+        let resource = Resource::new(group, version, kind, plural, scope, rust_path).with_cfgs(cfgs);
+        self.parsed.found.push(Found { resource, location });
         Ok(())
-    }
-
-    fn declare(&mut self, declared: Declared, module: &Module, cfgs: Vec<Meta>, span: proc_macro2::Span) {
-        let location = Location::of(&module.file, span);
-        let type_path = format!("{}::{}", module.path, declared.type_name);
-        if let Some(resource) = resource(declared, &type_path, module, cfgs) {
-            self.parsed.found.push(Found { resource, location });
-        }
     }
 
     fn implementation(&mut self, item: &syn::ItemImpl, module: &Module) -> Result<(), Error> {
@@ -191,23 +219,15 @@ impl Walker {
                 plural,
                 scope,
             } => {
-                let cfgs = attrs::cfgs(&module.file, &item.attrs)?;
+                let cfgs = module.cfgs_with(attrs::cfgs(&module.file, &item.attrs)?);
                 let type_path = resolve(&self_ty, &module.path);
-                let declared = Declared {
-                    group,
-                    version,
-                    kind,
-                    plural,
-                    scope,
-                    type_name: String::new(),
-                };
                 let location = Location::of(&module.file, item.impl_token.span());
-                if let Some(resource) = resource(declared, &type_path, module, cfgs) {
-                    self.impls.push(Candidate {
-                        found: Found { resource, location },
-                        type_path,
-                    });
-                }
+                let rust_path = rust_path(&type_path, &location)?;
+                let resource = Resource::new(group, version, kind, plural, scope, rust_path).with_cfgs(cfgs);
+                self.impls.push(Candidate {
+                    found: Found { resource, location },
+                    type_path,
+                });
             }
         }
         Ok(())
@@ -302,21 +322,13 @@ fn resolve(path: &syn::Path, module: &str) -> String {
     all.join("::")
 }
 
-fn resource(declared: Declared, type_path: &str, module: &Module, own_cfgs: Vec<Meta>) -> Option<Resource> {
-    let rust_path: syn::Path = syn::parse_str(type_path).ok()?;
-    let mut cfgs = module.cfgs.clone();
-    cfgs.extend(own_cfgs);
-    Some(
-        Resource::new(
-            declared.group,
-            declared.version,
-            declared.kind,
-            declared.plural,
-            declared.scope,
-            rust_path,
-        )
-        .with_cfgs(cfgs),
-    )
+/// `type_path` parsed, for the resource declared at `location`.
+fn rust_path(type_path: &str, location: &Location) -> Result<syn::Path, Error> {
+    syn::parse_str(type_path).map_err(|e| Error::TypePath {
+        location: location.clone(),
+        path: type_path.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]
