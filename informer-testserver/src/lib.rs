@@ -1,37 +1,208 @@
-//! An in-memory Kubernetes API server for integration tests and demos.
+//! An in-memory Kubernetes API server to run controller and client tests against.
 //!
-//! It speaks enough of the Kubernetes API over plain HTTP that `kube::Client`, `kubectl` and
-//! client-go work against it: discovery, create/get/list/update/patch/delete, label and field
-//! selectors, `limit`/`continue` paging over consistent snapshots, watches (replay from a
-//! resourceVersion, bookmarks, `sendInitialEvents`, 410 `Expired` after compaction),
-//! CustomResourceDefinitions, and fault injection for tests.
+//! [`TestServer`] is a real HTTP server on 127.0.0.1, started inside the test process: no
+//! cluster, container or binary to install. It speaks enough of the Kubernetes API that
+//! `kube::Client`, client-go and `kubectl` work against it:
+//!
+//! - discovery (legacy and aggregated), `/version` and the little OpenAPI v3 kubectl reads;
+//! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
+//!   strategic merge and apply), delete and delete-collection, the `status` subresource,
+//!   `generateName`, finalizers and preconditions;
+//! - label and field selectors, `limit`/`continue` paging over consistent snapshots,
+//!   `resourceVersion`/`resourceVersionMatch` semantics;
+//! - watches: replay from a resourceVersion, bookmarks, `sendInitialEvents`, `timeoutSeconds`,
+//!   and `410 Expired` once the history has been compacted;
+//! - CustomResourceDefinitions: creating one serves its resource types, deleting it removes
+//!   them;
+//! - [faults](#fault-injection) for the paths that real clusters rarely take on demand.
+//!
+//! Each server has its own store and revision counter, so tests running in parallel each start
+//! their own.
+//!
+//! # Where it differs from kube-apiserver
+//!
+//! It implements the API's storage and wire semantics, not a cluster:
+//!
+//! - plain HTTP without TLS, authentication, authorization, admission or priority and
+//!   fairness;
+//! - JSON responses only; request bodies in JSON or YAML (protobuf and CBOR get 415);
+//! - no validation against schemas and no defaulting: objects are stored as sent, CRD schemas
+//!   are not enforced, and the versions of one resource share their objects without conversion;
+//! - no controllers: nothing garbage-collects dependents, schedules pods or creates replica
+//!   sets; namespaces need not exist before objects are created in them, and deleting one
+//!   leaves its objects;
+//! - strategic merge and apply patches are applied as JSON merge patches (lists are replaced,
+//!   no `managedFields`).
+//!
+//! # Start, connect, create, read back
+//!
+//! [`TestServer::start`] binds a free port and serves from tasks of the current Tokio runtime
+//! (a `#[tokio::test]`'s runtime is enough). [`TestServer::client`] gives a `kube::Client` for
+//! it, whose default namespace is `default`.
 //!
 //! ```
 //! use informer_testserver::TestServer;
-//! use k8s_openapi::api::core::v1::Pod;
-//! use kube::api::{Api, ListParams, PostParams};
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, PostParams};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = TestServer::start().await?;
-//! let pods: Api<Pod> = Api::namespaced(server.client()?, "default");
-//! let pod: Pod = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"name": "web", "labels": {"app": "web"}},
-//!     "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+//! let config_maps: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+//!
+//! let settings: ConfigMap = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "settings"},
+//!     "data": {"mode": "fast"},
 //! }))?;
-//! pods.create(&PostParams::default(), &pod).await?;
-//! let listed = pods.list(&ListParams::default().labels("app=web")).await?;
-//! assert_eq!(listed.items.len(), 1);
+//! let created = config_maps.create(&PostParams::default(), &settings).await?;
+//! // The server filled in what kube-apiserver fills in.
+//! assert!(created.metadata.uid.is_some());
+//! assert_eq!(created.metadata.resource_version, Some(server.resource_version().to_string()));
+//!
+//! let read = config_maps.get("settings").await?;
+//! assert_eq!(read.data.unwrap_or_default()["mode"], "fast");
+//!
+//! // The Rust API reads the same store, without a request.
+//! let stored = server.get("v1", "ConfigMap", Some("default"), "settings")?;
+//! assert_eq!(stored["data"]["mode"], "fast");
 //! server.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! [`ResetProxy`] sits between a client and the server and resets the connections carrying
-//! watches (at once, after some bytes of each response, or as they are opened), to test how
-//! clients survive what load balancers and API server drains do to long watches.
+//! # Objects and resource types
 //!
-//! The `informer-testserver` binary (feature `cli`) serves the same server on a port.
+//! Tests usually set the scene without going through HTTP:
+//!
+//! - [`TestServer::create`], [`update`](TestServer::update), [`get`](TestServer::get),
+//!   [`list`](TestServer::list) and [`delete`](TestServer::delete) take and give JSON objects
+//!   (the `_typed` variants take k8s-openapi or `kube::CustomResource` types). They change the
+//!   store exactly as the matching request would: open watches see the events, errors are the
+//!   [`ApiError`] a request would get. Faults do not apply to them, and they are not recorded
+//!   in [`TestServer::requests`].
+//! - [`TestServer::seed_str`] and [`seed_file`](TestServer::seed_file) create the objects of a
+//!   YAML or JSON document (several `---` documents, or a `List`), CustomResourceDefinitions
+//!   first, then namespaces, then the rest in order.
+//!
+//! A resource type is served from the start (the built-in table of [`registry::builtin_types`]
+//! and the types given to [`TestServerBuilder::resource`]), once registered
+//! ([`TestServer::register`], or [`register_type`](TestServer::register_type) for a type
+//! implementing `kube::Resource`), or once a CustomResourceDefinition defining it is created:
+//!
+//! ```
+//! use informer_testserver::{ResourceType, TestServer};
+//! use kube::api::{Api, DynamicObject};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = TestServer::start().await?;
+//! server.seed_str(
+//!     r#"
+//! apiVersion: apiextensions.k8s.io/v1
+//! kind: CustomResourceDefinition
+//! metadata:
+//!   name: widgets.example.com
+//! spec:
+//!   group: example.com
+//!   scope: Namespaced
+//!   names: {plural: widgets, singular: widget, kind: Widget}
+//!   versions:
+//!     - name: v1
+//!       served: true
+//!       storage: true
+//!       schema:
+//!         openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+//! ---
+//! apiVersion: example.com/v1
+//! kind: Widget
+//! metadata: {name: w1, namespace: default}
+//! spec: {size: 3}
+//! "#,
+//! )?;
+//!
+//! let widget = ResourceType::new("example.com", "v1", "Widget", "widgets", true);
+//! let widgets: Api<DynamicObject> =
+//!     Api::namespaced_with(server.client()?, "default", &widget.api_resource());
+//! assert_eq!(widgets.get("w1").await?.data["spec"]["size"], 3);
+//!
+//! // A type served without a CRD, as an aggregated API would add it.
+//! server.register(ResourceType::new("metrics.example.com", "v1beta1", "Sample", "samples", false));
+//! server.create(serde_json::json!({
+//!     "apiVersion": "metrics.example.com/v1beta1",
+//!     "kind": "Sample",
+//!     "metadata": {"name": "s1"},
+//! }))?;
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Fault injection
+//!
+//! The server fails, delays or cuts what a test asks for, so the retry and recovery paths of a
+//! client run in ordinary tests:
+//!
+//! - [`TestServer::fail_next`] answers the next matching requests with an error [`Failure`]
+//!   (500, 429 with `Retry-After`, 403, ...), by verb and resource (`kube::Client` retries
+//!   429, 503 and 504 answers by itself, so those fail a kube request only once they outnumber
+//!   its retries);
+//!   [`set_delay`](TestServer::set_delay) delays every response;
+//!   [`clear_faults`](TestServer::clear_faults) disarms both;
+//! - [`drop_watches`](TestServer::drop_watches) and
+//!   [`drop_watches_after`](TestServer::drop_watches_after) end watches cleanly, as their
+//!   timeout does; [`send_malformed_watch_line`](TestServer::send_malformed_watch_line)
+//!   writes a line that is not JSON;
+//! - [`compact`](TestServer::compact) drops the history, so older resourceVersions and
+//!   continue tokens get `410 Expired`; [`restart`](TestServer::restart) closes every watch
+//!   and connection, keeping the data;
+//! - [`requests`](TestServer::requests), [`request_count`](TestServer::request_count) and
+//!   [`watch_count`](TestServer::watch_count) tell what the client did.
+//!
+//! ```
+//! use informer_testserver::{Failure, TestServer};
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kube::api::{Api, ListParams};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = TestServer::start().await?;
+//! let pods: Api<Pod> = Api::default_namespaced(server.client()?);
+//!
+//! server.fail_next(Failure::new(500).verb("list").resource("pods"));
+//! match pods.list(&ListParams::default()).await {
+//!     Err(kube::Error::Api(status)) => assert_eq!(status.code, 500),
+//!     other => panic!("expected a 500, got {other:?}"),
+//! }
+//! // The rule is used up: the next list succeeds.
+//! assert!(pods.list(&ListParams::default()).await?.items.is_empty());
+//! assert_eq!(server.request_count("list", "pods"), 2);
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Connection resets are not something an HTTP server can send: [`ResetProxy`] is a TCP proxy
+//! to put between the client and the server. It knows which connections carry watches and
+//! resets them with a TCP RST on demand: all at once, after some bytes of each response, or as
+//! the next ones are being opened. See the [`proxy`] module.
+//!
+//! # Modules
+//!
+//! The entry points are at the root; the modules hold what goes with them:
+//!
+//! - [`proxy`]: [`ResetProxy`], its counters ([`proxy::ProxyStats`]) and its errors;
+//! - [`registry`]: [`ResourceType`] and the built-in types every server serves;
+//! - [`seed`]: the parser behind [`TestServer::seed_str`], for tests that want the objects
+//!   without a server;
+//! - [`selector`]: the label selector parser the server uses (kube-apiserver's grammar, into a
+//!   `kube::core::Selector`).
+//!
+//! # The binary
+//!
+//! With the `cli` feature, the `informer-testserver` binary serves the same server on a port
+//! (`--port`, default any free port), creates the objects of a `--seed` file, prints
+//! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
+//! and programs in other languages can use it.
 
 mod crd;
 mod discovery;
@@ -41,11 +212,11 @@ mod list;
 mod openapi;
 mod options;
 mod patch;
-mod proxy;
-mod registry;
+pub mod proxy;
+pub mod registry;
 mod routes;
-mod seed;
-mod selector;
+pub mod seed;
+pub mod selector;
 mod server;
 mod state;
 mod status;
@@ -53,9 +224,8 @@ mod storage;
 mod watch;
 
 pub use faults::Failure;
-pub use proxy::{ProxyError, ProxyStats, ResetProxy};
-pub use registry::{ResourceType, builtin_types};
-pub use seed::{SeedError, parse as parse_seed};
-pub use selector::{SelectorError, parse_label_selector};
+pub use proxy::ResetProxy;
+pub use registry::ResourceType;
+pub use seed::SeedError;
 pub use server::{RequestRecord, ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -1,4 +1,10 @@
 //! Resource types the server serves: the built-in table, registered types and CRD-defined ones.
+//!
+//! A [`ResourceType`] names a resource as discovery does (group, version, kind, plural, scope,
+//! short names, status subresource). Every server starts with [`builtin_types`] (the core
+//! types, apps, batch, RBAC, coordination, CRDs and more) and the types given to
+//! [`TestServerBuilder::resource`](crate::TestServerBuilder::resource);
+//! [`TestServer::register`](crate::TestServer::register) adds one to a running server.
 
 use std::any::TypeId;
 

@@ -1,4 +1,9 @@
-//! Seed files: objects from YAML or JSON, as a `List` or as several `---` documents.
+//! Seed documents: Kubernetes objects from YAML or JSON, as a `List` or as several `---`
+//! documents, in the order a server can create them.
+//!
+//! [`TestServer::seed_str`](crate::TestServer::seed_str) and
+//! [`seed_file`](crate::TestServer::seed_file) create them; [`parse`] only reads them, for
+//! tests that want the objects themselves.
 
 use serde_json::{Value, json};
 

@@ -1,8 +1,10 @@
-//! Label and field selector parsing and object filtering.
+//! Label and field selectors: parsing with kube-apiserver's grammar, and the object filters the
+//! server applies to lists and watches.
 //!
 //! kube-core matches selectors ([`Selector`], [`Expression`], [`SelectorExt`]) but has no parser for
-//! the string form sent in `labelSelector`; this module parses it with kube-apiserver's grammar:
-//! comma-separated requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`.
+//! the string form sent in `labelSelector`; [`parse_label_selector`] parses it with kube-apiserver's
+//! grammar: comma-separated requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`
+//! and `!k` (the numeric `>` and `<` are not supported).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -117,7 +119,7 @@ fn valid_value(value: &str) -> bool {
 /// Parses a label selector string (`labelSelector=`) into a kube [`Selector`].
 ///
 /// ```
-/// use informer_testserver::parse_label_selector;
+/// use informer_testserver::selector::parse_label_selector;
 /// use kube::core::SelectorExt;
 /// use std::collections::BTreeMap;
 ///

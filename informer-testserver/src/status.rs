@@ -59,7 +59,7 @@ impl ApiError {
     }
 
     /// `<resource> "<name>" not found` (404 NotFound).
-    pub fn not_found(rt: &ResourceType, name: &str) -> Self {
+    pub(crate) fn not_found(rt: &ResourceType, name: &str) -> Self {
         Self::new(
             404,
             "NotFound",
@@ -69,7 +69,7 @@ impl ApiError {
     }
 
     /// `<resource> "<name>" already exists` (409 AlreadyExists).
-    pub fn already_exists(rt: &ResourceType, name: &str) -> Self {
+    pub(crate) fn already_exists(rt: &ResourceType, name: &str) -> Self {
         Self::new(
             409,
             "AlreadyExists",
@@ -79,7 +79,7 @@ impl ApiError {
     }
 
     /// The optimistic-concurrency conflict of an update with a stale resourceVersion (409 Conflict).
-    pub fn conflict(rt: &ResourceType, name: &str) -> Self {
+    pub(crate) fn conflict(rt: &ResourceType, name: &str) -> Self {
         Self::conflict_with(
             rt,
             name,
@@ -88,7 +88,7 @@ impl ApiError {
     }
 
     /// A 409 Conflict with a custom explanation after `Operation cannot be fulfilled on ...: `.
-    pub fn conflict_with(rt: &ResourceType, name: &str, why: &str) -> Self {
+    pub(crate) fn conflict_with(rt: &ResourceType, name: &str, why: &str) -> Self {
         Self::new(
             409,
             "Conflict",
@@ -101,12 +101,18 @@ impl ApiError {
     }
 
     /// A 400 BadRequest.
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }
 
     /// A 422 Invalid for an object of `kind`, with one field cause.
-    pub fn invalid(rt: &ResourceType, name: &str, field: &str, cause_type: &str, detail: &str) -> Self {
+    pub(crate) fn invalid(
+        rt: &ResourceType,
+        name: &str,
+        field: &str,
+        cause_type: &str,
+        detail: &str,
+    ) -> Self {
         let group_kind = if rt.group.is_empty() {
             rt.kind.clone()
         } else {
@@ -127,7 +133,7 @@ impl ApiError {
     }
 
     /// A 422 Invalid for the list options (for example `sendInitialEvents` misuse).
-    pub fn invalid_list_options(field: &str, detail: &str) -> Self {
+    pub(crate) fn invalid_list_options(field: &str, detail: &str) -> Self {
         Self::new(
             422,
             "Invalid",
@@ -141,7 +147,7 @@ impl ApiError {
     }
 
     /// The 410 Expired of a list continue token whose snapshot is no longer available.
-    pub fn expired_continue() -> Self {
+    pub(crate) fn expired_continue() -> Self {
         Self::new(
             410,
             "Expired",
@@ -155,7 +161,7 @@ impl ApiError {
     }
 
     /// The 410 Expired of a list or watch from a resourceVersion older than the kept history.
-    pub fn too_old(requested: u64, oldest: u64) -> Self {
+    pub(crate) fn too_old(requested: u64, oldest: u64) -> Self {
         Self::new(
             410,
             "Expired",
@@ -164,7 +170,7 @@ impl ApiError {
     }
 
     /// The 504 Timeout of a request for a resourceVersion the server has not reached yet.
-    pub fn too_large(requested: u64, current: u64) -> Self {
+    pub(crate) fn too_large(requested: u64, current: u64) -> Self {
         let mut e = Self::new(
             504,
             "Timeout",
@@ -179,7 +185,7 @@ impl ApiError {
     }
 
     /// The 404 of a path the server does not serve.
-    pub fn unknown_path() -> Self {
+    pub(crate) fn unknown_path() -> Self {
         Self::new(
             404,
             "NotFound",
@@ -189,7 +195,7 @@ impl ApiError {
     }
 
     /// A 405 MethodNotAllowed.
-    pub fn method_not_allowed(method: &str) -> Self {
+    pub(crate) fn method_not_allowed(method: &str) -> Self {
         Self::new(
             405,
             "MethodNotAllowed",
@@ -199,7 +205,7 @@ impl ApiError {
     }
 
     /// The 413 of a request body over `limit` bytes.
-    pub fn too_large_body(limit: usize) -> Self {
+    pub(crate) fn too_large_body(limit: usize) -> Self {
         Self::new(
             413,
             "RequestEntityTooLarge",
@@ -208,7 +214,7 @@ impl ApiError {
     }
 
     /// A 415 UnsupportedMediaType for a patch type the server does not know.
-    pub fn unsupported_media_type(content_type: &str) -> Self {
+    pub(crate) fn unsupported_media_type(content_type: &str) -> Self {
         Self::new(
             415,
             "UnsupportedMediaType",
@@ -219,7 +225,7 @@ impl ApiError {
     }
 
     /// The error for an injected failure with `code` on `verb` of `resource` (may be empty).
-    pub fn injected(code: u16, verb: &str, resource: &str, retry_after: Option<u64>) -> Self {
+    pub(crate) fn injected(code: u16, verb: &str, resource: &str, retry_after: Option<u64>) -> Self {
         let mut e = match code {
             400 => Self::bad_request("the request is invalid (injected)"),
             401 => Self::new(401, "Unauthorized", "Unauthorized"),
