@@ -92,6 +92,33 @@ pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
+/// The runtime's version requirement that generated code of this informer-gen version needs:
+/// the generator's own version up to its first non-zero part, so `0.1.4` gives `0.1` and `1.2.0`
+/// gives `1` (informer-gen and informer-runtime are released with the same version).
+pub fn runtime_version_requirement() -> String {
+    caret_requirement(env!("CARGO_PKG_VERSION"))
+}
+
+/// The default runtime dependency line of a generated crate's `Cargo.toml`: the published
+/// runtime, such as `informer-runtime = "0.1"` ([`runtime_version_requirement`]). A path
+/// dependency (as the tests of a workspace want) replaces it through
+/// [`Config::runtime_dependency`](crate::Config::runtime_dependency).
+pub fn default_runtime_dependency() -> String {
+    format!("informer-runtime = \"{}\"", runtime_version_requirement())
+}
+
+/// The shortest requirement Cargo reads as compatible with `version`: its parts up to the
+/// first non-zero one (`0.0.3` stays whole; pre-release and build suffixes are dropped).
+fn caret_requirement(version: &str) -> String {
+    let core = version.split(['-', '+']).next().unwrap_or(version);
+    let parts: Vec<&str> = core.split('.').collect();
+    let keep = parts
+        .iter()
+        .position(|part| *part != "0")
+        .map_or(parts.len(), |first_non_zero| first_non_zero + 1);
+    parts[..keep.min(parts.len())].join(".")
+}
+
 /// One input crate a generated crate depends on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dependency {
@@ -145,6 +172,46 @@ mod tests {
             "[workspace]\nname = \"no\"\n[package]\nversion = \"1\"\nname = \"sample-crds\" # the name\n";
         assert_eq!(package_name(text).as_deref(), Some("sample-crds"));
         assert_eq!(package_name("[package]\nversion = \"1\"\n"), None);
+    }
+
+    #[test]
+    fn runtime_requirements_follow_the_generator_version() {
+        assert_eq!(caret_requirement("0.1.0"), "0.1");
+        assert_eq!(caret_requirement("0.12.3"), "0.12");
+        assert_eq!(caret_requirement("1.2.0"), "1");
+        assert_eq!(caret_requirement("2.0.0-rc.1"), "2");
+        assert_eq!(caret_requirement("0.0.3"), "0.0.3");
+        assert_eq!(caret_requirement("0.0.0"), "0.0.0");
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(version.starts_with(&runtime_version_requirement()));
+        assert_eq!(
+            default_runtime_dependency(),
+            format!("informer-runtime = \"{}\"", runtime_version_requirement())
+        );
+    }
+
+    #[test]
+    fn generated_crates_depend_on_the_published_runtime_by_default() {
+        let root = std::env::temp_dir().join(format!("informer-gen-manifest-{}", std::process::id()));
+        let files = crate::Config::new()
+            .input_source(
+                root.join("crds.rs"),
+                "#[derive(CustomResource)]\n\
+                 #[kube(group = \"example.com\", version = \"v1\", kind = \"Foo\", namespaced)]\n\
+                 pub struct FooSpec {}\n",
+            )
+            .input_crate_name("crds")
+            .out_dir(root.join("out"))
+            .layout(crate::Layout::Crate {
+                name: "foo-informers".into(),
+            })
+            .generate()
+            .expect("generated");
+        let manifest = &files[&PathBuf::from("Cargo.toml")];
+        assert!(
+            manifest.lines().any(|line| line == default_runtime_dependency()),
+            "{manifest}"
+        );
     }
 
     #[test]
