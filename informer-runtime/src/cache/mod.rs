@@ -1,4 +1,5 @@
-//! The cache: object keys, tombstones, the indexed store and the DeltaFIFO.
+//! The cache: object keys ([`key`]), tombstones, the indexed [`Store`] (read-only) and its
+//! [`Writer`], and the [`delta_fifo`] queue between a reflector and an informer's store.
 
 pub mod delta_fifo;
 pub mod key;

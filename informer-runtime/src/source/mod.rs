@@ -1,4 +1,7 @@
-//! The list and watch contract between the reflector and an API server.
+//! Where objects come from: the list and watch contract between a reflector and an API server
+//! ([`ListerWatcher`], [`ListOptions`], [`Error`]) and its implementation on a [`kube::Api`]
+//! ([`KubeListerWatcher`]), which decodes watch bodies as they arrive. Implement
+//! [`ListerWatcher`] to feed informers from anything else (the `testing` feature has a fake).
 
 mod kube_lister_watcher;
 pub(crate) mod pager;
