@@ -21,11 +21,13 @@ use std::{
     time::Duration,
 };
 
-use informer_examples::sample_informers;
-use informer_runtime::{
-    factory::SharedInformerFactory, informer::SharedIndexInformer, informer::handler::EventHandlerFuncs,
-};
+use informer_examples::sample_informers::{self, example::v1::FooInformer};
+use informer_runtime::{EventHandlerFuncs, ObjectName, SharedIndexInformer, SharedInformerFactory};
 use informer_testserver::TestServer;
+use k8s_informers::{
+    apps::v1::DeploymentInformer,
+    core::v1::{NamespaceInformer, PodInformer},
+};
 use k8s_openapi::api::{
     apps::v1::{Deployment, DeploymentSpec},
     core::v1::{Container, Namespace, Pod, PodSpec},
@@ -39,6 +41,133 @@ use sample_crds::{v1::Foo, v1::FooSpec, v2};
 use tokio::time::Instant;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the command line asks for.
+struct Options {
+    /// Use the kubeconfig's cluster instead of the embedded server.
+    on_cluster: bool,
+    /// How long to change objects on the embedded server.
+    seconds: u32,
+}
+
+impl Options {
+    fn from_args() -> Self {
+        let args: Vec<String> = std::env::args().collect();
+        let seconds = args
+            .iter()
+            .position(|a| a == "--seconds")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(3);
+        Self {
+            on_cluster: args.iter().any(|a| a == "--cluster"),
+            seconds,
+        }
+    }
+}
+
+/// The typed informers the quickstart uses, taken from the `Informers` views.
+struct Watched {
+    pods: PodInformer,
+    deployments: DeploymentInformer,
+    namespaces: NamespaceInformer,
+    foos: FooInformer,
+    /// Whether `Foo` is counted, timed and listed (the embedded server has its CRD).
+    with_foos: bool,
+}
+
+/// Notification counts by informer.
+type Counters = BTreeMap<&'static str, Arc<AtomicU64>>;
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let options = Options::from_args();
+
+    // 1. A client: for the embedded API server (started and seeded here) or for your cluster.
+    let server = start_embedded_server(&options).await?;
+    let client = match &server {
+        Some(server) => server.client()?,
+        None => Client::try_default().await?,
+    };
+
+    // 2. One factory keeps one informer per type. The typed `Informers` views reach them by
+    //    group and version: built-in resources from `k8s-informers`, `Foo` from the code that
+    //    `informer-gen` generates in `build.rs`.
+    let factory = SharedInformerFactory::new(client);
+    let builtin = k8s_informers::Informers::new(&factory);
+    let generated = sample_informers::Informers::new(&factory);
+    let watched = Watched {
+        pods: builtin.core().v1().pods(),
+        deployments: builtin.apps().v1().deployments(),
+        namespaces: builtin.core().v1().namespaces(),
+        foos: generated.example().v1().foos(),
+        with_foos: server.is_some(),
+    };
+
+    // 3. Handlers, added before the start: count every notification, print a few.
+    let counters = count_notifications(&watched)?;
+    print_live_events(&watched)?;
+
+    // 4. Start the informers created so far (a view's `informer()` creates its type's informer
+    //    on first use) and wait for their caches.
+    let started = Instant::now();
+    factory.start();
+    print_sync_times(&factory, &watched, started).await;
+
+    // 5. Change objects on the embedded server while showing the counts, until the time is up
+    //    (on a cluster: show the counts until Ctrl-C).
+    change_objects(server.as_ref(), options.seconds, &counters, started).await?;
+
+    // 6. Read the caches through the listers, and what each informer did.
+    print_lister_answers(&watched);
+    print_informer_stats(&factory);
+
+    // 7. Shut down: the informers, then the server.
+    factory.shutdown().await;
+    if let Some(server) = server {
+        server.shutdown().await;
+    }
+    Ok(())
+}
+
+/// The embedded API server, seeded, unless the cluster was asked for.
+async fn start_embedded_server(options: &Options) -> Result<Option<TestServer>, BoxError> {
+    if options.on_cluster {
+        return Ok(None);
+    }
+    let server = TestServer::start().await?;
+    seed(&server)?;
+    println!(
+        "embedded API server at {} (seeded: 3 namespaces, 30 pods, 6 deployments, 6 foos)",
+        server.url()
+    );
+    Ok(Some(server))
+}
+
+const NAMESPACES: [&str; 3] = ["shop", "blog", "ops"];
+
+/// Seeds the embedded server: 3 namespaces, 10 pods and 2 deployments in each, 2 Foos each.
+fn seed(server: &TestServer) -> Result<(), BoxError> {
+    server.create_typed(&merge_crds(vec![Foo::crd(), v2::Foo::crd()], "v1")?)?;
+    for namespace in NAMESPACES {
+        server.create_typed(&Namespace {
+            metadata: meta(None, namespace, "demo"),
+            ..Namespace::default()
+        })?;
+        for n in 0..10 {
+            server.create_typed(&pod(
+                namespace,
+                &format!("web-{n}"),
+                if n < 7 { "web" } else { "db" },
+            ))?;
+        }
+        server.create_typed(&deployment(namespace, "web", 3))?;
+        server.create_typed(&deployment(namespace, "db", 1))?;
+        server.create_typed(&custom(namespace, "small", 1))?;
+        server.create_typed(&custom(namespace, "large", 9))?;
+    }
+    Ok(())
+}
 
 fn meta(namespace: Option<&str>, name: &str, app: &str) -> ObjectMeta {
     ObjectMeta {
@@ -82,27 +211,116 @@ fn custom(namespace: &str, name: &str, size: u32) -> Foo {
     object
 }
 
-const NAMESPACES: [&str; 3] = ["shop", "blog", "ops"];
+/// Adds a counting handler to each informer.
+fn count_notifications(watched: &Watched) -> Result<Counters, BoxError> {
+    let mut counters = BTreeMap::new();
+    counters.insert("pods", count_events(&watched.pods.informer())?);
+    counters.insert("deployments", count_events(&watched.deployments.informer())?);
+    counters.insert("namespaces", count_events(&watched.namespaces.informer())?);
+    if watched.with_foos {
+        counters.insert("foos", count_events(&watched.foos.informer())?);
+    }
+    Ok(counters)
+}
 
-/// Seeds the embedded server: 3 namespaces, 10 pods and 2 deployments in each, 2 Foos each.
-fn seed(server: &TestServer) -> Result<(), BoxError> {
-    server.create_typed(&merge_crds(vec![Foo::crd(), v2::Foo::crd()], "v1")?)?;
-    for namespace in NAMESPACES {
-        server.create_typed(&Namespace {
-            metadata: meta(None, namespace, "demo"),
-            ..Namespace::default()
-        })?;
-        for n in 0..10 {
-            server.create_typed(&pod(
-                namespace,
-                &format!("web-{n}"),
-                if n < 7 { "web" } else { "db" },
-            ))?;
+/// Counts the notifications an informer delivers.
+fn count_events<K: Resource + Clone + Send + Sync + 'static>(
+    informer: &SharedIndexInformer<K>,
+) -> Result<Arc<AtomicU64>, BoxError> {
+    let count = Arc::new(AtomicU64::new(0));
+    let (a, u, d) = (Arc::clone(&count), Arc::clone(&count), Arc::clone(&count));
+    informer.add_event_handler(
+        EventHandlerFuncs::new()
+            .added(move |_, _| {
+                a.fetch_add(1, Ordering::Relaxed);
+            })
+            .updated(move |_, _| {
+                u.fetch_add(1, Ordering::Relaxed);
+            })
+            .deleted(move |_| {
+                d.fetch_add(1, Ordering::Relaxed);
+            }),
+    )?;
+    Ok(count)
+}
+
+/// Prints pods added and deleted after the initial list, and Foos whose size changes.
+fn print_live_events(watched: &Watched) -> Result<(), BoxError> {
+    watched.pods.informer().add_event_handler(
+        EventHandlerFuncs::new()
+            .added(|pod: Arc<Pod>, initial| {
+                if !initial {
+                    println!("  pod added   {}", ObjectName::of(&*pod));
+                }
+            })
+            .deleted(|pod| println!("  pod deleted {}", pod.key())),
+    )?;
+    watched
+        .foos
+        .informer()
+        .add_event_handler(EventHandlerFuncs::new().updated(|old: Arc<Foo>, new: Arc<Foo>| {
+            if old.spec.size != new.spec.size {
+                let name = ObjectName::of(&*new);
+                println!("  foo resized {name}: {} -> {}", old.spec.size, new.spec.size);
+            }
+        }))?;
+    Ok(())
+}
+
+/// Waits up to 30 s for every cache and prints how long each took to sync.
+async fn print_sync_times(factory: &SharedInformerFactory, watched: &Watched, started: Instant) {
+    let syncs = watched.timed().into_iter().map(|(name, informer)| async move {
+        let synced = informer.wait().await;
+        (name, synced, started.elapsed())
+    });
+    let synced = tokio::time::timeout(Duration::from_secs(30), futures::future::join_all(syncs)).await;
+    match synced {
+        Ok(times) => {
+            for (name, synced, elapsed) in times {
+                let outcome = if synced {
+                    "synced"
+                } else {
+                    "stopped before it synced"
+                };
+                println!(
+                    "{outcome} {name:<12} in {:>8.2} ms",
+                    elapsed.as_secs_f64() * 1000.0
+                );
+            }
         }
-        server.create_typed(&deployment(namespace, "web", 3))?;
-        server.create_typed(&deployment(namespace, "db", 1))?;
-        server.create_typed(&custom(namespace, "small", 1))?;
-        server.create_typed(&custom(namespace, "large", 9))?;
+        Err(_) => println!(
+            "not every cache synced within 30 s: {}",
+            factory.wait_for_cache_sync_timeout(Duration::ZERO).await
+        ),
+    }
+}
+
+/// Every half second: one round of changes (embedded server only, for `seconds`) and a line of
+/// counts. On a cluster it only counts, until Ctrl-C.
+async fn change_objects(
+    server: Option<&TestServer>,
+    seconds: u32,
+    counters: &Counters,
+    started: Instant,
+) -> Result<(), BoxError> {
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut ticker = tokio::time::interval(Duration::from_millis(500));
+    let deadline = Instant::now() + Duration::from_secs(u64::from(seconds));
+    let mut round = 0;
+    loop {
+        tokio::select! {
+            _ = &mut ctrl_c => { println!("interrupted"); break; }
+            _ = ticker.tick() => {}
+        }
+        if let Some(server) = server {
+            if Instant::now() >= deadline {
+                break;
+            }
+            churn(server, round)?;
+            round += 1;
+        }
+        print_progress(counters, started);
     }
     Ok(())
 }
@@ -133,187 +351,62 @@ fn serde_json_with_version<K: serde::Serialize>(
     Ok(value)
 }
 
-/// Counts the notifications an informer delivers.
-fn count_events<K: Resource + Clone + Send + Sync + 'static>(
-    informer: &SharedIndexInformer<K>,
-) -> Result<Arc<AtomicU64>, BoxError> {
-    let count = Arc::new(AtomicU64::new(0));
-    let (a, u, d) = (Arc::clone(&count), Arc::clone(&count), Arc::clone(&count));
-    informer.add_event_handler(
-        EventHandlerFuncs::new()
-            .added(move |_, _| {
-                a.fetch_add(1, Ordering::Relaxed);
-            })
-            .updated(move |_, _| {
-                u.fetch_add(1, Ordering::Relaxed);
-            })
-            .deleted(move |_| {
-                d.fetch_add(1, Ordering::Relaxed);
-            }),
-    )?;
-    Ok(count)
+/// One line of notification counts so far.
+fn print_progress(counters: &Counters, started: Instant) {
+    let progress: Vec<String> = counters
+        .iter()
+        .map(|(name, count)| format!("{name} {}", count.load(Ordering::Relaxed)))
+        .collect();
+    println!(
+        "[{:>5.1}s] events: {}",
+        started.elapsed().as_secs_f64(),
+        progress.join(", ")
+    );
 }
 
-#[tokio::main]
-async fn main() -> Result<(), BoxError> {
-    let args: Vec<String> = std::env::args().collect();
-    let on_cluster = args.iter().any(|a| a == "--cluster");
-    let seconds: u32 = args
-        .iter()
-        .position(|a| a == "--seconds")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-
-    let server = if on_cluster {
-        None
-    } else {
-        Some(TestServer::start().await?)
-    };
-    let client = match &server {
-        Some(server) => {
-            seed(server)?;
-            println!(
-                "embedded API server at {} (seeded: 3 namespaces, 30 pods, 6 deployments, 6 foos)",
-                server.url()
-            );
-            server.client()?
-        }
-        None => Client::try_default().await?,
-    };
-
-    // One runtime factory, seen through the built-in and the generated accessors.
-    let factory = SharedInformerFactory::new(client);
-    let builtin = k8s_informers::Informers::new(&factory);
-    let custom_resources = sample_informers::Informers::new(&factory);
-    let pods = builtin.core().v1().pods();
-    let deployments = builtin.apps().v1().deployments();
-    let namespaces = builtin.core().v1().namespaces();
-    let foos = custom_resources.example().v1().foos();
-    let mut counters = BTreeMap::new();
-    counters.insert("pods", count_events(&pods.informer())?);
-    counters.insert("deployments", count_events(&deployments.informer())?);
-    counters.insert("namespaces", count_events(&namespaces.informer())?);
-    if server.is_some() {
-        counters.insert("foos", count_events(&foos.informer())?);
-    }
-
-    // A few live events, printed as they arrive.
-    pods.informer().add_event_handler(
-        EventHandlerFuncs::new()
-            .added(|pod: Arc<Pod>, initial| {
-                if !initial {
-                    println!("  pod added   {}", informer_runtime::ObjectName::of(&*pod));
-                }
-            })
-            .deleted(|pod| println!("  pod deleted {}", pod.key())),
-    )?;
-    foos.informer()
-        .add_event_handler(EventHandlerFuncs::new().updated(|old: Arc<Foo>, new: Arc<Foo>| {
-            if old.spec.size != new.spec.size {
-                let name = informer_runtime::ObjectName::of(&*new);
-                println!("  foo resized {name}: {} -> {}", old.spec.size, new.spec.size);
-            }
-        }))?;
-
-    let started = Instant::now();
-    factory.start();
-    let mut syncs = Vec::new();
-    for (name, informer) in [
-        ("pods", Box::new(pods.informer()) as Box<dyn SyncWaiter>),
-        ("deployments", Box::new(deployments.informer())),
-        ("namespaces", Box::new(namespaces.informer())),
-    ]
-    .into_iter()
-    .chain(
-        server
-            .is_some()
-            .then(|| ("foos", Box::new(foos.informer()) as Box<dyn SyncWaiter>)),
-    ) {
-        syncs.push(async move {
-            let synced = informer.wait().await;
-            (name, synced, started.elapsed())
-        });
-    }
-    let synced = tokio::time::timeout(Duration::from_secs(30), futures::future::join_all(syncs)).await;
-    match synced {
-        Ok(times) => {
-            for (name, synced, elapsed) in times {
-                let outcome = if synced {
-                    "synced"
-                } else {
-                    "stopped before it synced"
-                };
-                println!(
-                    "{outcome} {name:<12} in {:>8.2} ms",
-                    elapsed.as_secs_f64() * 1000.0
-                );
-            }
-        }
-        Err(_) => println!(
-            "not every cache synced within 30 s: {}",
-            factory.wait_for_cache_sync_timeout(Duration::ZERO).await
-        ),
-    }
-
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    let mut ticker = tokio::time::interval(Duration::from_millis(500));
-    let deadline = Instant::now() + Duration::from_secs(u64::from(seconds));
-    let mut round = 0;
-    loop {
-        tokio::select! {
-            _ = &mut ctrl_c => { println!("interrupted"); break; }
-            _ = ticker.tick() => {}
-        }
-        if let Some(server) = &server {
-            if Instant::now() >= deadline {
-                break;
-            }
-            churn(server, round)?;
-            round += 1;
-        }
-        let progress: Vec<String> = counters
-            .iter()
-            .map(|(name, count)| format!("{name} {}", count.load(Ordering::Relaxed)))
-            .collect();
-        println!(
-            "[{:>5.1}s] events: {}",
-            started.elapsed().as_secs_f64(),
-            progress.join(", ")
-        );
-    }
-
+/// Queries the caches: no request reaches the API server.
+fn print_lister_answers(watched: &Watched) {
     let web: Selector = [("app", "web")].into_iter().collect();
-    println!("pods cached: {}", pods.lister().list(&Selector::default()).len());
+    let pods = watched.pods.lister();
+    println!("pods cached: {}", pods.list(&Selector::default()).len());
     println!(
         "pods with app=web in shop: {}",
-        pods.lister().pods("shop").list(&web).len()
+        pods.pods("shop").list(&web).len()
     );
-    if let Some(web) = deployments.lister().deployments("shop").get("web") {
+    if let Some(web) = watched.deployments.lister().deployments("shop").get("web") {
         println!("deployment shop/web wants {:?} replicas", web.spec.replicas);
     }
-    println!(
-        "namespaces: {}",
-        namespaces.lister().list(&Selector::default()).len()
-    );
-    if server.is_some() {
-        println!(
-            "foo shop/small has size {:?}",
-            foos.lister().foos("shop").get("small").map(|f| f.spec.size)
-        );
+    let namespaces = watched.namespaces.lister().list(&Selector::default());
+    println!("namespaces: {}", namespaces.len());
+    if watched.with_foos {
+        let small = watched.foos.lister().foos("shop").get("small");
+        println!("foo shop/small has size {:?}", small.map(|f| f.spec.size));
     }
+}
+
+/// Lists, watches and cached objects of every informer of the factory.
+fn print_informer_stats(factory: &SharedInformerFactory) {
     for stats in factory.stats() {
         println!(
             "informer {:<12} lists {} watches {} cached {}",
             stats.description, stats.reflector.lists, stats.reflector.watches, stats.store_size
         );
     }
-    factory.shutdown().await;
-    if let Some(server) = server {
-        server.shutdown().await;
+}
+
+impl Watched {
+    /// The informers whose sync is timed, by name.
+    fn timed(&self) -> Vec<(&'static str, Box<dyn SyncWaiter>)> {
+        let mut timed: Vec<(&'static str, Box<dyn SyncWaiter>)> = vec![
+            ("pods", Box::new(self.pods.informer())),
+            ("deployments", Box::new(self.deployments.informer())),
+            ("namespaces", Box::new(self.namespaces.informer())),
+        ];
+        if self.with_foos {
+            timed.push(("foos", Box::new(self.foos.informer())));
+        }
+        timed
     }
-    Ok(())
 }
 
 /// Waits for any informer's cache, whatever its type.

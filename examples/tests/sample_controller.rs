@@ -6,64 +6,138 @@
 use std::{sync::Arc, time::Duration};
 
 use informer_examples::sample_controller::{Controller, Foo, FooSpec, wait_until};
-use informer_runtime::factory::SharedInformerFactory;
+use informer_runtime::SharedInformerFactory;
 use informer_testserver::TestServer;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Event};
 use kube::{
     Api, CustomResourceExt,
     api::{ListParams, Patch, PatchParams, PostParams},
 };
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_controller_converges() {
-    let server = TestServer::start().await.expect("server");
-    server.create_typed(&Foo::crd()).expect("CRD registered");
-    let client = server.client().expect("client");
-    let factory = SharedInformerFactory::new(client.clone());
-    let controller = Arc::new(Controller::new(&factory).expect("handlers added"));
-    factory.start();
-    assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
-    let cancel = CancellationToken::new();
-    let workers = tokio::spawn(Arc::clone(&controller).run(2, cancel.clone()));
+    let running = Running::start().await;
+    let created = new_foo_gets_its_deployment(&running).await;
+    deployment_status_reaches_foo(&running).await;
+    scaling_foo_scales_deployment(&running).await;
+    deleted_deployment_is_recreated(&running, &created).await;
+    foreign_deployment_is_left_alone(&running).await;
+    running.stop().await;
+}
 
-    let foos: Api<Foo> = Api::namespaced(client.clone(), "shop");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "shop");
-    let deployment = async || deployments.get_opt("web").await.ok().flatten();
-    let replicas = |d: &Option<Deployment>| d.as_ref().and_then(|d| d.spec.replicas);
+/// The embedded server with the Foo CRD, and the controller's informers synced and its workers
+/// running; APIs for the objects of namespace `shop`.
+struct Running {
+    server: TestServer,
+    factory: SharedInformerFactory,
+    /// Kept for the whole test, as its workers are.
+    _controller: Arc<Controller>,
+    cancel: CancellationToken,
+    workers: JoinHandle<()>,
+    foos: Api<Foo>,
+    deployments: Api<Deployment>,
+    events: Api<Event>,
+}
 
-    // A new Foo gets its Deployment, owned by it, with the requested replicas.
+impl Running {
+    async fn start() -> Self {
+        let server = TestServer::start().await.expect("server");
+        server.create_typed(&Foo::crd()).expect("CRD registered");
+        let client = server.client().expect("client");
+        let factory = SharedInformerFactory::new(client.clone());
+        let controller = Arc::new(Controller::new(&factory).expect("handlers added"));
+        factory.start();
+        assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
+        let cancel = CancellationToken::new();
+        let workers = tokio::spawn(Arc::clone(&controller).run(2, cancel.clone()));
+        Self {
+            server,
+            factory,
+            _controller: controller,
+            cancel,
+            workers,
+            foos: Api::namespaced(client.clone(), "shop"),
+            deployments: Api::namespaced(client.clone(), "shop"),
+            events: Api::namespaced(client, "shop"),
+        }
+    }
+
+    /// The Deployment `web`, if it exists.
+    async fn deployment(&self) -> Option<Deployment> {
+        self.deployments.get_opt("web").await.ok().flatten()
+    }
+
+    /// Whether the Deployment `web` exists with `want` replicas.
+    async fn deployment_replicas_are(&self, want: i32) -> bool {
+        replicas(&self.deployment().await) == Some(want)
+    }
+
+    /// The reasons of every event.
+    async fn event_reasons(&self) -> Vec<String> {
+        self.events
+            .list(&ListParams::default())
+            .await
+            .expect("events")
+            .items
+            .into_iter()
+            .filter_map(|e| e.reason)
+            .collect()
+    }
+
+    async fn stop(self) {
+        self.cancel.cancel();
+        self.workers.await.expect("workers stop");
+        self.factory.shutdown().await;
+        self.server.shutdown().await;
+    }
+}
+
+fn replicas(deployment: &Option<Deployment>) -> Option<i32> {
+    deployment.as_ref().and_then(|d| d.spec.replicas)
+}
+
+/// A new Foo gets its Deployment, owned by it, with the requested replicas.
+async fn new_foo_gets_its_deployment(running: &Running) -> Deployment {
     let spec = FooSpec {
         deployment_name: "web".into(),
         replicas: Some(2),
     };
-    let foo = foos
+    let foo = running
+        .foos
         .create(&PostParams::default(), &Foo::new("web-foo", spec))
         .await
         .expect("created");
     assert!(
-        wait_until(WAIT, async || replicas(&deployment().await) == Some(2)).await,
+        wait_until(WAIT, async || running.deployment_replicas_are(2).await).await,
         "deployment created"
     );
-    let created = deployment().await.expect("exists");
+    let created = running.deployment().await.expect("exists");
     let owner = &created.metadata.owner_references.as_ref().expect("owned")[0];
     assert_eq!(
         (owner.kind.as_str(), owner.name.as_str(), owner.controller),
         ("Foo", "web-foo", Some(true))
     );
     assert_eq!(owner.uid, foo.metadata.uid.clone().unwrap_or_default());
+    created
+}
 
-    // The Deployment's available replicas reach the Foo's status.
+/// The Deployment's available replicas reach the Foo's status.
+async fn deployment_status_reaches_foo(running: &Running) {
     let status = serde_json::json!({"status": {"availableReplicas": 2, "replicas": 2}});
-    deployments
+    running
+        .deployments
         .patch_status("web", &PatchParams::default(), &Patch::Merge(&status))
         .await
         .expect("status");
     assert!(
         wait_until(WAIT, async || {
-            foos.get("web-foo")
+            running
+                .foos
+                .get("web-foo")
                 .await
                 .ok()
                 .and_then(|f| f.status)
@@ -73,45 +147,47 @@ async fn sample_controller_converges() {
         .await,
         "foo status updated"
     );
+}
 
-    // Scaling the Foo scales the Deployment.
-    let mut scaled = foos.get("web-foo").await.expect("get");
+/// Scaling the Foo scales the Deployment.
+async fn scaling_foo_scales_deployment(running: &Running) {
+    let mut scaled = running.foos.get("web-foo").await.expect("get");
     scaled.spec.replicas = Some(5);
-    foos.replace("web-foo", &PostParams::default(), &scaled)
+    running
+        .foos
+        .replace("web-foo", &PostParams::default(), &scaled)
         .await
         .expect("updated");
     assert!(
-        wait_until(WAIT, async || replicas(&deployment().await) == Some(5)).await,
+        wait_until(WAIT, async || running.deployment_replicas_are(5).await).await,
         "deployment scaled"
     );
+}
 
-    // A deleted Deployment is recreated, and an event says so.
-    deployments
+/// A deleted Deployment is recreated, and an event says so.
+async fn deleted_deployment_is_recreated(running: &Running, created: &Deployment) {
+    running
+        .deployments
         .delete("web", &Default::default())
         .await
         .expect("deleted");
     assert!(
         wait_until(WAIT, async || {
-            deployment()
+            running
+                .deployment()
                 .await
                 .is_some_and(|d| d.metadata.uid != created.metadata.uid)
         })
         .await,
         "deployment recreated"
     );
-    let events: Api<Event> = Api::namespaced(client.clone(), "shop");
-    let reasons: Vec<String> = events
-        .list(&ListParams::default())
-        .await
-        .expect("events")
-        .items
-        .into_iter()
-        .filter_map(|e| e.reason)
-        .collect();
+    let reasons = running.event_reasons().await;
     assert!(reasons.iter().any(|r| r == "Recreated"), "{reasons:?}");
     assert!(reasons.iter().any(|r| r == "Synced"), "{reasons:?}");
+}
 
-    // A Deployment the Foo does not own is left alone, with a warning event.
+/// A Deployment the Foo does not own is left alone, with a warning event.
+async fn foreign_deployment_is_left_alone(running: &Running) {
     let stranger = Deployment {
         metadata: kube::api::ObjectMeta {
             name: Some("taken".into()),
@@ -119,7 +195,8 @@ async fn sample_controller_converges() {
         },
         ..Deployment::default()
     };
-    deployments
+    running
+        .deployments
         .create(&PostParams::default(), &stranger)
         .await
         .expect("created");
@@ -127,12 +204,15 @@ async fn sample_controller_converges() {
         deployment_name: "taken".into(),
         replicas: Some(1),
     };
-    foos.create(&PostParams::default(), &Foo::new("greedy", spec))
+    running
+        .foos
+        .create(&PostParams::default(), &Foo::new("greedy", spec))
         .await
         .expect("created");
     assert!(
         wait_until(WAIT, async || {
-            let list = events
+            let list = running
+                .events
                 .list(&ListParams::default())
                 .await
                 .map(|l| l.items)
@@ -144,13 +224,8 @@ async fn sample_controller_converges() {
         "warning event"
     );
     assert_eq!(
-        replicas(&deployments.get_opt("taken").await.ok().flatten()),
+        replicas(&running.deployments.get_opt("taken").await.ok().flatten()),
         None,
         "not touched"
     );
-
-    cancel.cancel();
-    workers.await.expect("workers stop");
-    factory.shutdown().await;
-    server.shutdown().await;
 }
