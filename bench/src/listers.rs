@@ -79,88 +79,127 @@ fn ns_per_object(mut round: impl FnMut() -> usize) -> (f64, usize) {
 
 /// Fills both caches with `objects` pods and times the queries.
 pub(crate) fn run(objects: usize) -> Vec<ListerOutcome> {
-    let generator = PodGenerator::new(SEED, NAMESPACES);
-    let mut indexers: Indexers<Pod> = namespace_indexers();
-    indexers.insert(
-        APP_INDEX.into(),
-        Arc::new(|pod: &Pod| app_of(pod).map(str::to_owned).into_iter().collect()),
-    );
-    let ours = Writer::new(indexers);
-    let (kube, mut writer) = reflector::store::<Pod>();
-    for index in 0..objects {
-        let mut pod: Pod = serde_json::from_value(generator.pod(index, index as u64 + 1, 0))
-            .expect("a generated pod is a Pod");
-        pod.metadata.managed_fields = None;
-        writer.apply_watcher_event(&watcher::Event::Apply(pod.clone()));
-        ours.add(Arc::new(pod));
+    let caches = Caches::fill(objects);
+    let by_namespace = caches.namespace_queries();
+    let (by_app_index, kube) = caches.app_index_queries();
+    let by_app_selector = caches.app_selector_queries(kube);
+    vec![by_namespace, by_app_index, by_app_selector]
+}
+
+/// The same pods in our store (namespace and `app` indexes) and in a kube-rs store, and the
+/// values the queries ask for.
+struct Caches {
+    objects: usize,
+    ours: Writer<Pod>,
+    lister: Lister<Pod>,
+    kube: reflector::Store<Pod>,
+    namespaces: Vec<String>,
+    apps: Vec<String>,
+}
+
+impl Caches {
+    fn fill(objects: usize) -> Self {
+        let generator = PodGenerator::new(SEED, NAMESPACES);
+        let mut indexers: Indexers<Pod> = namespace_indexers();
+        indexers.insert(
+            APP_INDEX.into(),
+            Arc::new(|pod: &Pod| app_of(pod).map(str::to_owned).into_iter().collect()),
+        );
+        let ours = Writer::new(indexers);
+        let (kube, mut writer) = reflector::store::<Pod>();
+        for index in 0..objects {
+            let mut pod: Pod = serde_json::from_value(generator.pod(index, index as u64 + 1, 0))
+                .expect("a generated pod is a Pod");
+            pod.metadata.managed_fields = None;
+            writer.apply_watcher_event(&watcher::Event::Apply(pod.clone()));
+            ours.add(Arc::new(pod));
+        }
+        assert_eq!(ours.len(), objects);
+        assert_eq!(kube.len(), objects);
+        Self {
+            objects,
+            lister: Lister::new(ours.clone()),
+            ours,
+            kube,
+            namespaces: (0..NAMESPACES.min(objects))
+                .map(|i| generator.namespace(i))
+                .collect(),
+            apps: (0..APPS).map(|i| format!("app-{i:02}")).collect(),
+        }
     }
-    assert_eq!(ours.len(), objects);
-    assert_eq!(kube.len(), objects);
-    let lister = Lister::new(ours.clone());
-    let namespaces: Vec<String> = (0..NAMESPACES.min(objects))
-        .map(|i| generator.namespace(i))
-        .collect();
-    let apps: Vec<String> = (0..APPS).map(|i| format!("app-{i:02}")).collect();
-    let everything = Selector::default();
 
-    let mut outcomes = Vec::new();
-    let (ours_ns, ours_count) = ns_per_object(|| {
-        namespaces
-            .iter()
-            .map(|ns| lister.by_namespace(ns).list(&everything).len())
-            .sum()
-    });
-    let (kube_ns, kube_count) = ns_per_object(|| {
-        namespaces
-            .iter()
-            .map(|ns| {
-                kube.state_filter(|pod| pod.metadata.namespace.as_deref() == Some(ns.as_str()))
-                    .len()
-            })
-            .sum()
-    });
-    assert_eq!(
-        ours_count, kube_count,
-        "both caches answer the namespace queries alike"
-    );
-    outcomes.push(ListerOutcome {
-        query: format!("pods of one namespace (x{})", namespaces.len()),
-        ours_method: "namespace index (`by_namespace().list`)".into(),
-        objects,
-        returned_per_round: ours_count,
-        ours_ns_per_object: ours_ns,
-        kube_ns_per_object: kube_ns,
-    });
+    /// The pods of each namespace: our namespace index against a scan.
+    fn namespace_queries(&self) -> ListerOutcome {
+        let everything = Selector::default();
+        let ours = ns_per_object(|| {
+            self.namespaces
+                .iter()
+                .map(|ns| self.lister.by_namespace(ns).list(&everything).len())
+                .sum()
+        });
+        let (kube_ns, kube_count) = ns_per_object(|| {
+            self.namespaces
+                .iter()
+                .map(|ns| {
+                    self.kube
+                        .state_filter(|pod| pod.metadata.namespace.as_deref() == Some(ns.as_str()))
+                        .len()
+                })
+                .sum()
+        });
+        assert_eq!(
+            ours.1, kube_count,
+            "both caches answer the namespace queries alike"
+        );
+        let query = format!("pods of one namespace (x{})", self.namespaces.len());
+        self.outcome(query, "namespace index (`by_namespace().list`)", ours, kube_ns)
+    }
 
-    let app_filter = |app: &str| kube.state_filter(|pod| app_of(pod) == Some(app)).len();
-    let (kube_ns, kube_count) = ns_per_object(|| apps.iter().map(|app| app_filter(app)).sum());
-    let (ours_ns, ours_count) = ns_per_object(|| {
-        apps.iter()
-            .map(|app| ours.by_index(APP_INDEX, app).map_or(0, |pods| pods.len()))
-            .sum()
-    });
-    assert_eq!(ours_count, kube_count, "both caches answer the app queries alike");
-    outcomes.push(ListerOutcome {
-        query: format!("pods with label app=X (x{})", apps.len()),
-        ours_method: "custom index on label `app` (`by_index`)".into(),
-        objects,
-        returned_per_round: ours_count,
-        ours_ns_per_object: ours_ns,
-        kube_ns_per_object: kube_ns,
-    });
-    let selectors: Vec<Selector> = apps
-        .iter()
-        .map(|app| [("app".to_owned(), app.clone())].into_iter().collect())
-        .collect();
-    let (ours_ns, ours_count) = ns_per_object(|| selectors.iter().map(|s| lister.list(s).len()).sum());
-    assert_eq!(ours_count, kube_count, "the selector scan finds the same pods");
-    outcomes.push(ListerOutcome {
-        query: format!("pods with label app=X (x{})", apps.len()),
-        ours_method: "label selector scan (`lister.list(selector)`)".into(),
-        objects,
-        returned_per_round: ours_count,
-        ours_ns_per_object: ours_ns,
-        kube_ns_per_object: kube_ns,
-    });
-    outcomes
+    /// The pods of each `app` label value: our custom index against a scan. Also returns the
+    /// scan's figures, which the selector queries are compared with.
+    fn app_index_queries(&self) -> (ListerOutcome, (f64, usize)) {
+        let app_filter = |app: &str| self.kube.state_filter(|pod| app_of(pod) == Some(app)).len();
+        let kube = ns_per_object(|| self.apps.iter().map(|app| app_filter(app)).sum());
+        let ours = ns_per_object(|| {
+            self.apps
+                .iter()
+                .map(|app| self.ours.by_index(APP_INDEX, app).map_or(0, |pods| pods.len()))
+                .sum()
+        });
+        assert_eq!(ours.1, kube.1, "both caches answer the app queries alike");
+        let query = format!("pods with label app=X (x{})", self.apps.len());
+        let method = "custom index on label `app` (`by_index`)";
+        (self.outcome(query, method, ours, kube.0), kube)
+    }
+
+    /// The same queries as label selectors, which our lister answers by a scan.
+    fn app_selector_queries(&self, (kube_ns, kube_count): (f64, usize)) -> ListerOutcome {
+        let selectors: Vec<Selector> = self
+            .apps
+            .iter()
+            .map(|app| [("app".to_owned(), app.clone())].into_iter().collect())
+            .collect();
+        let ours = ns_per_object(|| selectors.iter().map(|s| self.lister.list(s).len()).sum());
+        assert_eq!(ours.1, kube_count, "the selector scan finds the same pods");
+        let query = format!("pods with label app=X (x{})", self.apps.len());
+        let method = "label selector scan (`lister.list(selector)`)";
+        self.outcome(query, method, ours, kube_ns)
+    }
+
+    fn outcome(
+        &self,
+        query: String,
+        ours_method: &str,
+        (ours_ns, ours_count): (f64, usize),
+        kube_ns: f64,
+    ) -> ListerOutcome {
+        ListerOutcome {
+            query,
+            ours_method: ours_method.into(),
+            objects: self.objects,
+            returned_per_round: ours_count,
+            ours_ns_per_object: ours_ns,
+            kube_ns_per_object: kube_ns,
+        }
+    }
 }

@@ -115,154 +115,62 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
+impl Args {
+    /// Pods in the list.
+    fn pods(&self) -> usize {
+        self.pods.unwrap_or(if self.quick { 2_000 } else { 50_000 })
+    }
+
+    /// MODIFIED watch events.
+    fn events(&self) -> usize {
+        self.events.unwrap_or(if self.quick { 2_000 } else { 100_000 })
+    }
+
+    /// Passes over the timed consumers.
+    fn passes(&self) -> usize {
+        self.passes.unwrap_or(if self.quick { 1 } else { 2 }).max(1)
+    }
+
+    /// Objects in the caches of the lister queries.
+    fn lister_objects(&self) -> usize {
+        self.lister_objects
+            .unwrap_or(if self.quick { 10_000 } else { 100_000 })
+    }
+
+    /// Whether `consumer` is measured.
+    fn times(&self, consumer: Timed) -> bool {
+        self.only.is_empty() || self.only.contains(&consumer)
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    let pods = args.pods.unwrap_or(if args.quick { 2_000 } else { 50_000 });
-    let events = args.events.unwrap_or(if args.quick { 2_000 } else { 100_000 });
-    let passes = args.passes.unwrap_or(if args.quick { 1 } else { 2 }).max(1);
-    let lister_objects = args
-        .lister_objects
-        .unwrap_or(if args.quick { 10_000 } else { 100_000 });
-
+    let pods = args.pods();
     if let Some(consumer) = args.rss {
-        let local = match args.url {
-            Some(_) => None,
-            None => Some(Server::start(Arc::new(Rendered::new(pods, 0))).expect("the bench server starts")),
-        };
-        let url = args
-            .url
-            .as_deref()
-            .or(local.as_ref().map(Server::url))
-            .unwrap_or_default()
-            .to_owned();
-        rss::child(consumer, args.strip_managed_fields, &url);
+        rss_child(&args, consumer, pods);
         return ExitCode::SUCCESS;
     }
 
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let profile = if cfg!(debug_assertions) {
-        "debug"
-    } else {
-        "release"
-    };
-    println!("informer-bench: {cores} cores, {}, {profile} build", cpu_model());
+    print_machine();
     let started = Instant::now();
-    let rendered = Arc::new(Rendered::new(pods, events));
-    eprintln!(
-        "rendered {pods} pods and {events} events in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let run = |name: &str, consumer: &dyn Fn(&Server) -> report::Outcome| {
-        let server = Server::start(Arc::clone(&rendered)).expect("the bench server starts");
-        let outcome = consumer(&server);
-        server.stop();
-        eprintln!("{name} done");
-        outcome
-    };
-    let timed = |consumer: Timed| args.only.is_empty() || args.only.contains(&consumer);
-    let mut all_outcomes = Vec::new();
-    let mut outcomes = Vec::new();
-    for pass in 1..=passes {
-        eprintln!("pass {pass} of {passes}");
-        outcomes.clear();
-        if timed(Timed::Floor) {
-            outcomes.push(floor::run(&rendered));
-            eprintln!("floor done");
-        }
-        if timed(Timed::Kube) {
-            outcomes.push(run("kube-rs", &|server| {
-                runtime.block_on(kube_rs::run(server, &rendered))
-            }));
-        }
-        for (consumer, handlers) in [(Timed::Ours1, 1), (Timed::Ours3, 3)] {
-            if timed(consumer) {
-                outcomes.push(run("ours", &|server| {
-                    runtime.block_on(ours::run(
-                        server,
-                        &rendered,
-                        handlers,
-                        InitialList::Paged,
-                        Placement::CallerRuntime,
-                    ))
-                }));
-            }
-        }
-        if timed(Timed::Streaming) {
-            outcomes.push(run("ours (streaming list)", &|server| {
-                runtime.block_on(ours::run(
-                    server,
-                    &rendered,
-                    1,
-                    InitialList::Streaming,
-                    Placement::CallerRuntime,
-                ))
-            }));
-        }
-        if timed(Timed::CurrentThread) {
-            // The client is made inside, so its connection tasks live on this runtime too.
-            let mut kube = run("kube-rs (current-thread runtime)", &|server| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a tokio runtime")
-                    .block_on(kube_rs::run(server, &rendered))
-            });
-            kube.name = format!("{}, current-thread runtime", kube.name);
-            outcomes.push(kube);
-            outcomes.push(run("ours (own thread)", &|server| {
-                runtime.block_on(ours::run(
-                    server,
-                    &rendered,
-                    3,
-                    InitialList::Paged,
-                    Placement::OwnThread,
-                ))
-            }));
-        }
-        all_outcomes.extend(outcomes.iter().cloned());
-    }
-    drop(runtime);
-    let decode_outcomes = if timed(Timed::Decode) {
-        let outcomes = decode::run(&rendered, if args.quick { 1 } else { 3 });
-        eprintln!("decoding done");
-        outcomes
-    } else {
-        Vec::new()
-    };
-
-    let rss_outcomes = if args.skip_rss || !args.only.is_empty() {
-        Vec::new()
-    } else {
-        let server = Server::start(Arc::clone(&rendered)).expect("the bench server starts");
-        let outcomes = rss::measure_all(server.url());
-        server.stop();
-        eprintln!("memory done");
-        outcomes
-    };
+    let rendered = render(pods, args.events());
+    let outcomes = time_consumers(&args, &rendered);
+    let decode_outcomes = measure_decoding(&args, &rendered);
+    let rss_outcomes = measure_memory(&args, &rendered);
     let bytes = (rendered.list_bytes, rendered.event_bytes);
     let last_resource_version = rendered.last_resource_version;
+    // The listers build caches of their own: free the rendered bytes first.
     drop(rendered);
-    let lister_outcomes = if args.only.is_empty() {
-        let outcomes = listers::run(lister_objects);
-        eprintln!("listers done");
-        outcomes
-    } else {
-        Vec::new()
-    };
+    let lister_outcomes = measure_listers(&args);
 
     println!(
         "{}",
         Report {
             pods,
-            events,
+            events: args.events(),
             bytes,
-            passes,
-            outcomes: &outcomes,
+            passes: args.passes(),
+            outcomes: &outcomes.last_pass,
             not_measured: &[],
             rss: &rss_outcomes,
             listers: &lister_outcomes,
@@ -271,11 +179,201 @@ fn main() -> ExitCode {
     );
     println!("{}", decode::markdown(&decode_outcomes));
 
-    let mut problems: Vec<String> = all_outcomes
+    let problems = final_state_problems(&outcomes.all_passes, &rss_outcomes, pods, last_resource_version);
+    report_problems(&problems, pods, last_resource_version, started)
+}
+
+/// Child mode: syncs every pod with `consumer` (from `--url`, or from a server started here)
+/// and prints its memory per object.
+fn rss_child(args: &Args, consumer: rss::Consumer, pods: usize) {
+    let local = match args.url {
+        Some(_) => None,
+        None => Some(Server::start(Arc::new(Rendered::new(pods, 0))).expect("the bench server starts")),
+    };
+    let url = args
+        .url
+        .as_deref()
+        .or(local.as_ref().map(Server::url))
+        .unwrap_or_default()
+        .to_owned();
+    rss::child(consumer, args.strip_managed_fields, &url);
+}
+
+/// The first line: cores, CPU model and build profile.
+fn print_machine() {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    println!("informer-bench: {cores} cores, {}, {profile} build", cpu_model());
+}
+
+/// The list pages and event lines every consumer is served.
+fn render(pods: usize, events: usize) -> Arc<Rendered> {
+    let started = Instant::now();
+    let rendered = Arc::new(Rendered::new(pods, events));
+    eprintln!(
+        "rendered {pods} pods and {events} events in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    rendered
+}
+
+/// The outcomes of the timed consumers.
+struct Timings {
+    /// Every pass's, each checked for its final state.
+    all_passes: Vec<report::Outcome>,
+    /// The last pass's, for the tables.
+    last_pass: Vec<report::Outcome>,
+}
+
+/// Runs every chosen consumer, `passes` times in turn, on a multi-thread runtime.
+fn time_consumers(args: &Args, rendered: &Arc<Rendered>) -> Timings {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let passes = args.passes();
+    let mut timings = Timings {
+        all_passes: Vec::new(),
+        last_pass: Vec::new(),
+    };
+    for pass in 1..=passes {
+        eprintln!("pass {pass} of {passes}");
+        timings.last_pass = one_pass(args, &runtime, rendered);
+        timings.all_passes.extend(timings.last_pass.iter().cloned());
+    }
+    timings
+}
+
+/// One pass over the chosen consumers, in a fixed order.
+fn one_pass(
+    args: &Args,
+    runtime: &tokio::runtime::Runtime,
+    rendered: &Arc<Rendered>,
+) -> Vec<report::Outcome> {
+    let mut outcomes = Vec::new();
+    if args.times(Timed::Floor) {
+        outcomes.push(floor::run(rendered));
+        eprintln!("floor done");
+    }
+    if args.times(Timed::Kube) {
+        outcomes.push(with_server(rendered, "kube-rs", &|server| {
+            runtime.block_on(kube_rs::run(server, rendered))
+        }));
+    }
+    for (consumer, handlers) in [(Timed::Ours1, 1), (Timed::Ours3, 3)] {
+        if args.times(consumer) {
+            outcomes.push(with_server(rendered, "ours", &|server| {
+                runtime.block_on(ours::run(
+                    server,
+                    rendered,
+                    handlers,
+                    InitialList::Paged,
+                    Placement::CallerRuntime,
+                ))
+            }));
+        }
+    }
+    if args.times(Timed::Streaming) {
+        outcomes.push(with_server(rendered, "ours (streaming list)", &|server| {
+            runtime.block_on(ours::run(
+                server,
+                rendered,
+                1,
+                InitialList::Streaming,
+                Placement::CallerRuntime,
+            ))
+        }));
+    }
+    if args.times(Timed::CurrentThread) {
+        outcomes.extend(current_thread_pair(runtime, rendered));
+    }
+    outcomes
+}
+
+/// kube-rs on a current-thread runtime, and our factory (3 handlers) on its own thread.
+fn current_thread_pair(runtime: &tokio::runtime::Runtime, rendered: &Arc<Rendered>) -> [report::Outcome; 2] {
+    // The client is made inside, so its connection tasks live on this runtime too.
+    let mut kube = with_server(rendered, "kube-rs (current-thread runtime)", &|server| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+            .block_on(kube_rs::run(server, rendered))
+    });
+    kube.name = format!("{}, current-thread runtime", kube.name);
+    let ours = with_server(rendered, "ours (own thread)", &|server| {
+        runtime.block_on(ours::run(
+            server,
+            rendered,
+            3,
+            InitialList::Paged,
+            Placement::OwnThread,
+        ))
+    });
+    [kube, ours]
+}
+
+/// Runs `consumer` against a fresh server of `rendered`.
+fn with_server(
+    rendered: &Arc<Rendered>,
+    name: &str,
+    consumer: &dyn Fn(&Server) -> report::Outcome,
+) -> report::Outcome {
+    let server = Server::start(Arc::clone(rendered)).expect("the bench server starts");
+    let outcome = consumer(&server);
+    server.stop();
+    eprintln!("{name} done");
+    outcome
+}
+
+/// Watch-body decoding on one thread, if chosen.
+fn measure_decoding(args: &Args, rendered: &Rendered) -> Vec<decode::DecodeOutcome> {
+    if !args.times(Timed::Decode) {
+        return Vec::new();
+    }
+    let outcomes = decode::run(rendered, if args.quick { 1 } else { 3 });
+    eprintln!("decoding done");
+    outcomes
+}
+
+/// Memory per cached pod, in child processes, unless skipped or only some consumers are timed.
+fn measure_memory(args: &Args, rendered: &Arc<Rendered>) -> Vec<Result<rss::RssOutcome, String>> {
+    if args.skip_rss || !args.only.is_empty() {
+        return Vec::new();
+    }
+    let server = Server::start(Arc::clone(rendered)).expect("the bench server starts");
+    let outcomes = rss::measure_all(server.url());
+    server.stop();
+    eprintln!("memory done");
+    outcomes
+}
+
+/// Lister queries, unless only some consumers are timed.
+fn measure_listers(args: &Args) -> Vec<listers::ListerOutcome> {
+    if !args.only.is_empty() {
+        return Vec::new();
+    }
+    let outcomes = listers::run(args.lister_objects());
+    eprintln!("listers done");
+    outcomes
+}
+
+/// Every consumer that ended without every pod or without the last event applied.
+fn final_state_problems(
+    outcomes: &[report::Outcome],
+    rss_outcomes: &[Result<rss::RssOutcome, String>],
+    pods: usize,
+    last_resource_version: u64,
+) -> Vec<String> {
+    let mut problems: Vec<String> = outcomes
         .iter()
         .filter_map(|o| o.check(pods, last_resource_version).err())
         .collect();
-    for result in &rss_outcomes {
+    for result in rss_outcomes {
         match result {
             Ok(r) if r.objects != pods => {
                 problems.push(format!(
@@ -287,6 +385,16 @@ fn main() -> ExitCode {
             Err(err) => problems.push(err.clone()),
         }
     }
+    problems
+}
+
+/// The last line on success; the problems and a failure otherwise.
+fn report_problems(
+    problems: &[String],
+    pods: usize,
+    last_resource_version: u64,
+    started: Instant,
+) -> ExitCode {
     if problems.is_empty() {
         println!(
             "every consumer ended with {pods} pods and resourceVersion {last_resource_version} applied ({:.1} s)",
@@ -294,7 +402,7 @@ fn main() -> ExitCode {
         );
         ExitCode::SUCCESS
     } else {
-        for problem in &problems {
+        for problem in problems {
             eprintln!("error: {problem}");
         }
         ExitCode::FAILURE

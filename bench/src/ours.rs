@@ -14,7 +14,7 @@ use std::{
 };
 
 use informer_runtime::{
-    EventHandlerFuncs, KubeListerWatcher, SharedIndexInformer, SharedInformerFactory,
+    EventHandlerFuncs, KubeListerWatcher, SharedIndexInformer, SharedInformerFactory, Store,
     cache::namespace_indexers,
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
@@ -99,6 +99,54 @@ pub(crate) async fn run(
     initial: InitialList,
     placement: Placement,
 ) -> Outcome {
+    let name = consumer_name(handlers, initial, placement);
+    let expected = Expected::of(rendered);
+    // Sync phase: from building the factory to every cache and handler synced.
+    let start = Mark::now(Some(server.cpu()));
+    let factory = factory(server, placement);
+    let informer = pod_informer(&factory, initial);
+    let (counters, registrations) = add_counting_handlers(&informer, handlers);
+    factory.start();
+    let synced = wait_for_sync(&factory, &registrations)
+        .await
+        .then(|| Mark::now(Some(server.cpu())));
+    let store = informer.store();
+    let synced_objects = store.len();
+    // Watch phase: the events are released; every one must be applied and delivered.
+    server.release();
+    let applied = synced.is_some() && wait_for_events(&store, &counters, &expected).await;
+    let done = Mark::now(Some(server.cpu()));
+    let final_objects = store.len();
+    let last_resource_version = store
+        .get_by_key(&expected.last_key)
+        .and_then(|pod| pod.metadata.resource_version.clone())
+        .unwrap_or_default();
+    let note = miscounted(&counters, expected.notifications);
+    factory.shutdown().await;
+    Outcome {
+        name,
+        sync: synced.map(|synced| Phase::between(&start, &synced)),
+        watch: synced
+            .filter(|_| applied)
+            .map(|synced| Phase::between(&synced, &done)),
+        synced_objects,
+        final_objects,
+        last_resource_version,
+        note,
+    }
+}
+
+/// What the handlers counted, if any counted other than `expected` notifications.
+fn miscounted(counters: &[Arc<AtomicU64>], expected: u64) -> Option<String> {
+    let delivered: Vec<u64> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    delivered
+        .iter()
+        .any(|d| *d != expected)
+        .then(|| format!("handlers counted {delivered:?}, expected {expected} each"))
+}
+
+/// The consumer's name in the tables.
+fn consumer_name(handlers: usize, initial: InitialList, placement: Placement) -> String {
     let mut name = match initial {
         InitialList::Paged => format!("ours: factory informer, {handlers} handler(s)"),
         InitialList::Streaming => format!("ours: streaming list, {handlers} handler(s)"),
@@ -106,11 +154,32 @@ pub(crate) async fn run(
     if placement == Placement::OwnThread {
         name.push_str(", on its own thread");
     }
-    let last_rv = rendered.last_resource_version.to_string();
-    let last_key = rendered.last_pod.key();
-    let expected = (rendered.pods + rendered.events.len()) as u64;
-    let start = Mark::now(Some(server.cpu()));
-    let factory = match placement {
+    name
+}
+
+/// What the cache and each handler hold once every event is applied and delivered.
+struct Expected {
+    /// The key of the last event's pod.
+    last_key: String,
+    /// The last event's resource version.
+    last_resource_version: String,
+    /// Notifications per handler: the initial list and every event.
+    notifications: u64,
+}
+
+impl Expected {
+    fn of(rendered: &Rendered) -> Self {
+        Self {
+            last_key: rendered.last_pod.key(),
+            last_resource_version: rendered.last_resource_version.to_string(),
+            notifications: (rendered.pods + rendered.events.len()) as u64,
+        }
+    }
+}
+
+/// A factory for `server`, running its informers where `placement` says.
+fn factory(server: &Server, placement: Placement) -> SharedInformerFactory {
+    match placement {
         Placement::CallerRuntime => SharedInformerFactory::new(server.client()),
         Placement::OwnThread => {
             let uri: http::Uri = server.url().parse().expect("the server URL is a valid URI");
@@ -118,10 +187,16 @@ pub(crate) async fn run(
                 .expect("the informers' thread starts")
                 .build()
         }
-    };
-    let informer = pod_informer(&factory, initial);
+    }
+}
+
+/// `handlers` handlers that count adds and updates, each with its counter.
+fn add_counting_handlers(
+    informer: &SharedIndexInformer<Pod>,
+    handlers: usize,
+) -> (Vec<Arc<AtomicU64>>, Vec<Registration<Pod>>) {
     let counters: Vec<Arc<AtomicU64>> = (0..handlers).map(|_| Arc::new(AtomicU64::new(0))).collect();
-    let registrations: Vec<Registration<Pod>> = counters
+    let registrations = counters
         .iter()
         .map(|counter| {
             let (added, updated) = (Arc::clone(counter), Arc::clone(counter));
@@ -138,42 +213,26 @@ pub(crate) async fn run(
                 .expect("handlers are added before the informer starts")
         })
         .collect();
-    factory.start();
+    (counters, registrations)
+}
+
+/// Whether the factory reports its caches synced and every handler has seen the initial list.
+async fn wait_for_sync(factory: &SharedInformerFactory, registrations: &[Registration<Pod>]) -> bool {
     let report = factory.wait_for_cache_sync_timeout(PHASE_TIMEOUT).await;
     let deadline = Instant::now() + PHASE_TIMEOUT;
     let handlers_synced = wait_until(deadline, || registrations.iter().all(Registration::has_synced)).await;
-    let synced = (report.all_synced() && handlers_synced).then(|| Mark::now(Some(server.cpu())));
-    let store = informer.store();
-    let synced_objects = store.len();
-    server.release();
-    let applied = synced.is_some()
-        && wait_until(Instant::now() + PHASE_TIMEOUT, || {
-            store
-                .get_by_key(&last_key)
-                .is_some_and(|pod| pod.metadata.resource_version.as_deref() == Some(last_rv.as_str()))
-                && counters.iter().all(|c| c.load(Ordering::Relaxed) >= expected)
-        })
-        .await;
-    let done = Mark::now(Some(server.cpu()));
-    let final_objects = store.len();
-    let last_resource_version = store
-        .get_by_key(&last_key)
-        .and_then(|pod| pod.metadata.resource_version.clone())
-        .unwrap_or_default();
-    let delivered: Vec<u64> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-    factory.shutdown().await;
-    Outcome {
-        name,
-        sync: synced.map(|synced| Phase::between(&start, &synced)),
-        watch: synced
-            .filter(|_| applied)
-            .map(|synced| Phase::between(&synced, &done)),
-        synced_objects,
-        final_objects,
-        last_resource_version,
-        note: delivered
+    report.all_synced() && handlers_synced
+}
+
+/// Whether the store holds the last event's resource version and every handler has counted
+/// every notification, within [`PHASE_TIMEOUT`].
+async fn wait_for_events(store: &Store<Pod>, counters: &[Arc<AtomicU64>], expected: &Expected) -> bool {
+    wait_until(Instant::now() + PHASE_TIMEOUT, || {
+        store.get_by_key(&expected.last_key).is_some_and(|pod| {
+            pod.metadata.resource_version.as_deref() == Some(expected.last_resource_version.as_str())
+        }) && counters
             .iter()
-            .any(|d| *d != expected)
-            .then(|| format!("handlers counted {delivered:?}, expected {expected} each")),
-    }
+            .all(|c| c.load(Ordering::Relaxed) >= expected.notifications)
+    })
+    .await
 }

@@ -134,6 +134,19 @@ impl Report<'_> {
     /// The report as markdown.
     pub(crate) fn markdown(&self) -> String {
         let mut out = String::new();
+        self.sync_and_watch_table(&mut out);
+        self.ratios_table(&mut out);
+        if !self.rss.is_empty() {
+            self.memory_table(&mut out);
+        }
+        if !self.listers.is_empty() {
+            self.listers_table(&mut out);
+        }
+        out
+    }
+
+    /// Sync and watch times, CPU and event rates of every consumer.
+    fn sync_and_watch_table(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "### Sync and watch: {} pods ({:.1} MB of list pages, {:.1} KB per pod), {} MODIFIED events ({:.1} MB); pass {} of {}\n",
@@ -166,6 +179,10 @@ impl Report<'_> {
         for (name, reason) in self.not_measured {
             let _ = writeln!(out, "| {name} | not measured: {reason} | | | | | |");
         }
+    }
+
+    /// Each of our consumers against the floor and kube-rs.
+    fn ratios_table(&self, out: &mut String) {
         let floor = self.outcomes.iter().find(|o| o.name.starts_with("floor"));
         let kube = self.outcomes.iter().find(|o| o.name.starts_with("kube-rs"));
         let sync_wall = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.wall.as_secs_f64());
@@ -190,63 +207,66 @@ impl Report<'_> {
                 ratio(rate(o), rate(kube)),
             );
         }
-        if !self.rss.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n### Memory per cached pod (own process each; after sync, RSS and peak RSS over a baseline)\n"
-            );
-            let _ = writeln!(
-                out,
-                "| consumer | managedFields | objects | RSS per pod | peak RSS per pod |"
-            );
-            let _ = writeln!(out, "|---|---|---:|---:|---:|");
-            for result in self.rss {
-                match result {
-                    Ok(r) => {
-                        let _ = writeln!(
-                            out,
-                            "| {} | {} | {} | {} | {} |",
-                            r.consumer,
-                            if r.strip_managed_fields {
-                                "stripped"
-                            } else {
-                                "kept"
-                            },
-                            r.objects,
-                            kib(r.retained_per_object()),
-                            kib(r.peak_per_object()),
-                        );
-                    }
-                    Err(err) => {
-                        let _ = writeln!(out, "| failed: {} | | | | |", err.replace('\n', " "));
-                    }
+    }
+
+    /// Memory per cached pod of each consumer.
+    fn memory_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n### Memory per cached pod (own process each; after sync, RSS and peak RSS over a baseline)\n"
+        );
+        let _ = writeln!(
+            out,
+            "| consumer | managedFields | objects | RSS per pod | peak RSS per pod |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---:|---:|");
+        for result in self.rss {
+            match result {
+                Ok(r) => {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} |",
+                        r.consumer,
+                        if r.strip_managed_fields {
+                            "stripped"
+                        } else {
+                            "kept"
+                        },
+                        r.objects,
+                        kib(r.retained_per_object()),
+                        kib(r.peak_per_object()),
+                    );
+                }
+                Err(err) => {
+                    let _ = writeln!(out, "| failed: {} | | | | |", err.replace('\n', " "));
                 }
             }
         }
-        if !self.listers.is_empty() {
+    }
+
+    /// Lister queries: ours against kube-rs's full scan.
+    fn listers_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n### Lister queries over {} pods (ns per returned pod; kube-rs: `Store::state_filter`)\n",
+            self.listers[0].objects
+        );
+        let _ = writeln!(
+            out,
+            "| query | pods returned | ours | ours ns/pod | kube-rs ns/pod | speed-up |"
+        );
+        let _ = writeln!(out, "|---|---:|---|---:|---:|---:|");
+        for l in self.listers {
             let _ = writeln!(
                 out,
-                "\n### Lister queries over {} pods (ns per returned pod; kube-rs: `Store::state_filter`)\n",
-                self.listers[0].objects
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1}x |",
+                l.query,
+                l.returned_per_round,
+                l.ours_method,
+                l.ours_ns_per_object,
+                l.kube_ns_per_object,
+                l.speedup()
             );
-            let _ = writeln!(
-                out,
-                "| query | pods returned | ours | ours ns/pod | kube-rs ns/pod | speed-up |"
-            );
-            let _ = writeln!(out, "|---|---:|---|---:|---:|---:|");
-            for l in self.listers {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {:.1} | {:.1} | {:.1}x |",
-                    l.query,
-                    l.returned_per_round,
-                    l.ours_method,
-                    l.ours_ns_per_object,
-                    l.kube_ns_per_object,
-                    l.speedup()
-                );
-            }
         }
-        out
     }
 }
