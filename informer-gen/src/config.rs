@@ -68,7 +68,7 @@ impl Config {
             inputs: Vec::new(),
             out_dir: None,
             runtime_path: "::informer_runtime".to_owned(),
-            runtime_dependency: "informer-runtime = \"0.1\"".to_owned(),
+            runtime_dependency: manifest::default_runtime_dependency(),
             module_name: "informers".to_owned(),
             crate_name: None,
             layout: Layout::SingleFile,

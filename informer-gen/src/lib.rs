@@ -20,16 +20,19 @@
 //! For each resource `Foo` of group `example.com`, version `v1`: a `FooInformer` (the
 //! factory's shared informer of `Foo`), a `FooLister` (reads from its cache) and, when
 //! namespaced, a `FooNamespaceLister`; `new_foo_informer` / `new_filtered_foo_informer` for
-//! informers outside a factory; and one `SharedInformerFactory` reaching them all by group,
-//! version and resource, or by `GroupVersionResource`:
+//! informers outside a factory; and one `Informers`, a typed view of the runtime's
+//! `SharedInformerFactory` reaching them all by group, version and resource, or by
+//! `GroupVersionResource` (views of several generated crates over one factory share its
+//! informers):
 //!
-//! ```ignore
-//! let factory = informers::SharedInformerFactory::new(client);
-//! let foos = factory.example().v1().foos(); // registers the informer with the factory
+//! ```text
+//! let factory = informer_runtime::SharedInformerFactory::new(client);
+//! let informers = my_crds::informers::Informers::new(&factory);
+//! let foos = informers.example().v1().foos(); // registers the informer with the factory
 //! factory.start();
 //! factory.wait_for_cache_sync_timeout(std::time::Duration::from_secs(30)).await;
 //! let foo: Option<Arc<Foo>> = foos.lister().foos("default").get("my-foo");
-//! let any = factory.for_resource(&gvr)?; // a `GenericInformer`, chosen at run time
+//! let any = informers.for_resource(&gvr)?; // a `GenericInformer`, chosen at run time
 //! ```
 //!
 //! # From a build script

@@ -31,9 +31,10 @@ struct Args {
     /// The Rust path of the runtime crate in generated code.
     #[arg(long, value_name = "PATH", default_value = "::informer_runtime")]
     runtime_path: String,
-    /// The runtime dependency line of a generated crate's Cargo.toml.
-    #[arg(long, value_name = "LINE", default_value = "informer-runtime = \"0.1\"")]
-    runtime_dependency: String,
+    /// The runtime dependency line of a generated crate's Cargo.toml (default: the published
+    /// informer-runtime matching this generator, such as `informer-runtime = "0.1"`).
+    #[arg(long, value_name = "LINE")]
+    runtime_dependency: Option<String>,
     /// The crate name input types are reached through (default: the input's package name with
     /// `-` as `_`; `crate` for `crate::…` paths).
     #[arg(long, value_name = "NAME")]
@@ -60,13 +61,15 @@ fn config(args: &Args) -> Config {
     let mut config = Config::new()
         .out_dir(&args.output)
         .runtime_path(&args.runtime_path)
-        .runtime_dependency(&args.runtime_dependency)
         .layout(match &args.crate_name {
             Some(name) => Layout::Crate { name: name.clone() },
             None => Layout::Tree,
         });
     for input in &args.input {
         config = config.input(input);
+    }
+    if let Some(line) = &args.runtime_dependency {
+        config = config.runtime_dependency(line);
     }
     if let Some(name) = &args.input_crate_name {
         config = config.input_crate_name(name);

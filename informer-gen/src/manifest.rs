@@ -103,12 +103,6 @@ pub fn runtime_version_requirement() -> String {
 /// runtime, such as `informer-runtime = "0.1"` ([`runtime_version_requirement`]). A path
 /// dependency (as the tests of a workspace want) replaces it through
 /// [`Config::runtime_dependency`](crate::Config::runtime_dependency).
-// `Config::new` and the CLI's default still spell the line out; they should call this (the
-// expectation fails once they do).
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the configuration's default spells the line out")
-)]
 pub fn default_runtime_dependency() -> String {
     format!("informer-runtime = \"{}\"", runtime_version_requirement())
 }

@@ -29,15 +29,25 @@ pub(crate) fn render_manifest(
     out.push_str(&format!("name = \"{name}\"\ndescription = \"{description}\"\n"));
     match style {
         ManifestStyle::Workspace => {
-            for field in ["version", "edition", "rust-version", "license", "publish"] {
+            for field in ["version", "edition", "rust-version", "license", "repository", "publish"] {
                 out.push_str(&format!("{field}.workspace = true\n"));
             }
+            out.push_str(&format!("documentation = \"https://docs.rs/{name}\"\n"));
+            out.push_str("readme = \"README.md\"\n");
+            out.push_str("keywords = [\"kubernetes\", \"informer\", \"controller\", \"k8s-openapi\", \"client-go\"]\n");
+            out.push_str("categories = [\"api-bindings\", \"caching\"]\n");
         }
         ManifestStyle::Standalone { .. } => {
             out.push_str("version = \"0.1.0\"\nedition = \"2024\"\npublish = false\n");
         }
     }
-    out.push_str("build = \"build.rs\"\n\n[features]\n");
+    out.push_str("build = \"build.rs\"\n");
+    if let ManifestStyle::Workspace = style {
+        // docs.rs builds with one Kubernetes version, as every binary must choose one
+        out.push_str("\n[package.metadata.docs.rs]\nfeatures = [\"k8s-openapi/latest\"]\n");
+        out.push_str("rustdoc-args = [\"--cfg\", \"docsrs\"]\n");
+    }
+    out.push_str("\n[features]\n");
     let quoted: Vec<String> = features.iter().map(|f| format!("\"{f}\"")).collect();
     out.push_str(&format!("default = [{}]\n", quoted.join(", ")));
     for feature in features {

@@ -103,7 +103,7 @@ impl K8sOpenapi {
             version_prefix: None,
             crate_name: "k8s-informers".to_owned(),
             style: ManifestStyle::Standalone {
-                runtime_dependency: "informer-runtime = \"0.1\"".to_owned(),
+                runtime_dependency: crate::manifest::default_runtime_dependency(),
             },
             runtime_path: "::informer_runtime".to_owned(),
             regenerate: None,
