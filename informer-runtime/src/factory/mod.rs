@@ -34,6 +34,33 @@ use crate::{
 type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 type FactoryWatchErrorHandler = Arc<dyn Fn(&str, &reflector::Error) + Send + Sync>;
 
+/// A resource type the factory makes informers of by itself, with its client, namespace and
+/// list tweaks ([`SharedInformerFactory::informer`]): any typed resource, such as a k8s-openapi
+/// type or a `#[derive(CustomResource)]` type. Implemented for every type that qualifies.
+pub trait TypedResource:
+    Resource<DynamicType = (), Scope: ApiScope>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> TypedResource for K where
+    K: Resource<DynamicType = (), Scope: ApiScope>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// The result of a factory operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -704,18 +731,7 @@ impl SharedInformerFactory {
     /// # let _ = deployments;
     /// # }
     /// ```
-    pub fn informer<K>(&self) -> SharedIndexInformer<K>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-        K::Scope: ApiScope,
-    {
+    pub fn informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
         if let Some(existing) = self.existing::<K>() {
             return existing;
         }
@@ -739,18 +755,7 @@ impl SharedInformerFactory {
 
     /// [`informer::<K>()`](Self::informer) as a [`GenericInformer`] for `gvr` (what generated
     /// `for_resource` switches return).
-    pub fn generic_informer<K>(&self, gvr: GroupVersionResource) -> GenericInformer
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-        K::Scope: ApiScope,
-    {
+    pub fn generic_informer<K: TypedResource>(&self, gvr: GroupVersionResource) -> GenericInformer {
         let informer = self.informer::<K>();
         GenericInformer {
             gvr,
