@@ -29,12 +29,21 @@ pub(crate) fn render_manifest(
     out.push_str(&format!("name = \"{name}\"\ndescription = \"{description}\"\n"));
     match style {
         ManifestStyle::Workspace => {
-            for field in ["version", "edition", "rust-version", "license", "repository", "publish"] {
+            for field in [
+                "version",
+                "edition",
+                "rust-version",
+                "license",
+                "repository",
+                "publish",
+            ] {
                 out.push_str(&format!("{field}.workspace = true\n"));
             }
             out.push_str(&format!("documentation = \"https://docs.rs/{name}\"\n"));
             out.push_str("readme = \"README.md\"\n");
-            out.push_str("keywords = [\"kubernetes\", \"informer\", \"controller\", \"k8s-openapi\", \"client-go\"]\n");
+            out.push_str(
+                "keywords = [\"kubernetes\", \"informer\", \"controller\", \"k8s-openapi\", \"client-go\"]\n",
+            );
             out.push_str("categories = [\"api-bindings\", \"caching\"]\n");
         }
         ManifestStyle::Standalone { .. } => {
