@@ -180,26 +180,57 @@ impl Config {
     }
 
     /// Generates and writes the files whose content changed into the output directory, and
-    /// prints `cargo:rerun-if-changed` for every input file read (for build scripts).
+    /// prints `cargo:rerun-if-changed` for every input file read (for build scripts). Like
+    /// [`write`](Self::write), it removes files generated earlier that are no longer generated.
     pub fn compile(&self) -> Result<(), Error> {
         let generated = self.run()?;
         for file in &generated.read {
             println!("cargo:rerun-if-changed={}", file.display());
         }
-        output::write_if_changed(&self.resolved_out_dir()?, &generated.files)?;
+        self.sync(&generated.files)?;
         Ok(())
     }
 
-    /// The output files that are missing or out of date; writes nothing.
+    /// The output files that are missing or out of date, and, in the [`Layout::Tree`] and
+    /// [`Layout::Crate`] layouts, the generated files of the output directory that would no
+    /// longer be generated ([`orphan_files`](crate::orphan_files)); writes nothing.
     pub fn stale_files(&self) -> Result<Vec<PathBuf>, Error> {
         let generated = self.run()?;
-        Ok(output::stale_files(&self.resolved_out_dir()?, &generated.files))
+        let dir = self.resolved_out_dir()?;
+        let mut stale = output::stale_files(&dir, &generated.files);
+        if self.owns_out_dir() {
+            stale.extend(output::orphan_files(&dir, &generated.files));
+        }
+        Ok(stale)
     }
 
-    /// Generates and writes the files whose content changed; returns the files written.
+    /// Generates and writes the files whose content changed; returns the files written and
+    /// removed (a removed file no longer exists).
+    ///
+    /// In the [`Layout::Tree`] and [`Layout::Crate`] layouts the output directory belongs to
+    /// the generator: generated files of an earlier run that are no longer generated (those
+    /// starting with the `@generated` header line, see [`is_generated`](crate::is_generated))
+    /// are removed, with the directories this leaves empty. Files without the header are
+    /// never removed, and never overwritten: a file in the way of a generated one is an
+    /// error ([`OutputError::NotGenerated`](crate::OutputError::NotGenerated)). The
+    /// single-file layout writes its one file and touches nothing else.
     pub fn write(&self) -> Result<Vec<PathBuf>, Error> {
         let generated = self.run()?;
-        output::write_if_changed(&self.resolved_out_dir()?, &generated.files)
+        self.sync(&generated.files)
+    }
+
+    /// Whether the output directory holds only this generator's output (so orphans are its).
+    fn owns_out_dir(&self) -> bool {
+        !matches!(self.layout, Layout::SingleFile)
+    }
+
+    fn sync(&self, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
+        let dir = self.resolved_out_dir()?;
+        let mut changed = output::write_if_changed(&dir, files)?;
+        if self.owns_out_dir() {
+            changed.extend(output::remove_orphans(&dir, files)?);
+        }
+        Ok(changed)
     }
 
     fn resolved_out_dir(&self) -> Result<PathBuf, Error> {

@@ -52,7 +52,8 @@ struct Args {
     /// Drop resources whose Rust path starts with this prefix. Repeatable.
     #[arg(long, value_name = "PREFIX")]
     exclude_path: Vec<String>,
-    /// Write nothing; list the files that are missing or out of date and exit with 1 if any.
+    /// Write nothing; list the files that are missing, out of date or no longer generated, and
+    /// the command that regenerates them, and exit with 1 if there are any.
     #[arg(long)]
     check: bool,
 }
@@ -89,6 +90,26 @@ fn config(args: &Args) -> Config {
     config
 }
 
+/// The command line of this run without `--check`: the command that regenerates the output.
+fn regenerate_command() -> String {
+    std::env::args_os()
+        .enumerate()
+        .filter(|(i, arg)| *i == 0 || arg != "--check")
+        .map(|(_, arg)| shell_quote(&arg.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `arg` as a POSIX shell word: unchanged when it needs no quoting, else in single quotes.
+fn shell_quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let config = config(&args);
@@ -96,10 +117,14 @@ fn main() -> ExitCode {
         return match config.stale_files() {
             Ok(stale) if stale.is_empty() => ExitCode::SUCCESS,
             Ok(stale) => {
-                eprintln!("informer-gen: {} generated file(s) are out of date:", stale.len());
+                eprintln!(
+                    "informer-gen: {} generated file(s) are missing, out of date or no longer generated:",
+                    stale.len()
+                );
                 for file in stale {
                     eprintln!("  {}", file.display());
                 }
+                eprintln!("regenerate with:\n  {}", regenerate_command());
                 ExitCode::FAILURE
             }
             Err(err) => {
