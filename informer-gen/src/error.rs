@@ -88,6 +88,9 @@ pub enum Error {
     /// generated file could not be removed.
     #[error(transparent)]
     Output(#[from] crate::output::Error),
+    /// A dependency line of a generated crate's input is wrong.
+    #[error(transparent)]
+    CrateManifest(#[from] crate::manifest::Error),
     /// `cargo metadata` failed or printed something else than expected.
     #[error("failed to run `cargo metadata --format-version 1`: {message}")]
     CargoMetadata {

@@ -66,7 +66,15 @@
 //! `informer-gen --input ../my-crds --output src/informers` writes a module directory
 //! ([`Layout::Tree`]: `mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`,
 //! `<group>/<version>/<kind>.rs`) to check in; with `--crate-name my-informers` it writes a
-//! standalone crate ([`Layout::Crate`]) depending on the input crate by relative path.
+//! standalone crate ([`Layout::Crate`]). A generated crate depends on:
+//!
+//! - the runtime by `--runtime-dependency` ([`Config::runtime_dependency`]), by default the
+//!   published `informer-runtime` matching the generator's version (`informer-runtime = "0.1"`);
+//!   give a path line for an unpublished one;
+//! - each input by `--input-dependency` ([`Config::input_dependency`]), by default its version
+//!   (`my-crds = "1.2.3"`) when the input is a crate unpacked by Cargo from a registry (in
+//!   `$CARGO_HOME/registry/src/`), else its path relative to the generated crate.
+//!
 //! `--include`/`--exclude` (`group/version/resource` patterns with `*`) and
 //! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources;
 //! `informer-gen --help` lists every option.
@@ -118,6 +126,7 @@ pub use k8s_openapi::{
     Package as K8sOpenapiPackage,
 };
 pub use location::Location;
+pub use manifest::Error as CrateManifestError;
 pub use output::{
     Error as OutputError, Layout, is_generated, orphan_files, remove_orphans, stale_files, write_if_changed,
 };

@@ -23,18 +23,27 @@ struct Args {
     /// The output directory (the module directory, or the crate directory with --crate-name).
     #[arg(long, value_name = "DIR")]
     output: PathBuf,
-    /// Write a standalone crate with this package name (Cargo.toml and src/), depending on the
-    /// input crates by relative path; `#[cfg(feature = "x")]` gates in the input become
-    /// features `x = ["<input>/x"]`.
+    /// Write a standalone crate with this package name (Cargo.toml and src/); `#[cfg(feature =
+    /// "x")]` gates in the input become features `x = ["<input>/x"]`. Its dependencies are
+    /// `--runtime-dependency` and, for each input, `--input-dependency` or by default: the
+    /// input's version (`name = "1.2.3"`) when it is a crate unpacked by Cargo from a registry
+    /// (in `$CARGO_HOME/registry/src/`), else its path relative to the output directory.
     #[arg(long, value_name = "NAME")]
     crate_name: Option<String>,
     /// The Rust path of the runtime crate in generated code.
     #[arg(long, value_name = "PATH", default_value = "::informer_runtime")]
     runtime_path: String,
     /// The runtime dependency line of a generated crate's Cargo.toml (default: the published
-    /// informer-runtime matching this generator, such as `informer-runtime = "0.1"`).
+    /// informer-runtime matching this generator, such as `informer-runtime = "0.1"`); for an
+    /// unpublished runtime give its path, as `informer-runtime = { path = "../informer-runtime" }`
+    /// (relative to the output directory).
     #[arg(long, value_name = "LINE")]
     runtime_dependency: Option<String>,
+    /// The dependency line of an input in a generated crate's Cargo.toml, replacing the default
+    /// one for the input package it names: `my-crds = "1.2"`, `my-crds = { git = "..." }`.
+    /// Repeatable, once per input.
+    #[arg(long, value_name = "LINE")]
+    input_dependency: Vec<String>,
     /// The crate name input types are reached through (default: the input's package name with
     /// `-` as `_`; `crate` for `crate::…` paths).
     #[arg(long, value_name = "NAME")]
@@ -71,6 +80,9 @@ fn config(args: &Args) -> Config {
     }
     if let Some(line) = &args.runtime_dependency {
         config = config.runtime_dependency(line);
+    }
+    for line in &args.input_dependency {
+        config = config.input_dependency(line);
     }
     if let Some(name) = &args.input_crate_name {
         config = config.input_crate_name(name);
