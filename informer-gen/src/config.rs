@@ -39,6 +39,7 @@ pub struct Config {
     out_dir: Option<PathBuf>,
     runtime_path: String,
     runtime_dependency: String,
+    input_dependencies: Vec<String>,
     module_name: String,
     crate_name: Option<String>,
     layout: Layout,
@@ -69,6 +70,7 @@ impl Config {
             out_dir: None,
             runtime_path: "::informer_runtime".to_owned(),
             runtime_dependency: manifest::default_runtime_dependency(),
+            input_dependencies: Vec::new(),
             module_name: "informers".to_owned(),
             crate_name: None,
             layout: Layout::SingleFile,
@@ -118,6 +120,18 @@ impl Config {
     #[must_use]
     pub fn runtime_dependency(mut self, line: impl Into<String>) -> Self {
         self.runtime_dependency = line.into();
+        self
+    }
+
+    /// The dependency line of an input crate in a generated crate's `Cargo.toml`, such as
+    /// `my-crds = "1.2"` or `my-crds = { path = "../my-crds" }`, replacing the line chosen for
+    /// the input whose package it names (the key before `=`). Without one, an input unpacked
+    /// by Cargo from a registry (a directory in `$CARGO_HOME/registry/src/`) is required by its
+    /// version, `my-crds = "1.2.3"`, and any other input by its path relative to the output
+    /// directory. Repeatable, once per input.
+    #[must_use]
+    pub fn input_dependency(mut self, line: impl Into<String>) -> Self {
+        self.input_dependencies.push(line.into());
         self
     }
 
@@ -180,26 +194,57 @@ impl Config {
     }
 
     /// Generates and writes the files whose content changed into the output directory, and
-    /// prints `cargo:rerun-if-changed` for every input file read (for build scripts).
+    /// prints `cargo:rerun-if-changed` for every input file read (for build scripts). Like
+    /// [`write`](Self::write), it removes files generated earlier that are no longer generated.
     pub fn compile(&self) -> Result<(), Error> {
         let generated = self.run()?;
         for file in &generated.read {
             println!("cargo:rerun-if-changed={}", file.display());
         }
-        output::write_if_changed(&self.resolved_out_dir()?, &generated.files)?;
+        self.sync(&generated.files)?;
         Ok(())
     }
 
-    /// The output files that are missing or out of date; writes nothing.
+    /// The output files that are missing or out of date, and, in the [`Layout::Tree`] and
+    /// [`Layout::Crate`] layouts, the generated files of the output directory that would no
+    /// longer be generated ([`orphan_files`](crate::orphan_files)); writes nothing.
     pub fn stale_files(&self) -> Result<Vec<PathBuf>, Error> {
         let generated = self.run()?;
-        Ok(output::stale_files(&self.resolved_out_dir()?, &generated.files))
+        let dir = self.resolved_out_dir()?;
+        let mut stale = output::stale_files(&dir, &generated.files);
+        if self.owns_out_dir() {
+            stale.extend(output::orphan_files(&dir, &generated.files));
+        }
+        Ok(stale)
     }
 
-    /// Generates and writes the files whose content changed; returns the files written.
+    /// Generates and writes the files whose content changed; returns the files written and
+    /// removed (a removed file no longer exists).
+    ///
+    /// In the [`Layout::Tree`] and [`Layout::Crate`] layouts the output directory belongs to
+    /// the generator: generated files of an earlier run that are no longer generated (those
+    /// starting with the `@generated` header line, see [`is_generated`](crate::is_generated))
+    /// are removed, with the directories this leaves empty. Files without the header are
+    /// never removed, and never overwritten: a file in the way of a generated one is an
+    /// error ([`OutputError::NotGenerated`](crate::OutputError::NotGenerated)). The
+    /// single-file layout writes its one file and touches nothing else.
     pub fn write(&self) -> Result<Vec<PathBuf>, Error> {
         let generated = self.run()?;
-        output::write_if_changed(&self.resolved_out_dir()?, &generated.files)
+        self.sync(&generated.files)
+    }
+
+    /// Whether the output directory holds only this generator's output (so orphans are its).
+    fn owns_out_dir(&self) -> bool {
+        !matches!(self.layout, Layout::SingleFile)
+    }
+
+    fn sync(&self, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
+        let dir = self.resolved_out_dir()?;
+        let mut changed = output::write_if_changed(&dir, files)?;
+        if self.owns_out_dir() {
+            changed.extend(output::remove_orphans(&dir, files)?);
+        }
+        Ok(changed)
     }
 
     fn resolved_out_dir(&self) -> Result<PathBuf, Error> {
@@ -326,18 +371,55 @@ impl Config {
         let mut files = output::render_files(&api, &self.layout, &context)?;
         if let Layout::Crate { name } = &self.layout {
             let out_dir = absolute(&self.resolved_out_dir()?)?;
-            let mut dependencies = Vec::new();
-            for (package, dir) in &packages {
-                dependencies.push(Dependency {
-                    package: package.clone(),
-                    path: manifest::relative_path(&out_dir, &absolute(dir)?),
-                });
-            }
+            let dependencies = self.input_dependencies(&packages, &out_dir)?;
             let features = manifest::cfg_features(&api.resources());
             let manifest = manifest::crate_manifest(name, &dependencies, &self.runtime_dependency, &features);
             files.insert(PathBuf::from("Cargo.toml"), manifest);
         }
         Ok(Generated { files, read })
+    }
+}
+
+impl Config {
+    /// The `[dependencies]` lines of the input `packages` (name and directory) for a generated
+    /// crate in `out_dir`: the configured lines first, else the default of each.
+    fn input_dependencies(
+        &self,
+        packages: &[(String, PathBuf)],
+        out_dir: &Path,
+    ) -> Result<Vec<Dependency>, Error> {
+        let mut configured = BTreeMap::new();
+        for line in &self.input_dependencies {
+            let package = manifest::dependency_package(line)
+                .ok_or_else(|| manifest::Error::DependencyLine { line: line.clone() })?;
+            if !packages.iter().any(|(name, _)| *name == package) {
+                let inputs: Vec<&str> = packages.iter().map(|(name, _)| name.as_str()).collect();
+                return Err(manifest::Error::UnknownInput {
+                    line: line.clone(),
+                    package,
+                    inputs: if inputs.is_empty() {
+                        "none with a Cargo.toml".to_owned()
+                    } else {
+                        inputs.join(", ")
+                    },
+                }
+                .into());
+            }
+            configured.insert(package, line.trim().to_owned());
+        }
+        packages
+            .iter()
+            .map(|(package, dir)| {
+                let line = match configured.get(package) {
+                    Some(line) => line.clone(),
+                    None => manifest::input_dependency(package, &absolute(dir)?, out_dir),
+                };
+                Ok(Dependency {
+                    package: package.clone(),
+                    line,
+                })
+            })
+            .collect()
     }
 }
 

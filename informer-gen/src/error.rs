@@ -84,6 +84,13 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// A file in the output directory that was not generated is in the way, or an old
+    /// generated file could not be removed.
+    #[error(transparent)]
+    Output(#[from] crate::output::Error),
+    /// A dependency line of a generated crate's input is wrong.
+    #[error(transparent)]
+    CrateManifest(#[from] crate::manifest::Error),
     /// `cargo metadata` failed or printed something else than expected.
     #[error("failed to run `cargo metadata --format-version 1`: {message}")]
     CargoMetadata {

@@ -119,13 +119,103 @@ fn caret_requirement(version: &str) -> String {
     parts[..keep.min(parts.len())].join(".")
 }
 
+/// What can go wrong choosing a generated crate's dependencies.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input dependency line is not `name = ...`.
+    #[error(
+        "failed to read the input dependency \"{line}\": expected a Cargo.toml dependency line such as `my-crds = \"1.2\"` or `my-crds = {{ path = \"../my-crds\" }}`"
+    )]
+    DependencyLine {
+        /// The line.
+        line: String,
+    },
+    /// An input dependency line names a package that is not an input.
+    #[error(
+        "failed to use the input dependency \"{line}\": `{package}` is not the package of an input (the inputs are: {inputs}); name the input's package before `=`"
+    )]
+    UnknownInput {
+        /// The line.
+        line: String,
+        /// The package it names.
+        package: String,
+        /// The inputs' packages, comma-separated.
+        inputs: String,
+    },
+}
+
+/// The package a dependency line such as `my-crds = "1"` or `my-crds.path = "x"` is for.
+pub fn dependency_package(line: &str) -> Option<String> {
+    let (key, value) = line.split_once('=')?;
+    let key = key.trim();
+    let key = key.split('.').next().unwrap_or(key).trim().trim_matches('"');
+    let valid = !key.is_empty()
+        && !value.trim().is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    valid.then(|| key.to_owned())
+}
+
+/// Where Cargo keeps its files: `$CARGO_HOME`, else `.cargo` in the home directory.
+fn cargo_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CARGO_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home));
+    }
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(".cargo"))
+}
+
+/// The version of the package `name` whose (absolute) directory is `dir` when `dir` is a
+/// crate unpacked by Cargo from a registry: inside `$CARGO_HOME/registry/src/`, or a directory
+/// `<name>-<version>` in `registry/src/<index>/` of another Cargo home.
+pub fn registry_version(name: &str, dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let version = package_version(&text)?;
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let in_cargo_home = cargo_home()
+        .map(|home| {
+            std::fs::canonicalize(&home)
+                .unwrap_or(home)
+                .join("registry")
+                .join("src")
+        })
+        .is_some_and(|sources| dir.starts_with(sources));
+    let unpacked = dir
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy() == format!("{name}-{version}"))
+        && dir
+            .ancestors()
+            .nth(2)
+            .is_some_and(|sources| sources.ends_with(Path::new("registry").join("src")));
+    (in_cargo_home || unpacked).then_some(version)
+}
+
+/// The dependency line of the input package `name` in directory `dir` (absolute) for a
+/// generated crate in `out_dir` (absolute): `name = "<version>"` when `dir` is a registry crate
+/// ([`registry_version`]), else `name = { path = "<dir relative to out_dir>" }`.
+pub fn input_dependency(name: &str, dir: &Path, out_dir: &Path) -> String {
+    match registry_version(name, dir) {
+        Some(version) => format!("{name} = \"{version}\""),
+        None => {
+            let path = relative_path(out_dir, dir)
+                .display()
+                .to_string()
+                .replace('\\', "/");
+            format!("{name} = {{ path = \"{path}\" }}")
+        }
+    }
+}
+
 /// One input crate a generated crate depends on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dependency {
     /// The package name.
     pub package: String,
-    /// Its directory, relative to the generated crate.
-    pub path: PathBuf,
+    /// Its line in `[dependencies]`.
+    pub line: String,
 }
 
 /// The `Cargo.toml` of a generated crate named `name`: its features enable the same-named
@@ -156,8 +246,8 @@ pub fn crate_manifest(
     out.push_str(runtime_dependency.trim());
     out.push('\n');
     for dependency in dependencies {
-        let path = dependency.path.display().to_string().replace('\\', "/");
-        out.push_str(&format!("{} = {{ path = \"{path}\" }}\n", dependency.package));
+        out.push_str(dependency.line.trim());
+        out.push('\n');
     }
     out
 }

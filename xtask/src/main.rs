@@ -45,7 +45,9 @@ fn verify() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(stale) => {
-            eprintln!("k8s-informers is stale; run `{REGENERATE}`. Files that differ:");
+            eprintln!(
+                "k8s-informers is stale; regenerate it with `{REGENERATE}`. Files that differ, are missing or are no longer generated:"
+            );
             for file in stale {
                 eprintln!("  {}", file.display());
             }

@@ -253,27 +253,22 @@ impl K8sOpenapi {
     }
 
     /// Generates and writes the files whose content changed into `dir`, and removes the
-    /// `.rs` files under `dir/src` that are no longer generated; returns the files written
-    /// and removed.
+    /// generated files of `dir` that are no longer generated (with the directories this leaves
+    /// empty; files without the `@generated` header, such as a README, are left alone); returns
+    /// the files written and removed.
     pub fn write(&self, dir: &Path) -> Result<(Generated, Vec<PathBuf>), Error> {
         let generated = self.generate()?;
         let mut changed = output::write_if_changed(dir, &generated.files)?;
-        for extra in extra_files(dir, &generated.files) {
-            std::fs::remove_file(&extra).map_err(|source| Error::Write {
-                path: extra.clone(),
-                source,
-            })?;
-            changed.push(extra);
-        }
+        changed.extend(output::remove_orphans(dir, &generated.files)?);
         Ok((generated, changed))
     }
 
     /// The files of `dir` that differ from what would be generated, are missing, or are
-    /// `.rs` files under `src` that would not be generated.
+    /// generated files that would no longer be generated ([`orphan_files`](crate::orphan_files)).
     pub fn stale_files(&self, dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let generated = self.generate()?;
         let mut stale = output::stale_files(dir, &generated.files);
-        stale.extend(extra_files(dir, &generated.files));
+        stale.extend(output::orphan_files(dir, &generated.files));
         Ok(stale)
     }
 
@@ -384,30 +379,4 @@ fn gate(found: &[VersionedResource], versions: &[KubeVersion]) -> Result<Vec<Res
             f.resource.clone().with_cfgs(cfgs)
         })
         .collect())
-}
-
-/// The `.rs` files under `dir/src` that are not among `files`.
-fn extra_files(dir: &Path, files: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
-    let mut on_disk = Vec::new();
-    collect(&dir.join("src"), &mut on_disk);
-    on_disk
-        .into_iter()
-        .filter(|path| {
-            path.strip_prefix(dir)
-                .is_ok_and(|relative| !files.contains_key(relative))
-        })
-        .collect()
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for path in entries.filter_map(Result::ok).map(|e| e.path()) {
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
