@@ -89,6 +89,25 @@ fn config(args: &Args) -> Config {
     config
 }
 
+/// This command line without `--check`, each argument quoted for a POSIX shell if it needs it.
+fn regenerate_command() -> String {
+    std::env::args()
+        .filter(|arg| arg != "--check")
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c));
+            if plain {
+                arg
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let config = config(&args);
@@ -100,6 +119,7 @@ fn main() -> ExitCode {
                 for file in stale {
                     eprintln!("  {}", file.display());
                 }
+                eprintln!("informer-gen: regenerate them with: {}", regenerate_command());
                 ExitCode::FAILURE
             }
             Err(err) => {
