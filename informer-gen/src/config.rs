@@ -399,9 +399,9 @@ fn check_duplicates(found: &[Found]) -> Result<(), Error> {
         if let Some(first) = seen.insert(key, f) {
             return Err(Error::Duplicate {
                 gvr: r.gvr(),
-                first: first.location.clone(),
+                first: Box::new(first.location.clone()),
                 first_path: path_of(&first.resource),
-                second: f.location.clone(),
+                second: Box::new(f.location.clone()),
                 second_path: path_of(r),
             });
         }

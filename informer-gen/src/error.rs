@@ -21,11 +21,11 @@ pub enum Error {
         /// `group/version/plural`.
         gvr: String,
         /// The attribute (or `impl Resource` block) of the first declaration.
-        first: Location,
+        first: Box<Location>,
         /// The Rust path of the first declaration's type.
         first_path: String,
         /// The attribute (or `impl Resource` block) of the second declaration.
-        second: Location,
+        second: Box<Location>,
         /// The Rust path of the second declaration's type.
         second_path: String,
     },
