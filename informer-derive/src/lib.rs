@@ -78,7 +78,13 @@
 //! - **Expansion** (all mistakes at once, each at its token): unknown keys (with a suggestion),
 //!   values of the wrong type, duplicate keys, missing `group`/`version` (standalone), enums,
 //!   unions, tuple and unit structs, generic types, and `#[informer(...)]` values contradicting
-//!   `#[kube(...)]`. Mistakes inside `#[kube(...)]` are left to kube-derive.
+//!   `#[kube(...)]`. Mistakes inside `#[kube(...)]` are left to kube-derive, except names
+//!   kube-apiserver would refuse, which kube-derive does not check.
+//! - **Names** (expansion too, in either attribute): the group must be a DNS-1123 subdomain
+//!   (empty, the core group, only standalone: a custom resource has a group of its own); the
+//!   version a DNS-1035 label, as kube-apiserver requires of CRD versions (`v1`, `v1beta2`);
+//!   `plural` and `singular` DNS-1123 labels (lowercase); `kind` a letter followed by letters
+//!   and digits. See `informer_templates::attr::validate`.
 //! - **Type checking**: `<T as kube::Resource>::Scope` must be the declared scope
 //!   (`NamespaceResourceScope` with `namespaced`, else `ClusterResourceScope`), and
 //!   `DynamicType` must be `()`; a mismatch is a type error pointing at `namespaced` (or at the

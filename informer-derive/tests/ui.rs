@@ -15,6 +15,7 @@ fn ui() {
         "shape",
         "conflict",
         "scope",
+        "name",
     ] {
         cases.compile_fail(format!("tests/ui/{category}/*.rs"));
     }

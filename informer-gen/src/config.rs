@@ -348,14 +348,7 @@ impl Config {
         let total = found.len();
         found.retain(|f| filter.keeps(&f.resource));
         if found.is_empty() {
-            return Err(Error::NoResources {
-                filtered: if total > 0 { " matching the filters" } else { "" },
-                looked_in: read
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(self.no_resources(total, &read));
         }
         check_duplicates(&found)?;
         let resources: Vec<_> = found.into_iter().map(|f| f.resource).collect();
@@ -423,6 +416,56 @@ impl Config {
     }
 }
 
+/// How many files of a "no resources" message are named; the rest are counted.
+const FILES_NAMED: usize = 3;
+
+impl Config {
+    /// No resource among `total` found in the files `read`: a summary of what was read and
+    /// of the filters that dropped them, with what to change.
+    fn no_resources(&self, total: usize, read: &[PathBuf]) -> Error {
+        let mut named = read
+            .iter()
+            .take(FILES_NAMED)
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if read.len() > FILES_NAMED {
+            named.push_str(&format!(" and {} more", read.len() - FILES_NAMED));
+        }
+        let plural = |n: usize, one: &str, many: &str| if n == 1 { one.to_owned() } else { many.to_owned() };
+        let read_summary = format!(
+            "{} {} read ({named})",
+            read.len(),
+            plural(read.len(), "file", "files"),
+        );
+        if total == 0 {
+            return Error::NoResources {
+                filters: String::new(),
+                read: read_summary,
+                hint: "; declare resources in the input or give another input".to_owned(),
+            };
+        }
+        let filters: Vec<String> = [
+            ("include", &self.include),
+            ("exclude", &self.exclude),
+            ("include-path", &self.include_paths),
+            ("exclude-path", &self.exclude_paths),
+        ]
+        .into_iter()
+        .flat_map(|(what, list)| list.iter().map(move |p| format!("{what} `{p}`")))
+        .collect();
+        Error::NoResources {
+            filters: format!(" matching the filters ({})", filters.join(", ")),
+            read: read_summary,
+            hint: format!(
+                ": the {total} {} found {} filtered out; change or remove the filters",
+                plural(total, "resource", "resources"),
+                plural(total, "was", "were all")
+            ),
+        }
+    }
+}
+
 fn absolute(path: &Path) -> Result<PathBuf, Error> {
     std::path::absolute(path).map_err(|source| Error::Absolute {
         path: path.to_path_buf(),
@@ -438,10 +481,19 @@ fn check_duplicates(found: &[Found]) -> Result<(), Error> {
         if let Some(first) = seen.insert(key, f) {
             return Err(Error::Duplicate {
                 gvr: r.gvr(),
-                first: first.location.clone(),
-                second: f.location.clone(),
+                first: Box::new(first.location.clone()),
+                first_path: path_of(&first.resource),
+                second: Box::new(f.location.clone()),
+                second_path: path_of(r),
             });
         }
     }
     Ok(())
+}
+
+/// The Rust path of `resource`'s type as written in `--exclude-path`, such as `::crds::v1::Foo`.
+fn path_of(resource: &informer_templates::Resource) -> String {
+    quote::ToTokens::to_token_stream(&resource.rust_path)
+        .to_string()
+        .replace(' ', "")
 }

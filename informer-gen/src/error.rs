@@ -1,34 +1,45 @@
 //! What can go wrong generating informers.
 
-use std::path::PathBuf;
+use std::{fmt, path::PathBuf};
 
 use crate::Location;
 
 /// A failure to generate or write informers.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the message `Display` prints (such as `file:line:col: what is wrong`), so
+/// `.expect(...)` in a build script reads as well as the CLI.
+#[derive(thiserror::Error)]
 pub enum Error {
     /// An input source could not be read or understood.
     #[error(transparent)]
     Parse(#[from] crate::parse::Error),
     /// Two declarations of the same resource.
-    #[error("failed to generate informers: {gvr} is declared twice, at {first} and at {second}")]
+    #[error(
+        "failed to generate informers: {gvr} is declared twice, by `{first_path}` at {first} and by `{second_path}` at {second}; generate one of them by excluding the other, such as with `--exclude-path {second_path}` (`Config::exclude_rust_path(\"{second_path}\")` in a build script)"
+    )]
     Duplicate {
         /// `group/version/plural`.
         gvr: String,
-        /// The first declaration.
-        first: Location,
-        /// The second declaration.
-        second: Location,
+        /// The attribute (or `impl Resource` block) of the first declaration.
+        first: Box<Location>,
+        /// The Rust path of the first declaration's type.
+        first_path: String,
+        /// The attribute (or `impl Resource` block) of the second declaration.
+        second: Box<Location>,
+        /// The Rust path of the second declaration's type.
+        second_path: String,
     },
     /// The inputs declare no resource (after filtering).
     #[error(
-        "failed to find any resource (`#[derive(CustomResource)]` with `#[kube(...)]`, `#[derive(Informer)]` with `#[informer(...)]`, or `impl Resource` with `const GROUP`...){filtered} in {looked_in}"
+        "failed to find any resource (`#[derive(CustomResource)]` with `#[kube(...)]`, `#[derive(Informer)]` with `#[informer(...)]`, or `impl Resource` with `const GROUP`...){filters} in {read}{hint}"
     )]
     NoResources {
-        /// ` matching the filters` when filters dropped some.
-        filtered: &'static str,
-        /// The files read, comma-separated.
-        looked_in: String,
+        /// ` matching the filters (...)`, naming them, when filters dropped every resource.
+        filters: String,
+        /// How many files were read and the first few.
+        read: String,
+        /// What to change.
+        hint: String,
     },
     /// No input was given.
     #[error("failed to generate informers: no input crate or file was given")]
@@ -116,4 +127,10 @@ pub enum Error {
     /// Naming or formatting the generated code failed.
     #[error(transparent)]
     Templates(#[from] informer_templates::Error),
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }

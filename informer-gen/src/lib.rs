@@ -12,7 +12,11 @@
 //! the two accept the same keys and infer the same plurals. Keys of `#[kube(...)]` that do not
 //! name the resource (`status`, `printcolumn`, ...) are kube-derive's and are skipped; any
 //! mistake in `#[informer(...)]` (unknown, duplicate or ill-typed key) is an error naming the
-//! file, line and column. `#[informer(crate = "...")]` is checked but is the derive's own: the
+//! file, line and column. Group, version, kind, plural and singular are checked as
+//! kube-apiserver checks them (see [`informer_templates::attr::validate`]): the group a
+//! DNS-1123 subdomain (empty, the core group, only for built-ins, never in `#[kube(...)]`), the
+//! version a DNS-1035 label (what CRD versions may be), plural and singular DNS-1123 labels.
+//! The mistakes of every item are reported together. `#[informer(crate = "...")]` is checked but is the derive's own: the
 //! runtime path of generated code is [`Config::runtime_path`].
 //!
 //! # What is generated

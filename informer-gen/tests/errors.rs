@@ -35,21 +35,96 @@ fn missing_kind_names_the_expected_form() {
 }
 
 #[test]
-fn duplicates_name_both_places() {
-    let message = error_of("duplicate.rs");
-    assert!(
-        message.contains("example.com/v1/foos is declared twice"),
-        "{message}"
+fn duplicates_name_both_attributes_and_the_way_out() {
+    assert_eq!(
+        error_of("duplicate.rs"),
+        "failed to generate informers: example.com/v1/foos is declared twice, by `::informer_gen::Foo` at tests/fixtures/errors/duplicate.rs:5:1 and by `::informer_gen::again::Foo` at tests/fixtures/errors/duplicate.rs:11:5; generate one of them by excluding the other, such as with `--exclude-path ::informer_gen::again::Foo` (`Config::exclude_rust_path(\"::informer_gen::again::Foo\")` in a build script)"
     );
-    assert!(message.contains("duplicate.rs:6:12"), "{message}");
-    assert!(message.contains("duplicate.rs:12:16"), "{message}");
+    // The way out works.
+    let files = Config::new()
+        .input("tests/fixtures/errors/duplicate.rs")
+        .exclude_rust_path("::informer_gen::again::Foo")
+        .generate()
+        .expect("one declaration left");
+    assert_eq!(files.len(), 1);
 }
 
 #[test]
 fn no_resources_says_where_it_looked() {
     let message = error_of("empty.rs");
     assert!(message.starts_with("failed to find any resource"), "{message}");
-    assert!(message.contains("tests/fixtures/errors/empty.rs"), "{message}");
+    assert!(
+        message.ends_with(" in 1 file read (tests/fixtures/errors/empty.rs); declare resources in the input or give another input"),
+        "{message}"
+    );
+}
+
+#[test]
+fn no_resources_after_filtering_is_summarised_with_the_filters() {
+    let message = Config::new()
+        .input("tests/fixtures/crds")
+        .include("nothing.example.com/*/*")
+        .exclude_rust_path("::sample_crds::v2")
+        .generate()
+        .expect_err("everything filtered out")
+        .to_string();
+    assert!(
+        message.ends_with(
+            " matching the filters (include `nothing.example.com/*/*`, exclude-path `::sample_crds::v2`) in 4 files read (tests/fixtures/crds/src/lib.rs, tests/fixtures/crds/src/apps/mod.rs, tests/fixtures/crds/src/apps/v1/inner.rs and 1 more): the 8 resources found were all filtered out; change or remove the filters"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn debug_prints_the_message() {
+    let err = Config::new()
+        .input("tests/fixtures/errors/empty_names.rs")
+        .generate()
+        .expect_err("bad names");
+    assert_eq!(format!("{err:?}"), err.to_string());
+    assert!(
+        format!("{err:?}").starts_with("failed to read the resource attributes (3 mistakes):\n  tests/fixtures/errors/empty_names.rs:4:16: "),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn kinds_and_roots_that_are_not_type_names_are_all_reported() {
+    assert_eq!(
+        error_of("invalid_kinds.rs"),
+        "failed to read the resource attributes (4 mistakes):
+  tests/fixtures/errors/invalid_kinds.rs:5:54: `kind = \"my-kind\"` in `#[kube(...)]` is not a type name; write a Rust identifier, such as `Foo`
+  tests/fixtures/errors/invalid_kinds.rs:10:54: `kind = \"\"` in `#[kube(...)]` is not a type name; write a Rust identifier, such as `Foo`
+  tests/fixtures/errors/invalid_kinds.rs:15:71: `root = \"a b\"` in `#[kube(...)]` is not a type name; write a Rust identifier, such as `Foo`
+  tests/fixtures/errors/invalid_kinds.rs:20:58: `kind = \"my-kind\"` in `#[informer(...)]` is not a kind: it contains '-'; write an ASCII letter followed by ASCII letters and digits, such as `Foo`"
+    );
+}
+
+#[test]
+fn empty_names_are_refused() {
+    assert_eq!(
+        error_of("empty_names.rs"),
+        "failed to read the resource attributes (3 mistakes):
+  tests/fixtures/errors/empty_names.rs:4:16: `group = \"\"` in `#[kube(...)]` is the core group, which only built-in resources are in; give the custom resource a group of its own, such as `example.com`
+  tests/fixtures/errors/empty_names.rs:4:30: `version = \"\"` in `#[kube(...)]` is not an API version: it is empty; write a DNS-1035 label (a lowercase letter, then lowercase letters, digits and `-`, at most 63 characters), such as `v1` or `v1beta1`
+  tests/fixtures/errors/empty_names.rs:4:57: `plural = \"\"` in `#[kube(...)]` is not a resource name: it is empty; write a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters), such as `foos`"
+    );
+}
+
+#[test]
+fn names_kube_apiserver_refuses_are_reported_in_both_forms() {
+    assert_eq!(
+        error_of("invalid_names.rs"),
+        "failed to read the resource attributes (7 mistakes):
+  tests/fixtures/errors/invalid_names.rs:4:16: `group = \"Example.com\"` in `#[kube(...)]` is not an API group: it contains 'E'; write a DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters), such as `example.com`
+  tests/fixtures/errors/invalid_names.rs:4:41: `version = \"1beta1\"` in `#[kube(...)]` is not an API version: it starts with '1'; write a DNS-1035 label (a lowercase letter, then lowercase letters, digits and `-`, at most 63 characters), such as `v1` or `v1beta1`
+  tests/fixtures/errors/invalid_names.rs:4:74: `plural = \"Foos\"` in `#[kube(...)]` is not a resource name: it contains 'F'; write a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters), such as `foos`
+  tests/fixtures/errors/invalid_names.rs:4:93: `singular = \"foo_\"` in `#[kube(...)]` is not a resource name: it contains '_'; write a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters), such as `foos`
+  tests/fixtures/errors/invalid_names.rs:8:20: `group = \"example..com\"` in `#[informer(...)]` is not an API group: a dot-separated part is empty or longer than 63 characters; write a DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters), such as `example.com`
+  tests/fixtures/errors/invalid_names.rs:8:46: `version = \"v1-\"` in `#[informer(...)]` is not an API version: it ends with '-'; write a DNS-1035 label (a lowercase letter, then lowercase letters, digits and `-`, at most 63 characters), such as `v1` or `v1beta1`
+  tests/fixtures/errors/invalid_names.rs:8:62: `plural = \"bars.\"` in `#[informer(...)]` is not a resource name: it contains '.'; write a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters), such as `foos`"
+    );
 }
 
 #[test]

@@ -202,8 +202,9 @@ impl K8sOpenapi {
             .partition(|f| patterns.iter().any(|p| p.matches(&f.resource)));
         if kept.is_empty() {
             return Err(Error::NoResources {
-                filtered: " matching the filters",
-                looked_in: package.dir.join("src").display().to_string(),
+                filters: " matching the exclusions".to_owned(),
+                read: package.dir.join("src").display().to_string(),
+                hint: ": every resource found is excluded; change the exclusions".to_owned(),
             });
         }
         let per_version = kube_versions

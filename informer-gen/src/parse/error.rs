@@ -1,6 +1,6 @@
 //! What can be wrong with the input sources.
 
-use std::path::PathBuf;
+use std::{fmt, path::PathBuf};
 
 use crate::Location;
 
@@ -19,7 +19,9 @@ fn attribute_errors(errors: &[(Location, informer_templates::attr::Error)]) -> S
 }
 
 /// A source that could not be read or understood.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the message `Display` prints.
+#[derive(thiserror::Error)]
 pub enum Error {
     /// A file could not be read.
     #[error("failed to read {path}: {source}")]
@@ -95,4 +97,10 @@ pub enum Error {
         /// The expected form.
         expected: String,
     },
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }

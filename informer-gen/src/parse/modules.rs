@@ -7,7 +7,10 @@ use std::{
 
 use informer_templates::{
     Resource,
-    attr::{self, Ctxt, Declared, Form, InformerAttrs, KubeAttrs, KubeMistakes},
+    attr::{
+        self, Ctxt, Declared, Form, InformerAttrs, KubeAttrs, KubeMistakes,
+        symbol::{INFORMER, KUBE},
+    },
 };
 use proc_macro2::Ident;
 use syn::{Attribute, Item, Meta, spanned::Spanned};
@@ -23,7 +26,8 @@ use crate::Location;
 pub(crate) struct Found {
     /// The resource.
     pub(crate) resource: Resource,
-    /// Where it is declared.
+    /// Where it is declared: its `#[kube(...)]` or `#[informer(...)]` attribute, or its
+    /// `impl Resource` block.
     pub(crate) location: Location,
 }
 
@@ -64,6 +68,8 @@ struct Walker {
     read: BTreeSet<PathBuf>,
     impls: Vec<Candidate>,
     listable: BTreeSet<String>,
+    /// The attribute mistakes of every item, reported together once the crate is read.
+    mistakes: Vec<(Location, attr::Error)>,
 }
 
 /// Parses the crate whose root file is `root` (its text is `text` if given, else read), with
@@ -84,8 +90,12 @@ pub(crate) fn parse_crate(root: &Path, text: Option<String>, crate_path: &str) -
         mut parsed,
         impls,
         listable,
+        mistakes,
         ..
     } = walker;
+    if !mistakes.is_empty() {
+        return Err(Error::Attributes { errors: mistakes });
+    }
     // k8s-openapi marks the types that can be listed (and so watched) with `ListableResource`;
     // when the input uses that marker, types without it are skipped.
     let check_listable = !listable.is_empty();
@@ -171,21 +181,29 @@ impl Walker {
             Form::Standalone => attr::standalone(&mut cx, ident, &informer),
         };
         if !cx.is_empty() {
-            return Err(Error::Attributes {
-                errors: cx
-                    .into_diagnostics()
+            // Every item's mistakes are reported, not only the first item's.
+            self.mistakes.extend(
+                cx.into_diagnostics()
                     .into_iter()
-                    .map(|d| (Location::of(&module.file, d.span()), d.error))
-                    .collect(),
-            });
+                    .map(|d| (Location::of(&module.file, d.span()), d.error)),
+            );
+            return Ok(());
         }
         let location = Location::of(&module.file, ident.span());
         let Some(declared) = declared else {
             // The parser records why it declares nothing; this is a safety net.
-            return Err(Error::Attributes {
-                errors: vec![(location, attr::Error::MissingInformer)],
-            });
+            self.mistakes.push((location, attr::Error::MissingInformer));
+            return Ok(());
         };
+        // The attribute that declares the resource, for messages about the declaration.
+        let declared_by = match declared.form {
+            Form::CustomResource => KUBE,
+            Form::Standalone => INFORMER,
+        };
+        let attribute = attrs
+            .iter()
+            .find(|a| a.path().is_ident(declared_by))
+            .map_or(location.clone(), |a| Location::of(&module.file, a.span()));
         let cfgs = module.cfgs_with(attrs::cfgs(&module.file, attrs)?);
         let Declared {
             group,
@@ -198,7 +216,10 @@ impl Walker {
         } = declared;
         let rust_path = rust_path(&format!("{}::{type_name}", module.path), &location)?;
         let resource = Resource::new(group, version, kind, plural, scope, rust_path).with_cfgs(cfgs);
-        self.parsed.found.push(Found { resource, location });
+        self.parsed.found.push(Found {
+            resource,
+            location: attribute,
+        });
         Ok(())
     }
 

@@ -6,7 +6,8 @@ use proc_macro2::{Ident, Span};
 
 use super::{
     Ctxt, Error, InformerAttrs, KubeAttrs, Value,
-    symbol::{GROUP, KIND, KUBE, PLURAL, ROOT, VERSION},
+    symbol::{GROUP, INFORMER, KIND, KUBE, PLURAL, ROOT, SINGULAR, VERSION},
+    validate,
 };
 use crate::{Scope, plural::infer_plural};
 
@@ -101,6 +102,75 @@ fn agree(cx: &mut Ctxt, key: &'static str, informer: Option<&Value<String>>, exp
     }
 }
 
+/// Records the group, version, plural and singular of `attr` that kube-apiserver would refuse
+/// (see [`validate`]); an empty group is the core group, allowed when `core_allowed`.
+fn check_names(
+    cx: &mut Ctxt,
+    attr: &'static str,
+    group: Option<&Value<String>>,
+    version: Option<&Value<String>>,
+    names: [Option<&Value<String>>; 2],
+    core_allowed: bool,
+) {
+    if let Some(group) = group {
+        if group.value.is_empty() {
+            if !core_allowed {
+                cx.error_at(group.span, Error::CoreGroup);
+            }
+        } else if let Err(reason) = validate::dns1123_subdomain(&group.value) {
+            cx.error_at(
+                group.span,
+                Error::InvalidGroup {
+                    attr,
+                    value: group.value.clone(),
+                    reason,
+                },
+            );
+        }
+    }
+    if let Some(version) = version
+        && let Err(reason) = validate::dns1035_label(&version.value)
+    {
+        cx.error_at(
+            version.span,
+            Error::InvalidVersion {
+                attr,
+                value: version.value.clone(),
+                reason,
+            },
+        );
+    }
+    for (key, name) in [PLURAL, SINGULAR].into_iter().zip(names) {
+        if let Some(name) = name
+            && let Err(reason) = validate::dns1123_label(&name.value)
+        {
+            cx.error_at(
+                name.span,
+                Error::InvalidName {
+                    attr,
+                    key,
+                    value: name.value.clone(),
+                    reason,
+                },
+            );
+        }
+    }
+}
+
+/// Records `kind` of `attr` when it is not a kind (see [`validate::kind`]).
+fn check_kind(cx: &mut Ctxt, attr: &'static str, kind: &Value<String>) {
+    if let Err(reason) = validate::kind(&kind.value) {
+        cx.error_at(
+            kind.span,
+            Error::InvalidKind {
+                attr,
+                value: kind.value.clone(),
+                reason,
+            },
+        );
+    }
+}
+
 /// The resource declared beside `CustomResource` by the item named `ident`: `#[kube(...)]`
 /// names it; `#[informer(...)]` may only repeat what `#[kube(...)]` says (and give `crate`).
 /// `None` when `#[kube(...)]` is incomplete or wrong: recorded in `cx` with
@@ -129,6 +199,22 @@ pub fn custom_resource(
                 keys: listed(&missing, ", "),
             },
         );
+    }
+    // Names kube-apiserver would refuse: kube-derive does not check them, so they are
+    // reported whoever reports the other mistakes.
+    check_names(
+        cx,
+        KUBE,
+        kube.group.as_ref(),
+        kube.version.as_ref(),
+        [kube.plural.as_ref(), kube.singular.as_ref()],
+        false,
+    );
+    // Without `root`, a `kind` that is not an identifier is reported as not a type name.
+    if let Some(kind) = &kube.kind
+        && (kube.root.is_some() || syn::parse_str::<Ident>(&kind.value).is_ok())
+    {
+        check_kind(cx, KUBE, kind);
     }
     let type_name = kube
         .root
@@ -215,6 +301,18 @@ pub fn custom_resource(
 /// `group` and `version` are required; `kind` defaults to the item's name, `plural` to the
 /// one inferred from `kind` (or `singular`). `None` after recording the missing keys in `cx`.
 pub fn standalone(cx: &mut Ctxt, ident: &Ident, informer: &InformerAttrs) -> Option<Declared> {
+    // The type implements `kube::Resource` itself and may be a built-in of the core group.
+    check_names(
+        cx,
+        INFORMER,
+        informer.group.as_ref(),
+        informer.version.as_ref(),
+        [informer.plural.as_ref(), informer.singular.as_ref()],
+        true,
+    );
+    if let Some(kind) = &informer.kind {
+        check_kind(cx, INFORMER, kind);
+    }
     let (Some(group), Some(version)) = (&informer.group, &informer.version) else {
         let missing: Vec<&str> = [
             (GROUP, informer.group.is_none()),

@@ -4,7 +4,10 @@
 //! mistake is comes with it in a [`Diagnostic`](super::Diagnostic) (a span for the derive,
 //! `file:line:col` for the generator).
 
-use super::symbol::{KUBE_FORM, STANDALONE_FORM};
+use super::{
+    symbol::{KUBE_FORM, STANDALONE_FORM},
+    validate::Invalid,
+};
 
 /// One mistake in the attributes of an item.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,6 +83,61 @@ pub enum Error {
         key: &'static str,
         /// The value as written.
         value: String,
+    },
+    /// A group that is not a DNS-1123 subdomain.
+    #[error(
+        "`group = \"{value}\"` in `#[{attr}(...)]` is not an API group: {reason}; write a DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters), such as `example.com`"
+    )]
+    InvalidGroup {
+        /// The attribute.
+        attr: &'static str,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it.
+        reason: Invalid,
+    },
+    /// `group = ""` in `#[kube(...)]`: a custom resource cannot be in the core group.
+    #[error(
+        "`group = \"\"` in `#[kube(...)]` is the core group, which only built-in resources are in; give the custom resource a group of its own, such as `example.com`"
+    )]
+    CoreGroup,
+    /// A version that is not a DNS-1035 label.
+    #[error(
+        "`version = \"{value}\"` in `#[{attr}(...)]` is not an API version: {reason}; write a DNS-1035 label (a lowercase letter, then lowercase letters, digits and `-`, at most 63 characters), such as `v1` or `v1beta1`"
+    )]
+    InvalidVersion {
+        /// The attribute.
+        attr: &'static str,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it.
+        reason: Invalid,
+    },
+    /// A plural or singular that is not a DNS-1123 label.
+    #[error(
+        "`{key} = \"{value}\"` in `#[{attr}(...)]` is not a resource name: {reason}; write a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters), such as `foos`"
+    )]
+    InvalidName {
+        /// The attribute.
+        attr: &'static str,
+        /// `plural` or `singular`.
+        key: &'static str,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it.
+        reason: Invalid,
+    },
+    /// A kind that is not a letter followed by letters and digits.
+    #[error(
+        "`kind = \"{value}\"` in `#[{attr}(...)]` is not a kind: {reason}; write an ASCII letter followed by ASCII letters and digits, such as `Foo`"
+    )]
+    InvalidKind {
+        /// The attribute.
+        attr: &'static str,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it.
+        reason: Invalid,
     },
     /// Tokens that do not form `key`, `key = value` or `key(...)`.
     #[error("{message}; expected `key = value` pairs separated by commas")]

@@ -12,6 +12,8 @@
 //!   ([`KubeMistakes`]).
 //! - [`custom_resource`] and [`standalone`]: the [`Declared`] resource of either form, with
 //!   `#[informer(...)]` keys that contradict `#[kube(...)]` as mistakes.
+//! - [`validate`]: group, version, kind, plural and singular checked as kube-apiserver
+//!   checks them (an invalid one is a mistake, at its value).
 //! - [`Ctxt`]: every mistake of an item, each with its span ([`Diagnostic`]), collected
 //!   rather than stopping at the first, so they are all reported together: as one
 //!   `compile_error!` each by the derive ([`Ctxt::check`]), with `file:line:col` by the
@@ -38,6 +40,7 @@ mod informer;
 mod kube;
 mod suggest;
 pub mod symbol;
+pub mod validate;
 mod value;
 
 pub use ctxt::{Ctxt, Diagnostic};

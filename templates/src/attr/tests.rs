@@ -329,3 +329,101 @@ fn a_context_without_mistakes_checks_ok() {
         }]
     );
 }
+
+#[test]
+fn names_kube_apiserver_refuses_are_mistakes_at_their_values() {
+    let (_, errors) = custom_of(
+        quote::quote! {
+            #[kube(group = "", version = "", kind = "Foo", plural = "")]
+            pub struct FooSpec {}
+        },
+        KubeMistakes::LeaveToKubeDerive,
+    );
+    assert_eq!(
+        errors,
+        [
+            Error::CoreGroup,
+            Error::InvalidVersion {
+                attr: "kube",
+                value: String::new(),
+                reason: validate::Invalid::Empty,
+            },
+            Error::InvalidName {
+                attr: "kube",
+                key: "plural",
+                value: String::new(),
+                reason: validate::Invalid::Empty,
+            },
+        ]
+    );
+    let (_, errors) = standalone_of(quote::quote! {
+        #[informer(group = "Example.com", version = "1", kind = "my-kind", singular = "Foo")]
+        pub struct Foo {}
+    });
+    assert_eq!(
+        errors,
+        [
+            Error::InvalidGroup {
+                attr: "informer",
+                value: "Example.com".to_owned(),
+                reason: validate::Invalid::Character('E'),
+            },
+            Error::InvalidVersion {
+                attr: "informer",
+                value: "1".to_owned(),
+                reason: validate::Invalid::Start('1'),
+            },
+            Error::InvalidName {
+                attr: "informer",
+                key: "singular",
+                value: "Foo".to_owned(),
+                reason: validate::Invalid::Character('F'),
+            },
+            Error::InvalidKind {
+                attr: "informer",
+                value: "my-kind".to_owned(),
+                reason: validate::Invalid::Character('-'),
+            },
+        ]
+    );
+}
+
+#[test]
+fn a_kube_kind_with_a_root_must_still_be_a_kind() {
+    let (declared, errors) = custom_of(
+        quote::quote! {
+            #[kube(group = "example.com", version = "v1", kind = "my-kind", root = "MyKind")]
+            pub struct FooSpec {}
+        },
+        KubeMistakes::Report,
+    );
+    assert!(declared.is_some());
+    assert_eq!(
+        errors,
+        [Error::InvalidKind {
+            attr: "kube",
+            value: "my-kind".to_owned(),
+            reason: validate::Invalid::Character('-'),
+        }]
+    );
+}
+
+#[test]
+fn the_core_group_is_for_standalone_declarations_only() {
+    let (declared, errors) = standalone_of(quote::quote! {
+        #[informer(group = "", version = "v1", kind = "Pod", namespaced)]
+        pub struct Pod {}
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(declared.expect("declared").group, "");
+    let (_, errors) = custom_of(
+        quote::quote! {
+            #[kube(group = "", version = "v1", kind = "Foo")]
+            pub struct FooSpec {}
+        },
+        KubeMistakes::Report,
+    );
+    assert_eq!(errors, [Error::CoreGroup]);
+    let message = Error::CoreGroup.to_string();
+    assert!(message.contains("such as `example.com`"), "{message}");
+}
