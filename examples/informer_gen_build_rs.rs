@@ -1,6 +1,7 @@
 //! Typed informers generated at build time: `build.rs` runs `informer_gen::Config` on a crate
 //! of custom resource types (`sample-crds`), and the generated factory gives
-//! `informers.example().v1().foos()` and `informers.for_resource(&gvr)`.
+//! `informers.example().v1().foos()` (`example.com`'s accessor, pinned in `build.rs`) and
+//! `informers.for_resource(&gvr)`.
 //!
 //! It runs against the embedded API server, prints what the informers see, and exits.
 //!

@@ -47,6 +47,7 @@ pub struct Config {
     exclude: Vec<String>,
     include_paths: Vec<String>,
     exclude_paths: Vec<String>,
+    group_accessors: BTreeMap<String, String>,
 }
 
 impl Default for Config {
@@ -78,6 +79,7 @@ impl Config {
             exclude: Vec::new(),
             include_paths: Vec::new(),
             exclude_paths: Vec::new(),
+            group_accessors: BTreeMap::new(),
         }
     }
 
@@ -184,6 +186,20 @@ impl Config {
     #[must_use]
     pub fn exclude_rust_path(mut self, prefix: impl Into<String>) -> Self {
         self.exclude_paths.push(prefix.into());
+        self
+    }
+
+    /// Pins the accessor (and module name) of `group` to `accessor`, instead of the naming
+    /// rule ([`informer_templates::naming`]): `example.com` is `example_com()` unless pinned,
+    /// say, to `example`. `""` or `core` is the core group. `accessor` must be a snake-case Rust
+    /// identifier that is not a keyword, and no other group may have it (both are errors of
+    /// [`Config::generate`]); a pin of a group without resources is unused. The last pin of a
+    /// group wins.
+    #[must_use]
+    pub fn group_accessor(mut self, group: impl Into<String>, accessor: impl Into<String>) -> Self {
+        let group = group.into();
+        let group = if group == "core" { String::new() } else { group };
+        self.group_accessors.insert(group, accessor.into());
         self
     }
 
@@ -352,7 +368,7 @@ impl Config {
         }
         check_duplicates(&found)?;
         let resources: Vec<_> = found.into_iter().map(|f| f.resource).collect();
-        let api = Api::new(resources)?;
+        let api = Api::with_accessors(resources, &self.group_accessors)?;
         let options = RenderOptions::with_runtime(runtime);
         let context = Context {
             options: &options,

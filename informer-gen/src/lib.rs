@@ -32,7 +32,7 @@
 //! ```text
 //! let factory = informer_runtime::SharedInformerFactory::new(client);
 //! let informers = my_crds::informers::Informers::new(&factory);
-//! let foos = informers.example().v1().foos(); // registers the informer with the factory
+//! let foos = informers.example_com().v1().foos(); // registers the informer with the factory
 //! factory.start();
 //! factory.wait_for_cache_sync_timeout(std::time::Duration::from_secs(30)).await;
 //! let foo: Option<Arc<Foo>> = foos.lister().foos("default").get("my-foo");
@@ -103,9 +103,18 @@
 //!
 //! # Names
 //!
-//! Group accessors, collisions, keywords, versions and plural methods follow the rules
-//! documented in [`informer_templates::naming`]; plurals missing from attributes are inferred
-//! as kube-derive infers them ([`informer_templates::plural::infer_plural`]).
+//! A group's accessor (and module) depends on that group alone, so adding a crate of other
+//! groups never renames existing accessors: the core group is `core()`; Kubernetes groups,
+//! those without a dot or ending in `.k8s.io`, keep their first label (`apps()`,
+//! `networking()` for `networking.k8s.io`, `gateway()` for `gateway.networking.k8s.io`);
+//! every other group is its whole name in snake case (`example.com` → `example_com()`,
+//! `networking.istio.io` → `networking_istio_io()`). [`Config::group_accessor`]
+//! (`--group-accessor example.com=example`) pins another name. Two groups with the same
+//! accessor are an error naming both, never a silent rename.
+//!
+//! Keywords, versions and plural methods follow the rules documented in
+//! [`informer_templates::naming`]; plurals missing from attributes are inferred as kube-derive
+//! infers them ([`informer_templates::plural::infer_plural`]).
 //!
 //! # Built-in resources
 //!

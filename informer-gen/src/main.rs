@@ -63,10 +63,26 @@ struct Args {
     /// Drop resources whose Rust path starts with this prefix. Repeatable.
     #[arg(long, value_name = "PREFIX")]
     exclude_path: Vec<String>,
+    /// Pin the accessor (and module) of a group, instead of the naming rule (`example.com` is
+    /// `example_com()` unless pinned): `<group>=<name>`, such as `example.com=example`; `core`
+    /// is the core group. The name must be a snake-case Rust identifier no other group has.
+    /// Repeatable.
+    #[arg(long, value_name = "GROUP=NAME", value_parser = parse_group_accessor)]
+    group_accessor: Vec<(String, String)>,
     /// Write nothing; list the files that are missing, out of date or no longer generated, and
     /// the command that regenerates them, and exit with 1 if there are any.
     #[arg(long)]
     check: bool,
+}
+
+/// `<group>=<name>` of `--group-accessor`.
+fn parse_group_accessor(value: &str) -> Result<(String, String), String> {
+    match value.rsplit_once('=') {
+        Some((group, name)) if !name.is_empty() => Ok((group.to_owned(), name.to_owned())),
+        _ => Err(format!(
+            "failed to parse the group accessor \"{value}\": expected <group>=<name>, such as example.com=example"
+        )),
+    }
 }
 
 fn config(args: &Args) -> Config {
@@ -100,6 +116,9 @@ fn config(args: &Args) -> Config {
     }
     for p in &args.exclude_path {
         config = config.exclude_rust_path(p);
+    }
+    for (group, name) in &args.group_accessor {
+        config = config.group_accessor(group, name);
     }
     config
 }

@@ -27,8 +27,8 @@ impl Informers {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
-    pub fn example(&self) -> self::example::Example {
-        self::example::Example::new(&self.factory)
+    pub fn example_com(&self) -> self::example_com::ExampleCom {
+        self::example_com::ExampleCom::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
@@ -46,4 +46,4 @@ for Informers {
 /// Informers and listers of the `core` API group.
 pub mod core;
 /// Informers and listers of the `example.com` API group.
-pub mod example;
+pub mod example_com;

@@ -27,8 +27,8 @@ impl Informers {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
-    pub fn example(&self) -> self::example::Example {
-        self::example::Example::new(&self.factory)
+    pub fn example_com(&self) -> self::example_com::ExampleCom {
+        self::example_com::ExampleCom::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
@@ -216,13 +216,13 @@ pub mod core {
     }
 }
 /// Informers and listers of the `example.com` API group.
-pub mod example {
+pub mod example_com {
     /// The informers of the `example.com` API group, by version.
     #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-    pub struct Example {
+    pub struct ExampleCom {
         factory: ::informer_runtime::__codegen::SharedInformerFactory,
     }
-    impl Example {
+    impl ExampleCom {
         /// Access through `factory`.
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,

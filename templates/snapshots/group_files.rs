@@ -1,9 +1,9 @@
 /// The informers of the `example.com` API group, by version.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct Example {
+pub struct ExampleCom {
     factory: ::informer_runtime::__codegen::SharedInformerFactory,
 }
-impl Example {
+impl ExampleCom {
     /// Access through `factory`.
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {

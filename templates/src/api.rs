@@ -48,6 +48,14 @@ impl Api {
     /// Arranges `resources`, naming groups by the rules of [`naming`]; fails when two groups,
     /// versions or resources would get the same name.
     pub fn new(resources: Vec<Resource>) -> Result<Self, Error> {
+        Self::with_accessors(resources, &BTreeMap::new())
+    }
+
+    /// Like [`Api::new`], with the accessors of some groups pinned: `pins` maps a group name
+    /// (`""` for core) to its accessor, replacing the naming rule for that group (pins of
+    /// groups without resources are unused). Fails when a pin is not a valid accessor
+    /// ([`naming::valid_accessor`]) or when two groups, pinned or not, get the same accessor.
+    pub fn with_accessors(resources: Vec<Resource>, pins: &BTreeMap<String, String>) -> Result<Self, Error> {
         let mut by_group: BTreeMap<String, BTreeMap<String, Vec<Resource>>> = BTreeMap::new();
         for resource in resources {
             by_group
@@ -57,13 +65,13 @@ impl Api {
                 .or_default()
                 .push(resource);
         }
-        let accessors = group_accessors(by_group.keys().map(String::as_str))?;
+        let accessors = group_accessors(by_group.keys().map(String::as_str), pins)?;
         let mut groups = Vec::new();
         for (name, versions) in by_group {
             let accessor = accessors
                 .get(&name)
                 .cloned()
-                .unwrap_or_else(|| naming::group_short_name(&name));
+                .unwrap_or_else(|| naming::group_accessor(&name));
             let versions = arrange_versions(&name, versions)?;
             groups.push(Group {
                 type_name: naming::group_type(&accessor),
@@ -166,22 +174,26 @@ pub fn shared_cfg_attrs<'a>(resources: impl IntoIterator<Item = &'a Resource>) -
     quote! { #(#[cfg(#common)])* #[cfg(#rest)] }
 }
 
-/// The accessor of each group: its short name, or its full name when the short name collides.
-fn group_accessors<'a>(groups: impl Iterator<Item = &'a str>) -> Result<BTreeMap<String, String>, Error> {
-    let groups: Vec<&str> = groups.collect();
-    let mut short_counts: BTreeMap<String, usize> = BTreeMap::new();
-    for group in &groups {
-        *short_counts.entry(naming::group_short_name(group)).or_default() += 1;
+/// The accessor of each group: its pin, else the naming rule's; an error when two groups get
+/// the same one.
+fn group_accessors<'a>(
+    groups: impl Iterator<Item = &'a str>,
+    pins: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, Error> {
+    for (group, accessor) in pins {
+        if !naming::valid_accessor(accessor) {
+            return Err(Error::InvalidAccessor {
+                group: group.clone(),
+                accessor: accessor.clone(),
+            });
+        }
     }
     let mut accessors = BTreeMap::new();
     let mut owners: BTreeMap<String, &str> = BTreeMap::new();
     for group in groups {
-        let short = naming::group_short_name(group);
-        let collides = short_counts.get(&short).copied().unwrap_or_default() > 1;
-        let accessor = if collides && !group.is_empty() {
-            naming::group_full_name(group)
-        } else {
-            short
+        let accessor = match pins.get(group) {
+            Some(pinned) => pinned.clone(),
+            None => naming::group_accessor(group),
         };
         if let Some(first) = owners.insert(accessor.clone(), group) {
             return Err(Error::GroupCollision {
@@ -253,20 +265,125 @@ mod tests {
         Resource::new(group, version, kind, plural, Scope::Namespaced, path)
     }
 
+    fn accessors(api: &Api) -> Vec<(String, String)> {
+        api.groups
+            .iter()
+            .map(|g| (g.name.clone(), g.accessor.to_string()))
+            .collect()
+    }
+
     #[test]
-    fn colliding_first_labels_use_full_names() {
+    fn accessors_follow_the_group_alone() {
         let api = Api::new(vec![
             resource("example.com", "v1", "Foo", "foos"),
             resource("example.org", "v1", "Bar", "bars"),
             resource("", "v1", "Pod", "pods"),
             resource("core.example.io", "v1", "Baz", "bazs"),
-            resource("other.io", "v1", "Qux", "quxes"),
+            resource("apps", "v1", "Deployment", "deployments"),
+            resource("gateway.networking.k8s.io", "v1", "Gateway", "gateways"),
         ])
         .expect("named");
-        let accessors: Vec<String> = api.groups.iter().map(|g| g.accessor.to_string()).collect();
+        let names: Vec<String> = api.groups.iter().map(|g| g.accessor.to_string()).collect();
         assert_eq!(
-            accessors,
-            ["core", "core_example_io", "example_com", "example_org", "other"]
+            names,
+            [
+                "apps",
+                "core",
+                "core_example_io",
+                "example_com",
+                "example_org",
+                "gateway"
+            ]
+        );
+    }
+
+    #[test]
+    fn adding_groups_renames_nothing() {
+        let istio = || resource("networking.istio.io", "v1", "VirtualService", "virtualservices");
+        let alone = Api::new(vec![istio()]).expect("named");
+        assert_eq!(
+            accessors(&alone),
+            [("networking.istio.io".into(), "networking_istio_io".into())]
+        );
+        let beside = Api::new(vec![
+            istio(),
+            resource("networking.k8s.io", "v1", "Ingress", "ingresses"),
+            resource("networking.example.com", "v1", "Net", "nets"),
+        ])
+        .expect("named");
+        let names = accessors(&beside);
+        assert!(names.contains(&("networking.istio.io".into(), "networking_istio_io".into())));
+        assert!(names.contains(&("networking.k8s.io".into(), "networking".into())));
+        assert!(names.contains(&("networking.example.com".into(), "networking_example_com".into())));
+    }
+
+    #[test]
+    fn pins_replace_the_rule() {
+        let pins = BTreeMap::from([
+            ("example.com".to_owned(), "example".to_owned()),
+            ("".to_owned(), "kube_core".to_owned()),
+            ("absent.example.com".to_owned(), "absent".to_owned()),
+        ]);
+        let api = Api::with_accessors(
+            vec![
+                resource("example.com", "v1", "Foo", "foos"),
+                resource("", "v1", "Pod", "pods"),
+                resource("example.org", "v1", "Bar", "bars"),
+            ],
+            &pins,
+        )
+        .expect("named");
+        assert_eq!(
+            accessors(&api),
+            [
+                ("example.com".to_owned(), "example".to_owned()),
+                ("example.org".to_owned(), "example_org".to_owned()),
+                ("".to_owned(), "kube_core".to_owned()),
+            ]
+        );
+        assert_eq!(api.groups[0].type_name.to_string(), "Example");
+    }
+
+    #[test]
+    fn invalid_pins_are_errors() {
+        for bad in ["Example", "type", "my-group", ""] {
+            let pins = BTreeMap::from([("example.com".to_owned(), bad.to_owned())]);
+            let err = Api::with_accessors(vec![resource("example.com", "v1", "Foo", "foos")], &pins)
+                .expect_err("invalid pin");
+            let text = err.to_string();
+            assert!(
+                text.starts_with("failed to pin the accessor of group \"example.com\""),
+                "{text}"
+            );
+            assert!(text.contains("snake-case Rust identifier"), "{text}");
+        }
+    }
+
+    #[test]
+    fn colliding_accessors_are_errors_naming_both_groups() {
+        let err = Api::new(vec![
+            resource("my-group.io", "v1", "Foo", "foos"),
+            resource("my_group.io", "v1", "Bar", "bars"),
+        ])
+        .expect_err("collision");
+        let text = err.to_string();
+        assert!(text.contains("\"my-group.io\" and \"my_group.io\""), "{text}");
+        assert!(text.contains("`my_group_io`"), "{text}");
+        assert!(text.contains("--group-accessor my_group.io=<name>"), "{text}");
+
+        let pins = BTreeMap::from([("example.com".to_owned(), "networking".to_owned())]);
+        let err = Api::with_accessors(
+            vec![
+                resource("example.com", "v1", "Foo", "foos"),
+                resource("networking.k8s.io", "v1", "Ingress", "ingresses"),
+            ],
+            &pins,
+        )
+        .expect_err("pinned collision");
+        let text = err.to_string();
+        assert!(
+            text.contains("\"example.com\" and \"networking.k8s.io\": both map to `networking`"),
+            "{text}"
         );
     }
 

@@ -3,16 +3,26 @@
 /// A failure to name or format generated code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Two groups got the same accessor even with their full names.
+    /// Two groups got the same accessor (derived by the naming rule or pinned).
     #[error(
-        "failed to name the accessors of groups \"{first}\" and \"{second}\": both map to `{accessor}` even with their full names"
+        "failed to name the accessors of groups \"{first}\" and \"{second}\": both map to `{accessor}`; pin another accessor for one of them (informer-gen: `Config::group_accessor(\"{second}\", \"<name>\")` or `--group-accessor {second}=<name>`)"
     )]
     GroupCollision {
-        /// The first group.
+        /// The first group (by name).
         first: String,
         /// The second group.
         second: String,
         /// The accessor both map to.
+        accessor: String,
+    },
+    /// A pinned group accessor is not a snake-case Rust identifier, or is a keyword.
+    #[error(
+        "failed to pin the accessor of group \"{group}\" to `{accessor}`: expected a snake-case Rust identifier that is not a keyword, such as `example` or `istio_networking`"
+    )]
+    InvalidAccessor {
+        /// The group.
+        group: String,
+        /// The pinned accessor.
         accessor: String,
     },
     /// Two resources of one group version got the same method or type name.

@@ -19,7 +19,7 @@
 //! let code = format::pretty(render::resource::render_resource(&foo, &options)).expect("valid tokens");
 //! assert!(code.contains("pub struct FooInformer"));
 //! let api = Api::new(vec![foo]).expect("no collisions");
-//! assert_eq!(api.groups[0].accessor.to_string(), "example");
+//! assert_eq!(api.groups[0].accessor.to_string(), "example_com");
 //! ```
 
 pub mod api;

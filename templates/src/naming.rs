@@ -4,11 +4,22 @@
 //!   with a digit gets a leading `_`; a Rust keyword (strict, reserved or edition 2024, such as
 //!   `type`, `async`, `gen`) gets a trailing `_` (`type_`), so it also works where raw
 //!   identifiers do not (`self`, `crate`, `super`).
-//! - **Group accessors and modules**: the snake case of the group's first DNS label
-//!   (`example.com` → `example`, `my-group.io` → `my_group`); the core group `""` is `core`.
-//!   When two or more groups share a first label, every one of them except the core group uses
-//!   its full name instead, snake-cased, with dots and hyphens as `_`
-//!   (`example.com` → `example_com`, `example.org` → `example_org`).
+//! - **Group accessors and modules**: a rule that looks at the group alone, so adding groups
+//!   never renames the accessors of others:
+//!   - the core group `""` is `core`;
+//!   - a Kubernetes group, that is a group without a dot (`apps`, `batch`, `policy`) or one
+//!     ending in `.k8s.io`, is the snake case of its first label (`networking.k8s.io` →
+//!     `networking`, `gateway.networking.k8s.io` → `gateway`, `rbac.authorization.k8s.io` →
+//!     `rbac`);
+//!   - every other group is its whole name snake-cased, with dots and hyphens as `_`
+//!     (`example.com` → `example_com`, `networking.istio.io` → `networking_istio_io`,
+//!     `cluster.x-k8s.io` → `cluster_x_k8s_io`).
+//!
+//!   A pinned accessor ([`Api::with_accessors`](crate::Api::with_accessors); informer-gen's
+//!   `Config::group_accessor` and `--group-accessor <group>=<name>`) replaces the rule for its
+//!   group; it must be a snake-case Rust identifier that is not a keyword
+//!   ([`valid_accessor`]). Two groups with the same accessor, derived or pinned, are an error
+//!   naming both: nothing is renamed silently; pin another accessor for one of them.
 //! - **Group structs**: the upper camel case of the accessor (`example_com` → `ExampleCom`).
 //! - **Version modules**: the version lowercased (`v1beta1`); **version structs** have its
 //!   first letter uppercased (`V1beta1`).
@@ -56,21 +67,38 @@ pub fn sanitize(name: &str) -> String {
     out
 }
 
-/// The accessor (and module) name of `group` when no other group shares its first label.
-pub fn group_short_name(group: &str) -> String {
-    if group.is_empty() {
-        return "core".to_owned();
-    }
-    let first = group.split('.').next().unwrap_or(group);
-    sanitize(&first.to_snake_case())
+/// Whether `group` is a Kubernetes group by the rule of the module docs: the core group, a
+/// group without a dot, or one ending in `.k8s.io`.
+pub fn is_kubernetes_group(group: &str) -> bool {
+    !group.contains('.') || group.ends_with(".k8s.io")
 }
 
-/// The accessor (and module) name of `group` when another group shares its first label.
-pub fn group_full_name(group: &str) -> String {
+/// The accessor (and module) name of `group` (see the module docs): `core` for the core
+/// group, the first label of a Kubernetes group, the whole name of any other.
+pub fn group_accessor(group: &str) -> String {
     if group.is_empty() {
         return "core".to_owned();
     }
-    sanitize(&group.replace(['.', '-'], "_").to_snake_case())
+    let name = if is_kubernetes_group(group) {
+        group.split('.').next().unwrap_or(group).to_owned()
+    } else {
+        group.replace(['.', '-'], "_")
+    };
+    sanitize(&name.to_snake_case())
+}
+
+/// Whether `name` can be a pinned group accessor: a snake-case Rust identifier (lowercase
+/// ASCII letters, digits and `_`, not starting with a digit, not `_` alone) that is not a
+/// keyword.
+pub fn valid_accessor(name: &str) -> bool {
+    let mut chars = name.chars();
+    let starts_well = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+    starts_well
+        && name != "_"
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !KEYWORDS.contains(&name)
 }
 
 /// The struct name of a group accessor (`example_com` → `ExampleCom`).
@@ -160,20 +188,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn groups_use_their_first_label() {
-        assert_eq!(group_short_name("example.com"), "example");
-        assert_eq!(group_short_name(""), "core");
-        assert_eq!(group_short_name("my-group.example.io"), "my_group");
-        assert_eq!(group_short_name("rbac.authorization.k8s.io"), "rbac");
-        assert_eq!(group_short_name("type.example.com"), "type_");
-        assert_eq!(group_short_name("3scale.net"), "_3scale");
+    fn kubernetes_groups_use_their_first_label() {
+        assert_eq!(group_accessor(""), "core");
+        assert_eq!(group_accessor("apps"), "apps");
+        assert_eq!(group_accessor("policy"), "policy");
+        assert_eq!(group_accessor("networking.k8s.io"), "networking");
+        assert_eq!(group_accessor("gateway.networking.k8s.io"), "gateway");
+        assert_eq!(group_accessor("rbac.authorization.k8s.io"), "rbac");
+        assert_eq!(group_accessor("samplecontroller.k8s.io"), "samplecontroller");
+        assert_eq!(group_accessor("my-group"), "my_group");
+        assert_eq!(group_accessor("self"), "self_");
     }
 
     #[test]
-    fn colliding_groups_use_their_full_name() {
-        assert_eq!(group_full_name("example.com"), "example_com");
-        assert_eq!(group_full_name("my-group.example.io"), "my_group_example_io");
+    fn other_groups_use_their_whole_name() {
+        assert_eq!(group_accessor("example.com"), "example_com");
+        assert_eq!(group_accessor("networking.istio.io"), "networking_istio_io");
+        assert_eq!(group_accessor("cluster.x-k8s.io"), "cluster_x_k8s_io");
+        assert_eq!(group_accessor("my-group.example.io"), "my_group_example_io");
+        assert_eq!(group_accessor("k8s.io"), "k8s_io");
+        assert_eq!(group_accessor("3scale.net"), "_3scale_net");
         assert_eq!(group_type("example_com").to_string(), "ExampleCom");
+    }
+
+    #[test]
+    fn pinned_accessors_are_snake_case_identifiers() {
+        for name in ["example", "istio_networking", "_private", "v2"] {
+            assert!(valid_accessor(name), "{name}");
+        }
+        for name in [
+            "", "_", "Example", "9lives", "my-group", "a.b", "type", "self", "ü",
+        ] {
+            assert!(!valid_accessor(name), "{name}");
+        }
     }
 
     #[test]

@@ -56,8 +56,8 @@ async fn typed_listers_and_for_resource_share_the_factory_informers() {
     let server = server().await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
     let informers = Informers::new(&factory);
-    let foos = informers.example().v1().foos();
-    let bars = informers.example().v1().bars();
+    let foos = informers.example_com().v1().foos();
+    let bars = informers.example_com().v1().bars();
     let added = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&added);
     foos.informer()
@@ -123,7 +123,7 @@ async fn typed_listers_and_for_resource_share_the_factory_informers() {
 async fn standalone_constructors_are_not_shared() {
     let server = server().await;
     let client = server.client().expect("client");
-    let informer = informer_tests::generated::example::v1::new_foo_informer(
+    let informer = informer_tests::generated::example_com::v1::new_foo_informer(
         client.clone(),
         Some("a"),
         Duration::ZERO,
@@ -132,7 +132,7 @@ async fn standalone_constructors_are_not_shared() {
     let factory = SharedInformerFactory::new(client);
     let informers = Informers::new(&factory);
     assert!(!informer.is_started());
-    assert!(!informers.example().v1().foos().informer().is_started());
+    assert!(!informers.example_com().v1().foos().informer().is_started());
     let cancel = tokio_util::sync::CancellationToken::new();
     let run = tokio::spawn({
         let informer = informer.clone();
@@ -140,7 +140,7 @@ async fn standalone_constructors_are_not_shared() {
         async move { informer.run(cancel).await }
     });
     eventually("the standalone informer syncs", WAIT, || informer.has_synced()).await;
-    let lister = informer_tests::generated::example::v1::FooLister::new(informer.lister());
+    let lister = informer_tests::generated::example_com::v1::FooLister::new(informer.lister());
     assert_eq!(lister.list(&Selector::default()).len(), 1, "only namespace a");
     cancel.cancel();
     run.await.expect("informer stops");

@@ -44,16 +44,18 @@ impl Informers {
     }
     #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
-    pub fn extra(&self) -> self::extra::Extra {
-        self::extra::Extra::new(&self.factory)
+    pub fn extra_example_com(&self) -> self::extra_example_com::ExtraExampleCom {
+        self::extra_example_com::ExtraExampleCom::new(&self.factory)
     }
     /// The informers of the `my-group.io` API group.
-    pub fn my_group(&self) -> self::my_group::MyGroup {
-        self::my_group::MyGroup::new(&self.factory)
+    pub fn my_group_io(&self) -> self::my_group_io::MyGroupIo {
+        self::my_group_io::MyGroupIo::new(&self.factory)
     }
     /// The informers of the `networking.example.com` API group.
-    pub fn networking(&self) -> self::networking::Networking {
-        self::networking::Networking::new(&self.factory)
+    pub fn networking_example_com(
+        &self,
+    ) -> self::networking_example_com::NetworkingExampleCom {
+        self::networking_example_com::NetworkingExampleCom::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
@@ -888,13 +890,13 @@ pub mod example_org {
 }
 #[cfg(feature = "extra")]
 /// Informers and listers of the `extra.example.com` API group.
-pub mod extra {
+pub mod extra_example_com {
     /// The informers of the `extra.example.com` API group, by version.
     #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-    pub struct Extra {
+    pub struct ExtraExampleCom {
         factory: ::informer_runtime::__codegen::SharedInformerFactory,
     }
-    impl Extra {
+    impl ExtraExampleCom {
         /// Access through `factory`.
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
@@ -1053,13 +1055,13 @@ pub mod extra {
     }
 }
 /// Informers and listers of the `my-group.io` API group.
-pub mod my_group {
+pub mod my_group_io {
     /// The informers of the `my-group.io` API group, by version.
     #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-    pub struct MyGroup {
+    pub struct MyGroupIo {
         factory: ::informer_runtime::__codegen::SharedInformerFactory,
     }
-    impl MyGroup {
+    impl MyGroupIo {
         /// Access through `factory`.
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
@@ -1233,13 +1235,13 @@ pub mod my_group {
     }
 }
 /// Informers and listers of the `networking.example.com` API group.
-pub mod networking {
+pub mod networking_example_com {
     /// The informers of the `networking.example.com` API group, by version.
     #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-    pub struct Networking {
+    pub struct NetworkingExampleCom {
         factory: ::informer_runtime::__codegen::SharedInformerFactory,
     }
-    impl Networking {
+    impl NetworkingExampleCom {
         /// Access through `factory`.
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,

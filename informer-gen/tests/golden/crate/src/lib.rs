@@ -45,16 +45,18 @@ impl Informers {
     }
     #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
-    pub fn extra(&self) -> self::extra::Extra {
-        self::extra::Extra::new(&self.factory)
+    pub fn extra_example_com(&self) -> self::extra_example_com::ExtraExampleCom {
+        self::extra_example_com::ExtraExampleCom::new(&self.factory)
     }
     /// The informers of the `my-group.io` API group.
-    pub fn my_group(&self) -> self::my_group::MyGroup {
-        self::my_group::MyGroup::new(&self.factory)
+    pub fn my_group_io(&self) -> self::my_group_io::MyGroupIo {
+        self::my_group_io::MyGroupIo::new(&self.factory)
     }
     /// The informers of the `networking.example.com` API group.
-    pub fn networking(&self) -> self::networking::Networking {
-        self::networking::Networking::new(&self.factory)
+    pub fn networking_example_com(
+        &self,
+    ) -> self::networking_example_com::NetworkingExampleCom {
+        self::networking_example_com::NetworkingExampleCom::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
@@ -79,11 +81,11 @@ pub mod example_com;
 pub mod example_org;
 #[cfg(feature = "extra")]
 /// Informers and listers of the `extra.example.com` API group.
-pub mod extra;
+pub mod extra_example_com;
 /// Informers and listers of the `my-group.io` API group.
-pub mod my_group;
+pub mod my_group_io;
 /// Informers and listers of the `networking.example.com` API group.
-pub mod networking;
+pub mod networking_example_com;
 impl Informers {
     /// The `(group, version, plural)` of every resource with an informer here (the
     /// core group is `""`), sorted: each one [`for_resource`](Self::for_resource)

@@ -4,10 +4,10 @@
 
 /// The informers of the `networking.example.com` API group, by version.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct Networking {
+pub struct NetworkingExampleCom {
     factory: ::informer_runtime::__codegen::SharedInformerFactory,
 }
-impl Networking {
+impl NetworkingExampleCom {
     /// Access through `factory`.
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {

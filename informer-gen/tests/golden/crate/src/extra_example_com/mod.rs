@@ -2,22 +2,24 @@
 // Typed informers, listers and a factory for the resources of `golden_crds`.
 // Regenerate with `informer-gen` or `informer_gen::Config` instead of editing.
 
-/// The informers of the `my-group.io` API group, by version.
+/// The informers of the `extra.example.com` API group, by version.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct MyGroup {
+pub struct ExtraExampleCom {
     factory: ::informer_runtime::__codegen::SharedInformerFactory,
 }
-impl MyGroup {
+impl ExtraExampleCom {
     /// Access through `factory`.
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
-    /// The informers of `my-group.io` version `v1`.
+    #[cfg(feature = "extra")]
+    /// The informers of `extra.example.com` version `v1`.
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
 }
-/// Informers and listers of `my-group.io` version `v1`.
+#[cfg(feature = "extra")]
+/// Informers and listers of `extra.example.com` version `v1`.
 pub mod v1;

@@ -2,24 +2,22 @@
 // Typed informers, listers and a factory for the resources of `golden_crds`.
 // Regenerate with `informer-gen` or `informer_gen::Config` instead of editing.
 
-/// The informers of the `extra.example.com` API group, by version.
+/// The informers of the `my-group.io` API group, by version.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct Extra {
+pub struct MyGroupIo {
     factory: ::informer_runtime::__codegen::SharedInformerFactory,
 }
-impl Extra {
+impl MyGroupIo {
     /// Access through `factory`.
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
-    #[cfg(feature = "extra")]
-    /// The informers of `extra.example.com` version `v1`.
+    /// The informers of `my-group.io` version `v1`.
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
 }
-#[cfg(feature = "extra")]
-/// Informers and listers of `extra.example.com` version `v1`.
+/// Informers and listers of `my-group.io` version `v1`.
 pub mod v1;
