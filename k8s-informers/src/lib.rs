@@ -29,7 +29,7 @@
 //! let factory = SharedInformerFactory::new(client);
 //! let builtin = k8s_informers::Informers::new(&factory);
 //! let custom = my_crds::informers::Informers::new(&factory);
-//! let (pods, widgets) = (builtin.core().v1().pods(), custom.example().v1().widgets());
+//! let (pods, widgets) = (builtin.core().v1().pods(), custom.example_com().v1().widgets());
 //! factory.start();
 //! ```
 //!

@@ -307,7 +307,7 @@ impl K8sOpenapi {
             "let factory = SharedInformerFactory::new(client);".to_owned(),
             "let builtin = k8s_informers::Informers::new(&factory);".to_owned(),
             "let custom = my_crds::informers::Informers::new(&factory);".to_owned(),
-            "let (pods, widgets) = (builtin.core().v1().pods(), custom.example().v1().widgets());".to_owned(),
+            "let (pods, widgets) = (builtin.core().v1().pods(), custom.example_com().v1().widgets());".to_owned(),
             "factory.start();".to_owned(),
             "```".to_owned(),
             String::new(),
