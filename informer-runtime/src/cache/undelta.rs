@@ -63,7 +63,9 @@ impl Drop for PushMarker {
 /// dereferences to) never push, and a resync pushes nothing (no object changed).
 ///
 /// - **Order**: changes and their pushes are serialized, so pushes arrive in the order of the
-///   changes and the last push is the current state, even with several writers.
+///   changes and the last push is the current state, even with several writers. A change
+///   from another thread waits for the push in progress, so a push function must not wait
+///   for another thread that changes the same store.
 /// - **Changes from the push function**: a push function may read the store, and may change
 ///   it: the change is applied at once and, when the push function returns, the store pushes
 ///   again with the new state (a push function that changes the store on every call would

@@ -167,6 +167,36 @@ fn a_push_that_changes_its_store_pushes_again() {
     );
 }
 
+#[test]
+fn pushes_from_concurrent_writers_follow_the_order_of_changes() {
+    let (u, pushes) = recording();
+    let u = Arc::new(u);
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let u = Arc::clone(&u);
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    u.add(Arc::new(obj(&format!("pod-{t}-{i}"), "1")));
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("the writer finishes");
+    }
+    let lens: Vec<usize> = pushes
+        .lock()
+        .expect("not poisoned")
+        .iter()
+        .map(Vec::len)
+        .collect();
+    assert_eq!(
+        lens,
+        (1..=200).collect::<Vec<_>>(),
+        "each push holds one more object than the one before, the last all of them"
+    );
+}
+
 async fn next_push(rx: &mut mpsc::UnboundedReceiver<Vec<(String, String)>>) -> Vec<(String, String)> {
     tokio::time::timeout(Duration::from_secs(10), rx.recv())
         .await
