@@ -5,7 +5,9 @@ pub mod delta_fifo;
 pub mod key;
 mod store;
 mod tombstone;
+mod undelta;
 
 pub use key::ObjectName;
 pub use store::*;
 pub use tombstone::{DeletedFinalStateUnknown, MaybeTombstone};
+pub use undelta::{PushFunc, UndeltaStore};
