@@ -52,12 +52,12 @@ fn regenerate_after_removal(layout: &Layout, src: &str) {
     let out = root.join("out");
     let all = format!("{FOO}{BAR}{BAZ}");
     let written = config(root, &all, layout).write().expect("first generation");
-    let bar = out.join(src).join("example/v1/bar.rs");
-    let baz_dir = out.join(src).join("other");
+    let bar = out.join(src).join("example_com/v1/bar.rs");
+    let baz_dir = out.join(src).join("other_example_org");
     assert!(written.contains(&bar), "{written:?}");
     assert!(baz_dir.join("v1alpha1/baz.rs").is_file());
 
-    let notes = out.join(src).join("example/v1/notes.rs");
+    let notes = out.join(src).join("example_com/v1/notes.rs");
     std::fs::write(&notes, "// hand-written\n").expect("hand-written file");
     let readme = out.join("README.md");
     std::fs::write(&readme, "# informers\n").expect("hand-written file");
@@ -72,7 +72,7 @@ fn regenerate_after_removal(layout: &Layout, src: &str) {
     let changed = foo_only.write().expect("regenerated");
     assert!(changed.contains(&bar), "{changed:?}");
     assert!(!bar.exists());
-    assert!(out.join(src).join("example/v1/foo.rs").is_file());
+    assert!(out.join(src).join("example_com/v1/foo.rs").is_file());
     assert!(!baz_dir.exists(), "emptied directories are removed");
     assert!(notes.is_file() && readme.is_file(), "files not generated stay");
     assert!(foo_only.stale_files().expect("checked").is_empty());
@@ -98,7 +98,7 @@ fn regenerating_a_crate_removes_what_is_no_longer_generated() {
 fn files_that_were_not_generated_are_not_overwritten() {
     let temp = TempDir::new("not-generated");
     let root = &temp.0;
-    let mine = root.join("out/example/v1/foo.rs");
+    let mine = root.join("out/example_com/v1/foo.rs");
     std::fs::create_dir_all(mine.parent().expect("parent")).expect("dir");
     std::fs::write(&mine, "// my own foo\n").expect("hand-written file");
     let error = config(root, FOO, &Layout::Tree)
@@ -150,7 +150,7 @@ fn check_names_the_command_that_regenerates() {
         env!("CARGO_BIN_EXE_informer-gen")
     );
     assert!(stderr.ends_with(&command), "{stderr}");
-    assert!(stderr.contains("out/example/v1/bar.rs"), "{stderr}");
+    assert!(stderr.contains("out/example_com/v1/bar.rs"), "{stderr}");
 
     assert!(run(&[]).status.success());
     assert!(run(&["--check"]).status.success());
@@ -159,9 +159,9 @@ fn check_names_the_command_that_regenerates() {
     assert_eq!(orphan.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&orphan.stderr);
     assert!(
-        stderr.contains(&format!("  {}", Path::new("out/example/v1/bar.rs").display())),
+        stderr.contains(&format!("  {}", Path::new("out/example_com/v1/bar.rs").display())),
         "{stderr}"
     );
     assert!(run(&[]).status.success());
-    assert!(!out.join("example/v1/bar.rs").exists());
+    assert!(!out.join("example_com/v1/bar.rs").exists());
 }
