@@ -1,0 +1,243 @@
+//! Typed index handles: an index declared once, by name and function, registered on an
+//! informer and queried through listers without repeating its name.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use informer_runtime::cache::{Writer, index::Index};
+//! use informer_runtime::lister::Lister;
+//! use k8s_openapi::api::core::v1::Pod;
+//!
+//! /// Pods by the name of the node they run on.
+//! static BY_NODE: Index<Pod> = Index::new("by-node", |pod| {
+//!     pod.spec.iter().filter_map(|spec| spec.node_name.clone()).collect()
+//! });
+//!
+//! let writer = Writer::<Pod>::default();
+//! writer.add_index(&BY_NODE)?;
+//! let mut pod = Pod::default();
+//! pod.metadata.name = Some("web".into());
+//! pod.spec.get_or_insert_default().node_name = Some("node-1".into());
+//! writer.add(Arc::new(pod));
+//!
+//! let lister = Lister::new(writer.store());
+//! assert_eq!(lister.by_index(&BY_NODE, "node-1")?.len(), 1);
+//! # Ok::<(), informer_runtime::cache::Error>(())
+//! ```
+//!
+//! Built-in handles cover the indexes controllers usually need: [`Index::NAMESPACE`],
+//! [`Index::BY_CONTROLLER_UID`], [`Index::BY_CONTROLLER`] and [`Index::label`]. They are
+//! associated constants, not statics, because a `static` cannot be generic over the object
+//! type; write `Index::BY_CONTROLLER_UID` where the type is inferred, or
+//! `Index::<Pod>::BY_CONTROLLER_UID`.
+
+use std::{borrow::Cow, fmt, sync::Arc};
+
+use kube::Resource;
+
+use crate::cache::{IndexFunc, NAMESPACE_INDEX, key::key_of, namespace_index_func};
+
+/// The name of [`Index::BY_CONTROLLER_UID`].
+pub const BY_CONTROLLER_UID_INDEX: &str = "by-controller-uid";
+
+/// The name of [`Index::BY_CONTROLLER`].
+pub const BY_CONTROLLER_INDEX: &str = "by-controller";
+
+/// The prefix of the names of [`Index::label`] indexes (`label:app`).
+pub const LABEL_INDEX_PREFIX: &str = "label:";
+
+/// What computes an index's values.
+pub(crate) enum Source<K> {
+    /// A plain function.
+    Func(fn(&K) -> Vec<String>),
+    /// The value of one label.
+    Label(&'static str),
+}
+
+impl<K> Clone for Source<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for Source<K> {}
+
+impl<K> Source<K> {
+    /// Whether two sources compute the same values. Two handles holding the same function
+    /// pointer are the same index; identical functions merged by the compiler would compute the
+    /// same values anyway.
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Func(a), Self::Func(b)) => std::ptr::fn_addr_eq(*a, *b),
+            (Self::Label(a), Self::Label(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// A typed index: its name and the function that maps an object to its indexed values.
+///
+/// Declare it once, usually as a `static` (its constructors are `const fn`), register it with
+/// [`SharedIndexInformer::add_index`] (or [`Writer::add_index`]) and query it with
+/// [`Lister::by_index`] or the [`IndexedLister`] that registration returns. The string API
+/// ([`Store::by_index`]) stays for generic code: [`name`](Self::name) is the index's name there.
+///
+/// Registering the same handle twice is a no-op; registering a handle whose name is taken by
+/// another function fails with [`Error::IndexerConflict`], and querying a handle that is not
+/// registered fails with [`Error::IndexNotFound`] (or [`Error::IndexFunctionMismatch`] if its
+/// name belongs to another function), so a query never silently reads the wrong index.
+///
+/// [`SharedIndexInformer::add_index`]: crate::informer::SharedIndexInformer::add_index
+/// [`Writer::add_index`]: crate::cache::Writer::add_index
+/// [`Lister::by_index`]: crate::lister::Lister::by_index
+/// [`IndexedLister`]: crate::lister::IndexedLister
+/// [`Store::by_index`]: crate::cache::Store::by_index
+/// [`Error::IndexerConflict`]: crate::cache::Error::IndexerConflict
+/// [`Error::IndexNotFound`]: crate::cache::Error::IndexNotFound
+/// [`Error::IndexFunctionMismatch`]: crate::cache::Error::IndexFunctionMismatch
+pub struct Index<K> {
+    name: &'static str,
+    source: Source<K>,
+}
+
+impl<K> Clone for Index<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for Index<K> {}
+
+impl<K> fmt::Debug for Index<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Index").field(&self.name()).finish()
+    }
+}
+
+impl<K> Index<K> {
+    /// An index named `name` whose values for an object are `func(object)`.
+    ///
+    /// Returning no value leaves the object out of the index; duplicate values collapse.
+    /// A non-capturing closure works, also in a `static`:
+    ///
+    /// ```
+    /// use informer_runtime::cache::index::Index;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// static BY_SERVICE_ACCOUNT: Index<Pod> = Index::new("by-service-account", |pod| {
+    ///     pod.spec.iter().filter_map(|spec| spec.service_account_name.clone()).collect()
+    /// });
+    /// assert_eq!(BY_SERVICE_ACCOUNT.name(), "by-service-account");
+    /// ```
+    pub const fn new(name: &'static str, func: fn(&K) -> Vec<String>) -> Self {
+        Self {
+            name,
+            source: Source::Func(func),
+        }
+    }
+
+    /// An index of objects by the value of the label `key` (named `label:<key>`); objects
+    /// without the label are left out.
+    ///
+    /// ```
+    /// use informer_runtime::cache::index::Index;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// static BY_APP: Index<Pod> = Index::label("app");
+    /// assert_eq!(BY_APP.name(), "label:app");
+    /// ```
+    pub const fn label(key: &'static str) -> Self {
+        Self {
+            name: key,
+            source: Source::Label(key),
+        }
+    }
+
+    /// The index's name, as the string API knows it.
+    pub fn name(&self) -> Cow<'static, str> {
+        match self.source {
+            Source::Func(_) => Cow::Borrowed(self.name),
+            Source::Label(key) => Cow::Owned(format!("{LABEL_INDEX_PREFIX}{key}")),
+        }
+    }
+
+    pub(crate) fn source(&self) -> Source<K> {
+        self.source
+    }
+
+    /// Whether this is the namespace index ([`Index::NAMESPACE`] or a handle with the same
+    /// name and function).
+    pub(crate) fn is_namespace(&self) -> bool
+    where
+        K: Resource,
+    {
+        self.name == NAMESPACE_INDEX && Source::Func(namespace_index_func::<K>).same_as(&self.source)
+    }
+}
+
+impl<K: Resource> Index<K> {
+    /// Objects by namespace (`""` for cluster-scoped objects): the index every informer of a
+    /// factory carries, named [`NAMESPACE_INDEX`].
+    ///
+    /// The name `namespace` is reserved for this function (client-go's convention), so an
+    /// existing `namespace` index registered through the string API counts as this handle.
+    pub const NAMESPACE: Self = Self::new(NAMESPACE_INDEX, namespace_index_func::<K>);
+
+    /// Objects by the UID of their controller (the owner reference with `controller: true`);
+    /// objects without a controller are left out. Named [`BY_CONTROLLER_UID_INDEX`].
+    pub const BY_CONTROLLER_UID: Self = Self::new(BY_CONTROLLER_UID_INDEX, controller_uid::<K>);
+
+    /// Objects by the `namespace/name` of their controller (the object's namespace: owners
+    /// live in the namespace of what they own, or are cluster-scoped: then the value is the
+    /// owner's name alone, as for cluster-scoped objects). Named [`BY_CONTROLLER_INDEX`].
+    ///
+    /// The kind is not part of the value: check the owner reference's kind (or use
+    /// [`Index::BY_CONTROLLER_UID`]) when controllers of several kinds may share a name.
+    pub const BY_CONTROLLER: Self = Self::new(BY_CONTROLLER_INDEX, controller_name::<K>);
+
+    /// The values of `obj` in this index.
+    pub fn values(&self, obj: &K) -> Vec<String> {
+        match self.source {
+            Source::Func(func) => func(obj),
+            Source::Label(key) => obj
+                .meta()
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(key))
+                .map(|value| vec![value.clone()])
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The index function, for the string API ([`Indexers`](crate::cache::Indexers)).
+    pub fn index_func(&self) -> IndexFunc<K>
+    where
+        K: 'static,
+    {
+        let index = *self;
+        Arc::new(move |obj: &K| index.values(obj))
+    }
+}
+
+fn controller_uid<K: Resource>(obj: &K) -> Vec<String> {
+    obj.meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|owner| owner.controller == Some(true))
+        .map(|owner| owner.uid.clone())
+        .collect()
+}
+
+fn controller_name<K: Resource>(obj: &K) -> Vec<String> {
+    let namespace = obj.meta().namespace.as_deref().unwrap_or_default();
+    obj.meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|owner| owner.controller == Some(true))
+        .map(|owner| key_of(namespace, &owner.name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
