@@ -7,6 +7,7 @@
 //! add; an update whose resource version did not change (a resync, or a relist of an unchanged
 //! object) reaches only handlers due for a resync.
 
+pub mod enqueue;
 pub mod handler;
 pub(crate) mod processor;
 mod reclaim;
