@@ -7,20 +7,20 @@
 //! use informer_runtime::lister::Lister;
 //! use k8s_openapi::api::core::v1::Pod;
 //!
-//! /// Pods by the name of the node they run on.
-//! static BY_NODE: Index<Pod> = Index::new("by-node", |pod| {
+//! /// Pods by the name of the node they are scheduled to (`spec.nodeName`).
+//! static POD_BY_NODE_NAME: Index<Pod> = Index::new("pod-by-node-name", |pod| {
 //!     pod.spec.iter().filter_map(|spec| spec.node_name.clone()).collect()
 //! });
 //!
 //! let writer = Writer::<Pod>::default();
-//! writer.add_index(&BY_NODE)?;
+//! writer.add_index(&POD_BY_NODE_NAME)?;
 //! let mut pod = Pod::default();
 //! pod.metadata.name = Some("web".into());
 //! pod.spec.get_or_insert_default().node_name = Some("node-1".into());
 //! writer.add(Arc::new(pod));
 //!
 //! let lister = Lister::new(writer.store());
-//! assert_eq!(lister.by_index(&BY_NODE, "node-1")?.len(), 1);
+//! assert_eq!(lister.by_index(&POD_BY_NODE_NAME, "node-1")?.len(), 1);
 //! # Ok::<(), informer_runtime::cache::Error>(())
 //! ```
 //!
@@ -29,6 +29,10 @@
 //! associated constants, not statics, because a `static` cannot be generic over the object
 //! type; write `Index::BY_CONTROLLER_UID` where the type is inferred, or
 //! `Index::<Pod>::BY_CONTROLLER_UID`.
+//!
+//! Handles of one resource's fields, such as pods by node name above, are the user's one
+//! line: this crate knows objects only through their metadata, whatever their type and
+//! Kubernetes version, and `k8s-informers` is generated from k8s-openapi as a whole.
 
 use std::{borrow::Cow, fmt, sync::Arc};
 
