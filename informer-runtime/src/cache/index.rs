@@ -55,6 +55,17 @@ pub(crate) enum Source<K> {
     Func(fn(&K) -> Vec<String>),
     /// The value of one label.
     Label(&'static str),
+    /// A built-in index: compared by what it is, since a generic function may have a
+    /// different address in every crate that uses it.
+    Builtin(Builtin),
+}
+
+/// The built-in indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Builtin {
+    Namespace,
+    ControllerUid,
+    Controller,
 }
 
 impl<K> Clone for Source<K> {
@@ -67,12 +78,13 @@ impl<K> Copy for Source<K> {}
 
 impl<K> Source<K> {
     /// Whether two sources compute the same values. Two handles holding the same function
-    /// pointer are the same index; identical functions merged by the compiler would compute the
-    /// same values anyway.
+    /// pointer are the same index (a `static` handle holds one pointer wherever it is used);
+    /// identical functions merged by the compiler would compute the same values anyway.
     pub(crate) fn same_as(&self, other: &Self) -> bool {
         match (self, other) {
             (Self::Func(a), Self::Func(b)) => std::ptr::fn_addr_eq(*a, *b),
             (Self::Label(a), Self::Label(b)) => a == b,
+            (Self::Builtin(a), Self::Builtin(b)) => a == b,
             _ => false,
         }
     }
@@ -80,7 +92,7 @@ impl<K> Source<K> {
 
 /// A typed index: its name and the function that maps an object to its indexed values.
 ///
-/// Declare it once, usually as a `static` (its constructors are `const fn`), register it with
+/// Declare it once as a `static` (its constructors are `const fn`), register it with
 /// [`SharedIndexInformer::add_index`] (or [`Writer::add_index`]) and query it with
 /// [`Lister::by_index`] or the [`IndexedLister`] that registration returns. The string API
 /// ([`Store::by_index`]) stays for generic code: [`name`](Self::name) is the index's name there.
@@ -89,6 +101,11 @@ impl<K> Source<K> {
 /// another function fails with [`Error::IndexerConflict`], and querying a handle that is not
 /// registered fails with [`Error::IndexNotFound`] (or [`Error::IndexFunctionMismatch`] if its
 /// name belongs to another function), so a query never silently reads the wrong index.
+///
+/// A handle made by [`new`](Self::new) is identified by its function pointer: declare it as a
+/// `static`, not a `const` (each use of a `const` may get its own copy of the function, which
+/// would count as another function). Label and built-in handles are identified by what they
+/// index, so `Index::label("app")` may be written anywhere.
 ///
 /// [`SharedIndexInformer::add_index`]: crate::informer::SharedIndexInformer::add_index
 /// [`Writer::add_index`]: crate::cache::Writer::add_index
@@ -159,7 +176,7 @@ impl<K> Index<K> {
     /// The index's name, as the string API knows it.
     pub fn name(&self) -> Cow<'static, str> {
         match self.source {
-            Source::Func(_) => Cow::Borrowed(self.name),
+            Source::Func(_) | Source::Builtin(_) => Cow::Borrowed(self.name),
             Source::Label(key) => Cow::Owned(format!("{LABEL_INDEX_PREFIX}{key}")),
         }
     }
@@ -168,13 +185,16 @@ impl<K> Index<K> {
         self.source
     }
 
-    /// Whether this is the namespace index ([`Index::NAMESPACE`] or a handle with the same
-    /// name and function).
-    pub(crate) fn is_namespace(&self) -> bool
-    where
-        K: Resource,
-    {
-        self.name == NAMESPACE_INDEX && Source::Func(namespace_index_func::<K>).same_as(&self.source)
+    /// Whether this is [`Index::NAMESPACE`].
+    pub(crate) fn is_namespace(&self) -> bool {
+        matches!(self.source, Source::Builtin(Builtin::Namespace))
+    }
+
+    const fn builtin(name: &'static str, builtin: Builtin) -> Self {
+        Self {
+            name,
+            source: Source::Builtin(builtin),
+        }
     }
 }
 
@@ -184,11 +204,11 @@ impl<K: Resource> Index<K> {
     ///
     /// The name `namespace` is reserved for this function (client-go's convention), so an
     /// existing `namespace` index registered through the string API counts as this handle.
-    pub const NAMESPACE: Self = Self::new(NAMESPACE_INDEX, namespace_index_func::<K>);
+    pub const NAMESPACE: Self = Self::builtin(NAMESPACE_INDEX, Builtin::Namespace);
 
     /// Objects by the UID of their controller (the owner reference with `controller: true`);
     /// objects without a controller are left out. Named [`BY_CONTROLLER_UID_INDEX`].
-    pub const BY_CONTROLLER_UID: Self = Self::new(BY_CONTROLLER_UID_INDEX, controller_uid::<K>);
+    pub const BY_CONTROLLER_UID: Self = Self::builtin(BY_CONTROLLER_UID_INDEX, Builtin::ControllerUid);
 
     /// Objects by the `namespace/name` of their controller (the object's namespace: owners
     /// live in the namespace of what they own, or are cluster-scoped: then the value is the
@@ -196,12 +216,15 @@ impl<K: Resource> Index<K> {
     ///
     /// The kind is not part of the value: check the owner reference's kind (or use
     /// [`Index::BY_CONTROLLER_UID`]) when controllers of several kinds may share a name.
-    pub const BY_CONTROLLER: Self = Self::new(BY_CONTROLLER_INDEX, controller_name::<K>);
+    pub const BY_CONTROLLER: Self = Self::builtin(BY_CONTROLLER_INDEX, Builtin::Controller);
 
     /// The values of `obj` in this index.
     pub fn values(&self, obj: &K) -> Vec<String> {
         match self.source {
             Source::Func(func) => func(obj),
+            Source::Builtin(Builtin::Namespace) => namespace_index_func(obj),
+            Source::Builtin(Builtin::ControllerUid) => controller_uid(obj),
+            Source::Builtin(Builtin::Controller) => controller_name(obj),
             Source::Label(key) => obj
                 .meta()
                 .labels

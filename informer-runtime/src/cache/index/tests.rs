@@ -275,3 +275,24 @@ fn an_index_function_that_panics_leaves_the_object_out() {
         ["loose", "web1", "web2"]
     );
 }
+
+#[test]
+fn built_in_handles_are_the_same_index_wherever_they_are_written() {
+    let writer = fixture();
+    let uid: Index<Pod> = Index::BY_CONTROLLER_UID;
+    writer.add_index(&uid).expect("registered");
+    writer
+        .add_index(&Index::<Pod>::BY_CONTROLLER_UID)
+        .expect("another copy of the built-in is the same index");
+    assert!(matches!(
+        writer.add_index(&Index::new(BY_CONTROLLER_UID_INDEX, |_| Vec::new())),
+        Err(Error::IndexerConflict { .. })
+    ));
+    assert!(
+        matches!(
+            writer.add_index(&Index::new(NAMESPACE_INDEX, namespace_index_func::<Pod>)),
+            Err(Error::IndexerConflict { .. })
+        ),
+        "only the built-in handle is the namespace index"
+    );
+}
