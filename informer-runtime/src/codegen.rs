@@ -20,7 +20,7 @@ pub use kube::{
 };
 
 pub use crate::{
-    cache::{Indexers, namespace_indexers},
+    cache::{Error as CacheError, Index, Indexers, namespace_indexers},
     factory::{Error as FactoryError, GenericInformer, InformerContext, SharedInformerFactory},
     informer::{Config as InformerConfig, SharedIndexInformer},
     lister::{Lister, NamespaceLister},

@@ -70,10 +70,10 @@
 //! |---|---|
 //! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`] |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
-//! | [`cache`] | keys, tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes, the DeltaFIFO |
-//! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]) and statistics |
+//! | [`cache`] | keys, tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO |
+//! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]), the [`Enqueue`](informer::enqueue::Enqueue) handler that feeds work queues, and statistics |
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type, started, synced and stopped together |
-//! | [`lister`] | typed [`Lister`]s and namespaced views over a cache |
+//! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
 //! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |

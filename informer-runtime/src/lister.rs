@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::{
     cache::key::key_of,
-    cache::{NAMESPACE_INDEX, Store},
+    cache::{self, Index, NAMESPACE_INDEX, Store},
 };
 
 fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
@@ -91,6 +91,105 @@ impl<K: Resource> Lister<K> {
             namespace: namespace.to_owned(),
         }
     }
+
+    /// The objects indexed under `value` by the typed index `index`; O(result).
+    ///
+    /// Fails if `index` is not registered on the cache ([`cache::Error::IndexNotFound`]) or
+    /// its name belongs to another function ([`cache::Error::IndexFunctionMismatch`]): a
+    /// query never reads another index by mistake. [`Lister::index`] checks once and returns
+    /// a lister whose queries cannot fail.
+    pub fn by_index(&self, index: &Index<K>, value: &str) -> cache::Result<Vec<Arc<K>>> {
+        self.store.check_index(index)?;
+        self.store.by_index(&index.name(), value)
+    }
+
+    /// A lister of the typed index `index`, checked to be registered on the cache (see
+    /// [`Lister::by_index`] for the errors). Indexes are never removed, so its queries cannot
+    /// fail afterwards.
+    pub fn index(&self, index: &Index<K>) -> cache::Result<IndexedLister<K>> {
+        self.store.check_index(index)?;
+        Ok(IndexedLister {
+            store: self.store.clone(),
+            index: *index,
+        })
+    }
+}
+
+/// Queries one typed index of a cache; returned by
+/// [`SharedIndexInformer::add_index`](crate::informer::SharedIndexInformer::add_index) and
+/// [`Lister::index`], which checked that the index is registered, so its queries return plain
+/// values.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_runtime::{cache::{Index, Writer}, lister::Lister};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// let writer = Writer::<Pod>::default();
+/// writer.add_index(&Index::label("app"))?;
+/// let mut pod = Pod::default();
+/// pod.metadata.name = Some("web-1".into());
+/// pod.metadata.labels = Some([("app".to_owned(), "web".to_owned())].into());
+/// writer.add(Arc::new(pod));
+///
+/// let by_app = Lister::new(writer.store()).index(&Index::label("app"))?;
+/// assert_eq!(by_app.get("web").len(), 1);
+/// assert_eq!(by_app.keys("web"), ["web-1"]);
+/// # Ok::<(), informer_runtime::cache::Error>(())
+/// ```
+pub struct IndexedLister<K> {
+    store: Store<K>,
+    index: Index<K>,
+}
+
+impl<K> Clone for IndexedLister<K> {
+    fn clone(&self) -> Self {
+        Self {
+            store: self.store.clone(),
+            index: self.index,
+        }
+    }
+}
+
+impl<K> fmt::Debug for IndexedLister<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IndexedLister")
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+impl<K: Resource> IndexedLister<K> {
+    /// The index.
+    pub fn index(&self) -> &Index<K> {
+        &self.index
+    }
+
+    /// The objects indexed under `value`; O(result).
+    pub fn get(&self, value: &str) -> Vec<Arc<K>> {
+        self.store
+            .by_index(&self.index.name(), value)
+            .unwrap_or_else(|error| unreachable_index(&error))
+    }
+
+    /// The keys of the objects indexed under `value`, sorted.
+    pub fn keys(&self, value: &str) -> Vec<String> {
+        self.store
+            .index_keys(&self.index.name(), value)
+            .unwrap_or_else(|error| unreachable_index(&error))
+    }
+
+    /// Every value that currently has objects in the index, in no particular order.
+    pub fn values(&self) -> Vec<String> {
+        self.store.list_index_func_values(&self.index.name())
+    }
+}
+
+/// Indexes are never removed from a cache, so a checked index is always found; should that
+/// ever change, the query reports it rather than panicking.
+fn unreachable_index<T: Default>(error: &cache::Error) -> T {
+    tracing::error!(%error, "a checked index disappeared from its cache");
+    T::default()
 }
 
 /// Lists and gets the objects of one namespace, through the namespace index.
@@ -136,6 +235,19 @@ impl<K: Resource> NamespaceLister<K> {
     /// The object named `name` in the namespace.
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
         self.store.get_by_key(&key_of(&self.namespace, name))
+    }
+
+    /// The objects of the namespace indexed under `value` by the typed index `index`
+    /// (O(result) of the index); fails as [`Lister::by_index`] does.
+    pub fn by_index(&self, index: &Index<K>, value: &str) -> cache::Result<Vec<Arc<K>>> {
+        let objects = Lister::new(self.store.clone()).by_index(index, value)?;
+        if self.namespace.is_empty() {
+            return Ok(objects);
+        }
+        Ok(objects
+            .into_iter()
+            .filter(|obj| obj.meta().namespace.as_deref() == Some(self.namespace.as_str()))
+            .collect())
     }
 }
 

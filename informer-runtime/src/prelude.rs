@@ -5,12 +5,13 @@
 //! ```
 
 pub use crate::{
-    cache::{DeletedFinalStateUnknown, MaybeTombstone, ObjectName},
+    cache::{DeletedFinalStateUnknown, Index, MaybeTombstone, ObjectName},
     factory::SharedInformerFactory,
     informer::{
         SharedIndexInformer,
+        enqueue::Enqueue,
         handler::{EventHandlerFuncs, ResourceEventHandler},
     },
-    lister::{Lister, NamespaceLister},
+    lister::{IndexedLister, Lister, NamespaceLister},
     workqueue::{RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

@@ -175,6 +175,25 @@ pub mod core {
             > {
                 self.lister.list(selector)
             }
+            /// The `Pod` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::k8s::Pod>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::k8s::Pod>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::k8s::Pod> {
+                &self.lister
+            }
         }
         impl PodLister {
             /// The `Pod` objects in `namespace`.
@@ -211,6 +230,19 @@ pub mod core {
                 ::informer_runtime::__codegen::Arc<::k8s::Pod>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Pod` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::k8s::Pod>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::k8s::Pod>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }
@@ -371,6 +403,27 @@ pub mod example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `ClusterPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::sample::v1::ClusterPolicy,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::sample::v1::ClusterPolicy>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::sample::v1::ClusterPolicy> {
+                &self.lister
+            }
         }
         #[cfg(feature = "policies")]
         impl ClusterPolicyLister {
@@ -474,6 +527,25 @@ pub mod example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::sample::v1::Foo> {
+                &self.lister
+            }
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
@@ -510,6 +582,19 @@ pub mod example_com {
                 ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }
@@ -624,6 +709,25 @@ pub mod example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::sample::v2::Foo>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::sample::v2::Foo>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::sample::v2::Foo> {
+                &self.lister
+            }
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
@@ -660,6 +764,19 @@ pub mod example_com {
                 ::informer_runtime::__codegen::Arc<::sample::v2::Foo>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::sample::v2::Foo>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::sample::v2::Foo>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }

@@ -21,6 +21,25 @@ impl ClusterPolicyLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ClusterPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::sample::v1::ClusterPolicy>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::sample::v1::ClusterPolicy>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::sample::v1::ClusterPolicy> {
+        &self.lister
+    }
 }
 #[cfg(feature = "policies")]
 impl ClusterPolicyLister {

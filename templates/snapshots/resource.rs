@@ -84,6 +84,25 @@ impl FooLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::sample::v1::Foo> {
+        &self.lister
+    }
 }
 impl FooLister {
     /// The `Foo` objects in `namespace`.
@@ -120,5 +139,18 @@ impl FooNamespaceLister {
         ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
     > {
         self.lister.get(name)
+    }
+    /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::sample::v1::Foo>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -158,3 +158,60 @@ async fn for_resource_resolves_every_generated_resource() {
         "resources new in 1.37 are generated"
     );
 }
+
+/// Pods by the node they are scheduled to: the one line a controller writes.
+static POD_BY_NODE_NAME: informer_runtime::cache::Index<k8s_openapi::api::core::v1::Pod> =
+    informer_runtime::cache::Index::new("pod-by-node-name", |pod| {
+        pod.spec
+            .iter()
+            .filter_map(|spec| spec.node_name.clone())
+            .collect()
+    });
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_listers_query_typed_indexes() {
+    let server = TestServer::start().await.expect("server starts");
+    for (namespace, name, node) in [
+        ("shop", "web-1", "node-a"),
+        ("shop", "web-2", "node-b"),
+        ("ops", "agent", "node-a"),
+    ] {
+        let mut scheduled = pod(namespace, name, &[("app", name)]);
+        scheduled.spec.get_or_insert_default().node_name = Some(node.into());
+        server.create_typed(&scheduled).expect("pod created");
+    }
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = Informers::new(&factory).core().v1().pods();
+    pods.informer().add_index(&POD_BY_NODE_NAME).expect("registered");
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(WAIT).await;
+    assert!(report.all_synced(), "{report}");
+
+    let names = |pods: Vec<std::sync::Arc<k8s_openapi::api::core::v1::Pod>>| {
+        let mut names: Vec<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        names.sort();
+        names
+    };
+    let lister = pods.lister();
+    assert_eq!(
+        names(lister.by_index(&POD_BY_NODE_NAME, "node-a").expect("registered")),
+        ["agent", "web-1"]
+    );
+    assert_eq!(
+        names(
+            lister
+                .pods("shop")
+                .by_index(&POD_BY_NODE_NAME, "node-a")
+                .expect("registered")
+        ),
+        ["web-1"]
+    );
+    assert!(
+        lister
+            .by_index(&informer_runtime::cache::Index::label("app"), "agent")
+            .is_err(),
+        "an index the informer does not carry is an error, not an empty list"
+    );
+    assert_eq!(lister.as_lister().list(&Selector::default()).len(), 3);
+    factory.shutdown().await;
+}

@@ -9,6 +9,7 @@ use std::{
 use kube::Resource;
 
 use crate::{
+    cache::index::{self, Source},
     cache::key::{SharedKey, object_key},
     user_panic::{PanicReporter, UserFunction, UserPanic, catch},
 };
@@ -58,6 +59,14 @@ pub enum Error {
         /// The panic's message.
         message: String,
     },
+    /// The index name is registered, by another function than the queried handle's.
+    #[error(
+        "failed to query index {name:?}: it was registered with another index function than this handle's"
+    )]
+    IndexFunctionMismatch {
+        /// The index that was asked for.
+        name: String,
+    },
     /// Some of the indexers to add are already registered; none were added.
     #[error("failed to add indexers: indexer conflict: {names:?} already exist")]
     IndexerConflict {
@@ -75,6 +84,8 @@ struct State<K> {
     items: HashMap<SharedKey, Arc<K>>,
     indexers: Indexers<K>,
     indices: HashMap<String, Index<K>>,
+    /// The sources of the indexes registered through typed handles.
+    handles: HashMap<String, Source<K>>,
 }
 
 /// A read-only view of a thread-safe map of key to `Arc<K>` with secondary indexes (the
@@ -277,6 +288,22 @@ impl<K: Resource> Store<K> {
     pub fn has_index(&self, name: &str) -> bool {
         self.read().indexers.contains_key(name)
     }
+
+    /// Whether `index` is registered by this very handle: `Ok`, or why not.
+    pub(crate) fn check_index(&self, index: &index::Index<K>) -> Result<(), Error> {
+        let name = index.name();
+        let state = self.read();
+        if !state.indexers.contains_key(name.as_ref()) {
+            return Err(not_found(&name));
+        }
+        match state.handles.get(name.as_ref()) {
+            Some(source) if source.same_as(&index.source()) => Ok(()),
+            None if index.is_namespace() => Ok(()),
+            _ => Err(Error::IndexFunctionMismatch {
+                name: name.into_owned(),
+            }),
+        }
+    }
 }
 
 impl<K: Resource> Writer<K> {
@@ -299,6 +326,7 @@ impl<K: Resource> Writer<K> {
                     items: HashMap::new(),
                     indexers,
                     indices,
+                    handles: HashMap::new(),
                 })),
                 panics,
             },
@@ -381,6 +409,44 @@ impl<K: Resource> Writer<K> {
             }
         }
         panics.report();
+    }
+
+    /// Registers the typed index `index` and indexes every stored object at once (also on a
+    /// running, non-empty store).
+    ///
+    /// Registering the same handle again is a no-op. A name taken by another function fails
+    /// with [`Error::IndexerConflict`], except that an existing [`NAMESPACE_INDEX`] counts as
+    /// [`Index::NAMESPACE`](index::Index::NAMESPACE).
+    pub fn add_index(&self, index: &index::Index<K>) -> Result<(), Error>
+    where
+        K: 'static,
+    {
+        let name = index.name();
+        let mut panics = IndexPanics::new(&self.store.panics);
+        {
+            let mut state = self.write();
+            let state = &mut *state;
+            if state.indexers.contains_key(name.as_ref()) {
+                let same = match state.handles.get(name.as_ref()) {
+                    Some(source) => source.same_as(&index.source()),
+                    None => index.is_namespace(),
+                };
+                if !same {
+                    return Err(Error::IndexerConflict {
+                        names: vec![name.into_owned()],
+                    });
+                }
+                state.handles.insert(name.into_owned(), index.source());
+                return Ok(());
+            }
+            let indexer = index.index_func();
+            let built = build_index(&name, &indexer, &state.items, &mut panics);
+            state.indices.insert(name.to_string(), built);
+            state.indexers.insert(name.to_string(), indexer);
+            state.handles.insert(name.into_owned(), index.source());
+        }
+        panics.report();
+        Ok(())
     }
 
     /// Registers more indexes and indexes every stored object at once; works on a running,

@@ -7,6 +7,7 @@
 //! add; an update whose resource version did not change (a resync, or a relist of an unchanged
 //! object) reaches only handlers due for a resync.
 
+pub mod enqueue;
 pub mod handler;
 pub(crate) mod processor;
 mod reclaim;
@@ -33,11 +34,11 @@ use crate::cache::delta_fifo;
 use crate::{
     cache::MaybeTombstone,
     cache::delta_fifo::{DeltaFifo, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform},
-    cache::{Indexers, Store, Writer},
+    cache::{Index, Indexers, Store, Writer},
     informer::handler::{Notification, ResourceEventHandler},
     informer::processor::{ListenerState, Processor, Sink},
     informer::reclaim::Reclaimer,
-    lister::Lister,
+    lister::{IndexedLister, Lister},
     reflector::{self, Reflector, WatchErrorHandler},
     source::ListerWatcher,
     user_panic::{PanicReporter, UserPanicStats, panic_message},
@@ -399,6 +400,41 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             });
         }
         Ok(self.inner.indexer.add_indexers(indexers)?)
+    }
+
+    /// Adds the typed index `index` to the cache, indexing what it holds at once (also while
+    /// running), and returns a lister of it whose queries cannot fail.
+    ///
+    /// Registering the same handle again returns another lister of it; a name taken by
+    /// another function fails with [`cache::Error::IndexerConflict`](crate::cache::Error)
+    /// (wrapped in [`Error::Indexers`]), as [`add_indexers`](Self::add_indexers) does.
+    ///
+    /// ```
+    /// use informer_runtime::{ListerWatcher, cache::Index, informer::{Config, SharedIndexInformer}};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// static BY_APP: Index<Pod> = Index::label("app");
+    ///
+    /// fn web_pods(lister_watcher: impl ListerWatcher<Pod>) -> Result<(), Box<dyn std::error::Error>> {
+    ///     let informer = SharedIndexInformer::new(lister_watcher, Config::default());
+    ///     let by_app = informer.add_index(&BY_APP)?;
+    ///     // start the informer, wait for its cache, then:
+    ///     for pod in by_app.get("web") {
+    ///         println!("{:?}", pod.metadata.name);
+    ///     }
+    ///     // the same query through the informer's lister
+    ///     let _web = informer.lister().by_index(&BY_APP, "web")?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn add_index(&self, index: &Index<K>) -> Result<IndexedLister<K>, Error> {
+        if self.inner.is_stopped() {
+            return Err(Error::IndexersAfterStop {
+                informer: self.inner.description.clone(),
+            });
+        }
+        self.inner.indexer.add_index(index)?;
+        Ok(self.lister().index(index)?)
     }
 
     /// The cache. Read it, never write it: writes would corrupt the notifications.

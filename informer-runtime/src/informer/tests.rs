@@ -225,6 +225,58 @@ async fn indexer_indexes_and_accepts_indexers_while_running() {
     running.stop().await;
 }
 
+#[tokio::test(start_paused = true)]
+async fn add_index_registers_typed_indexes_before_and_while_running() {
+    static BY_APP: crate::cache::Index<Pod> = crate::cache::Index::label("app");
+    static BY_NODE: crate::cache::Index<Pod> = crate::cache::Index::new("by-node", |pod| {
+        pod.spec
+            .iter()
+            .filter_map(|spec| spec.node_name.clone())
+            .collect()
+    });
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(labelled("pod1", &[("app", "web")]));
+    let i = informer(&source, Duration::ZERO);
+    let by_app = i.add_index(&BY_APP).expect("before run");
+    let running = run(&i);
+    synced(&i).await;
+    assert_eq!(by_app.keys("web"), ["pod1"]);
+    source.add(labelled("pod2", &[("app", "web")]));
+    eventually("pod2 indexed", || by_app.get("web").len() == 2).await;
+
+    let mut on_node = labelled("pod3", &[("app", "db")]);
+    on_node.spec = Some(PodSpec {
+        node_name: Some("node-1".into()),
+        ..PodSpec::default()
+    });
+    source.add(on_node);
+    eventually("pod3 cached", || i.store().len() == 3).await;
+    let by_node = i
+        .add_index(&BY_NODE)
+        .expect("while running: indexes the cache at once");
+    assert_eq!(by_node.keys("node-1"), ["pod3"]);
+    assert_eq!(
+        i.lister().by_index(&BY_NODE, "node-1").expect("registered").len(),
+        1
+    );
+    i.add_index(&BY_APP).expect("the same handle again");
+    let taken = i
+        .add_index(&crate::cache::Index::new("by-node", |_| Vec::new()))
+        .expect_err("another function under a taken name");
+    assert!(
+        matches!(
+            taken,
+            Error::Indexers(crate::cache::Error::IndexerConflict { .. })
+        ),
+        "{taken}"
+    );
+    running.stop().await;
+    assert!(matches!(
+        i.add_index(&crate::cache::Index::BY_CONTROLLER_UID),
+        Err(Error::IndexersAfterStop { .. })
+    ));
+}
+
 // TestListenerResyncPeriods
 #[tokio::test(start_paused = true)]
 async fn listener_resync_periods() {

@@ -18,6 +18,10 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
         resource.gvr()
     );
     let doc_list = format!(" The `{kind}` objects in the cache matching `selector`, in all namespaces.");
+    let doc_by_index = format!(
+        " The `{kind}` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); \
+         fails if `index` is not registered on the informer."
+    );
 
     let scoped = match resource.scope {
         Scope::Namespaced => {
@@ -28,6 +32,10 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
                 format!(" Lists and gets the `{kind}` objects of one namespace from a cache.");
             let doc_ns_list = format!(" The `{kind}` objects in the namespace matching `selector`.");
             let doc_ns_get = format!(" The `{kind}` named `name` in the namespace, if cached.");
+            let doc_ns_by_index = format!(
+                " The `{kind}` objects of the namespace indexed under `value` by `index`; fails if \
+                 `index` is not registered on the informer."
+            );
             quote! {
                 #cfg
                 impl #lister {
@@ -61,6 +69,15 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
                     #[doc = #doc_ns_get]
                     pub fn get(&self, name: &str) -> #rt::Option<#rt::Arc<#ty>> {
                         self.lister.get(name)
+                    }
+
+                    #[doc = #doc_ns_by_index]
+                    pub fn by_index(
+                        &self,
+                        index: &#rt::Index<#ty>,
+                        value: &str,
+                    ) -> #rt::Result<#rt::Vec<#rt::Arc<#ty>>, #rt::CacheError> {
+                        self.lister.by_index(index, value)
                     }
                 }
             }
@@ -97,6 +114,20 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
             #[doc = #doc_list]
             pub fn list(&self, selector: &#rt::Selector) -> #rt::Vec<#rt::Arc<#ty>> {
                 self.lister.list(selector)
+            }
+
+            #[doc = #doc_by_index]
+            pub fn by_index(
+                &self,
+                index: &#rt::Index<#ty>,
+                value: &str,
+            ) -> #rt::Result<#rt::Vec<#rt::Arc<#ty>>, #rt::CacheError> {
+                self.lister.by_index(index, value)
+            }
+
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(&self) -> &#rt::Lister<#ty> {
+                &self.lister
             }
         }
 

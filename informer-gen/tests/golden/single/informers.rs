@@ -216,6 +216,31 @@ pub mod apps {
             > {
                 self.lister.list(selector)
             }
+            /// The `Deployment` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::golden_crds::apps::v1::Deployment,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<
+                        ::golden_crds::apps::v1::Deployment,
+                    >,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<
+                ::golden_crds::apps::v1::Deployment,
+            > {
+                &self.lister
+            }
         }
         impl DeploymentLister {
             /// The `Deployment` objects in `namespace`.
@@ -254,6 +279,23 @@ pub mod apps {
                 ::informer_runtime::__codegen::Arc<::golden_crds::apps::v1::Deployment>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Deployment` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::golden_crds::apps::v1::Deployment,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<
+                        ::golden_crds::apps::v1::Deployment,
+                    >,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }
@@ -400,6 +442,31 @@ pub mod core {
                 ::informer_runtime::__codegen::Arc<::golden_crds::apps::v1::inner::Node>,
             > {
                 self.lister.list(selector)
+            }
+            /// The `Node` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::golden_crds::apps::v1::inner::Node,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<
+                        ::golden_crds::apps::v1::inner::Node,
+                    >,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<
+                ::golden_crds::apps::v1::inner::Node,
+            > {
+                &self.lister
             }
         }
         impl NodeLister {
@@ -551,6 +618,25 @@ pub mod example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::Foo>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::Foo>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Foo> {
+                &self.lister
+            }
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
@@ -587,6 +673,19 @@ pub mod example_com {
                 ::informer_runtime::__codegen::Arc<::golden_crds::Foo>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::Foo>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::Foo>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }
@@ -703,6 +802,25 @@ pub mod example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::FooV2>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::FooV2>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::golden_crds::FooV2> {
+                &self.lister
+            }
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
@@ -739,6 +857,19 @@ pub mod example_com {
                 ::informer_runtime::__codegen::Arc<::golden_crds::FooV2>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::FooV2>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::FooV2>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }
@@ -873,6 +1004,25 @@ pub mod example_org {
                 ::informer_runtime::__codegen::Arc<::golden_crds::Policy>,
             > {
                 self.lister.list(selector)
+            }
+            /// The `Policy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::Policy>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::Policy>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Policy> {
+                &self.lister
             }
         }
         impl PolicyLister {
@@ -1039,6 +1189,27 @@ pub mod extra_example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `Gadget` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::golden_crds::extra::Gadget,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::extra::Gadget>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::golden_crds::extra::Gadget> {
+                &self.lister
+            }
         }
         #[cfg(feature = "extra")]
         impl GadgetLister {
@@ -1192,6 +1363,25 @@ pub mod my_group_io {
             > {
                 self.lister.list(selector)
             }
+            /// The `Endpoints` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::Endpoints>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::Endpoints>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Endpoints> {
+                &self.lister
+            }
         }
         impl EndpointsLister {
             /// The `Endpoints` objects in `namespace`.
@@ -1230,6 +1420,19 @@ pub mod my_group_io {
                 ::informer_runtime::__codegen::Arc<::golden_crds::Endpoints>,
             > {
                 self.lister.get(name)
+            }
+            /// The `Endpoints` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<::golden_crds::Endpoints>,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<::golden_crds::Endpoints>,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }
@@ -1380,6 +1583,31 @@ pub mod networking_example_com {
             > {
                 self.lister.list(selector)
             }
+            /// The `NetworkPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::golden_crds::moved::NetworkPolicy,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<
+                        ::golden_crds::moved::NetworkPolicy,
+                    >,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
+            }
+            /// The runtime lister this wraps, for generic code.
+            pub fn as_lister(
+                &self,
+            ) -> &::informer_runtime::__codegen::Lister<
+                ::golden_crds::moved::NetworkPolicy,
+            > {
+                &self.lister
+            }
         }
         impl NetworkPolicyLister {
             /// The `NetworkPolicy` objects in `namespace`.
@@ -1421,6 +1649,23 @@ pub mod networking_example_com {
                 ::informer_runtime::__codegen::Arc<::golden_crds::moved::NetworkPolicy>,
             > {
                 self.lister.get(name)
+            }
+            /// The `NetworkPolicy` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            pub fn by_index(
+                &self,
+                index: &::informer_runtime::__codegen::Index<
+                    ::golden_crds::moved::NetworkPolicy,
+                >,
+                value: &str,
+            ) -> ::informer_runtime::__codegen::Result<
+                ::informer_runtime::__codegen::Vec<
+                    ::informer_runtime::__codegen::Arc<
+                        ::golden_crds::moved::NetworkPolicy,
+                    >,
+                >,
+                ::informer_runtime::__codegen::CacheError,
+            > {
+                self.lister.by_index(index, value)
             }
         }
     }

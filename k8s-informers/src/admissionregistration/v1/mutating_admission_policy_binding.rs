@@ -119,6 +119,31 @@ impl MutatingAdmissionPolicyBindingLister {
     > {
         self.lister.list(selector)
     }
+    /// The `MutatingAdmissionPolicyBinding` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "admissionregistration")]
 #[cfg(any(k8s_1_36, k8s_1_37))]

@@ -111,6 +111,31 @@ impl ControllerRevisionLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ControllerRevision` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::apps::v1::ControllerRevision,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::apps::v1::ControllerRevision,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::apps::v1::ControllerRevision,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "apps")]
 impl ControllerRevisionLister {
@@ -159,5 +184,22 @@ impl ControllerRevisionNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `ControllerRevision` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::apps::v1::ControllerRevision,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::apps::v1::ControllerRevision,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,29 @@ impl DaemonSetLister {
     > {
         self.lister.list(selector)
     }
+    /// The `DaemonSet` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::apps::v1::DaemonSet,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::apps::v1::DaemonSet>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::apps::v1::DaemonSet,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "apps")]
 impl DaemonSetLister {
@@ -150,5 +173,20 @@ impl DaemonSetNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::apps::v1::DaemonSet>,
     > {
         self.lister.get(name)
+    }
+    /// The `DaemonSet` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::apps::v1::DaemonSet,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::apps::v1::DaemonSet>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,29 @@ impl ReplicaSetLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ReplicaSet` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::apps::v1::ReplicaSet,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::apps::v1::ReplicaSet>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::apps::v1::ReplicaSet,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "apps")]
 impl ReplicaSetLister {
@@ -150,5 +173,20 @@ impl ReplicaSetNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::apps::v1::ReplicaSet>,
     > {
         self.lister.get(name)
+    }
+    /// The `ReplicaSet` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::apps::v1::ReplicaSet,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::apps::v1::ReplicaSet>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

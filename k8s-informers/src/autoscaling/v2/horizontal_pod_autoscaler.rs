@@ -112,6 +112,31 @@ impl HorizontalPodAutoscalerLister {
     > {
         self.lister.list(selector)
     }
+    /// The `HorizontalPodAutoscaler` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "autoscaling")]
 impl HorizontalPodAutoscalerLister {
@@ -160,5 +185,22 @@ impl HorizontalPodAutoscalerNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `HorizontalPodAutoscaler` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,27 @@ impl CronJobLister {
     > {
         self.lister.list(selector)
     }
+    /// The `CronJob` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::batch::v1::CronJob,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::batch::v1::CronJob>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::batch::v1::CronJob> {
+        &self.lister
+    }
 }
 #[cfg(feature = "batch")]
 impl CronJobLister {
@@ -150,5 +171,20 @@ impl CronJobNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::batch::v1::CronJob>,
     > {
         self.lister.get(name)
+    }
+    /// The `CronJob` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::batch::v1::CronJob,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::batch::v1::CronJob>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

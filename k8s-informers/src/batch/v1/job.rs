@@ -103,6 +103,25 @@ impl JobLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Job` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::batch::v1::Job>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::batch::v1::Job>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::batch::v1::Job> {
+        &self.lister
+    }
 }
 #[cfg(feature = "batch")]
 impl JobLister {
@@ -144,5 +163,18 @@ impl JobNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::batch::v1::Job>,
     > {
         self.lister.get(name)
+    }
+    /// The `Job` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::batch::v1::Job>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::batch::v1::Job>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -120,6 +120,31 @@ impl PodCertificateRequestLister {
     > {
         self.lister.list(selector)
     }
+    /// The `PodCertificateRequest` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "certificates")]
 #[cfg(k8s_1_34)]
@@ -171,5 +196,22 @@ impl PodCertificateRequestNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `PodCertificateRequest` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,31 @@ impl ClusterTrustBundleLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ClusterTrustBundle` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "certificates")]
 impl ClusterTrustBundleLister {

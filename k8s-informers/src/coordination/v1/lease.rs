@@ -109,6 +109,31 @@ impl LeaseLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Lease` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::coordination::v1::Lease,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::coordination::v1::Lease,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::coordination::v1::Lease,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "coordination")]
 impl LeaseLister {
@@ -150,5 +175,22 @@ impl LeaseNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::coordination::v1::Lease>,
     > {
         self.lister.get(name)
+    }
+    /// The `Lease` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::coordination::v1::Lease,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::coordination::v1::Lease,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

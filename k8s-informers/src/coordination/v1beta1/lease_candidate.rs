@@ -112,6 +112,31 @@ impl LeaseCandidateLister {
     > {
         self.lister.list(selector)
     }
+    /// The `LeaseCandidate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "coordination")]
 impl LeaseCandidateLister {
@@ -157,5 +182,22 @@ impl LeaseCandidateNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `LeaseCandidate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,29 @@ impl ConfigMapLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ConfigMap` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::ConfigMap,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::ConfigMap>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::core::v1::ConfigMap,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl ConfigMapLister {
@@ -150,5 +173,20 @@ impl ConfigMapNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::ConfigMap>,
     > {
         self.lister.get(name)
+    }
+    /// The `ConfigMap` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::ConfigMap,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::ConfigMap>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,29 @@ impl LimitRangeLister {
     > {
         self.lister.list(selector)
     }
+    /// The `LimitRange` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::LimitRange,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::LimitRange>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::core::v1::LimitRange,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl LimitRangeLister {
@@ -150,5 +173,20 @@ impl LimitRangeNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::LimitRange>,
     > {
         self.lister.get(name)
+    }
+    /// The `LimitRange` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::LimitRange,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::LimitRange>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -111,6 +111,31 @@ impl PersistentVolumeClaimLister {
     > {
         self.lister.list(selector)
     }
+    /// The `PersistentVolumeClaim` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl PersistentVolumeClaimLister {
@@ -159,5 +184,22 @@ impl PersistentVolumeClaimNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `PersistentVolumeClaim` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

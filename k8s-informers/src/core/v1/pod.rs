@@ -101,6 +101,25 @@ impl PodLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Pod` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::core::v1::Pod>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::Pod>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::core::v1::Pod> {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl PodLister {
@@ -142,5 +161,18 @@ impl PodNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::Pod>,
     > {
         self.lister.get(name)
+    }
+    /// The `Pod` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::core::v1::Pod>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::Pod>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

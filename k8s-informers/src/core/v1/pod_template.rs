@@ -109,6 +109,29 @@ impl PodTemplateLister {
     > {
         self.lister.list(selector)
     }
+    /// The `PodTemplate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::PodTemplate,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::PodTemplate>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::core::v1::PodTemplate,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl PodTemplateLister {
@@ -150,5 +173,20 @@ impl PodTemplateNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::PodTemplate>,
     > {
         self.lister.get(name)
+    }
+    /// The `PodTemplate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::PodTemplate,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::PodTemplate>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

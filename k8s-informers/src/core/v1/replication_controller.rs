@@ -111,6 +111,31 @@ impl ReplicationControllerLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ReplicationController` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::ReplicationController,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::core::v1::ReplicationController,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::core::v1::ReplicationController,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl ReplicationControllerLister {
@@ -159,5 +184,22 @@ impl ReplicationControllerNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `ReplicationController` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::ReplicationController,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::core::v1::ReplicationController,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

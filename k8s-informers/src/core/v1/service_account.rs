@@ -109,6 +109,31 @@ impl ServiceAccountLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ServiceAccount` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::ServiceAccount,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::core::v1::ServiceAccount,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::core::v1::ServiceAccount,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "core")]
 impl ServiceAccountLister {
@@ -150,5 +175,22 @@ impl ServiceAccountNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::core::v1::ServiceAccount>,
     > {
         self.lister.get(name)
+    }
+    /// The `ServiceAccount` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::core::v1::ServiceAccount,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::core::v1::ServiceAccount,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -117,6 +117,31 @@ impl EvictionLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Eviction` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "lifecycle")]
 #[cfg(k8s_1_37)]
@@ -165,5 +190,22 @@ impl EvictionNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `Eviction` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -118,6 +118,31 @@ impl EvictionRequestLister {
     > {
         self.lister.list(selector)
     }
+    /// The `EvictionRequest` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "lifecycle")]
 #[cfg(k8s_1_37)]
@@ -166,5 +191,22 @@ impl EvictionRequestNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `EvictionRequest` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

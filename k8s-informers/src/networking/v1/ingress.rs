@@ -109,6 +109,31 @@ impl IngressLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Ingress` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::networking::v1::Ingress,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::networking::v1::Ingress,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::networking::v1::Ingress,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "networking")]
 impl IngressLister {
@@ -150,5 +175,22 @@ impl IngressNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::networking::v1::Ingress>,
     > {
         self.lister.get(name)
+    }
+    /// The `Ingress` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::networking::v1::Ingress,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::networking::v1::Ingress,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -111,6 +111,31 @@ impl PodDisruptionBudgetLister {
     > {
         self.lister.list(selector)
     }
+    /// The `PodDisruptionBudget` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "policy")]
 impl PodDisruptionBudgetLister {
@@ -159,5 +184,22 @@ impl PodDisruptionBudgetNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `PodDisruptionBudget` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

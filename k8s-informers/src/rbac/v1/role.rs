@@ -103,6 +103,25 @@ impl RoleLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Role` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::rbac::v1::Role>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::rbac::v1::Role>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::rbac::v1::Role> {
+        &self.lister
+    }
 }
 #[cfg(feature = "rbac")]
 impl RoleLister {
@@ -144,5 +163,18 @@ impl RoleNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::rbac::v1::Role>,
     > {
         self.lister.get(name)
+    }
+    /// The `Role` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::rbac::v1::Role>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::rbac::v1::Role>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -109,6 +109,29 @@ impl RoleBindingLister {
     > {
         self.lister.list(selector)
     }
+    /// The `RoleBinding` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::rbac::v1::RoleBinding,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::rbac::v1::RoleBinding>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::rbac::v1::RoleBinding,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "rbac")]
 impl RoleBindingLister {
@@ -150,5 +173,20 @@ impl RoleBindingNamespaceLister {
         ::informer_runtime::__codegen::Arc<::k8s_openapi::api::rbac::v1::RoleBinding>,
     > {
         self.lister.get(name)
+    }
+    /// The `RoleBinding` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::rbac::v1::RoleBinding,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::k8s_openapi::api::rbac::v1::RoleBinding>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

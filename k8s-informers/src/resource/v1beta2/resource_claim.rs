@@ -111,6 +111,31 @@ impl ResourceClaimLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ResourceClaim` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "resource")]
 impl ResourceClaimLister {
@@ -156,5 +181,22 @@ impl ResourceClaimNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `ResourceClaim` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -112,6 +112,31 @@ impl ResourceClaimTemplateLister {
     > {
         self.lister.list(selector)
     }
+    /// The `ResourceClaimTemplate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "resource")]
 impl ResourceClaimTemplateLister {
@@ -160,5 +185,22 @@ impl ResourceClaimTemplateNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `ResourceClaimTemplate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

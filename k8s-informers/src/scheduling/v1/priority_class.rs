@@ -108,6 +108,31 @@ impl PriorityClassLister {
     > {
         self.lister.list(selector)
     }
+    /// The `PriorityClass` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::scheduling::v1::PriorityClass,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::scheduling::v1::PriorityClass,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::scheduling::v1::PriorityClass,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "scheduling")]
 impl PriorityClassLister {

@@ -117,6 +117,31 @@ impl WorkloadLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Workload` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "scheduling")]
 #[cfg(k8s_1_36)]
@@ -165,5 +190,22 @@ impl WorkloadNamespaceLister {
         >,
     > {
         self.lister.get(name)
+    }
+    /// The `Workload` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -108,6 +108,31 @@ impl VolumeAttachmentLister {
     > {
         self.lister.list(selector)
     }
+    /// The `VolumeAttachment` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::storage::v1::VolumeAttachment,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::storage::v1::VolumeAttachment,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::storage::v1::VolumeAttachment,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "storage")]
 impl VolumeAttachmentLister {

@@ -117,6 +117,31 @@ impl StorageVersionMigrationLister {
     > {
         self.lister.list(selector)
     }
+    /// The `StorageVersionMigration` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<
+                ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+            >,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<
+        ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+    > {
+        &self.lister
+    }
 }
 #[cfg(feature = "storagemigration")]
 #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]

@@ -100,6 +100,27 @@ impl DeploymentLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Deployment` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::golden_crds::apps::v1::Deployment,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::apps::v1::Deployment>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::golden_crds::apps::v1::Deployment> {
+        &self.lister
+    }
 }
 impl DeploymentLister {
     /// The `Deployment` objects in `namespace`.
@@ -138,5 +159,20 @@ impl DeploymentNamespaceLister {
         ::informer_runtime::__codegen::Arc<::golden_crds::apps::v1::Deployment>,
     > {
         self.lister.get(name)
+    }
+    /// The `Deployment` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::golden_crds::apps::v1::Deployment,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::apps::v1::Deployment>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

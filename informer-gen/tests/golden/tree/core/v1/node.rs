@@ -97,6 +97,27 @@ impl NodeLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Node` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::golden_crds::apps::v1::inner::Node,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::apps::v1::inner::Node>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::golden_crds::apps::v1::inner::Node> {
+        &self.lister
+    }
 }
 impl NodeLister {
     /// The `Node` named `name`, if cached.

@@ -93,6 +93,25 @@ impl GadgetLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Gadget` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::golden_crds::extra::Gadget>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::extra::Gadget>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::golden_crds::extra::Gadget> {
+        &self.lister
+    }
 }
 #[cfg(feature = "extra")]
 impl GadgetLister {

@@ -88,6 +88,25 @@ impl EndpointsLister {
     > {
         self.lister.list(selector)
     }
+    /// The `Endpoints` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::golden_crds::Endpoints>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::Endpoints>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Endpoints> {
+        &self.lister
+    }
 }
 impl EndpointsLister {
     /// The `Endpoints` objects in `namespace`.
@@ -124,5 +143,18 @@ impl EndpointsNamespaceLister {
         ::informer_runtime::__codegen::Arc<::golden_crds::Endpoints>,
     > {
         self.lister.get(name)
+    }
+    /// The `Endpoints` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<::golden_crds::Endpoints>,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::Endpoints>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

@@ -100,6 +100,27 @@ impl NetworkPolicyLister {
     > {
         self.lister.list(selector)
     }
+    /// The `NetworkPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::golden_crds::moved::NetworkPolicy,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::moved::NetworkPolicy>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
+    }
+    /// The runtime lister this wraps, for generic code.
+    pub fn as_lister(
+        &self,
+    ) -> &::informer_runtime::__codegen::Lister<::golden_crds::moved::NetworkPolicy> {
+        &self.lister
+    }
 }
 impl NetworkPolicyLister {
     /// The `NetworkPolicy` objects in `namespace`.
@@ -138,5 +159,20 @@ impl NetworkPolicyNamespaceLister {
         ::informer_runtime::__codegen::Arc<::golden_crds::moved::NetworkPolicy>,
     > {
         self.lister.get(name)
+    }
+    /// The `NetworkPolicy` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    pub fn by_index(
+        &self,
+        index: &::informer_runtime::__codegen::Index<
+            ::golden_crds::moved::NetworkPolicy,
+        >,
+        value: &str,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::Vec<
+            ::informer_runtime::__codegen::Arc<::golden_crds::moved::NetworkPolicy>,
+        >,
+        ::informer_runtime::__codegen::CacheError,
+    > {
+        self.lister.by_index(index, value)
     }
 }

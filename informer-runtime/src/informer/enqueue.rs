@@ -1,0 +1,229 @@
+//! [`Enqueue`]: the usual controller handler, which puts the key of every changed object on a
+//! work queue.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use informer_runtime::{ListerWatcher, ObjectName, WorkQueue};
+//! use informer_runtime::informer::{Config, SharedIndexInformer, enqueue::Enqueue};
+//! use k8s_openapi::api::core::v1::Pod;
+//!
+//! fn wire(lister_watcher: impl ListerWatcher<Pod>) -> Result<(), informer_runtime::informer::Error> {
+//!     let informer = SharedIndexInformer::new(lister_watcher, Config::default());
+//!     let queue: Arc<WorkQueue<ObjectName>> = Arc::new(WorkQueue::new());
+//!     informer.add_event_handler(Enqueue::by_name(Arc::clone(&queue)))?;
+//!     // start the informer; workers take names off `queue`
+//!     Ok(())
+//! }
+//! ```
+
+use std::{fmt, hash::Hash, sync::Arc};
+
+use kube::Resource;
+
+use crate::{
+    cache::{MaybeTombstone, ObjectName},
+    informer::handler::ResourceEventHandler,
+    workqueue::{DelayingQueue, RateLimitingQueue, WorkQueue},
+};
+
+/// Anything items can be added to: [`WorkQueue`], [`DelayingQueue`], [`RateLimitingQueue`],
+/// and an `Arc` of any of them (how queues are shared between handlers and workers).
+pub trait Queue: Send + Sync + 'static {
+    /// What the queue holds.
+    type Item;
+
+    /// Adds `item` (queues deduplicate it if it is already waiting).
+    fn add(&self, item: Self::Item);
+}
+
+impl<T: Eq + Hash + Clone + Send + 'static> Queue for WorkQueue<T> {
+    type Item = T;
+
+    fn add(&self, item: T) {
+        WorkQueue::add(self, item);
+    }
+}
+
+impl<T: Eq + Hash + Clone + Send + 'static> Queue for DelayingQueue<T> {
+    type Item = T;
+
+    fn add(&self, item: T) {
+        DelayingQueue::add(self, item);
+    }
+}
+
+impl<T: Eq + Hash + Clone + Send + 'static> Queue for RateLimitingQueue<T> {
+    type Item = T;
+
+    fn add(&self, item: T) {
+        DelayingQueue::add(self, item);
+    }
+}
+
+impl<Q: Queue + ?Sized> Queue for Arc<Q> {
+    type Item = Q::Item;
+
+    fn add(&self, item: Q::Item) {
+        Q::add(self, item);
+    }
+}
+
+type MapFn<K, T> = Box<dyn Fn(&K) -> Vec<T> + Send + Sync>;
+
+/// How an object becomes queue items.
+enum Mapper<K, T> {
+    /// The object's name; a tombstone's is taken from its key.
+    Name(fn(ObjectName) -> T),
+    /// The object's key; a tombstone's key verbatim.
+    Key(fn(String) -> T),
+    /// A function of the object; a tombstone's last known state.
+    Custom(MapFn<K, T>),
+}
+
+/// A handler that adds a queue item for every added, updated and deleted object
+/// (the add/update/delete functions of a client-go controller, in one value).
+///
+/// - Updates that only re-deliver an object (a resync or a relist of an unchanged object:
+///   the same resource version) are skipped unless [`on_resync(true)`](Self::on_resync).
+/// - A delete whose final state is unknown ([`DeletedFinalStateUnknown`]) enqueues the
+///   tombstone's key with [`by_name`](Self::by_name) and [`by_key`](Self::by_key), and the
+///   items of the last known state with [`new`](Self::new). A tombstone without a last known
+///   state cannot be mapped by a function: that is logged as a warning, never dropped silently.
+///
+/// Register it with [`SharedIndexInformer::add_event_handler`]. Works with any [`Queue`].
+///
+/// [`DeletedFinalStateUnknown`]: crate::cache::DeletedFinalStateUnknown
+/// [`SharedIndexInformer::add_event_handler`]: crate::informer::SharedIndexInformer::add_event_handler
+pub struct Enqueue<K, Q: Queue> {
+    queue: Q,
+    mapper: Mapper<K, Q::Item>,
+    on_resync: bool,
+}
+
+impl<K, Q: Queue> fmt::Debug for Enqueue<K, Q> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mapper = match self.mapper {
+            Mapper::Name(_) => "name",
+            Mapper::Key(_) => "key",
+            Mapper::Custom(_) => "custom",
+        };
+        f.debug_struct("Enqueue")
+            .field("mapper", &mapper)
+            .field("on_resync", &self.on_resync)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, Q: Queue<Item = ObjectName>> Enqueue<K, Q> {
+    /// Enqueues the [`ObjectName`] of each changed object.
+    pub fn by_name(queue: Q) -> Self {
+        Self {
+            queue,
+            mapper: Mapper::Name(|name| name),
+            on_resync: false,
+        }
+    }
+}
+
+impl<K, Q: Queue<Item = String>> Enqueue<K, Q> {
+    /// Enqueues the key (`namespace/name`, or `name`) of each changed object.
+    pub fn by_key(queue: Q) -> Self {
+        Self {
+            queue,
+            mapper: Mapper::Key(|key| key),
+            on_resync: false,
+        }
+    }
+}
+
+impl<K, Q: Queue> Enqueue<K, Q> {
+    /// Enqueues the items `mapper` returns for each changed object: none (an object the
+    /// controller ignores), one, or several (for example the controllers owning a pod).
+    ///
+    /// An update enqueues the items of both the old and the new state, so that a change of
+    /// the mapped value (a new owner) reaches the old one too; queues deduplicate the rest.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_runtime::{ObjectName, WorkQueue, informer::enqueue::Enqueue};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// // pods wake the ReplicaSet that controls them
+    /// let queue: Arc<WorkQueue<ObjectName>> = Arc::new(WorkQueue::new());
+    /// let handler = Enqueue::new(Arc::clone(&queue), |pod: &Pod| {
+    ///     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    ///     pod.metadata
+    ///         .owner_references
+    ///         .iter()
+    ///         .flatten()
+    ///         .filter(|owner| owner.controller == Some(true) && owner.kind == "ReplicaSet")
+    ///         .map(|owner| ObjectName::new(namespace.clone(), owner.name.clone()))
+    ///         .collect::<Vec<_>>()
+    /// });
+    /// # let _ = handler;
+    /// ```
+    pub fn new<I>(queue: Q, mapper: impl Fn(&K) -> I + Send + Sync + 'static) -> Self
+    where
+        I: IntoIterator<Item = Q::Item>,
+    {
+        Self {
+            queue,
+            mapper: Mapper::Custom(Box::new(move |obj| mapper(obj).into_iter().collect())),
+            on_resync: false,
+        }
+    }
+
+    /// Whether updates that only re-deliver an object (same resource version: resyncs)
+    /// enqueue it too; `false` by default.
+    pub fn on_resync(mut self, on_resync: bool) -> Self {
+        self.on_resync = on_resync;
+        self
+    }
+}
+
+impl<K: Resource, Q: Queue> Enqueue<K, Q> {
+    fn enqueue(&self, obj: &K) {
+        match &self.mapper {
+            Mapper::Name(into) => self.queue.add(into(ObjectName::of(obj))),
+            Mapper::Key(into) => self.queue.add(into(crate::cache::key::object_key(obj))),
+            Mapper::Custom(map) => map(obj).into_iter().for_each(|item| self.queue.add(item)),
+        }
+    }
+}
+
+impl<K, Q> ResourceEventHandler<K> for Enqueue<K, Q>
+where
+    K: Resource + Send + Sync + 'static,
+    Q: Queue,
+{
+    fn on_add(&self, object: Arc<K>, _is_in_initial_list: bool) {
+        self.enqueue(&object);
+    }
+
+    fn on_update(&self, old: Arc<K>, new: Arc<K>) {
+        if !self.on_resync && old.meta().resource_version == new.meta().resource_version {
+            return;
+        }
+        self.enqueue(&new);
+        if let Mapper::Custom(_) = self.mapper {
+            self.enqueue(&old);
+        }
+    }
+
+    fn on_delete(&self, object: MaybeTombstone<K>) {
+        match (&self.mapper, &object) {
+            (Mapper::Name(into), _) => self.queue.add(into(object.object_name())),
+            (Mapper::Key(into), _) => self.queue.add(into(object.key())),
+            (Mapper::Custom(_), _) => match object.object() {
+                Some(last) => self.enqueue(last),
+                None => tracing::warn!(
+                    key = %object.key(),
+                    "failed to enqueue a deleted object: its tombstone has no last known state to map"
+                ),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
