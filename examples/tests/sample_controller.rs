@@ -181,8 +181,13 @@ async fn deleted_deployment_is_recreated(running: &Running, created: &Deployment
         .await,
         "deployment recreated"
     );
+    // the controller records its event after it recreated the Deployment: wait for it too
+    let recorded = wait_until(WAIT, async || {
+        running.event_reasons().await.iter().any(|r| r == "Recreated")
+    })
+    .await;
     let reasons = running.event_reasons().await;
-    assert!(reasons.iter().any(|r| r == "Recreated"), "{reasons:?}");
+    assert!(recorded, "{reasons:?}");
     assert!(reasons.iter().any(|r| r == "Synced"), "{reasons:?}");
 }
 
