@@ -36,6 +36,7 @@
 
 use std::{borrow::Cow, fmt, sync::Arc};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 
 use crate::cache::{IndexFunc, NAMESPACE_INDEX, key::key_of, namespace_index_func};
@@ -245,23 +246,22 @@ impl<K: Resource> Index<K> {
     }
 }
 
-fn controller_uid<K: Resource>(obj: &K) -> Vec<String> {
+/// The owner references of `obj` that name its controller.
+fn controllers<K: Resource>(obj: &K) -> impl Iterator<Item = &OwnerReference> {
     obj.meta()
         .owner_references
         .iter()
         .flatten()
         .filter(|owner| owner.controller == Some(true))
-        .map(|owner| owner.uid.clone())
-        .collect()
+}
+
+fn controller_uid<K: Resource>(obj: &K) -> Vec<String> {
+    controllers(obj).map(|owner| owner.uid.clone()).collect()
 }
 
 fn controller_name<K: Resource>(obj: &K) -> Vec<String> {
     let namespace = obj.meta().namespace.as_deref().unwrap_or_default();
-    obj.meta()
-        .owner_references
-        .iter()
-        .flatten()
-        .filter(|owner| owner.controller == Some(true))
+    controllers(obj)
         .map(|owner| key_of(namespace, &owner.name))
         .collect()
 }

@@ -88,6 +88,17 @@ struct State<K> {
     handles: HashMap<String, Source<K>>,
 }
 
+impl<K> State<K> {
+    /// Whether the index `name` (which exists) was registered by `index`'s function: through
+    /// the same handle, or, for the namespace index, through the string API.
+    fn registered_by(&self, name: &str, index: &index::Index<K>) -> bool {
+        match self.handles.get(name) {
+            Some(source) => source.same_as(&index.source()),
+            None => index.is_namespace(),
+        }
+    }
+}
+
 /// A read-only view of a thread-safe map of key to `Arc<K>` with secondary indexes (the
 /// reading half of client-go's `Indexer`).
 ///
@@ -296,12 +307,12 @@ impl<K: Resource> Store<K> {
         if !state.indexers.contains_key(name.as_ref()) {
             return Err(not_found(&name));
         }
-        match state.handles.get(name.as_ref()) {
-            Some(source) if source.same_as(&index.source()) => Ok(()),
-            None if index.is_namespace() => Ok(()),
-            _ => Err(Error::IndexFunctionMismatch {
+        if state.registered_by(&name, index) {
+            Ok(())
+        } else {
+            Err(Error::IndexFunctionMismatch {
                 name: name.into_owned(),
-            }),
+            })
         }
     }
 }
@@ -427,11 +438,7 @@ impl<K: Resource> Writer<K> {
             let mut state = self.write();
             let state = &mut *state;
             if state.indexers.contains_key(name.as_ref()) {
-                let same = match state.handles.get(name.as_ref()) {
-                    Some(source) => source.same_as(&index.source()),
-                    None => index.is_namespace(),
-                };
-                if !same {
+                if !state.registered_by(&name, index) {
                     return Err(Error::IndexerConflict {
                         names: vec![name.into_owned()],
                     });
