@@ -62,6 +62,7 @@
 //!       │ one per type          │ keys         │
 //!   SharedInformerFactory       ▼              │                        factory
 //!                           WorkQueue ──► your workers ──┘              workqueue
+//!                               └──► or Controller: reconcile(object)   controller
 //! ```
 //!
 //! # Modules
@@ -75,6 +76,7 @@
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type, started, synced and stopped together |
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
 //! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
+//! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |
@@ -106,6 +108,7 @@
 #[path = "codegen.rs"]
 pub mod __codegen;
 pub mod cache;
+pub mod controller;
 mod deadline;
 pub mod factory;
 pub mod informer;

@@ -5,6 +5,10 @@
 //!   panics. Read from the informers' counters at each scrape: nothing is added to the hot path.
 //! - [`WorkQueueMetrics`]: per work queue, adds, depth, retries, time in queue and work
 //!   duration (client-go's workqueue metrics), fed through [`QueueMetrics`].
+//! - [`ControllerMetrics`]: per controller, reconciles by result, errors, panics, reconcile
+//!   time, active workers and concurrency, under controller-runtime's names (so its dashboards
+//!   work), fed through [`ReconcileMetrics`]; [`register_controller`] wires both to a
+//!   [`Controller`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -36,7 +40,13 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::{factory::SharedInformerFactory, workqueue::QueueMetrics};
+use prometheus_client::metrics::family::Family;
+
+use crate::{
+    controller::{Controller, Outcome, ReconcileMetrics},
+    factory::{SharedInformerFactory, TypedResource},
+    workqueue::QueueMetrics,
+};
 
 /// Registers the metrics of every informer of `factory` (also ones created later).
 pub fn register_factory(registry: &mut Registry, factory: &SharedInformerFactory) {
@@ -260,6 +270,115 @@ impl QueueMetrics for WorkQueueMetrics {
     }
 }
 
+/// The metrics of one controller, registered under the label `controller`
+/// (controller-runtime's `controller_runtime_*` names).
+#[derive(Debug)]
+pub struct ControllerMetrics {
+    reconciles: Family<Vec<(&'static str, &'static str)>, Counter>,
+    errors: Counter,
+    panics: Counter,
+    reconcile_time: Histogram,
+    active_workers: Gauge,
+    max_concurrent: Gauge,
+}
+
+impl ControllerMetrics {
+    /// Registers the metrics of a controller called `name`.
+    pub fn register(registry: &mut Registry, name: &str) -> Arc<Self> {
+        let metrics = Arc::new(Self {
+            reconciles: Family::default(),
+            errors: Counter::default(),
+            panics: Counter::default(),
+            // 1 ms to about 4.6 hours.
+            reconcile_time: Histogram::new(exponential_buckets(1e-3, 4.0, 12)),
+            active_workers: Gauge::default(),
+            max_concurrent: Gauge::default(),
+        });
+        let registry = registry.sub_registry_with_label(("controller".into(), name.to_owned().into()));
+        registry.register(
+            "controller_runtime_reconcile",
+            "Reconciles, by result (success, error, panic).",
+            metrics.reconciles.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Reconciles that returned an error.",
+            metrics.errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Reconciles or error policies that panicked.",
+            metrics.panics.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "How long reconciles took.",
+            metrics.reconcile_time.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Reconciles running now.",
+            metrics.active_workers.clone(),
+        );
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "The most reconciles the controller runs at once.",
+            metrics.max_concurrent.clone(),
+        );
+        metrics
+    }
+}
+
+impl ReconcileMetrics for ControllerMetrics {
+    fn reconciled(&self, outcome: Outcome, duration: Duration) {
+        self.reconciles
+            .get_or_create(&vec![("result", outcome.as_str())])
+            .inc();
+        match outcome {
+            Outcome::Success => {}
+            Outcome::Error => drop(self.errors.inc()),
+            Outcome::Panic => drop(self.panics.inc()),
+        }
+        self.reconcile_time.observe(duration.as_secs_f64());
+    }
+
+    fn worker_active(&self, active: bool) {
+        if active {
+            self.active_workers.inc();
+        } else {
+            self.active_workers.dec();
+        }
+    }
+
+    fn concurrency(&self, concurrency: usize) {
+        self.max_concurrent.set(clamp(concurrency));
+    }
+}
+
+/// Registers the metrics of `controller` (named by
+/// [`Controller::name`](crate::controller::Controller::name)): its reconciles
+/// ([`ControllerMetrics`]) and its work queue ([`WorkQueueMetrics`], `workqueue_*` with the
+/// controller's name). Call it after naming the controller.
+///
+/// ```
+/// use informer_runtime::{controller::Controller, metrics::register_controller};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use prometheus_client::registry::Registry;
+///
+/// fn build(factory: &informer_runtime::SharedInformerFactory, registry: &mut Registry) -> Controller<ConfigMap> {
+///     register_controller(registry, Controller::new(factory).name("config-rollout"))
+/// }
+/// ```
+pub fn register_controller<K: TypedResource>(
+    registry: &mut Registry,
+    controller: Controller<K>,
+) -> Controller<K> {
+    let name = controller.controller_name().to_owned();
+    let queue = WorkQueueMetrics::register(registry, &name);
+    let reconciles = ControllerMetrics::register(registry, &name);
+    controller.metrics(queue, reconciles)
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::Pod;
@@ -357,5 +476,59 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn controller_metrics_count_reconciles_by_result() -> Result<(), Box<dyn std::error::Error>> {
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        use crate::controller::Action;
+
+        let server = informer_testserver::TestServer::start().await?;
+        for name in ["fine", "broken"] {
+            let mut cm = ConfigMap::default();
+            cm.metadata.name = Some(name.into());
+            cm.metadata.namespace = Some("default".into());
+            server.create_typed(&cm)?;
+        }
+        let factory = SharedInformerFactory::new(server.client()?);
+        let mut registry = Registry::default();
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let controller =
+            register_controller(&mut registry, Controller::<ConfigMap>::new(&factory).name("cms"))
+                .graceful_shutdown_on(shutdown.clone());
+        let stats = controller.stats();
+        let run = tokio::spawn(controller.run(
+            |cm: Arc<ConfigMap>, _: Arc<()>| async move {
+                if cm.metadata.name.as_deref() == Some("broken") {
+                    panic!("reconcile bug");
+                }
+                Ok::<_, std::fmt::Error>(Action::await_change())
+            },
+            |_, _, _| Action::await_change(),
+            Arc::new(()),
+        ));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while stats.panics() == 0 || stats.reconciles() < 2 {
+            assert!(tokio::time::Instant::now() < deadline, "no reconciles: {stats:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodable");
+        for line in [
+            "controller_runtime_reconcile_total{controller=\"cms\",result=\"success\"} 1",
+            "controller_runtime_reconcile_panics_total{controller=\"cms\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"cms\"} 0",
+            "controller_runtime_max_concurrent_reconciles{controller=\"cms\"} 1",
+            "controller_runtime_reconcile_time_seconds_count{controller=\"cms\"}",
+            "workqueue_adds_total{name=\"cms\"}",
+            "workqueue_retries_total{name=\"cms\"}",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+        shutdown.cancel();
+        run.await??;
+        factory.shutdown().await;
+        Ok(())
     }
 }

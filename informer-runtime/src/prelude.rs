@@ -6,6 +6,7 @@
 
 pub use crate::{
     cache::{DeletedFinalStateUnknown, Index, MaybeTombstone, ObjectName},
+    controller::{Action, Controller},
     factory::SharedInformerFactory,
     informer::{
         SharedIndexInformer,

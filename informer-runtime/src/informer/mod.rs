@@ -472,6 +472,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         self.has_synced()
     }
 
+    /// Returns once the informer stopped (at once if it has).
+    pub(crate) async fn until_stopped(&self) {
+        let mut stopped = self.inner.stopped.subscribe();
+        // An error means the sender is gone, which cannot happen while `self` holds it.
+        let _ = stopped.wait_for(|stopped| *stopped).await;
+    }
+
     /// Whether `run` was called.
     pub fn is_started(&self) -> bool {
         self.inner.started.load(Ordering::SeqCst)

@@ -106,6 +106,9 @@ impl KubeListerWatcher<DynamicObject> {
 /// Builds the `Api` of a typed resource for its scope: namespaced resources may be restricted
 /// to one namespace, cluster-scoped ones never are.
 pub trait ApiScope {
+    /// Whether resources of this scope live in namespaces.
+    const NAMESPACED: bool;
+
     /// The `Api` of `K` in `namespace` (`None`: all namespaces).
     fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
     where
@@ -113,6 +116,8 @@ pub trait ApiScope {
 }
 
 impl ApiScope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+
     fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
     where
         K: Resource<DynamicType = (), Scope = Self>,
@@ -125,6 +130,8 @@ impl ApiScope for NamespaceResourceScope {
 }
 
 impl ApiScope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+
     fn api<K>(client: Client, _namespace: Option<&str>) -> Api<K>
     where
         K: Resource<DynamicType = (), Scope = Self>,

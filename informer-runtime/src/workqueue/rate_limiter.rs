@@ -26,6 +26,20 @@ pub trait RateLimiter<T>: Send + Sync {
     fn num_requeues(&self, item: &T) -> u32;
 }
 
+impl<T> RateLimiter<T> for Box<dyn RateLimiter<T>> {
+    fn when(&self, item: &T) -> Duration {
+        (**self).when(item)
+    }
+
+    fn forget(&self, item: &T) {
+        (**self).forget(item);
+    }
+
+    fn num_requeues(&self, item: &T) -> u32 {
+        (**self).num_requeues(item)
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }

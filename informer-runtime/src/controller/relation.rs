@@ -1,0 +1,211 @@
+//! The informers a controller reads: its own type, the types it owns and the types it
+//! watches. Each becomes an [`Enqueue`] handler on a shared informer when the controller runs,
+//! and is removed when it stops.
+
+use std::{fmt, sync::Arc};
+
+use futures::future::BoxFuture;
+use kube::Resource;
+
+use crate::{
+    cache::{Index, ObjectName},
+    factory::TypedResource,
+    informer::{self, Registration, SharedIndexInformer, enqueue::Enqueue},
+    source::ApiScope,
+    workqueue::RateLimitingQueue,
+};
+
+/// The controller's queue.
+pub(crate) type Queue = Arc<RateLimitingQueue<ObjectName>>;
+
+/// A relation not registered yet: registers its handler on the controller's queue.
+pub(crate) type Wiring = Box<dyn FnOnce(&Queue) -> informer::Result<Box<dyn Source>> + Send>;
+
+/// A registered handler of the controller, whatever its object type.
+pub(crate) trait Source: Send + Sync {
+    /// The informer's description (`pods`, `foos`).
+    fn informer(&self) -> &str;
+    /// Whether the informer synced and the handler handled its initial list.
+    fn has_synced(&self) -> bool;
+    /// Calls of the handler that panicked (a handler that panicked on its initial list never
+    /// syncs: reported while the controller waits).
+    fn panics(&self) -> u64;
+    /// Resolves when the informer stopped.
+    fn until_stopped(&self) -> BoxFuture<'static, ()>;
+    /// Removes the handler.
+    fn remove(&self);
+}
+
+struct Registered<C> {
+    informer: SharedIndexInformer<C>,
+    registration: Registration<C>,
+}
+
+impl<C: Resource + Clone + Send + Sync + 'static> Source for Registered<C> {
+    fn informer(&self) -> &str {
+        self.informer.description()
+    }
+
+    fn has_synced(&self) -> bool {
+        self.registration.has_synced()
+    }
+
+    fn panics(&self) -> u64 {
+        self.registration.panics()
+    }
+
+    fn until_stopped(&self) -> BoxFuture<'static, ()> {
+        let informer = self.informer.clone();
+        Box::pin(async move { informer.until_stopped().await })
+    }
+
+    fn remove(&self) {
+        self.registration.remove();
+    }
+}
+
+impl fmt::Debug for dyn Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Source")
+            .field("informer", &self.informer())
+            .field("synced", &self.has_synced())
+            .finish()
+    }
+}
+
+/// Registers `handler` on `informer`.
+fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Source>>
+where
+    C: Resource + Clone + Send + Sync + 'static,
+    H: informer::handler::ResourceEventHandler<C>,
+{
+    let registration = informer.add_event_handler(handler)?;
+    Ok(Box::new(Registered {
+        informer,
+        registration,
+    }))
+}
+
+/// The controller's own objects: every change enqueues the object, resyncs included (a
+/// resync period on the factory reconciles every object periodically, as in client-go).
+pub(crate) fn main<K: TypedResource>(informer: SharedIndexInformer<K>) -> Wiring {
+    Box::new(move |queue| register(informer, Enqueue::by_name(Arc::clone(queue)).on_resync(true)))
+}
+
+/// Objects of `C` enqueue the `K` that controls them; the child informer gets the
+/// [`Index::BY_CONTROLLER_UID`] index, so a reconcile finds an owner's children without a
+/// scan.
+pub(crate) fn owns<K: TypedResource, C: TypedResource>(informer: SharedIndexInformer<C>) -> Wiring {
+    Box::new(move |queue| {
+        informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
+        register(informer, Enqueue::new(Arc::clone(queue), controller_of::<K, C>))
+    })
+}
+
+/// Objects of `O` enqueue what `mapper` returns for them.
+pub(crate) fn watches<O, I>(
+    informer: SharedIndexInformer<O>,
+    mapper: impl Fn(&O) -> I + Send + Sync + 'static,
+) -> Wiring
+where
+    O: TypedResource,
+    I: IntoIterator<Item = ObjectName>,
+{
+    Box::new(move |queue| register(informer, Enqueue::new(Arc::clone(queue), mapper)))
+}
+
+/// The name of the `K` that controls `child` (its owner reference with `controller: true`,
+/// compared by group and kind: any version of `K` is the same object), if any.
+///
+/// A namespaced owner lives in its child's namespace; a cluster-scoped one has none.
+pub(crate) fn controller_of<K: TypedResource, C: Resource>(child: &C) -> Option<ObjectName> {
+    let (kind, group) = (K::kind(&()), K::group(&()));
+    let owner = child
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|owner| owner.controller == Some(true))
+        .find(|owner| owner.kind == kind && group_of(&owner.api_version) == group)?;
+    let namespace = if <K::Scope as ApiScope>::NAMESPACED {
+        child.meta().namespace.clone().unwrap_or_default()
+    } else {
+        String::new()
+    };
+    Some(ObjectName::new(namespace, owner.name.clone()))
+}
+
+/// The group of an `apiVersion` (`apps/v1` → `apps`; `v1` → the core group, `""`).
+fn group_of(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(group, _)| group)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::{
+        api::{
+            apps::v1::{Deployment, ReplicaSet},
+            core::v1::{Namespace, Pod},
+        },
+        apimachinery::pkg::apis::meta::v1::OwnerReference,
+    };
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn pod_owned_by(owners: Vec<OwnerReference>) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: Some("web-1".into()),
+                namespace: Some("prod".into()),
+                owner_references: Some(owners),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        }
+    }
+
+    fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+            controller: Some(controller),
+            block_owner_deletion: None,
+        }
+    }
+
+    #[test]
+    fn the_controller_owner_of_the_kind_is_found_in_the_childs_namespace() {
+        let pod = pod_owned_by(vec![
+            owner("apps/v1", "ReplicaSet", "not-the-controller", false),
+            owner("apps/v1", "ReplicaSet", "web", true),
+        ]);
+        assert_eq!(
+            controller_of::<ReplicaSet, _>(&pod),
+            Some(ObjectName::new("prod", "web"))
+        );
+        assert_eq!(controller_of::<Deployment, _>(&pod), None);
+    }
+
+    #[test]
+    fn owners_match_by_group_and_kind_in_any_version() {
+        let pod = pod_owned_by(vec![owner("apps/v1beta2", "ReplicaSet", "web", true)]);
+        assert_eq!(
+            controller_of::<ReplicaSet, _>(&pod),
+            Some(ObjectName::new("prod", "web"))
+        );
+        let other_group = pod_owned_by(vec![owner("example.com/v1", "ReplicaSet", "web", true)]);
+        assert_eq!(controller_of::<ReplicaSet, _>(&other_group), None);
+    }
+
+    #[test]
+    fn a_cluster_scoped_owner_has_no_namespace() {
+        let pod = pod_owned_by(vec![owner("v1", "Namespace", "prod", true)]);
+        assert_eq!(
+            controller_of::<Namespace, _>(&pod),
+            Some(ObjectName::new("", "prod"))
+        );
+    }
+}

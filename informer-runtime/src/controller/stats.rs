@@ -1,0 +1,148 @@
+//! [`Stats`]: a live view of what a controller did.
+
+use std::{
+    fmt,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use crate::{cache::ObjectName, workqueue::RateLimitingQueue};
+
+/// How one reconcile ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The reconcile function returned `Ok`.
+    Success,
+    /// The reconcile function returned `Err`.
+    Error,
+    /// The reconcile function (or the error policy) panicked.
+    Panic,
+}
+
+impl Outcome {
+    /// The label of this outcome in metrics (`success`, `error`, `panic`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::Error => "error",
+            Self::Panic => "panic",
+        }
+    }
+}
+
+/// Receives a controller's reconciles, for metrics (Prometheus ones with the `metrics`
+/// feature: `metrics::ControllerMetrics`).
+pub trait ReconcileMetrics: Send + Sync {
+    /// A reconcile ended with `outcome` after `duration`.
+    fn reconciled(&self, outcome: Outcome, duration: Duration);
+    /// A worker started (`true`) or finished (`false`) a reconcile.
+    fn worker_active(&self, active: bool) {
+        let _ = active;
+    }
+    /// The controller runs with at most `concurrency` reconciles at once.
+    fn concurrency(&self, concurrency: usize) {
+        let _ = concurrency;
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) reconciles: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) skipped_missing: AtomicU64,
+    pub(crate) in_flight: AtomicUsize,
+    pub(crate) reconcile_nanos: AtomicU64,
+    pub(crate) queue: OnceLock<Arc<RateLimitingQueue<ObjectName>>>,
+    pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
+}
+
+impl Counters {
+    /// Records one reconcile.
+    pub(crate) fn reconciled(&self, outcome: Outcome, duration: Duration) {
+        self.reconciles.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Outcome::Success => {}
+            Outcome::Error => drop(self.errors.fetch_add(1, Ordering::Relaxed)),
+            Outcome::Panic => drop(self.panics.fetch_add(1, Ordering::Relaxed)),
+        }
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        self.reconcile_nanos.fetch_add(nanos, Ordering::Relaxed);
+        if let Some(metrics) = self.metrics.get() {
+            metrics.reconciled(outcome, duration);
+        }
+    }
+
+    /// Marks a reconcile as started or finished.
+    pub(crate) fn active(&self, active: bool) {
+        if active {
+            self.in_flight.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+        if let Some(metrics) = self.metrics.get() {
+            metrics.worker_active(active);
+        }
+    }
+}
+
+/// A live view of a controller's activity ([`Controller::stats`](super::Controller::stats)):
+/// cheap to clone, readable while it runs and after.
+#[derive(Clone, Default)]
+pub struct Stats {
+    pub(crate) counters: Arc<Counters>,
+}
+
+impl fmt::Debug for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stats")
+            .field("reconciles", &self.reconciles())
+            .field("errors", &self.errors())
+            .field("panics", &self.panics())
+            .field("skipped_missing", &self.skipped_missing())
+            .field("in_flight", &self.in_flight())
+            .field("queue_depth", &self.queue_depth())
+            .finish()
+    }
+}
+
+impl Stats {
+    /// Reconciles finished so far, whatever their outcome.
+    pub fn reconciles(&self) -> u64 {
+        self.counters.reconciles.load(Ordering::Relaxed)
+    }
+
+    /// Reconciles that returned an error.
+    pub fn errors(&self) -> u64 {
+        self.counters.errors.load(Ordering::Relaxed)
+    }
+
+    /// Reconciles (or error policies) that panicked.
+    pub fn panics(&self) -> u64 {
+        self.counters.panics.load(Ordering::Relaxed)
+    }
+
+    /// Keys taken from the queue whose object was no longer in the cache (deleted), and so
+    /// not reconciled.
+    pub fn skipped_missing(&self) -> u64 {
+        self.counters.skipped_missing.load(Ordering::Relaxed)
+    }
+
+    /// Reconciles running now.
+    pub fn in_flight(&self) -> usize {
+        self.counters.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Keys waiting in the controller's queue (not counting delayed ones); 0 before `run`.
+    pub fn queue_depth(&self) -> usize {
+        self.counters.queue.get().map_or(0, |queue| queue.len())
+    }
+
+    /// The time spent in reconciles so far, all workers together.
+    pub fn reconcile_time(&self) -> Duration {
+        Duration::from_nanos(self.counters.reconcile_nanos.load(Ordering::Relaxed))
+    }
+}

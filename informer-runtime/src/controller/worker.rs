@@ -1,0 +1,145 @@
+//! The workers: take a key, reconcile the object the cache holds for it, and requeue it as
+//! the reconcile (or the error policy) asks. Panics are caught here.
+
+use std::{fmt, future::Future, panic::AssertUnwindSafe, sync::Arc, time::Instant};
+
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::{
+    Action,
+    relation::Queue,
+    stats::{Counters, Outcome},
+};
+use crate::{
+    cache::{ObjectName, Store, key::key_of},
+    user_panic::{catch, panic_message},
+};
+
+/// What every worker of one controller shares.
+pub(crate) struct Worker<K, Ctx, R, P> {
+    pub(crate) controller: String,
+    pub(crate) store: Store<K>,
+    pub(crate) queue: Queue,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) reconcile: R,
+    pub(crate) error_policy: P,
+    pub(crate) context: Arc<Ctx>,
+}
+
+/// Calls `done` for a key when dropped: after its reconcile, whatever happened in it.
+struct Done<'a> {
+    queue: &'a Queue,
+    key: &'a ObjectName,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.queue.done(self.key);
+    }
+}
+
+impl<K, Ctx, R, P, Fut, E> Worker<K, Ctx, R, P>
+where
+    K: kube::Resource + Send + Sync + 'static,
+    Ctx: Send + Sync + 'static,
+    R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    E: fmt::Display + Send + 'static,
+    P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+{
+    /// Processes keys until the queue shuts down or `stop` fires. A reconcile that started
+    /// runs to its end: `stop` only keeps the next one from starting.
+    pub(crate) async fn run(self: Arc<Self>, stop: CancellationToken) {
+        loop {
+            let key = tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                key = self.queue.get() => key,
+            };
+            let Some(key) = key else { return };
+            let _done = Done {
+                queue: &self.queue,
+                key: &key,
+            };
+            if stop.is_cancelled() {
+                return;
+            }
+            self.process(&key).await;
+        }
+    }
+
+    /// Reconciles the object of `key`, if the cache still holds it, and requeues the key.
+    async fn process(&self, key: &ObjectName) {
+        let Some(object) = self.store.get_by_key(&key_of(&key.namespace, &key.name)) else {
+            // Deleted: nothing to reconcile. Cleanup belongs in a finalizer, which keeps the
+            // object (with a deletion timestamp) until the reconcile removes it.
+            self.counters
+                .skipped_missing
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::debug!(controller = %self.controller, object = %key, "not reconciled: the object is no longer in the cache");
+            self.queue.forget(key);
+            return;
+        };
+        self.counters.active(true);
+        let started = Instant::now();
+        let (outcome, action) = self.reconcile(key, object).await;
+        self.counters.active(false);
+        self.counters.reconciled(outcome, started.elapsed());
+        self.requeue(key, action);
+    }
+
+    /// Runs the reconcile (and the error policy on an error), catching panics.
+    async fn reconcile(&self, key: &ObjectName, object: Arc<K>) -> (Outcome, Action) {
+        let span = tracing::info_span!("reconcile", controller = %self.controller, object = %key);
+        let called = catch(|| (self.reconcile)(Arc::clone(&object), Arc::clone(&self.context)));
+        let result = match called {
+            Ok(future) => AssertUnwindSafe(future.instrument(span))
+                .catch_unwind()
+                .await
+                .map_err(|payload| panic_message(payload.as_ref())),
+            Err(message) => Err(message),
+        };
+        match result {
+            Ok(Ok(action)) => (Outcome::Success, action),
+            Ok(Err(error)) => {
+                tracing::warn!(controller = %self.controller, object = %key, %error, "failed to reconcile; the error policy decides when to retry");
+                let policy = catch(|| (self.error_policy)(object, &error, Arc::clone(&self.context)));
+                match policy {
+                    Ok(action) => (Outcome::Error, action),
+                    Err(message) => {
+                        self.report_panic(key, "error policy", &message);
+                        (Outcome::Panic, Action::requeue_with_backoff())
+                    }
+                }
+            }
+            Err(message) => {
+                self.report_panic(key, "reconcile", &message);
+                (Outcome::Panic, Action::requeue_with_backoff())
+            }
+        }
+    }
+
+    fn report_panic(&self, key: &ObjectName, function: &str, message: &str) {
+        tracing::error!(
+            controller = %self.controller,
+            object = %key,
+            function,
+            panic = message,
+            "user code panicked; the key is retried with backoff and the worker goes on"
+        );
+    }
+
+    /// Puts `key` back as `action` asks.
+    fn requeue(&self, key: &ObjectName, action: Action) {
+        if action.is_backoff() {
+            self.queue.add_rate_limited(key.clone());
+            return;
+        }
+        self.queue.forget(key);
+        if let Some(delay) = action.requeue_after() {
+            self.queue.add_after(key.clone(), delay);
+        }
+    }
+}
