@@ -13,9 +13,9 @@
 // The sample-controller's resource is really called `Foo`.
 #![allow(clippy::disallowed_names)]
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
-use informer_examples::sample_controller::{Controller, Foo, FooSpec, wait_until};
+use informer_examples::sample_controller::{self, Foo, FooSpec, wait_until};
 use informer_runtime::factory::SharedInformerFactory;
 use informer_testserver::TestServer;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -40,12 +40,16 @@ async fn main() -> Result<(), BoxError> {
         None => Client::try_default().await?,
     };
     let factory = SharedInformerFactory::new(client.clone());
-    let controller = Arc::new(Controller::new(&factory)?);
-    factory.start();
-    let report = factory.wait_for_cache_sync_timeout(Duration::from_secs(30)).await;
-    println!("{report}");
-    let cancel = CancellationToken::new();
-    let workers = tokio::spawn(Arc::clone(&controller).run(2, cancel.clone()));
+    let shutdown = CancellationToken::new();
+    let controller = sample_controller::controller(&factory)
+        .concurrency(2)
+        .graceful_shutdown_on(shutdown.clone());
+    // starts the informers, waits for their caches, then reconciles until `shutdown` fires
+    let running = tokio::spawn(controller.run(
+        sample_controller::reconcile,
+        sample_controller::error_policy,
+        sample_controller::context(&factory),
+    ));
 
     if server.is_some() {
         let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
@@ -82,8 +86,9 @@ async fn main() -> Result<(), BoxError> {
         println!("running; Ctrl-C to stop");
         tokio::signal::ctrl_c().await?;
     }
-    cancel.cancel();
-    workers.await?;
+    // controllers first, then the informers they read
+    shutdown.cancel();
+    running.await??;
     factory.shutdown().await;
     if let Some(server) = server {
         server.shutdown().await;

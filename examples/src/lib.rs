@@ -1,5 +1,6 @@
 //! The reusable parts of the examples, so that tests can run them against the embedded API
 //! server.
 
+pub mod configmap_rollout;
 pub mod sample_controller;
 pub mod sample_informers;

@@ -2,10 +2,10 @@
 //! a number of replicas; the controller creates and scales that Deployment, owns it, recreates
 //! it when it is deleted, and reports the available replicas in the Foo's status.
 //!
-//! The pieces are the ones a client-go controller has: a shared informer factory with informers
-//! for Foo and Deployment, handlers that put Foo keys on a rate-limited work queue (a
-//! Deployment's changes are mapped to its owning Foo), and workers that read listers, never the
-//! API server, and write back through the API.
+//! The pieces: a shared informer factory with informers for Foo and Deployment; a
+//! [`Controller`](informer_runtime::controller::Controller) of Foos that owns Deployments (a
+//! Deployment's changes reconcile its owning Foo); a reconcile function that reads listers,
+//! never the API server, and writes back through the API; and Events that say what it did.
 
 // The sample-controller's resource is really called `Foo`.
 #![allow(clippy::disallowed_names)]
@@ -13,11 +13,10 @@
 use std::{sync::Arc, time::Duration};
 
 use informer_runtime::{
-    MaybeTombstone, ObjectName,
+    ObjectName,
+    controller::{self, Action},
     factory::SharedInformerFactory,
-    informer::handler::EventHandlerFuncs,
     lister::Lister,
-    workqueue::{RateLimitingQueue, default_controller_rate_limiter},
 };
 use k8s_openapi::{
     api::{
@@ -33,13 +32,9 @@ use kube::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 /// The name of this controller, in events and field managers.
 pub const CONTROLLER_NAME: &str = "sample-controller";
-
-/// How often a failing key is retried before it is dropped (the Go sample uses 5 too).
-const MAX_RETRIES: u32 = 5;
 
 /// A Foo asks for a Deployment named `deployment_name` with `replicas` replicas.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -88,12 +83,10 @@ pub enum Error {
     },
 }
 
-/// The controller: informers, a queue, and the clients it writes with.
-pub struct Controller {
+/// What every reconcile reads and writes with: listers over the shared caches and a client.
+pub struct Context {
     client: Client,
-    foos: Lister<Foo>,
     deployments: Lister<Deployment>,
-    queue: Arc<RateLimitingQueue<ObjectName>>,
 }
 
 /// The Foo that controls `deployment`, if any.
@@ -112,167 +105,101 @@ fn owning_foo(deployment: &Deployment) -> Option<ObjectName> {
     })
 }
 
-impl Controller {
-    /// Sets up the informers and handlers on `factory`; call [`Controller::run`] after
-    /// `factory.start()`.
-    pub fn new(factory: &SharedInformerFactory) -> Result<Self, informer_runtime::informer::Error> {
-        let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
-        let foo_informer = factory.informer::<Foo>();
-        let deployment_informer = factory.informer::<Deployment>();
+/// The controller of Foos on `factory`'s shared informers: a change of a Foo, or of a
+/// Deployment a Foo controls, reconciles that Foo. Run it with [`reconcile`], [`error_policy`]
+/// and a [`context`].
+pub fn controller(factory: &SharedInformerFactory) -> controller::Controller<Foo> {
+    controller::Controller::<Foo>::new(factory)
+        .name(CONTROLLER_NAME)
+        .owns::<Deployment>()
+}
 
-        let enqueue = {
-            let queue = Arc::clone(&queue);
-            move |foo: &Foo| queue.add(ObjectName::of(foo))
-        };
-        let (on_add, on_update) = (enqueue.clone(), enqueue);
-        foo_informer.add_event_handler(
-            EventHandlerFuncs::new()
-                .added(move |foo: Arc<Foo>, _| on_add(&foo))
-                .updated(move |_, foo: Arc<Foo>| on_update(&foo)),
-        )?;
+/// The context of the controller's reconciles, over `factory`'s caches.
+pub fn context(factory: &SharedInformerFactory) -> Arc<Context> {
+    Arc::new(Context {
+        client: factory.client().clone(),
+        deployments: factory.informer::<Deployment>().lister(),
+    })
+}
 
-        let owner_of = |queue: &Arc<RateLimitingQueue<ObjectName>>| {
-            let queue = Arc::clone(queue);
-            move |deployment: &Deployment| {
-                if let Some(foo) = owning_foo(deployment) {
-                    queue.add(foo);
-                }
-            }
-        };
-        let (on_add, on_update, on_delete) = (owner_of(&queue), owner_of(&queue), owner_of(&queue));
-        deployment_informer.add_event_handler(
-            EventHandlerFuncs::new()
-                .added(move |d: Arc<Deployment>, _| on_add(&d))
-                .updated(move |old: Arc<Deployment>, new: Arc<Deployment>| {
-                    // Periodic resyncs carry no change: nothing to do.
-                    if old.metadata.resource_version != new.metadata.resource_version {
-                        on_update(&new);
-                    }
-                })
-                .deleted(move |deleted: MaybeTombstone<Deployment>| {
-                    // A tombstone carries the last known state, enough to find the owner.
-                    if let Some(d) = deleted.object() {
-                        on_delete(d);
-                    }
-                }),
-        )?;
-
-        Ok(Self {
-            client: factory.client().clone(),
-            foos: foo_informer.lister(),
-            deployments: deployment_informer.lister(),
-            queue,
-        })
+/// What to do after a failed reconcile: a Deployment owned by something else needs a person,
+/// so look again in five minutes; API errors are retried with backoff.
+pub fn error_policy(_foo: Arc<Foo>, error: &Error, _context: Arc<Context>) -> Action {
+    match error {
+        Error::NotOwned { .. } => Action::requeue(Duration::from_secs(300)),
+        Error::Api { .. } => Action::requeue_with_backoff(),
     }
+}
 
-    /// Runs `workers` workers until `cancel` fires, then drains the queue.
-    pub async fn run(self: Arc<Self>, workers: usize, cancel: CancellationToken) {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let controller = Arc::clone(&self);
-                tokio::spawn(async move { controller.work().await })
-            })
-            .collect();
-        cancel.cancelled().await;
-        self.queue.shut_down();
-        for handle in handles {
-            if let Err(err) = handle.await {
-                tracing::error!(error = %err, "a worker failed");
+/// Brings the Deployment of one Foo in line with its spec, and the Foo's status in line with
+/// the Deployment.
+pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, Error> {
+    let key = ObjectName::of(foo.as_ref());
+    let api_error = |source| Error::Api {
+        foo: key.to_string(),
+        source,
+    };
+    let name = &foo.spec.deployment_name;
+    if name.is_empty() {
+        tracing::warn!(%key, "spec.deploymentName is empty");
+        return Ok(Action::await_change());
+    }
+    let deployments: Api<Deployment> = Api::namespaced(context.client.clone(), &key.namespace);
+    let deployment = match context.deployments.by_namespace(&key.namespace).get(name) {
+        Some(existing) => existing,
+        None => {
+            let created = deployments
+                .create(&PostParams::default(), &new_deployment(&foo))
+                .await;
+            let created = created.map_err(api_error)?;
+            if foo.status.is_some() {
+                // It existed before: someone deleted it.
+                let message = format!("Deployment {name} was deleted and recreated");
+                context.record_event(&foo, "Normal", "Recreated", &message).await;
             }
+            Arc::new(created)
         }
-    }
-
-    async fn work(&self) {
-        while let Some(key) = self.queue.get().await {
-            match self.sync(&key).await {
-                Ok(()) => self.queue.forget(&key),
-                Err(err) if self.queue.num_requeues(&key) < MAX_RETRIES => {
-                    tracing::warn!(%key, error = %err, "retrying");
-                    self.queue.add_rate_limited(key.clone());
-                }
-                Err(err) => {
-                    tracing::error!(%key, error = %err, "giving up");
-                    self.queue.forget(&key);
-                }
-            }
-            self.queue.done(&key);
-        }
-    }
-
-    /// Brings the Deployment of one Foo in line with its spec, and the Foo's status in line
-    /// with the Deployment.
-    async fn sync(&self, key: &ObjectName) -> Result<(), Error> {
-        let Some(foo) = self.foos.by_namespace(&key.namespace).get(&key.name) else {
-            // Deleted: its Deployment goes with it through garbage collection.
-            return Ok(());
-        };
-        let api_error = |source| Error::Api {
+    };
+    if owning_foo(&deployment).as_ref() != Some(&key) {
+        let message = format!("Resource {name} already exists and is not managed by Foo");
+        context
+            .record_event(&foo, "Warning", "ErrResourceExists", &message)
+            .await;
+        return Err(Error::NotOwned {
             foo: key.to_string(),
-            source,
-        };
-        let name = &foo.spec.deployment_name;
-        if name.is_empty() {
-            tracing::warn!(%key, "spec.deploymentName is empty");
-            return Ok(());
-        }
-        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &key.namespace);
-        let deployment = match self.deployments.by_namespace(&key.namespace).get(name) {
-            Some(existing) => existing,
-            None => {
-                let created = deployments
-                    .create(&PostParams::default(), &new_deployment(&foo))
-                    .await;
-                let created = created.map_err(api_error)?;
-                if foo.status.is_some() {
-                    // It existed before: someone deleted it.
-                    self.record_event(
-                        &foo,
-                        "Normal",
-                        "Recreated",
-                        &format!("Deployment {name} was deleted and recreated"),
-                    )
-                    .await;
-                }
-                Arc::new(created)
-            }
-        };
-        if owning_foo(&deployment).as_ref() != Some(key) {
-            let message = format!("Resource {name} already exists and is not managed by Foo");
-            self.record_event(&foo, "Warning", "ErrResourceExists", &message)
-                .await;
-            return Err(Error::NotOwned {
-                foo: key.to_string(),
-                deployment: name.clone(),
-            });
-        }
-        let desired = foo.spec.replicas.unwrap_or(1);
-        let deployment = if deployment.spec.replicas == Some(desired) {
-            deployment
-        } else {
-            let patch = serde_json::json!({"spec": {"replicas": desired}});
-            let patched = deployments
-                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(api_error)?;
-            Arc::new(patched)
-        };
-        let available = deployment
-            .status
-            .as_ref()
-            .and_then(|s| s.available_replicas)
-            .unwrap_or(0);
-        if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
-            let foos: Api<Foo> = Api::namespaced(self.client.clone(), &key.namespace);
-            let status = serde_json::json!({"status": {"availableReplicas": available}});
-            foos.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&status))
-                .await
-                .map_err(api_error)?;
-            self.record_event(&foo, "Normal", "Synced", "Foo synced successfully")
-                .await;
-        }
-        Ok(())
+            deployment: name.clone(),
+        });
     }
+    let desired = foo.spec.replicas.unwrap_or(1);
+    let deployment = if deployment.spec.replicas == Some(desired) {
+        deployment
+    } else {
+        let patch = serde_json::json!({"spec": {"replicas": desired}});
+        let patched = deployments
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(api_error)?;
+        Arc::new(patched)
+    };
+    let available = deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
+        let foos: Api<Foo> = Api::namespaced(context.client.clone(), &key.namespace);
+        let status = serde_json::json!({"status": {"availableReplicas": available}});
+        foos.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .map_err(api_error)?;
+        context
+            .record_event(&foo, "Normal", "Synced", "Foo synced successfully")
+            .await;
+    }
+    Ok(Action::await_change())
+}
 
+impl Context {
     async fn record_event(&self, foo: &Foo, kind: &str, reason: &str, message: &str) {
         let namespace = foo.metadata.namespace.clone().unwrap_or_default();
         let event = Event {

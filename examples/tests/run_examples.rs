@@ -112,6 +112,19 @@ fn sample_controller_runs() {
 }
 
 #[test]
+fn configmap_rollout_runs() {
+    let out = run("configmap_rollout");
+    assert_lines(
+        "configmap_rollout",
+        &out,
+        &[
+            "web rolled out with the first config: true",
+            "web rolled out again after the config changed: true",
+        ],
+    );
+}
+
+#[test]
 fn derive_informer_runs() {
     let out = run("derive_informer");
     assert_lines(

@@ -3,9 +3,9 @@
 // The sample-controller's resource is really called `Foo`.
 #![allow(clippy::disallowed_names)]
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
-use informer_examples::sample_controller::{Controller, Foo, FooSpec, wait_until};
+use informer_examples::sample_controller::{self, Foo, FooSpec, wait_until};
 use informer_runtime::SharedInformerFactory;
 use informer_testserver::TestServer;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Event};
@@ -34,10 +34,8 @@ async fn sample_controller_converges() {
 struct Running {
     server: TestServer,
     factory: SharedInformerFactory,
-    /// Kept for the whole test, as its workers are.
-    _controller: Arc<Controller>,
-    cancel: CancellationToken,
-    workers: JoinHandle<()>,
+    shutdown: CancellationToken,
+    controller: JoinHandle<informer_runtime::controller::Result<()>>,
     foos: Api<Foo>,
     deployments: Api<Deployment>,
     events: Api<Event>,
@@ -49,17 +47,20 @@ impl Running {
         server.create_typed(&Foo::crd()).expect("CRD registered");
         let client = server.client().expect("client");
         let factory = SharedInformerFactory::new(client.clone());
-        let controller = Arc::new(Controller::new(&factory).expect("handlers added"));
-        factory.start();
-        assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
-        let cancel = CancellationToken::new();
-        let workers = tokio::spawn(Arc::clone(&controller).run(2, cancel.clone()));
+        let shutdown = CancellationToken::new();
+        let controller = sample_controller::controller(&factory)
+            .concurrency(2)
+            .graceful_shutdown_on(shutdown.clone());
+        let controller = tokio::spawn(controller.run(
+            sample_controller::reconcile,
+            sample_controller::error_policy,
+            sample_controller::context(&factory),
+        ));
         Self {
             server,
             factory,
-            _controller: controller,
-            cancel,
-            workers,
+            shutdown,
+            controller,
             foos: Api::namespaced(client.clone(), "shop"),
             deployments: Api::namespaced(client.clone(), "shop"),
             events: Api::namespaced(client, "shop"),
@@ -89,8 +90,11 @@ impl Running {
     }
 
     async fn stop(self) {
-        self.cancel.cancel();
-        self.workers.await.expect("workers stop");
+        self.shutdown.cancel();
+        self.controller
+            .await
+            .expect("the controller's task ends")
+            .expect("the controller stops gracefully");
         self.factory.shutdown().await;
         self.server.shutdown().await;
     }
