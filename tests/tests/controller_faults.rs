@@ -53,11 +53,11 @@ struct Injected;
 /// objects at every stage of the workload.
 async fn reconcile(cm: Arc<ConfigMap>, observed: Arc<Observed>) -> Result<Action, Injected> {
     let call = observed.calls.fetch_add(1, Ordering::SeqCst) + 1;
-    if call % 7 == 0 {
+    if call.is_multiple_of(7) {
         observed.panics.fetch_add(1, Ordering::SeqCst);
         panic!("{DELIBERATE_PANIC}");
     }
-    if call % 5 == 0 {
+    if call.is_multiple_of(5) {
         observed.errors.fetch_add(1, Ordering::SeqCst);
         return Err(Injected);
     }
