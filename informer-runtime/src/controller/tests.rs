@@ -527,28 +527,32 @@ async fn shutdown_cancels_reconciles_that_outlive_the_timeout() -> Result<(), Bo
     let shutdown = CancellationToken::new();
     let started = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&started);
-    let run = tokio::spawn(
-        Controller::<ConfigMap>::new(&factory)
-            .shutdown_timeout(Duration::from_millis(50))
-            .graceful_shutdown_on(shutdown.clone())
-            .run(
-                move |_: Arc<ConfigMap>, _: Arc<()>| {
-                    s.store(true, Ordering::SeqCst);
-                    async {
-                        tokio::time::sleep(Duration::from_secs(3600)).await;
-                        Ok::<_, Failed>(Action::await_change())
-                    }
-                },
-                |_, _, _| Action::await_change(),
-                Arc::new(()),
-            ),
-    );
+    let controller = Controller::<ConfigMap>::new(&factory)
+        .shutdown_timeout(Duration::from_millis(50))
+        .graceful_shutdown_on(shutdown.clone());
+    let stats = controller.stats();
+    let run = tokio::spawn(controller.run(
+        move |_: Arc<ConfigMap>, _: Arc<()>| {
+            s.store(true, Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Ok::<_, Failed>(Action::await_change())
+            }
+        },
+        |_, _, _| Action::await_change(),
+        Arc::new(()),
+    ));
     eventually("a reconcile running", || started.load(Ordering::SeqCst)).await;
     shutdown.cancel();
     let result = tokio::time::timeout(Duration::from_secs(10), run).await??;
     assert!(
         matches!(result, Err(Error::ShutdownTimeout { cancelled: 1, .. })),
         "{result:?}"
+    );
+    assert_eq!(
+        stats.in_flight(),
+        0,
+        "a cancelled reconcile no longer counts as running"
     );
     factory.shutdown().await;
     Ok(())

@@ -40,6 +40,22 @@ impl Drop for Done<'_> {
     }
 }
 
+/// Counts a reconcile as running while it lives, also when a shutdown cancels it.
+struct Active<'a>(&'a Counters);
+
+impl<'a> Active<'a> {
+    fn start(counters: &'a Counters) -> Self {
+        counters.active(true);
+        Self(counters)
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.active(false);
+    }
+}
+
 impl<K, Ctx, R, P, Fut, E> Worker<K, Ctx, R, P>
 where
     K: kube::Resource + Send + Sync + 'static,
@@ -82,10 +98,10 @@ where
             self.queue.forget(key);
             return;
         };
-        self.counters.active(true);
+        let active = Active::start(&self.counters);
         let started = Instant::now();
         let (outcome, action) = self.reconcile(key, object).await;
-        self.counters.active(false);
+        drop(active);
         self.counters.reconciled(outcome, started.elapsed());
         self.requeue(key, action);
     }
