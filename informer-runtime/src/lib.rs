@@ -65,6 +65,27 @@
 //!                               └──► or Controller: reconcile(object)   controller
 //! ```
 //!
+//! # Writing a controller
+//!
+//! Controllers are built in this order; each step uses the ones before it:
+//!
+//! 1. **One factory** per process (or per namespace scope): [`SharedInformerFactory::new`].
+//! 2. **Informers and indexes** for every type the controller reads:
+//!    `factory.informer::<K>()`, and typed indexes for the lookups reconciles make
+//!    ([`cache::Index`], registered with [`SharedIndexInformer::add_index`]).
+//! 3. **A [`Controller`](controller::Controller)** of the type it reconciles, with the types it
+//!    [`owns`](controller::Controller::owns) and [`watches`](controller::Controller::watches);
+//!    any number of controllers share the factory's informers.
+//! 4. **`run`** with a reconcile function, an error policy and a context: it starts the
+//!    factory, waits for every cache the controller reads, and reconciles until its shutdown
+//!    token fires. A reconcile reads listers (never the API server), writes through
+//!    [`kube::Api`], and returns an [`Action`](controller::Action).
+//! 5. **Shutdown in reverse order:** cancel the controllers' token and await their `run`
+//!    (running reconciles finish), then [`SharedInformerFactory::shutdown`].
+//!
+//! The [`controller`] module documents the guarantees (one reconcile per object at a time,
+//! panics caught and retried, deleted objects not reconciled, graceful shutdown).
+//!
 //! # Modules
 //!
 //! | module | what it holds |
