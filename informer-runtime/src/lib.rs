@@ -108,6 +108,7 @@ pub mod __codegen;
 pub mod cache;
 mod deadline;
 pub mod factory;
+pub mod finalizer;
 pub mod informer;
 pub mod lister;
 #[cfg(feature = "metrics")]
