@@ -107,6 +107,7 @@
 pub mod __codegen;
 pub mod cache;
 mod deadline;
+pub mod events;
 pub mod factory;
 pub mod finalizer;
 pub mod informer;
