@@ -6,6 +6,7 @@
 
 pub use crate::{
     cache::{DeletedFinalStateUnknown, Index, MaybeTombstone, ObjectName},
+    events::EventRecorder,
     factory::SharedInformerFactory,
     informer::{
         SharedIndexInformer,
