@@ -233,7 +233,13 @@ mod tests {
         json_patch(&mut doc, &json!([{"op": "test", "path": "/nope", "value": null}]))
             .expect("a missing member tests equal to null");
         assert!(json_patch(&mut doc, &json!([{"op": "test", "path": "/nope", "value": []}])).is_err());
-        assert!(json_patch(&mut doc, &json!([{"op": "test", "path": "/moved", "value": null}])).is_err());
+        assert!(
+            json_patch(
+                &mut doc,
+                &json!([{"op": "test", "path": "/moved", "value": null}])
+            )
+            .is_err()
+        );
         assert!(json_patch(&mut doc, &json!({"op": "add"})).is_err());
     }
 
