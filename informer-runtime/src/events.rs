@@ -79,7 +79,7 @@ use std::{
     fmt,
     sync::{
         Arc, Mutex, PoisonError,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::Duration,
 };
@@ -244,7 +244,7 @@ struct Shared {
     /// Signalled whenever `pending` drops, and when the task ends.
     progress: Notify,
     /// Set when the publishing task ends.
-    stopped: std::sync::atomic::AtomicBool,
+    stopped: AtomicBool,
 }
 
 /// One event waiting to be published.
@@ -294,7 +294,7 @@ impl EventRecorder {
             spam_filter: Mutex::new(SpamFilter::new(config.spam_burst, config.spam_refill_interval)),
             pending: AtomicU64::new(0),
             progress: Notify::new(),
-            stopped: std::sync::atomic::AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
         });
         let publisher = Publisher {
             recorder: Recorder::new(client, reporter.clone()),

@@ -398,6 +398,42 @@ fn building_outside_a_runtime_is_an_error() {
 }
 
 #[test]
+fn a_stopped_runtime_is_reported_by_flush_and_counted_by_record() {
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("server runtime");
+    let (server, client) = server_runtime.block_on(server_and_client());
+    server.set_delay(Some(Duration::from_secs(2)));
+
+    let recorder_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("recorder runtime");
+    let recorder = recorder_runtime
+        .block_on(async { EventRecorder::new(client, reporter()) })
+        .expect("recorder");
+    recorder.record(&config_map("settings"), event("Synced"));
+    // Let the publisher take the event and wait on the slow server, then stop its runtime.
+    recorder_runtime.block_on(async { tokio::time::sleep(Duration::from_millis(100)).await });
+    drop(recorder_runtime);
+
+    let err = server_runtime
+        .block_on(recorder.flush(FLUSH))
+        .expect_err("the publisher is gone");
+    assert_eq!(err, Error::Stopped { pending: 1 });
+    recorder.record(&config_map("settings"), event("Synced"));
+    let stats = recorder.stats();
+    assert_eq!(
+        (stats.queued, stats.dropped_stopped, stats.published),
+        (1, 1, 0),
+        "{stats:?}"
+    );
+    server_runtime.block_on(server.shutdown());
+}
+
+#[test]
 fn errors_are_classified_by_status_code_and_type() {
     let status = |code: u16| {
         kube::Error::Api(Box::new(kube::core::Status {
