@@ -98,6 +98,8 @@
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
 //! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
 //! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
+//! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series, with a per-object spam filter, retries and counts |
+//! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted, then remove the finalizer |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |
@@ -131,7 +133,9 @@ pub mod __codegen;
 pub mod cache;
 pub mod controller;
 mod deadline;
+pub mod events;
 pub mod factory;
+pub mod finalizer;
 pub mod informer;
 pub mod lister;
 #[cfg(feature = "metrics")]

@@ -7,6 +7,7 @@
 pub use crate::{
     cache::{DeletedFinalStateUnknown, Index, MaybeTombstone, ObjectName},
     controller::{Action, Controller},
+    events::EventRecorder,
     factory::SharedInformerFactory,
     informer::{
         SharedIndexInformer,

@@ -178,7 +178,12 @@ pub(crate) fn json_patch(doc: &mut Value, patch: &Value) -> Result<(), PatchErro
                 add(doc, path, v)?;
             }
             Some("test") => {
-                if get(doc, path)? != value()? {
+                // As in kube-apiserver, a missing member tests equal to `null`, so a patch can
+                // assert that a list is still absent before creating it.
+                pointer_tokens(path)?;
+                let expected = value()?;
+                let actual = doc.pointer(path).cloned().unwrap_or(Value::Null);
+                if actual != expected {
                     return Err(PatchError::Apply(format!("test failed at {path:?}")));
                 }
             }
@@ -225,6 +230,16 @@ mod tests {
         );
         assert!(json_patch(&mut doc, &json!([{"op": "test", "path": "/moved", "value": "y"}])).is_err());
         assert!(json_patch(&mut doc, &json!([{"op": "remove", "path": "/nope"}])).is_err());
+        json_patch(&mut doc, &json!([{"op": "test", "path": "/nope", "value": null}]))
+            .expect("a missing member tests equal to null");
+        assert!(json_patch(&mut doc, &json!([{"op": "test", "path": "/nope", "value": []}])).is_err());
+        assert!(
+            json_patch(
+                &mut doc,
+                &json!([{"op": "test", "path": "/moved", "value": null}])
+            )
+            .is_err()
+        );
         assert!(json_patch(&mut doc, &json!({"op": "add"})).is_err());
     }
 
