@@ -48,7 +48,7 @@ async fn main() -> Result<(), BoxError> {
     let running = tokio::spawn(controller.run(
         sample_controller::reconcile,
         sample_controller::error_policy,
-        sample_controller::context(&factory),
+        sample_controller::context(&factory)?,
     ));
 
     if server.is_some() {

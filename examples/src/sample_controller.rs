@@ -15,16 +15,16 @@ use std::{sync::Arc, time::Duration};
 use informer_runtime::{
     ObjectName,
     controller::{self, Action},
+    events::{self, Event, EventRecorder, EventType, Reporter},
     factory::SharedInformerFactory,
     lister::Lister,
 };
 use k8s_openapi::{
     api::{
         apps::v1::{Deployment, DeploymentSpec},
-        core::v1::{Container, Event, ObjectReference, PodSpec, PodTemplateSpec},
+        core::v1::{Container, PodSpec, PodTemplateSpec},
     },
-    apimachinery::pkg::apis::meta::v1::{LabelSelector, MicroTime, OwnerReference},
-    jiff::Timestamp,
+    apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
 };
 use kube::{
     Api, Client, CustomResource, Resource,
@@ -87,6 +87,7 @@ pub enum Error {
 pub struct Context {
     client: Client,
     deployments: Lister<Deployment>,
+    recorder: EventRecorder,
 }
 
 /// The Foo that controls `deployment`, if any.
@@ -114,12 +115,18 @@ pub fn controller(factory: &SharedInformerFactory) -> controller::Controller<Foo
         .owns::<Deployment>()
 }
 
-/// The context of the controller's reconciles, over `factory`'s caches.
-pub fn context(factory: &SharedInformerFactory) -> Arc<Context> {
-    Arc::new(Context {
+/// The context of the controller's reconciles, over `factory`'s caches. Call it within a
+/// tokio runtime (its event recorder publishes from a task).
+pub fn context(factory: &SharedInformerFactory) -> Result<Arc<Context>, events::Error> {
+    let reporter = Reporter {
+        controller: CONTROLLER_NAME.into(),
+        instance: std::env::var("POD_NAME").ok(),
+    };
+    Ok(Arc::new(Context {
         client: factory.client().clone(),
         deployments: factory.informer::<Deployment>().lister(),
-    })
+        recorder: EventRecorder::new(factory.client().clone(), reporter)?,
+    }))
 }
 
 /// What to do after a failed reconcile: a Deployment owned by something else needs a person,
@@ -155,16 +162,14 @@ pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, E
             if foo.status.is_some() {
                 // It existed before: someone deleted it.
                 let message = format!("Deployment {name} was deleted and recreated");
-                context.record_event(&foo, "Normal", "Recreated", &message).await;
+                context.record_event(&foo, EventType::Normal, "Recreated", message);
             }
             Arc::new(created)
         }
     };
     if owning_foo(&deployment).as_ref() != Some(&key) {
         let message = format!("Resource {name} already exists and is not managed by Foo");
-        context
-            .record_event(&foo, "Warning", "ErrResourceExists", &message)
-            .await;
+        context.record_event(&foo, EventType::Warning, "ErrResourceExists", message);
         return Err(Error::NotOwned {
             foo: key.to_string(),
             deployment: name.clone(),
@@ -192,41 +197,27 @@ pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, E
         foos.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&status))
             .await
             .map_err(api_error)?;
-        context
-            .record_event(&foo, "Normal", "Synced", "Foo synced successfully")
-            .await;
+        context.record_event(
+            &foo,
+            EventType::Normal,
+            "Synced",
+            "Foo synced successfully".into(),
+        );
     }
     Ok(Action::await_change())
 }
 
 impl Context {
-    async fn record_event(&self, foo: &Foo, kind: &str, reason: &str, message: &str) {
-        let namespace = foo.metadata.namespace.clone().unwrap_or_default();
+    /// Records an event about `foo` (returns at once; see [`EventRecorder`]).
+    fn record_event(&self, foo: &Foo, type_: EventType, reason: &str, note: String) {
         let event = Event {
-            metadata: ObjectMeta {
-                generate_name: Some(format!("{}.", foo.metadata.name.as_deref().unwrap_or("foo"))),
-                namespace: Some(namespace.clone()),
-                ..ObjectMeta::default()
-            },
-            involved_object: ObjectReference {
-                api_version: Some(Foo::api_version(&()).into_owned()),
-                kind: Some(Foo::kind(&()).into_owned()),
-                name: foo.metadata.name.clone(),
-                namespace: Some(namespace.clone()),
-                uid: foo.metadata.uid.clone(),
-                ..ObjectReference::default()
-            },
-            reason: Some(reason.into()),
-            message: Some(message.into()),
-            type_: Some(kind.into()),
-            reporting_component: Some(CONTROLLER_NAME.into()),
-            event_time: Some(MicroTime(Timestamp::now())),
-            ..Event::default()
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
         };
-        let events: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
-        if let Err(err) = events.create(&PostParams::default(), &event).await {
-            tracing::warn!(error = %err, reason, "failed to record an event");
-        }
+        self.recorder.record(foo, event);
     }
 }
 

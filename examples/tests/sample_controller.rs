@@ -8,7 +8,7 @@ use std::time::Duration;
 use informer_examples::sample_controller::{self, Foo, FooSpec, wait_until};
 use informer_runtime::SharedInformerFactory;
 use informer_testserver::TestServer;
-use k8s_openapi::api::{apps::v1::Deployment, core::v1::Event};
+use k8s_openapi::api::{apps::v1::Deployment, events::v1::Event};
 use kube::{
     Api, CustomResourceExt,
     api::{ListParams, Patch, PatchParams, PostParams},
@@ -54,7 +54,7 @@ impl Running {
         let controller = tokio::spawn(controller.run(
             sample_controller::reconcile,
             sample_controller::error_policy,
-            sample_controller::context(&factory),
+            sample_controller::context(&factory).expect("a context within the runtime"),
         ));
         Self {
             server,
