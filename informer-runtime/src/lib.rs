@@ -79,7 +79,9 @@
 //! 4. **`run`** with a reconcile function, an error policy and a context: it starts the
 //!    factory, waits for every cache the controller reads, and reconciles until its shutdown
 //!    token fires. A reconcile reads listers (never the API server), writes through
-//!    [`kube::Api`], and returns an [`Action`](controller::Action).
+//!    [`kube::Api`], records what it did with an [`EventRecorder`](events::EventRecorder),
+//!    cleans up deleted objects through a [`finalizer`](finalizer::finalizer), and returns an
+//!    [`Action`](controller::Action).
 //! 5. **Shutdown in reverse order:** cancel the controllers' token and await their `run`
 //!    (running reconciles finish), then [`SharedInformerFactory::shutdown`].
 //!
