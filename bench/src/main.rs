@@ -11,8 +11,19 @@
 //! events/s for the floor, kube-rs (`watcher` + `reflector`) and ours (factory informer with 1
 //! and 3 counting handlers, and with streaming lists); memory per cached pod measured in
 //! child processes (`--rss ours|kube|floor [--strip-managed-fields]`); and lister queries
-//! through our indexes against kube-rs's full scan. It exits with an error if any consumer
-//! ends without every pod or without the last event applied; it asserts nothing about time.
+//! through our indexes against kube-rs's full scan; and reconciles per second of our
+//! `controller::Controller` against kube-rs's `runtime::Controller` (`--only reconcile`).
+//! It exits with an error if any consumer ends without every pod or without the last event
+//! applied, or if a controller did not reconcile every pod; it asserts nothing about time.
+//!
+//! The reconcile phase serves 10 000 pods (1 000 with `--quick`; `--reconcile-objects`) and
+//! runs each controller in a child process of its own (`--reconcile ours|kube --url <server>`)
+//! with a no-op reconcile that returns `await_change`, both with at most 2 reconciles at once
+//! (`--reconcile-concurrency`): it times the initial sync, then the reconcile of every pod.
+//!
+//! ```sh
+//! cargo run --release -p informer-bench -- --only reconcile
+//! ```
 //!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` with `BENCH_PERF_CTL` set
 //! to a perf control FIFO; `enable` is written to it when the events are released:
@@ -29,6 +40,7 @@ mod generator;
 mod kube_rs;
 mod listers;
 mod ours;
+mod reconcile;
 mod render;
 mod report;
 mod rss;
@@ -62,6 +74,8 @@ enum Timed {
     Decode,
     /// kube-rs on a current-thread runtime, and our factory (3 handlers) on its own thread.
     CurrentThread,
+    /// Reconciles per second: our `Controller` against kube-rs's, in child processes.
+    Reconcile,
 }
 
 /// Benchmarks informers against kube-rs and a serde_json floor.
@@ -98,9 +112,19 @@ struct Args {
     /// Child mode: strip `metadata.managedFields` before caching.
     #[arg(long, requires = "rss")]
     strip_managed_fields: bool,
-    /// Child mode: the server to sync from (default: render the pods and serve them here).
-    #[arg(long, requires = "rss")]
+    /// Child modes: the server to sync from (`--rss` default: render the pods and serve them
+    /// here).
+    #[arg(long)]
     url: Option<String>,
+    /// Pods the controllers reconcile (default 10 000, 1 000 with `--quick`).
+    #[arg(long)]
+    reconcile_objects: Option<usize>,
+    /// Reconciles each controller runs at once (kube-rs's default, 0, means unbounded).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    reconcile_concurrency: u16,
+    /// Child mode: reconcile every pod of `--url` with this controller and print the times.
+    #[arg(long, value_enum, requires = "url")]
+    reconcile: Option<reconcile::Consumer>,
 }
 
 fn cpu_model() -> String {
@@ -137,9 +161,21 @@ impl Args {
             .unwrap_or(if self.quick { 10_000 } else { 100_000 })
     }
 
+    /// Pods the controllers reconcile.
+    fn reconcile_objects(&self) -> usize {
+        self.reconcile_objects
+            .unwrap_or(if self.quick { 1_000 } else { 10_000 })
+    }
+
     /// Whether `consumer` is measured.
     fn times(&self, consumer: Timed) -> bool {
         self.only.is_empty() || self.only.contains(&consumer)
+    }
+
+    /// Whether the sync, watch, memory, lister or decoding measurements run (all but the
+    /// reconcile phase).
+    fn times_informers(&self) -> bool {
+        self.only.is_empty() || self.only.iter().any(|t| *t != Timed::Reconcile)
     }
 }
 
@@ -150,18 +186,51 @@ fn main() -> ExitCode {
         rss_child(&args, consumer, pods);
         return ExitCode::SUCCESS;
     }
+    if let Some(consumer) = args.reconcile {
+        let url = args.url.as_deref().unwrap_or_default();
+        reconcile::child(
+            consumer,
+            url,
+            args.reconcile_objects(),
+            args.reconcile_concurrency,
+        );
+        return ExitCode::SUCCESS;
+    }
 
     print_machine();
     let started = Instant::now();
+    let mut problems = Vec::new();
+    let mut summary = Vec::new();
+    if args.times_informers() {
+        let (informer_problems, line) = informer_phases(&args);
+        problems.extend(informer_problems);
+        summary.push(line);
+    }
+    if args.times(Timed::Reconcile) {
+        let outcomes = measure_reconciles(&args);
+        println!("{}", reconcile::markdown(&outcomes));
+        problems.extend(outcomes.iter().filter_map(|o| o.check().err()));
+        summary.push(format!(
+            "every controller reconciled {} pods",
+            args.reconcile_objects()
+        ));
+    }
+    report_problems(&problems, &summary, started)
+}
+
+/// The sync, watch, memory, lister and decoding measurements: prints their tables; returns
+/// what went wrong and the line that says what every consumer ended with.
+fn informer_phases(args: &Args) -> (Vec<String>, String) {
+    let pods = args.pods();
     let rendered = render(pods, args.events());
-    let outcomes = time_consumers(&args, &rendered);
-    let decode_outcomes = measure_decoding(&args, &rendered);
-    let rss_outcomes = measure_memory(&args, &rendered);
+    let outcomes = time_consumers(args, &rendered);
+    let decode_outcomes = measure_decoding(args, &rendered);
+    let rss_outcomes = measure_memory(args, &rendered);
     let bytes = (rendered.list_bytes, rendered.event_bytes);
     let last_resource_version = rendered.last_resource_version;
     // The listers build caches of their own: free the rendered bytes first.
     drop(rendered);
-    let lister_outcomes = measure_listers(&args);
+    let lister_outcomes = measure_listers(args);
 
     println!(
         "{}",
@@ -180,7 +249,20 @@ fn main() -> ExitCode {
     println!("{}", decode::markdown(&decode_outcomes));
 
     let problems = final_state_problems(&outcomes.all_passes, &rss_outcomes, pods, last_resource_version);
-    report_problems(&problems, pods, last_resource_version, started)
+    let line =
+        format!("every consumer ended with {pods} pods and resourceVersion {last_resource_version} applied");
+    (problems, line)
+}
+
+/// Reconciles per second of both controllers, each in a child process, on a server of
+/// `--reconcile-objects` pods and no watch events.
+fn measure_reconciles(args: &Args) -> Vec<reconcile::Outcome> {
+    let objects = args.reconcile_objects();
+    let server = Server::start(render(objects, 0)).expect("the bench server starts");
+    let outcomes = reconcile::measure_all(server.url(), objects, args.reconcile_concurrency);
+    server.stop();
+    eprintln!("reconciles done");
+    outcomes
 }
 
 /// Child mode: syncs every pod with `consumer` (from `--url`, or from a server started here)
@@ -388,16 +470,12 @@ fn final_state_problems(
     problems
 }
 
-/// The last line on success; the problems and a failure otherwise.
-fn report_problems(
-    problems: &[String],
-    pods: usize,
-    last_resource_version: u64,
-    started: Instant,
-) -> ExitCode {
+/// The last line on success (`summary`, joined); the problems and a failure otherwise.
+fn report_problems(problems: &[String], summary: &[String], started: Instant) -> ExitCode {
     if problems.is_empty() {
         println!(
-            "every consumer ended with {pods} pods and resourceVersion {last_resource_version} applied ({:.1} s)",
+            "{} ({:.1} s)",
+            summary.join("; "),
             started.elapsed().as_secs_f64()
         );
         ExitCode::SUCCESS
