@@ -13,6 +13,7 @@ use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 
 use crate::discovery;
+use crate::dry_run::{self, OptionsKind};
 use crate::list;
 use crate::openapi;
 use crate::options::ListOptions;
@@ -161,7 +162,20 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
             Ok(json_response(200, &doc, "application/json"))
         }
         Route::Resource(path) => {
-            serve_resource(&shared, &parts.method, path, &query, &content_type, &body, watch)
+            let dry_run: Vec<String> =
+                form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
+                    .filter(|(k, _)| k == "dryRun")
+                    .map(|(_, v)| v.into_owned())
+                    .collect();
+            let request = ResourceRequest {
+                method: &parts.method,
+                query: &query,
+                dry_run: &dry_run,
+                content_type: &content_type,
+                body: &body,
+                watch,
+            };
+            serve_resource(&shared, path, &request)
         }
         Route::Unknown => Err(ApiError::unknown_path()),
     }
@@ -180,6 +194,15 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
 fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
+}
+
+/// The `DeleteOptions` of a delete's body (`null` when there is no body).
+fn delete_options(body: &Bytes) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        Ok(Value::Null)
+    } else {
+        parse_json(body)
+    }
 }
 
 fn parse_yaml(body: &Bytes) -> Result<Value, ApiError> {
@@ -204,15 +227,30 @@ fn parse_object(content_type: &str, body: &Bytes) -> Result<Value, ApiError> {
     }
 }
 
+/// What a request to a resource URL carries besides its path.
+struct ResourceRequest<'a> {
+    method: &'a Method,
+    query: &'a HashMap<String, String>,
+    /// Every `dryRun` value of the query.
+    dry_run: &'a [String],
+    content_type: &'a str,
+    body: &'a Bytes,
+    watch: bool,
+}
+
 fn serve_resource(
     shared: &Arc<Shared>,
-    method: &Method,
     path: ResourcePath,
-    query: &HashMap<String, String>,
-    content_type: &str,
-    body: &Bytes,
-    watch: bool,
+    request: &ResourceRequest<'_>,
 ) -> Result<Response<Body>, ApiError> {
+    let ResourceRequest {
+        method,
+        query,
+        dry_run,
+        content_type,
+        body,
+        watch,
+    } = *request;
     let rt: ResourceType = shared
         .lock()
         .registry
@@ -261,13 +299,18 @@ fn serve_resource(
         (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
             Err(ApiError::unknown_path())
         }
-        (&Method::POST, None) => json_ok(
-            201,
-            &shared.lock().create(&rt, ns, parse_object(content_type, body)?)?,
-        ),
+        (&Method::POST, None) => {
+            let dry = dry_run::requested(dry_run, None, OptionsKind::Create)?;
+            let object = parse_object(content_type, body)?;
+            json_ok(201, &shared.lock().maybe_dry(dry, |s| s.create(&rt, ns, object))?)
+        }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
-            let deleted = shared.lock().delete_collection(&rt, &options.filter)?;
+            let delete_options = delete_options(body)?;
+            let dry = dry_run::requested(dry_run, Some(&delete_options), OptionsKind::Delete)?;
+            let deleted = shared
+                .lock()
+                .maybe_dry(dry, |s| s.delete_collection(&rt, &options.filter))?;
             let rv = shared.lock().store.resource_version();
             json_ok(
                 200,
@@ -287,11 +330,13 @@ fn serve_resource(
             } else {
                 UpdateMode::Main
             };
+            let dry = dry_run::requested(dry_run, None, OptionsKind::Update)?;
+            let object = parse_object(content_type, body)?;
             json_ok(
                 200,
                 &shared
                     .lock()
-                    .update(&rt, ns, name, parse_object(content_type, body)?, mode)?,
+                    .maybe_dry(dry, |s| s.update(&rt, ns, name, object, mode))?,
             )
         }
         (&Method::PATCH, Some(name)) => {
@@ -301,16 +346,21 @@ fn serve_resource(
                 PatchType::Apply => serde_json::from_slice(body).or_else(|_| parse_yaml(body))?,
                 _ => parse_json(body)?,
             };
-            let (object, created) = shared.lock().patch(&rt, ns, name, patch_type, &patch, status)?;
+            let dry = dry_run::requested(dry_run, None, OptionsKind::Patch)?;
+            let (object, created) = shared
+                .lock()
+                .maybe_dry(dry, |s| s.patch(&rt, ns, name, patch_type, &patch, status))?;
             json_ok(if created { 201 } else { 200 }, &object)
         }
         (&Method::DELETE, Some(name)) => {
-            let options = if body.is_empty() {
-                Value::Null
-            } else {
-                parse_json(body)?
-            };
-            json_ok(200, &shared.lock().delete(&rt, ns, name, &options)?)
+            let options = delete_options(body)?;
+            let dry = dry_run::requested(dry_run, Some(&options), OptionsKind::Delete)?;
+            json_ok(
+                200,
+                &shared
+                    .lock()
+                    .maybe_dry(dry, |s| s.delete(&rt, ns, name, &options))?,
+            )
         }
         _ => Err(ApiError::method_not_allowed(method.as_str())),
     }

@@ -206,6 +206,7 @@
 
 mod crd;
 mod discovery;
+mod dry_run;
 mod faults;
 mod handler;
 mod list;

@@ -211,8 +211,10 @@ impl State {
             let mut object = object;
             crd::set_established(&mut object, &now);
             let stored = self.store.put(rt, object);
-            for t in types {
-                self.registry.add(t, Some(name.clone()));
+            if !self.is_dry_run() {
+                for t in types {
+                    self.registry.add(t, Some(name.clone()));
+                }
             }
             return Ok(stored);
         }
@@ -303,9 +305,11 @@ impl State {
         if is_crd(rt) {
             let types = crd::resource_types(rt, &new)?;
             let stored = self.store.put(rt, new);
-            self.registry.remove_crd(name);
-            for t in types {
-                self.registry.add(t, Some(name.to_string()));
+            if !self.is_dry_run() {
+                self.registry.remove_crd(name);
+                for t in types {
+                    self.registry.add(t, Some(name.to_string()));
+                }
             }
             return Ok(stored);
         }
@@ -422,7 +426,7 @@ impl State {
     /// Removes an object now; a CRD also takes its resources and their objects away.
     fn remove(&mut self, rt: &ResourceType, k: &ObjectKey) -> Option<Value> {
         let removed = self.store.remove(&rt.storage_key(), k)?;
-        if is_crd(rt) {
+        if is_crd(rt) && !self.is_dry_run() {
             for t in self.registry.remove_crd(&k.1) {
                 let storage = t.storage_key();
                 if !self.registry.has_storage(&storage) {
