@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 
+use crate::accept::{self, DiscoveryFormat};
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
 use crate::list;
@@ -124,24 +125,29 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     match route {
         Route::Version => Ok(json_response(200, &discovery::version(), "application/json")),
         Route::Health => Ok(Response::new(full("ok"))),
-        Route::CoreVersions if discovery::wants_aggregated(&accept) => {
-            let doc = discovery::aggregated(&shared.lock().registry, true);
-            Ok(json_response(200, &doc, discovery::AGGREGATED_CONTENT_TYPE))
+        Route::CoreVersions | Route::Groups => {
+            let core = route == Route::CoreVersions;
+            let mut response = match accept::negotiate_discovery(&accept) {
+                DiscoveryFormat::Aggregated(version) => {
+                    let doc = discovery::aggregated(&shared.lock().registry, core, version);
+                    json_response(200, &doc, &version.content_type())
+                }
+                DiscoveryFormat::Legacy if core => json_response(
+                    200,
+                    &discovery::core_versions(&shared.address),
+                    "application/json",
+                ),
+                DiscoveryFormat::Legacy => json_response(
+                    200,
+                    &discovery::group_list(&shared.lock().registry),
+                    "application/json",
+                ),
+            };
+            response
+                .headers_mut()
+                .insert(header::VARY, HeaderValue::from_static("Accept"));
+            Ok(response)
         }
-        Route::CoreVersions => Ok(json_response(
-            200,
-            &discovery::core_versions(&shared.address),
-            "application/json",
-        )),
-        Route::Groups if discovery::wants_aggregated(&accept) => {
-            let doc = discovery::aggregated(&shared.lock().registry, false);
-            Ok(json_response(200, &doc, discovery::AGGREGATED_CONTENT_TYPE))
-        }
-        Route::Groups => Ok(json_response(
-            200,
-            &discovery::group_list(&shared.lock().registry),
-            "application/json",
-        )),
         Route::Group(group) => {
             let doc = discovery::group(&shared.lock().registry, &group).ok_or_else(ApiError::unknown_path)?;
             Ok(json_response(200, &doc, "application/json"))

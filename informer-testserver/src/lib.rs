@@ -204,6 +204,7 @@
 //! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
 //! and programs in other languages can use it.
 
+mod accept;
 mod crd;
 mod discovery;
 mod dry_run;
