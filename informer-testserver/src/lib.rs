@@ -29,8 +29,9 @@
 //! - no validation against schemas and no defaulting: objects are stored as sent, CRD schemas
 //!   are not enforced, and the versions of one resource share their objects without conversion;
 //! - no controllers: nothing garbage-collects dependents, schedules pods or creates replica
-//!   sets; namespaces need not exist before objects are created in them, and deleting one
-//!   leaves its objects;
+//!   sets; namespaces need not exist before objects are created in them unless
+//!   [`TestServerBuilder::require_namespaces`] is set; deleting one deletes its objects within
+//!   the request, not in the background;
 //! - strategic merge and apply patches are applied as JSON merge patches (lists are replaced,
 //!   no `managedFields`).
 //!
@@ -211,6 +212,7 @@ mod dry_run;
 mod faults;
 mod handler;
 mod list;
+mod namespace_lifecycle;
 mod openapi;
 mod options;
 mod patch;

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::crd;
+use crate::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
 use crate::patch::{self, PatchType};
 use crate::registry::{Registry, ResourceType};
 use crate::selector::ObjectFilter;
@@ -28,6 +29,8 @@ pub(crate) struct State {
     pub(crate) registry: Registry,
     /// Objects and history.
     pub(crate) store: Store,
+    /// Creating an object in a namespace that does not exist is refused (404).
+    pub(crate) require_namespaces: bool,
 }
 
 /// Current time as RFC 3339 with second precision, like `metav1.Time`.
@@ -97,6 +100,7 @@ impl State {
         Self {
             registry,
             store: Store::new(history_limit),
+            require_namespaces: false,
         }
     }
 
@@ -202,6 +206,11 @@ impl State {
         ] {
             meta.remove(field);
         }
+        if is_namespace_type(rt) {
+            prepare_new_namespace(&mut object);
+        }
+        let (object_ns, _) = object_key(&object);
+        self.admit_in_namespace(rt, &object_ns, &name)?;
         if self.store.get(rt, &object_key(&object)).is_some() {
             return Err(ApiError::already_exists(rt, &name));
         }
@@ -295,7 +304,8 @@ impl State {
             return Ok(with_type(old, rt));
         }
         let finalized = new["metadata"]["deletionTimestamp"].is_string()
-            && new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+            && new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
+            && !has_spec_finalizers(rt, &new);
         if finalized {
             self.store.put(rt, new.clone());
             return self
@@ -390,6 +400,9 @@ impl State {
                 ));
             }
         }
+        if is_namespace_type(rt) {
+            return self.terminate_namespace(rt, old);
+        }
         if old["metadata"]["finalizers"]
             .as_array()
             .is_some_and(|f| !f.is_empty())
@@ -426,6 +439,9 @@ impl State {
     /// Removes an object now; a CRD also takes its resources and their objects away.
     fn remove(&mut self, rt: &ResourceType, k: &ObjectKey) -> Option<Value> {
         let removed = self.store.remove(&rt.storage_key(), k)?;
+        if rt.namespaced && !k.0.is_empty() {
+            self.finish_namespace(&k.0);
+        }
         if is_crd(rt) && !self.is_dry_run() {
             for t in self.registry.remove_crd(&k.1) {
                 let storage = t.storage_key();

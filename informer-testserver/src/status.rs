@@ -100,6 +100,28 @@ impl ApiError {
         .with_details(details(rt, Some(name)))
     }
 
+    /// `<resource> "<name>" is forbidden: <why>` (403 Forbidden).
+    pub(crate) fn forbidden(rt: &ResourceType, name: &str, why: &str) -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {why}", rt.qualified_resource()),
+        )
+        .with_details(details(rt, Some(name)))
+    }
+
+    /// Adds a cause to `details.causes`.
+    pub(crate) fn with_cause(mut self, reason: &str, message: &str, field: &str) -> Self {
+        let mut details = self.details.take().unwrap_or_else(|| json!({}));
+        let cause = json!({"reason": reason, "message": message, "field": field});
+        match details.get_mut("causes").and_then(Value::as_array_mut) {
+            Some(causes) => causes.push(cause),
+            None => details["causes"] = json!([cause]),
+        }
+        self.details = Some(details);
+        self
+    }
+
     /// A 400 BadRequest.
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)

@@ -195,6 +195,30 @@ impl Store {
         object
     }
 
+    /// Names of the objects of a storage in namespace `ns`.
+    pub(crate) fn names_in_namespace(&self, storage: &StorageKey, ns: &str) -> Vec<String> {
+        self.objects
+            .get(storage)
+            .map(|objects| {
+                objects
+                    .range((ns.to_string(), String::new())..)
+                    .take_while(|((n, _), _)| n == ns)
+                    .map(|((_, name), _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether a storage holds an object in namespace `ns`.
+    pub(crate) fn has_in_namespace(&self, storage: &StorageKey, ns: &str) -> bool {
+        self.objects.get(storage).is_some_and(|objects| {
+            objects
+                .range((ns.to_string(), String::new())..)
+                .next()
+                .is_some_and(|((n, _), _)| n == ns)
+        })
+    }
+
     /// Deletes an object at the next revision; returns it with that revision.
     ///
     /// A dry run returns the object as stored.
