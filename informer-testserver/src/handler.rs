@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::accept::{self, DiscoveryFormat};
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
+use crate::field_labels;
 use crate::list;
 use crate::openapi;
 use crate::options::ListOptions;
@@ -276,6 +277,7 @@ fn serve_resource(
     match (method, path.name.as_deref()) {
         (&Method::GET, None) if watch || path.watch_prefix => {
             let mut options = ListOptions::parse(query, ns)?;
+            field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             options.watch = true;
             let current = {
                 let shared = shared.clone();
@@ -300,6 +302,7 @@ fn serve_resource(
         }
         (&Method::GET, None) => {
             let options = ListOptions::parse(query, ns)?;
+            field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             json_ok(200, &list::list(&shared.lock(), &rt, &options)?)
         }
         (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
@@ -312,6 +315,7 @@ fn serve_resource(
         }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
+            field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             let delete_options = delete_options(body)?;
             let dry = dry_run::requested(dry_run, Some(&delete_options), OptionsKind::Delete)?;
             let deleted = shared

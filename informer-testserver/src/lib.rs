@@ -210,6 +210,7 @@ mod crd;
 mod discovery;
 mod dry_run;
 mod faults;
+mod field_labels;
 mod handler;
 mod list;
 mod namespace_lifecycle;
@@ -225,6 +226,7 @@ mod server;
 mod state;
 mod status;
 mod storage;
+mod validation;
 mod watch;
 
 pub use faults::Failure;

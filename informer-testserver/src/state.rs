@@ -11,6 +11,7 @@ use crate::registry::{Registry, ResourceType};
 use crate::selector::ObjectFilter;
 use crate::status::ApiError;
 use crate::storage::{ObjectKey, Store, meta_str, metadata_mut, object_key};
+use crate::validation;
 
 /// What an update may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,15 +186,8 @@ impl State {
                 }
             },
         };
-        if name.contains('/') || name.contains('%') || name == "." || name == ".." {
-            return Err(ApiError::invalid(
-                rt,
-                &name,
-                "metadata.name",
-                "Invalid value",
-                &format!("\"{name}\": may not contain '/' or '%' and may not be '.' or '..'"),
-            ));
-        }
+        let generate_name = meta.get("generateName").and_then(Value::as_str);
+        validation::validate_name(rt, generate_name, &name)?;
         meta.insert("name".into(), json!(name));
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now));
