@@ -1,9 +1,11 @@
 //! Discovery documents: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/{group}`,
 //! `/apis/{group}/{version}` (APIVersions, APIGroupList, APIGroup, APIResourceList), and the
-//! aggregated form (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`) when a client asks for it.
+//! aggregated form (`apidiscovery.k8s.io/v2` or `v2beta1` `APIGroupDiscoveryList`) when a client
+//! asks for it (see [`crate::accept`]).
 
 use serde_json::{Value, json};
 
+use crate::accept::AggregatedVersion;
 use crate::registry::{Registry, ResourceType};
 
 /// Verbs of every served resource.
@@ -19,19 +21,6 @@ const VERBS: [&str; 8] = [
 ];
 /// Verbs of the status subresource.
 const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
-
-/// The `Content-Type` (and `Accept` marker) of aggregated discovery.
-pub(crate) const AGGREGATED_CONTENT_TYPE: &str =
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-
-/// Whether an `Accept` header asks for aggregated discovery.
-pub(crate) fn wants_aggregated(accept: &str) -> bool {
-    accept.split(',').next().is_some_and(|first| {
-        first.contains("g=apidiscovery.k8s.io")
-            && first.contains("as=APIGroupDiscoveryList")
-            && first.contains("v=v2")
-    })
-}
 
 /// `/version`
 pub(crate) fn version() -> Value {
@@ -162,8 +151,8 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
     json!({"metadata": {"name": name, "creationTimestamp": null}, "versions": versions})
 }
 
-/// Aggregated discovery of `/api` (`core`) or `/apis`.
-pub(crate) fn aggregated(registry: &Registry, core: bool) -> Value {
+/// Aggregated discovery of `/api` (`core`) or `/apis`, in `version`.
+pub(crate) fn aggregated(registry: &Registry, core: bool, version: AggregatedVersion) -> Value {
     let items: Vec<Value> = if core {
         vec![aggregated_group(registry, "", &["v1".to_string()])]
     } else {
@@ -175,7 +164,7 @@ pub(crate) fn aggregated(registry: &Registry, core: bool) -> Value {
     };
     json!({
         "kind": "APIGroupDiscoveryList",
-        "apiVersion": "apidiscovery.k8s.io/v2",
+        "apiVersion": version.api_version(),
         "metadata": {},
         "items": items,
     })
@@ -217,18 +206,10 @@ mod tests {
                 .as_array()
                 .is_some_and(|g| g.iter().all(|g| g["name"] != ""))
         );
-        let agg = aggregated(&reg, false);
+        let agg = aggregated(&reg, false, AggregatedVersion::V2);
         assert_eq!(
             agg["items"][0]["versions"][0]["resources"][0]["scope"],
             "Namespaced"
         );
-    }
-
-    #[test]
-    fn aggregated_accept_header() {
-        assert!(wants_aggregated(
-            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.9"
-        ));
-        assert!(!wants_aggregated("application/json"));
     }
 }

@@ -12,7 +12,10 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 
+use crate::accept::{self, DiscoveryFormat};
 use crate::discovery;
+use crate::dry_run::{self, OptionsKind};
+use crate::field_labels;
 use crate::list;
 use crate::openapi;
 use crate::options::ListOptions;
@@ -123,24 +126,29 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     match route {
         Route::Version => Ok(json_response(200, &discovery::version(), "application/json")),
         Route::Health => Ok(Response::new(full("ok"))),
-        Route::CoreVersions if discovery::wants_aggregated(&accept) => {
-            let doc = discovery::aggregated(&shared.lock().registry, true);
-            Ok(json_response(200, &doc, discovery::AGGREGATED_CONTENT_TYPE))
+        Route::CoreVersions | Route::Groups => {
+            let core = route == Route::CoreVersions;
+            let mut response = match accept::negotiate_discovery(&accept) {
+                DiscoveryFormat::Aggregated(version) => {
+                    let doc = discovery::aggregated(&shared.lock().registry, core, version);
+                    json_response(200, &doc, &version.content_type())
+                }
+                DiscoveryFormat::Legacy if core => json_response(
+                    200,
+                    &discovery::core_versions(&shared.address),
+                    "application/json",
+                ),
+                DiscoveryFormat::Legacy => json_response(
+                    200,
+                    &discovery::group_list(&shared.lock().registry),
+                    "application/json",
+                ),
+            };
+            response
+                .headers_mut()
+                .insert(header::VARY, HeaderValue::from_static("Accept"));
+            Ok(response)
         }
-        Route::CoreVersions => Ok(json_response(
-            200,
-            &discovery::core_versions(&shared.address),
-            "application/json",
-        )),
-        Route::Groups if discovery::wants_aggregated(&accept) => {
-            let doc = discovery::aggregated(&shared.lock().registry, false);
-            Ok(json_response(200, &doc, discovery::AGGREGATED_CONTENT_TYPE))
-        }
-        Route::Groups => Ok(json_response(
-            200,
-            &discovery::group_list(&shared.lock().registry),
-            "application/json",
-        )),
         Route::Group(group) => {
             let doc = discovery::group(&shared.lock().registry, &group).ok_or_else(ApiError::unknown_path)?;
             Ok(json_response(200, &doc, "application/json"))
@@ -161,7 +169,20 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
             Ok(json_response(200, &doc, "application/json"))
         }
         Route::Resource(path) => {
-            serve_resource(&shared, &parts.method, path, &query, &content_type, &body, watch)
+            let dry_run: Vec<String> =
+                form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
+                    .filter(|(k, _)| k == "dryRun")
+                    .map(|(_, v)| v.into_owned())
+                    .collect();
+            let request = ResourceRequest {
+                method: &parts.method,
+                query: &query,
+                dry_run: &dry_run,
+                content_type: &content_type,
+                body: &body,
+                watch,
+            };
+            serve_resource(&shared, path, &request)
         }
         Route::Unknown => Err(ApiError::unknown_path()),
     }
@@ -180,6 +201,15 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
 fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
+}
+
+/// The `DeleteOptions` of a delete's body (`null` when there is no body).
+fn delete_options(body: &Bytes) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        Ok(Value::Null)
+    } else {
+        parse_json(body)
+    }
 }
 
 fn parse_yaml(body: &Bytes) -> Result<Value, ApiError> {
@@ -204,15 +234,30 @@ fn parse_object(content_type: &str, body: &Bytes) -> Result<Value, ApiError> {
     }
 }
 
+/// What a request to a resource URL carries besides its path.
+struct ResourceRequest<'a> {
+    method: &'a Method,
+    query: &'a HashMap<String, String>,
+    /// Every `dryRun` value of the query.
+    dry_run: &'a [String],
+    content_type: &'a str,
+    body: &'a Bytes,
+    watch: bool,
+}
+
 fn serve_resource(
     shared: &Arc<Shared>,
-    method: &Method,
     path: ResourcePath,
-    query: &HashMap<String, String>,
-    content_type: &str,
-    body: &Bytes,
-    watch: bool,
+    request: &ResourceRequest<'_>,
 ) -> Result<Response<Body>, ApiError> {
+    let ResourceRequest {
+        method,
+        query,
+        dry_run,
+        content_type,
+        body,
+        watch,
+    } = *request;
     let rt: ResourceType = shared
         .lock()
         .registry
@@ -232,6 +277,7 @@ fn serve_resource(
     match (method, path.name.as_deref()) {
         (&Method::GET, None) if watch || path.watch_prefix => {
             let mut options = ListOptions::parse(query, ns)?;
+            field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             options.watch = true;
             let current = {
                 let shared = shared.clone();
@@ -256,18 +302,25 @@ fn serve_resource(
         }
         (&Method::GET, None) => {
             let options = ListOptions::parse(query, ns)?;
+            field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             json_ok(200, &list::list(&shared.lock(), &rt, &options)?)
         }
         (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
             Err(ApiError::unknown_path())
         }
-        (&Method::POST, None) => json_ok(
-            201,
-            &shared.lock().create(&rt, ns, parse_object(content_type, body)?)?,
-        ),
+        (&Method::POST, None) => {
+            let dry = dry_run::requested(dry_run, None, OptionsKind::Create)?;
+            let object = parse_object(content_type, body)?;
+            json_ok(201, &shared.lock().maybe_dry(dry, |s| s.create(&rt, ns, object))?)
+        }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
-            let deleted = shared.lock().delete_collection(&rt, &options.filter)?;
+            field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
+            let delete_options = delete_options(body)?;
+            let dry = dry_run::requested(dry_run, Some(&delete_options), OptionsKind::Delete)?;
+            let deleted = shared
+                .lock()
+                .maybe_dry(dry, |s| s.delete_collection(&rt, &options.filter))?;
             let rv = shared.lock().store.resource_version();
             json_ok(
                 200,
@@ -287,11 +340,13 @@ fn serve_resource(
             } else {
                 UpdateMode::Main
             };
+            let dry = dry_run::requested(dry_run, None, OptionsKind::Update)?;
+            let object = parse_object(content_type, body)?;
             json_ok(
                 200,
                 &shared
                     .lock()
-                    .update(&rt, ns, name, parse_object(content_type, body)?, mode)?,
+                    .maybe_dry(dry, |s| s.update(&rt, ns, name, object, mode))?,
             )
         }
         (&Method::PATCH, Some(name)) => {
@@ -301,16 +356,21 @@ fn serve_resource(
                 PatchType::Apply => serde_json::from_slice(body).or_else(|_| parse_yaml(body))?,
                 _ => parse_json(body)?,
             };
-            let (object, created) = shared.lock().patch(&rt, ns, name, patch_type, &patch, status)?;
+            let dry = dry_run::requested(dry_run, None, OptionsKind::Patch)?;
+            let (object, created) = shared
+                .lock()
+                .maybe_dry(dry, |s| s.patch(&rt, ns, name, patch_type, &patch, status))?;
             json_ok(if created { 201 } else { 200 }, &object)
         }
         (&Method::DELETE, Some(name)) => {
-            let options = if body.is_empty() {
-                Value::Null
-            } else {
-                parse_json(body)?
-            };
-            json_ok(200, &shared.lock().delete(&rt, ns, name, &options)?)
+            let options = delete_options(body)?;
+            let dry = dry_run::requested(dry_run, Some(&options), OptionsKind::Delete)?;
+            json_ok(
+                200,
+                &shared
+                    .lock()
+                    .maybe_dry(dry, |s| s.delete(&rt, ns, name, &options))?,
+            )
         }
         _ => Err(ApiError::method_not_allowed(method.as_str())),
     }

@@ -19,20 +19,33 @@
 //! Each server has its own store and revision counter, so tests running in parallel each start
 //! their own.
 //!
-//! # Where it differs from kube-apiserver
+//! # What differs from kube-apiserver
 //!
-//! It implements the API's storage and wire semantics, not a cluster:
+//! It implements the API's storage and wire semantics, not a cluster. Each row is a difference a
+//! test should not rely on:
 //!
-//! - plain HTTP without TLS, authentication, authorization, admission or priority and
-//!   fairness;
-//! - JSON responses only; request bodies in JSON or YAML (protobuf and CBOR get 415);
-//! - no validation against schemas and no defaulting: objects are stored as sent, CRD schemas
-//!   are not enforced, and the versions of one resource share their objects without conversion;
-//! - no controllers: nothing garbage-collects dependents, schedules pods or creates replica
-//!   sets; namespaces need not exist before objects are created in them, and deleting one
-//!   leaves its objects;
-//! - strategic merge and apply patches are applied as JSON merge patches (lists are replaced,
-//!   no `managedFields`).
+//! | What | What a test should not rely on |
+//! |------|--------------------------------|
+//! | Plain HTTP; no authentication, authorization, priority and fairness | `403`s from RBAC (inject them with [`TestServer::fail_next`]) |
+//! | Admission: only namespace lifecycle (no webhooks, quotas, limit ranges, service accounts) | Objects changed or refused by other admission plugins |
+//! | Namespaces need not exist unless [`TestServerBuilder::require_namespaces`] is set | Creating in a namespace never created failing, by default |
+//! | Deleting a namespace deletes its objects within the request; the `finalize` subresource is not served | Seeing a namespace `Terminating` with its objects still there (unless they have finalizers) |
+//! | No defaulting: objects are stored as sent, apart from server-set metadata and a new namespace's phase and finalizer | Defaulted fields (a pod's `restartPolicy`, a deployment's `strategy`, ...) |
+//! | Validation covers object names (by kind: DNS-1123 subdomain or label, DNS-1035 label, path segment) and a CRD's group, names and versions; other fields are not validated | `422`s for invalid specs |
+//! | `fieldValidation=Strict\|Warn\|Ignore` is not implemented: unknown fields are kept, without warnings | Unknown or duplicate fields being refused or warned about |
+//! | CRD schemas are neither enforced nor used to prune or default (no structural schema checks) | Custom resources refused, pruned or defaulted by their schema |
+//! | The versions of one resource share their objects without conversion | Conversion between versions, conversion webhooks |
+//! | Strategic merge patches are applied as JSON merge patches (lists are replaced, no patch directives) | Merging lists by key (`containers` by `name`), `$patch`, `$retainKeys` |
+//! | Server-side apply is a JSON merge patch that creates missing objects: no field ownership, no `managedFields`, no conflicts | Apply conflicts, `force`, fields removed because a manager stopped applying them |
+//! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
+//! | No `Table` output (`as=Table` in `Accept` is ignored, the objects come back) | `kubectl get`'s server-side columns |
+//! | Only the `status` subresource (no `/scale`, `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
+//! | No controllers: no garbage collection of dependents (`ownerReferences` are stored only), no scheduling, no replica sets from deployments | Dependents deleted with their owner; `propagationPolicy` |
+//! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
+//! | Field selectors: the fields of custom types registered without a CRD are `metadata.name` and `metadata.namespace` only | Selecting an aggregated API's objects by its own fields |
+//! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
+//! | Discovery answers the legacy documents (never `406`) when no aggregated form is acceptable | `406 Not Acceptable` for discovery |
+//! | OpenAPI: no schemas (`kubectl explain` does not work), no `/openapi/v2` | Schemas from `/openapi` |
 //!
 //! # Start, connect, create, read back
 //!
@@ -204,11 +217,15 @@
 //! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
 //! and programs in other languages can use it.
 
+mod accept;
 mod crd;
 mod discovery;
+mod dry_run;
 mod faults;
+mod field_labels;
 mod handler;
 mod list;
+mod namespace_lifecycle;
 mod openapi;
 mod options;
 mod patch;
@@ -221,6 +238,7 @@ mod server;
 mod state;
 mod status;
 mod storage;
+mod validation;
 mod watch;
 
 pub use faults::Failure;

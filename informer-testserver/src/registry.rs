@@ -325,6 +325,14 @@ impl Registry {
             .find(|rt| rt.api_version() == api_version && rt.kind == kind)
     }
 
+    /// The name of the CRD serving `rt`, if a CRD does.
+    pub(crate) fn crd_of(&self, rt: &ResourceType) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|e| e.rt.group == rt.group && e.rt.version == rt.version && e.rt.plural == rt.plural)
+            .and_then(|e| e.crd.as_deref())
+    }
+
     /// Whether any served version still uses this storage.
     pub(crate) fn has_storage(&self, key: &StorageKey) -> bool {
         self.iter().any(|rt| &rt.storage_key() == key)

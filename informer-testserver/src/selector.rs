@@ -309,8 +309,8 @@ fn unescape(s: &str) -> String {
 
 /// Parses a field selector (`fieldSelector=`): `metadata.name=x,metadata.namespace!=y`.
 ///
-/// Any dotted path into the object is accepted (kube-apiserver accepts only a per-resource list,
-/// always including `metadata.name` and `metadata.namespace`); values compare as strings.
+/// Any dotted path parses; which fields a resource can be selected by is checked when the
+/// resource is known (kube-apiserver's per-resource lists). Values compare as strings.
 pub(crate) fn parse_field_selector(input: &str) -> Result<FieldSelector, SelectorError> {
     let err = |reason: String| SelectorError::Field {
         selector: input.to_string(),
@@ -360,6 +360,11 @@ impl FieldSelector {
             };
             (actual == r.value) == r.equal
         })
+    }
+
+    /// The fields the requirements are about, in order.
+    pub(crate) fn fields(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|r| r.path.as_str())
     }
 
     /// Whether there is no requirement.

@@ -96,6 +96,7 @@ pub struct TestServerBuilder {
     bookmark_interval: Duration,
     body_limit: usize,
     default_namespaces: bool,
+    require_namespaces: bool,
     types: Vec<ResourceType>,
 }
 
@@ -107,6 +108,7 @@ impl Default for TestServerBuilder {
             bookmark_interval: Duration::from_secs(60),
             body_limit: 3 * 1024 * 1024,
             default_namespaces: true,
+            require_namespaces: false,
             types: builtin_types(),
         }
     }
@@ -145,6 +147,15 @@ impl TestServerBuilder {
         self
     }
 
+    /// Whether creating an object in a namespace that does not exist fails with 404
+    /// `namespaces "x" not found`, as in kube-apiserver (default false: such objects are
+    /// created, and the namespace is never created). Terminating namespaces refuse new objects
+    /// either way.
+    pub fn require_namespaces(mut self, require: bool) -> Self {
+        self.require_namespaces = require;
+        self
+    }
+
     /// Serves one more resource type.
     pub fn resource(mut self, rt: ResourceType) -> Self {
         self.types.push(rt);
@@ -173,6 +184,7 @@ impl TestServerBuilder {
                 let _ = state.create(&ns, None, object);
             }
         }
+        state.require_namespaces = self.require_namespaces;
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             faults: Mutex::new(Faults::default()),

@@ -5,11 +5,13 @@
 use serde_json::{Value, json};
 
 use crate::crd;
+use crate::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
 use crate::patch::{self, PatchType};
 use crate::registry::{Registry, ResourceType};
 use crate::selector::ObjectFilter;
 use crate::status::ApiError;
 use crate::storage::{ObjectKey, Store, meta_str, metadata_mut, object_key};
+use crate::validation;
 
 /// What an update may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +30,8 @@ pub(crate) struct State {
     pub(crate) registry: Registry,
     /// Objects and history.
     pub(crate) store: Store,
+    /// Creating an object in a namespace that does not exist is refused (404).
+    pub(crate) require_namespaces: bool,
 }
 
 /// Current time as RFC 3339 with second precision, like `metav1.Time`.
@@ -97,6 +101,7 @@ impl State {
         Self {
             registry,
             store: Store::new(history_limit),
+            require_namespaces: false,
         }
     }
 
@@ -181,15 +186,8 @@ impl State {
                 }
             },
         };
-        if name.contains('/') || name.contains('%') || name == "." || name == ".." {
-            return Err(ApiError::invalid(
-                rt,
-                &name,
-                "metadata.name",
-                "Invalid value",
-                &format!("\"{name}\": may not contain '/' or '%' and may not be '.' or '..'"),
-            ));
-        }
+        let generate_name = meta.get("generateName").and_then(Value::as_str);
+        validation::validate_name(rt, generate_name, &name)?;
         meta.insert("name".into(), json!(name));
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now));
@@ -202,6 +200,11 @@ impl State {
         ] {
             meta.remove(field);
         }
+        if is_namespace_type(rt) {
+            prepare_new_namespace(&mut object);
+        }
+        let (object_ns, _) = object_key(&object);
+        self.admit_in_namespace(rt, &object_ns, &name)?;
         if self.store.get(rt, &object_key(&object)).is_some() {
             return Err(ApiError::already_exists(rt, &name));
         }
@@ -211,8 +214,10 @@ impl State {
             let mut object = object;
             crd::set_established(&mut object, &now);
             let stored = self.store.put(rt, object);
-            for t in types {
-                self.registry.add(t, Some(name.clone()));
+            if !self.is_dry_run() {
+                for t in types {
+                    self.registry.add(t, Some(name.clone()));
+                }
             }
             return Ok(stored);
         }
@@ -293,7 +298,8 @@ impl State {
             return Ok(with_type(old, rt));
         }
         let finalized = new["metadata"]["deletionTimestamp"].is_string()
-            && new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+            && new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
+            && !has_spec_finalizers(rt, &new);
         if finalized {
             self.store.put(rt, new.clone());
             return self
@@ -303,9 +309,11 @@ impl State {
         if is_crd(rt) {
             let types = crd::resource_types(rt, &new)?;
             let stored = self.store.put(rt, new);
-            self.registry.remove_crd(name);
-            for t in types {
-                self.registry.add(t, Some(name.to_string()));
+            if !self.is_dry_run() {
+                self.registry.remove_crd(name);
+                for t in types {
+                    self.registry.add(t, Some(name.to_string()));
+                }
             }
             return Ok(stored);
         }
@@ -386,6 +394,9 @@ impl State {
                 ));
             }
         }
+        if is_namespace_type(rt) {
+            return self.terminate_namespace(rt, old);
+        }
         if old["metadata"]["finalizers"]
             .as_array()
             .is_some_and(|f| !f.is_empty())
@@ -422,7 +433,10 @@ impl State {
     /// Removes an object now; a CRD also takes its resources and their objects away.
     fn remove(&mut self, rt: &ResourceType, k: &ObjectKey) -> Option<Value> {
         let removed = self.store.remove(&rt.storage_key(), k)?;
-        if is_crd(rt) {
+        if rt.namespaced && !k.0.is_empty() {
+            self.finish_namespace(&k.0);
+        }
+        if is_crd(rt) && !self.is_dry_run() {
             for t in self.registry.remove_crd(&k.1) {
                 let storage = t.storage_key();
                 if !self.registry.has_storage(&storage) {

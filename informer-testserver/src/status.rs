@@ -35,7 +35,7 @@ impl ApiError {
         }
     }
 
-    fn with_details(mut self, details: Value) -> Self {
+    pub(crate) fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
     }
@@ -100,6 +100,28 @@ impl ApiError {
         .with_details(details(rt, Some(name)))
     }
 
+    /// `<resource> "<name>" is forbidden: <why>` (403 Forbidden).
+    pub(crate) fn forbidden(rt: &ResourceType, name: &str, why: &str) -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {why}", rt.qualified_resource()),
+        )
+        .with_details(details(rt, Some(name)))
+    }
+
+    /// Adds a cause to `details.causes`.
+    pub(crate) fn with_cause(mut self, reason: &str, message: &str, field: &str) -> Self {
+        let mut details = self.details.take().unwrap_or_else(|| json!({}));
+        let cause = json!({"reason": reason, "message": message, "field": field});
+        match details.get_mut("causes").and_then(Value::as_array_mut) {
+            Some(causes) => causes.push(cause),
+            None => details["causes"] = json!([cause]),
+        }
+        self.details = Some(details);
+        self
+    }
+
     /// A 400 BadRequest.
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
@@ -113,22 +135,51 @@ impl ApiError {
         cause_type: &str,
         detail: &str,
     ) -> Self {
+        Self::invalid_causes(
+            rt,
+            name,
+            &[FieldCause {
+                field: field.to_string(),
+                cause_type: cause_type.to_string(),
+                detail: detail.to_string(),
+            }],
+        )
+    }
+
+    /// A 422 Invalid for an object of `kind`, with its field causes (kube-apiserver lists
+    /// several in brackets).
+    pub(crate) fn invalid_causes(rt: &ResourceType, name: &str, causes: &[FieldCause]) -> Self {
         let group_kind = if rt.group.is_empty() {
             rt.kind.clone()
         } else {
             format!("{}.{}", rt.kind, rt.group)
         };
-        let message = format!("{group_kind} \"{name}\" is invalid: {field}: {cause_type}: {detail}");
+        let errors: Vec<String> = causes
+            .iter()
+            .map(|c| format!("{}: {}: {}", c.field, c.cause_type, c.detail))
+            .collect();
+        let listed = match errors.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let message = format!("{group_kind} \"{name}\" is invalid: {listed}");
         let mut d = Map::new();
         d.insert("name".into(), json!(name));
         if !rt.group.is_empty() {
             d.insert("group".into(), json!(rt.group));
         }
         d.insert("kind".into(), json!(rt.kind));
-        d.insert(
-            "causes".into(),
-            json!([{ "reason": format!("Field{}", cause_type.replace(' ', "")), "message": format!("{cause_type}: {detail}"), "field": field }]),
-        );
+        let causes: Vec<Value> = causes
+            .iter()
+            .map(|c| {
+                json!({
+                    "reason": cause_reason(&c.cause_type),
+                    "message": format!("{}: {}", c.cause_type, c.detail),
+                    "field": c.field,
+                })
+            })
+            .collect();
+        d.insert("causes".into(), json!(causes));
         Self::new(422, "Invalid", message).with_details(Value::Object(d))
     }
 
@@ -273,6 +324,43 @@ impl ApiError {
             e.retry_after = retry_after;
         }
         e
+    }
+}
+
+/// The `reason` of a field cause: kube-apiserver's `FieldValue...` names of its error types.
+fn cause_reason(cause_type: &str) -> String {
+    match cause_type {
+        "Invalid value" => "FieldValueInvalid".into(),
+        "Required value" => "FieldValueRequired".into(),
+        "Unsupported value" => "FieldValueNotSupported".into(),
+        "Forbidden" => "FieldValueForbidden".into(),
+        "Duplicate value" => "FieldValueDuplicate".into(),
+        "Not found" => "FieldValueNotFound".into(),
+        "Too long" => "FieldValueTooLong".into(),
+        other => format!("FieldValue{}", other.replace(' ', "")),
+    }
+}
+
+/// One field error of a 422 Invalid: `<field>: <cause_type>: <detail>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldCause {
+    /// The field path, e.g. `metadata.name`.
+    pub(crate) field: String,
+    /// `Invalid value`, `Required value`, ...: the cause's reason is `Field` and this without
+    /// spaces.
+    pub(crate) cause_type: String,
+    /// What is wrong, after the type.
+    pub(crate) detail: String,
+}
+
+impl FieldCause {
+    /// `<field>: Invalid value: "<value>": <problem>`.
+    pub(crate) fn invalid(field: &str, value: &str, problem: &str) -> Self {
+        Self {
+            field: field.to_string(),
+            cause_type: "Invalid value".to_string(),
+            detail: format!("{value:?}: {problem}"),
+        }
     }
 }
 

@@ -79,6 +79,8 @@ pub(crate) struct Store {
     watchers: Vec<Watcher>,
     /// Close all watches after this many more writes.
     close_watches_after: Option<u64>,
+    /// Writes answer as if they happened but change nothing (`dryRun=All`).
+    dry_run: bool,
 }
 
 /// Reads a string field of `metadata`.
@@ -124,7 +126,18 @@ impl Store {
             compacted: 0,
             watchers: Vec::new(),
             close_watches_after: None,
+            dry_run: false,
         }
+    }
+
+    /// Makes the following writes dry runs (or real ones again).
+    pub(crate) fn set_dry_run(&mut self, dry_run: bool) {
+        self.dry_run = dry_run;
+    }
+
+    /// Whether writes are dry runs.
+    pub(crate) fn is_dry_run(&self) -> bool {
+        self.dry_run
     }
 
     /// The current (latest) revision.
@@ -144,7 +157,21 @@ impl Store {
     }
 
     /// Stores `object` (a create when the key is new, else an update) at the next revision.
+    ///
+    /// A dry run returns the object with the stored object's resourceVersion (none for a create).
     pub(crate) fn put(&mut self, rt: &ResourceType, mut object: Value) -> Value {
+        if self.dry_run {
+            let current = self
+                .get(rt, &object_key(&object))
+                .and_then(|o| meta_str(o, "resourceVersion"))
+                .map(str::to_string);
+            let meta = metadata_mut(&mut object);
+            match current {
+                Some(rv) => meta.insert("resourceVersion".into(), json!(rv)),
+                None => meta.remove("resourceVersion"),
+            };
+            return object;
+        }
         self.rv += 1;
         metadata_mut(&mut object).insert("resourceVersion".into(), json!(self.rv.to_string()));
         let key = object_key(&object);
@@ -168,8 +195,37 @@ impl Store {
         object
     }
 
+    /// Names of the objects of a storage in namespace `ns`.
+    pub(crate) fn names_in_namespace(&self, storage: &StorageKey, ns: &str) -> Vec<String> {
+        self.objects
+            .get(storage)
+            .map(|objects| {
+                objects
+                    .range((ns.to_string(), String::new())..)
+                    .take_while(|((n, _), _)| n == ns)
+                    .map(|((_, name), _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether a storage holds an object in namespace `ns`.
+    pub(crate) fn has_in_namespace(&self, storage: &StorageKey, ns: &str) -> bool {
+        self.objects.get(storage).is_some_and(|objects| {
+            objects
+                .range((ns.to_string(), String::new())..)
+                .next()
+                .is_some_and(|((n, _), _)| n == ns)
+        })
+    }
+
     /// Deletes an object at the next revision; returns it with that revision.
+    ///
+    /// A dry run returns the object as stored.
     pub(crate) fn remove(&mut self, storage: &StorageKey, key: &ObjectKey) -> Option<Value> {
+        if self.dry_run {
+            return self.objects.get(storage)?.get(key).cloned();
+        }
         let prev = self.objects.get_mut(storage)?.remove(key)?;
         self.rv += 1;
         let mut object = prev.clone();

@@ -97,15 +97,15 @@ async fn pods_deployments_and_nodes_sync_through_the_generated_factory() {
         .await
         .expect("create over HTTP");
     let api: Api<Namespace> = Api::all(client);
-    api.delete("kube-public", &Default::default())
+    api.delete("kube-node-lease", &Default::default())
         .await
         .expect("delete over HTTP");
     eventually("the node lister sees node-b", WAIT, || {
         nodes.lister().get("node-b").is_some()
     })
     .await;
-    eventually("the namespace lister loses kube-public", WAIT, || {
-        namespaces.lister().get("kube-public").is_none()
+    eventually("the namespace lister loses kube-node-lease", WAIT, || {
+        namespaces.lister().get("kube-node-lease").is_none()
     })
     .await;
 
