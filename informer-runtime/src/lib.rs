@@ -97,6 +97,7 @@
 //! | [`cache`] | keys, tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO |
 //! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]), the [`Enqueue`](informer::enqueue::Enqueue) handler that feeds work queues, and statistics |
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type, started, synced and stopped together |
+//! | [`leader_election`] | one leader among replicas on a Lease: [`LeaderElector`](leader_election::LeaderElector), its [`Leadership`](leader_election::Leadership) token and term |
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
 //! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
 //! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
@@ -139,6 +140,7 @@ pub mod events;
 pub mod factory;
 pub mod finalizer;
 pub mod informer;
+pub mod leader_election;
 pub mod lister;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::accept::{self, DiscoveryFormat};
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
+use crate::faults;
 use crate::field_labels;
 use crate::list;
 use crate::openapi;
@@ -22,7 +23,7 @@ use crate::options::ListOptions;
 use crate::patch::PatchType;
 use crate::registry::ResourceType;
 use crate::routes::{self, ResourcePath, Route};
-use crate::server::{RequestRecord, Shared};
+use crate::server::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::state::UpdateMode;
 use crate::status::ApiError;
 use crate::watch::WatchStream;
@@ -100,16 +101,31 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     };
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
     let (verb, resource) = verb_of(&parts.method, &route, watch);
+    let client = parts
+        .headers
+        .get(CLIENT_NAME_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     shared.record(RequestRecord {
         verb,
         resource: resource.clone(),
         query: parts.uri.query().unwrap_or_default().to_owned(),
+        client: client.clone(),
     });
+    let fault_request = faults::Request {
+        verb,
+        resource: &resource,
+        client: client.as_deref(),
+    };
     let delay = shared.faults().delay();
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
     }
-    if let Some(error) = shared.faults().check(verb, &resource) {
+    let stall = shared.faults().stall(&fault_request);
+    if let Some(stall) = stall {
+        tokio::time::sleep(stall).await;
+    }
+    if let Some(error) = shared.faults().check(&fault_request) {
         return Err(error);
     }
     let header = |name: header::HeaderName| {

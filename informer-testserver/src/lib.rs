@@ -159,8 +159,11 @@
 //!   (500, 429 with `Retry-After`, 403, ...), by verb and resource (`kube::Client` retries
 //!   429, 503 and 504 answers by itself, so those fail a kube request only once they outnumber
 //!   its retries);
-//!   [`set_delay`](TestServer::set_delay) delays every response;
-//!   [`clear_faults`](TestServer::clear_faults) disarms both;
+//!   [`stall_next`](TestServer::stall_next) holds the next matching requests for a while
+//!   ([`Stall`]); [`set_delay`](TestServer::set_delay) delays every response;
+//!   [`clear_faults`](TestServer::clear_faults) disarms them all;
+//! - [`named_client`](TestServer::named_client) makes a client whose requests the rules can
+//!   single out ([`Failure::client`], [`Stall::client`]), e.g. one replica of several;
 //! - [`drop_watches`](TestServer::drop_watches) and
 //!   [`drop_watches_after`](TestServer::drop_watches_after) end watches cleanly, as their
 //!   timeout does; [`send_malformed_watch_line`](TestServer::send_malformed_watch_line)
@@ -241,9 +244,9 @@ mod storage;
 mod validation;
 mod watch;
 
-pub use faults::Failure;
+pub use faults::{Failure, Stall};
 pub use proxy::ResetProxy;
 pub use registry::ResourceType;
 pub use seed::SeedError;
-pub use server::{RequestRecord, ServerError, TestServer, TestServerBuilder};
+pub use server::{CLIENT_NAME_HEADER, RequestRecord, ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -15,7 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::faults::{Failure, Faults};
+use crate::faults::{Failure, Faults, Stall};
 use crate::handler;
 use crate::registry::{Registry, ResourceType, builtin_types};
 use crate::seed::{self, SeedError};
@@ -37,6 +37,9 @@ pub enum ServerError {
     /// The server URL is not a valid URI (cannot happen for 127.0.0.1).
     #[error("failed to parse the server url {0}")]
     Url(String),
+    /// A client name is not a valid header value.
+    #[error("failed to use {0:?} as a client name: not a valid header value")]
+    ClientName(String),
     /// kube could not build a client.
     #[error("failed to build a kube client")]
     Client(#[source] kube::Error),
@@ -86,7 +89,13 @@ pub struct RequestRecord {
     pub resource: String,
     /// The query string, undecoded (empty if none).
     pub query: String,
+    /// The name of the client that sent it, for clients made by [`TestServer::named_client`].
+    pub client: Option<String>,
 }
+
+/// The request header carrying the name of a [`TestServer::named_client`]'s client, which
+/// [`Failure::client`] and [`Stall::client`] match on.
+pub const CLIENT_NAME_HEADER: &str = "x-informer-testserver-client";
 
 /// Configures and starts a [`TestServer`].
 #[derive(Debug, Clone)]
@@ -295,6 +304,43 @@ impl TestServer {
         kube::Client::try_from(kube::Config::new(uri)).map_err(ServerError::Client)
     }
 
+    /// Like [`TestServer::client`], for a client whose requests carry `name` (in the
+    /// [`CLIENT_NAME_HEADER`] header): [`Failure::client`] and [`Stall::client`] fail or stall
+    /// the requests of this client only, as when one replica of a controller is partitioned
+    /// from the API server; [`RequestRecord::client`] tells who sent what.
+    ///
+    /// ```
+    /// use informer_testserver::{Failure, TestServer};
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::api::{Api, ListParams};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = TestServer::start().await?;
+    /// let a: Api<Pod> = Api::default_namespaced(server.named_client("a")?);
+    /// let b: Api<Pod> = Api::default_namespaced(server.named_client("b")?);
+    /// server.fail_next(Failure::new(500).verb("list").client("b"));
+    /// assert!(a.list(&ListParams::default()).await.is_ok());
+    /// assert!(b.list(&ListParams::default()).await.is_err());
+    /// assert_eq!(server.requests()[1].client.as_deref(), Some("b"));
+    /// server.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn named_client(&self, name: &str) -> Result<kube::Client, ServerError> {
+        let uri = self
+            .url()
+            .parse::<http::Uri>()
+            .map_err(|_| ServerError::Url(self.url()))?;
+        let mut config = kube::Config::new(uri);
+        let value =
+            http::HeaderValue::from_str(name).map_err(|_| ServerError::ClientName(name.to_string()))?;
+        config
+            .headers
+            .push((http::HeaderName::from_static(CLIENT_NAME_HEADER), value));
+        kube::Client::try_from(config).map_err(ServerError::Client)
+    }
+
     /// Serves one more resource type (replacing one with the same group, version and plural).
     pub fn register(&self, rt: ResourceType) {
         self.shared.lock().registry.add(rt, None);
@@ -467,13 +513,19 @@ impl TestServer {
         self.shared.faults().add(failure);
     }
 
+    /// Holds the next requests matching `stall` for its duration before serving them (see
+    /// [`Stall`]).
+    pub fn stall_next(&self, stall: Stall) {
+        self.shared.faults().add_stall(stall);
+    }
+
     /// Delays every response by `delay` (`None` removes the delay). Watches are delayed before
     /// their first line.
     pub fn set_delay(&self, delay: Option<Duration>) {
         self.shared.faults().set_delay(delay);
     }
 
-    /// Disarms failures and delays.
+    /// Disarms failures, stalls and delays.
     pub fn clear_faults(&self) {
         self.shared.faults().clear();
     }

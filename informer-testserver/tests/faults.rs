@@ -5,7 +5,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use informer_testserver::{Failure, TestServer};
+use informer_testserver::{Failure, Stall, TestServer};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use support::{get, open, pod};
@@ -205,6 +205,38 @@ async fn delayed_responses() {
     let start = Instant::now();
     pods.list(&ListParams::default()).await.expect("list");
     assert!(start.elapsed() < Duration::from_millis(150));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn stalls_and_failures_for_one_client() {
+    let server = TestServer::start().await.expect("start");
+    let a: Api<Pod> = Api::namespaced(server.named_client("a").expect("client a"), "ns");
+    let b: Api<Pod> = Api::namespaced(server.named_client("b").expect("client b"), "ns");
+    server.stall_next(
+        Stall::new(Duration::from_millis(300))
+            .times(usize::MAX)
+            .verb("list")
+            .client("b"),
+    );
+    server.fail_next(Failure::new(500).verb("get").client("a"));
+    let start = Instant::now();
+    a.list(&ListParams::default()).await.expect("list a");
+    assert!(start.elapsed() < Duration::from_millis(300), "a is not stalled");
+    let start = Instant::now();
+    b.list(&ListParams::default()).await.expect("list b");
+    assert!(start.elapsed() >= Duration::from_millis(300), "b is stalled");
+    assert_eq!(code(b.get("x").await.expect_err("not found")).0, 404);
+    assert_eq!(code(a.get("x").await.expect_err("injected")).0, 500);
+    // A client gives up on a stalled request; the rule stays armed until cleared.
+    let stalled = tokio::time::timeout(Duration::from_millis(50), b.list(&ListParams::default())).await;
+    assert!(stalled.is_err(), "still stalled");
+    server.clear_faults();
+    let start = Instant::now();
+    b.list(&ListParams::default()).await.expect("list b");
+    assert!(start.elapsed() < Duration::from_millis(300), "cleared");
+    let clients: Vec<_> = server.requests().into_iter().map(|r| r.client).collect();
+    assert_eq!(clients[..2], [Some("a".to_string()), Some("b".to_string())]);
     server.shutdown().await;
 }
 

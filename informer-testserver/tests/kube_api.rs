@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
@@ -582,4 +583,79 @@ async fn shutdown_ends_watches() {
         .await
         .expect("shutdown in time")
         .expect("joined");
+}
+
+// Leader election relies on these: create of an existing name is AlreadyExists, a replace with a
+// stale resourceVersion is a Conflict, one without a resourceVersion is unconditional.
+#[tokio::test]
+async fn leases_have_optimistic_concurrency() {
+    let (server, _, client) = setup().await;
+    let leases: Api<Lease> = Api::namespaced(client, "ns");
+    let lease = |holder: &str| Lease {
+        metadata: kube::api::ObjectMeta {
+            name: Some("lock".into()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            lease_duration_seconds: Some(15),
+            ..Default::default()
+        }),
+    };
+    let created = leases
+        .create(&PostParams::default(), &lease("a"))
+        .await
+        .expect("create");
+    let (code, reason, _) = api_error(
+        leases
+            .create(&PostParams::default(), &lease("b"))
+            .await
+            .expect_err("exists"),
+    );
+    assert_eq!((code, reason.as_str()), (409, "AlreadyExists"));
+
+    let mut renewed = created.clone();
+    renewed.spec = lease("a").spec.map(|spec| LeaseSpec {
+        lease_transitions: Some(1),
+        ..spec
+    });
+    let renewed = leases
+        .replace("lock", &PostParams::default(), &renewed)
+        .await
+        .expect("replace with the current resourceVersion");
+    assert_ne!(
+        renewed.metadata.resource_version,
+        created.metadata.resource_version
+    );
+
+    let mut stale = created.clone();
+    stale.spec = lease("b").spec;
+    let (code, reason, _) = api_error(
+        leases
+            .replace("lock", &PostParams::default(), &stale)
+            .await
+            .expect_err("stale"),
+    );
+    assert_eq!((code, reason.as_str()), (409, "Conflict"));
+    assert_eq!(
+        leases
+            .get("lock")
+            .await
+            .expect("get")
+            .spec
+            .and_then(|s| s.holder_identity),
+        Some("a".to_string())
+    );
+
+    let mut unconditional = lease("c");
+    unconditional.metadata.resource_version = None;
+    let replaced = leases
+        .replace("lock", &PostParams::default(), &unconditional)
+        .await
+        .expect("unconditional replace");
+    assert_eq!(
+        replaced.spec.and_then(|s| s.holder_identity),
+        Some("c".to_string())
+    );
+    server.shutdown().await;
 }
