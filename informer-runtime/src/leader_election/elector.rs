@@ -157,20 +157,22 @@ impl LeaderElector {
     }
 
     /// Waits until this replica leads and returns its [`Leadership`]; at once if it leads
-    /// now. Before [`run`](Self::run) is called, it waits for it.
+    /// now. A leadership that has just ended is never returned. Before [`run`](Self::run) is
+    /// called, it waits for it.
     ///
     /// Errors: [`Error::Stopped`] once the run ended.
     pub async fn leading(&self) -> Result<Leadership> {
         let mut state = self.inner.state.subscribe();
         loop {
             match &*state.borrow_and_update() {
-                State::Leading(leadership) => return Ok(leadership.clone()),
+                State::Leading(leadership) if leadership.is_current() => return Ok(leadership.clone()),
                 State::Stopped => {
                     return Err(Error::Stopped {
                         lease: self.inner.config.lease(),
                     });
                 }
-                State::Idle | State::Campaigning => {}
+                // a leadership that just ended: the state turns to campaigning next
+                State::Idle | State::Campaigning | State::Leading(_) => {}
             }
             if state.changed().await.is_err() {
                 return Err(Error::Stopped {
