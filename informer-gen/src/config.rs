@@ -376,6 +376,7 @@ impl Config {
             module_name: &self.module_name,
             crate_doc: None,
             rustfmt_skip: false,
+            resource_items: &BTreeMap::new(),
         };
         let mut files = output::render_files(&api, &self.layout, &context)?;
         if let Layout::Crate { name } = &self.layout {

@@ -64,6 +64,24 @@ pub enum Error {
         /// The pattern.
         pattern: String,
     },
+    /// A well-known index is declared for a resource that is not generated.
+    #[error(
+        "failed to generate the index handle {handle}: the resource {resource} is not generated (not found in k8s-openapi, or excluded)"
+    )]
+    IndexResource {
+        /// The handle's name.
+        handle: String,
+        /// The resource's `group/version/plural`.
+        resource: String,
+    },
+    /// A well-known index's function is not a closure.
+    #[error("failed to parse the function of the index handle {handle} as a closure: {message}")]
+    IndexFunction {
+        /// The handle's name.
+        handle: String,
+        /// syn's message.
+        message: String,
+    },
     /// A path option is not a Rust path.
     #[error("failed to parse the {what} \"{path}\" as a Rust path: {message}")]
     RustPath {

@@ -120,6 +120,12 @@
 //!
 //! [`K8sOpenapi`] generates the crate of informers of every built-in resource from
 //! k8s-openapi's own sources (how the workspace's `k8s-informers` crate is made).
+//! Besides the informers and listers, it generates typed index handles for the indexes
+//! controllers usually need, from a table in `src/k8s_openapi/indexes.rs`
+//! (`WELL_KNOWN_INDEXES`, one entry per handle: the resource, the handle's name, the index's
+//! name and the index function). Each handle is a documented `pub static` in the module of its
+//! resource, gated as the resource is: `core::v1::POD_BY_NODE_NAME` indexes pods by
+//! `spec.nodeName` under the index name `spec.nodeName`.
 
 mod config;
 mod error;

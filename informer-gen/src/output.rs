@@ -50,6 +50,9 @@ pub(crate) struct Context<'a> {
     /// checked into a crate that `cargo fmt --check` covers (prettyplease and rustfmt lay
     /// code out differently).
     pub(crate) rustfmt_skip: bool,
+    /// Items appended to the file of a resource, by its `group/version/plural` (the layouts
+    /// with a file per resource only; the single-file layout has none).
+    pub(crate) resource_items: &'a BTreeMap<String, proc_macro2::TokenStream>,
 }
 
 /// The inner attribute that makes rustfmt leave a file as it is.
@@ -126,10 +129,9 @@ pub(crate) fn render_files(
             files.insert(version_dir.join("mod.rs"), file(context, tokens)?);
             for resource in &version.resources {
                 let name = format!("{}.rs", naming::kind_snake(&resource.kind));
-                files.insert(
-                    version_dir.join(name),
-                    file(context, render_resource(resource, options))?,
-                );
+                let items = render_resource(resource, options);
+                let extra = context.resource_items.get(&resource.gvr());
+                files.insert(version_dir.join(name), file(context, quote! { #items #extra })?);
             }
         }
     }

@@ -41,6 +41,12 @@
 //!
 //! One Cargo feature per API group, named after its accessor, all enabled by default; disable default features and enable the groups you use to compile less: `admissionregistration`, `apiextensions`, `apiregistration`, `apps`, `autoscaling`, `batch`, `certificates`, `coordination`, `core`, `discovery`, `events`, `flowcontrol`, `internal`, `lifecycle`, `networking`, `node`, `policy`, `rbac`, `resource`, `scheduling`, `storage`, `storagemigration`.
 //!
+//! # Index handles
+//!
+//! The modules of some resources also have typed index handles (`informer_runtime::cache::Index`) for the indexes controllers usually need: register one with the informer's `add_index`, then query it with the lister's `by_index`.
+//!
+//! - `core::v1::POD_BY_NODE_NAME`, named `spec.nodeName`: pods by the name of the node they are scheduled to (`spec.nodeName`); pods not scheduled yet are in no bucket.
+//!
 //! # Resources without informers
 //!
 //! Every resource k8s-openapi marks listable (`ListableResource`) with `ObjectMeta` metadata gets an informer, except:

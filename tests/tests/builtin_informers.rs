@@ -215,3 +215,91 @@ async fn generated_listers_query_typed_indexes() {
     assert_eq!(lister.as_lister().list(&Selector::default()).len(), 3);
     factory.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_pod_by_node_name_index_follows_the_pods() {
+    use k8s_informers::core::v1::POD_BY_NODE_NAME as GENERATED_POD_BY_NODE_NAME;
+    use k8s_openapi::api::core::v1::Pod;
+
+    let server = TestServer::start().await.expect("server starts");
+    for (name, node) in [
+        ("web-1", Some("node-1")),
+        ("web-2", Some("node-1")),
+        ("db-1", Some("node-2")),
+        ("pending", None),
+    ] {
+        let mut created = pod("shop", name, &[("app", name)]);
+        created.spec.get_or_insert_default().node_name = node.map(Into::into);
+        server.create_typed(&created).expect("pod created");
+    }
+    let client = server.client().expect("client");
+    let factory = SharedInformerFactory::new(client.clone());
+    let pods = Informers::new(&factory).core().v1().pods();
+    let indexed = pods
+        .informer()
+        .add_index(&GENERATED_POD_BY_NODE_NAME)
+        .expect("registered");
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(WAIT).await;
+    assert!(report.all_synced(), "{report}");
+
+    assert_eq!(GENERATED_POD_BY_NODE_NAME.name(), "spec.nodeName");
+    let names = |pods: Vec<std::sync::Arc<Pod>>| {
+        let mut names: Vec<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        names.sort();
+        names
+    };
+    let lister = pods.lister();
+    assert_eq!(lister.list(&Selector::default()).len(), 4, "every pod is cached");
+    assert_eq!(
+        names(
+            lister
+                .by_index(&GENERATED_POD_BY_NODE_NAME, "node-1")
+                .expect("registered")
+        ),
+        ["web-1", "web-2"]
+    );
+    assert_eq!(
+        names(
+            lister
+                .pods("shop")
+                .by_index(&GENERATED_POD_BY_NODE_NAME, "node-2")
+                .expect("registered")
+        ),
+        ["db-1"]
+    );
+    let mut values = indexed.values();
+    values.sort();
+    assert_eq!(
+        values,
+        ["node-1", "node-2"],
+        "the unscheduled pod is in no bucket"
+    );
+    assert!(
+        lister
+            .by_index(&GENERATED_POD_BY_NODE_NAME, "")
+            .expect("registered")
+            .is_empty(),
+        "an unscheduled pod is not indexed under the empty node name"
+    );
+
+    let api: Api<Pod> = Api::namespaced(client, "shop");
+    api.delete("web-1", &Default::default())
+        .await
+        .expect("delete over HTTP");
+    eventually("the index loses the deleted pod", WAIT, || {
+        lister
+            .by_index(&GENERATED_POD_BY_NODE_NAME, "node-1")
+            .is_ok_and(|pods| names(pods) == ["web-2"])
+    })
+    .await;
+    api.delete("db-1", &Default::default())
+        .await
+        .expect("delete over HTTP");
+    eventually("node-2's bucket empties", WAIT, || {
+        !indexed.values().contains(&"node-2".to_owned())
+    })
+    .await;
+    assert_eq!(indexed.values(), ["node-1"]);
+    factory.shutdown().await;
+}

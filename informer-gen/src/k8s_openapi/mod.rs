@@ -3,6 +3,7 @@
 
 mod build_script;
 mod exclusions;
+mod indexes;
 mod locate;
 mod manifest;
 mod versions;
@@ -16,6 +17,7 @@ use informer_templates::{Api, RenderOptions, Resource};
 
 use exclusions::EXCLUSIONS;
 pub use exclusions::Exclusion;
+use indexes::{WELL_KNOWN_INDEXES, index_doc_lines, render_indexes};
 pub use locate::Package;
 use locate::locate;
 pub use manifest::ManifestStyle;
@@ -43,6 +45,10 @@ use crate::{
 ///   (`DEP_K8S_OPENAPI_*_VERSION`);
 /// - on one Cargo feature per API group, named after the group accessor (`apps`, `core`),
 ///   all enabled by default.
+///
+/// The modules of some resources also get typed index handles (`pub static`
+/// `informer_runtime::cache::Index`) for the indexes controllers usually need, such as
+/// `core::v1::POD_BY_NODE_NAME` (pods by `spec.nodeName`); the crate's documentation lists them.
 ///
 /// Files are prettyplease-formatted and start with the `@generated` header and
 /// `#![cfg_attr(rustfmt, rustfmt::skip)]`, so `cargo fmt --check` leaves them alone.
@@ -221,14 +227,26 @@ impl K8sOpenapi {
         })?;
         let options = RenderOptions::with_runtime(runtime);
         let excluded: Vec<String> = excluded.iter().map(|f| f.resource.gvr()).collect();
-        let doc = self.crate_doc(&package, &kube_versions, &features);
+        let doc = self.crate_doc(
+            &package,
+            &kube_versions,
+            &features,
+            &index_doc_lines(WELL_KNOWN_INDEXES, &api),
+        );
         let inputs = ["k8s_openapi".to_owned()];
+        let resource_items = render_indexes(
+            WELL_KNOWN_INDEXES,
+            &self.crate_name.replace('-', "_"),
+            &api,
+            &options,
+        )?;
         let context = Context {
             options: &options,
             inputs: &inputs,
             module_name: "lib",
             crate_doc: Some(&doc),
             rustfmt_skip: true,
+            resource_items: &resource_items,
         };
         let layout = Layout::Crate {
             name: self.crate_name.clone(),
@@ -273,7 +291,13 @@ impl K8sOpenapi {
         Ok(stale)
     }
 
-    fn crate_doc(&self, package: &Package, versions: &[KubeVersion], features: &[String]) -> Vec<String> {
+    fn crate_doc(
+        &self,
+        package: &Package,
+        versions: &[KubeVersion],
+        features: &[String],
+        indexes: &[String],
+    ) -> Vec<String> {
         let first = versions.first().map(ToString::to_string).unwrap_or_default();
         let last = versions.last().map(ToString::to_string).unwrap_or_default();
         let cfgs: Vec<String> = versions.iter().map(|v| format!("`{}`", v.cfg())).collect();
@@ -323,11 +347,23 @@ impl K8sOpenapi {
                 + &features.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
                 + ".",
             String::new(),
+        ];
+        if !indexes.is_empty() {
+            doc.extend([
+                "# Index handles".to_owned(),
+                String::new(),
+                "The modules of some resources also have typed index handles (`informer_runtime::cache::Index`) for the indexes controllers usually need: register one with the informer's `add_index`, then query it with the lister's `by_index`.".to_owned(),
+                String::new(),
+            ]);
+            doc.extend(indexes.iter().cloned());
+            doc.push(String::new());
+        }
+        doc.extend([
             "# Resources without informers".to_owned(),
             String::new(),
             "Every resource k8s-openapi marks listable (`ListableResource`) with `ObjectMeta` metadata gets an informer, except:".to_owned(),
             String::new(),
-        ];
+        ]);
         for exclusion in &self.exclusions {
             doc.push(format!(
                 "- `{}`: {}.",

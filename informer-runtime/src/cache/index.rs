@@ -32,7 +32,8 @@
 //!
 //! Handles of one resource's fields, such as pods by node name above, are the user's one
 //! line: this crate knows objects only through their metadata, whatever their type and
-//! Kubernetes version, and `k8s-informers` is generated from k8s-openapi as a whole.
+//! Kubernetes version. `k8s-informers` generates the few that controllers always need next to
+//! their resource's informer (`k8s_informers::core::v1::POD_BY_NODE_NAME`).
 
 use std::{borrow::Cow, fmt, sync::Arc};
 

@@ -176,3 +176,36 @@ impl PodNamespaceLister {
         self.lister.by_index(index, value)
     }
 }
+#[cfg(feature = "core")]
+/// Indexes `Pod` objects by the name of the node they are scheduled to (`spec.nodeName`); pods not scheduled yet are in no bucket.
+///
+/// The index is named `spec.nodeName` in the cache. Register it on the informer once, then query it through the lister:
+///
+/// ```no_run
+/// # async fn run(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// use informer_runtime::SharedInformerFactory;
+/// use k8s_informers::{Informers, core::v1::POD_BY_NODE_NAME};
+///
+/// let factory = SharedInformerFactory::new(client);
+/// let informers = Informers::new(&factory);
+/// let pods = informers.core().v1().pods();
+/// pods.informer().add_index(&POD_BY_NODE_NAME)?;
+/// factory.start();
+/// factory.wait_for_cache_sync().await;
+/// let found = pods.lister().by_index(&POD_BY_NODE_NAME, "node-1")?;
+/// # Ok(())
+/// # }
+/// ```
+pub static POD_BY_NODE_NAME: ::informer_runtime::__codegen::Index<
+    ::k8s_openapi::api::core::v1::Pod,
+> = ::informer_runtime::__codegen::Index::new(
+    "spec.nodeName",
+    |pod| {
+        pod
+            .spec
+            .iter()
+            .filter_map(|spec| spec.node_name.clone())
+            .filter(|name| !name.is_empty())
+            .collect()
+    },
+);
