@@ -1,9 +1,8 @@
 //! A ConfigMap-rollout controller: a Deployment whose pods read ConfigMaps is rolled out again
 //! when one of them changes, by stamping the ConfigMaps' resource versions on its pod template.
 //!
-//! It is the shape of most controllers on shared informers: a
-//! [`Controller`](informer_runtime::controller::Controller) of Deployments that
-//! [`watches`](informer_runtime::controller::Controller::watches) ConfigMaps, a typed index
+//! It is the shape of most controllers on shared informers: a [`Controller`] of Deployments
+//! that [`watches`](Controller::watches) ConfigMaps, a typed index
 //! from ConfigMaps to the Deployments that read them, and a reconcile that reads listers and
 //! writes one patch.
 
