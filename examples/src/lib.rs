@@ -2,5 +2,6 @@
 //! server.
 
 pub mod configmap_rollout;
+pub mod ha_controller;
 pub mod sample_controller;
 pub mod sample_informers;

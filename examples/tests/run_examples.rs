@@ -125,6 +125,35 @@ fn configmap_rollout_runs() {
 }
 
 #[test]
+fn ha_controller_runs() {
+    let out = run("ha_controller");
+    assert_lines(
+        "ha_controller",
+        &out,
+        &[
+            "leads first: term 0 of r",
+            "all 5 config maps stamped on its first pass: true",
+            "all 6 config maps stamped on its first pass: true",
+        ],
+    );
+    let took_over: Vec<&str> = out.lines().filter(|l| l.contains(" took over after ")).collect();
+    assert_eq!(took_over.len(), 2, "two failovers in:\n{out}");
+    assert!(
+        took_over.iter().all(|l| l.ends_with("first pass: true")),
+        "every new leader stamped everything on its first pass:\n{out}"
+    );
+    // The released lease is taken at the next attempt, well before a lease duration.
+    let released = took_over[1];
+    let seconds: f64 = released
+        .split(" took over after ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a failover time in {released:?}"));
+    assert!(seconds < 0.9, "handover after a release took {seconds} s:\n{out}");
+}
+
+#[test]
 fn derive_informer_runs() {
     let out = run("derive_informer");
     assert_lines(

@@ -17,22 +17,17 @@ use std::{
 };
 
 use informer_runtime::{
-    SharedIndexInformer, SharedInformerFactory,
-    cache::namespace_indexers,
+    SharedInformerFactory,
     controller::{Action, Controller},
-    informer,
-    reflector::{self, backoff},
-    source::KubeListerWatcher,
     workqueue::ItemExponentialFailureRateLimiter,
 };
-use informer_tests::fault::recorder::{DELIBERATE_PANIC, silence_deliberate_panics};
-use informer_testserver::{Failure, TestServer};
+use informer_tests::fault::{
+    config_maps::{fast_informer, server_versions, step},
+    recorder::{DELIBERATE_PANIC, silence_deliberate_panics},
+};
+use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::{Api, api::ObjectMeta};
 use tokio_util::sync::CancellationToken;
-
-/// How many objects the workload touches.
-const NAMES: usize = 12;
 
 /// What the reconciles did, shared with the test.
 #[derive(Default)]
@@ -69,76 +64,6 @@ async fn reconcile(cm: Arc<ConfigMap>, observed: Arc<Observed>) -> Result<Action
         .expect("observed")
         .insert(name, version);
     Ok(Action::await_change())
-}
-
-fn config_map(name: &str, value: u64) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some([("value".to_owned(), value.to_string())].into()),
-        ..ConfigMap::default()
-    }
-}
-
-/// The factory's ConfigMap informer with a compressed backoff, so faults cost milliseconds.
-fn fast_informer(factory: &SharedInformerFactory) -> SharedIndexInformer<ConfigMap> {
-    factory
-        .informer_for::<ConfigMap>(|context| {
-            let api: Api<ConfigMap> = Api::all(context.client().clone());
-            SharedIndexInformer::new(
-                KubeListerWatcher::new(api).response_timeout(Duration::from_secs(2)),
-                informer::Config {
-                    indexers: namespace_indexers(),
-                    reflector: reflector::Config {
-                        backoff: backoff::Config {
-                            initial: Duration::from_millis(10),
-                            max: Duration::from_millis(200),
-                            ..backoff::Config::default()
-                        },
-                        ..reflector::Config::default()
-                    },
-                    ..informer::Config::default()
-                },
-            )
-        })
-        .expect("the factory's first ConfigMap informer")
-}
-
-/// One step of the workload or a fault, chosen by `rng`.
-fn step(server: &TestServer, rng: &mut fastrand::Rng, value: u64) {
-    let name = format!("cm-{}", rng.usize(..NAMES));
-    match rng.u8(..20) {
-        0 => server.drop_watches(),
-        1 => server.restart(),
-        2 => server.compact(),
-        3 => server.fail_next(Failure::new(500).verb("watch")),
-        4 => server.fail_next(Failure::new(500).verb("list")),
-        5..=7 => drop(server.delete_typed::<ConfigMap>(Some("default"), &name)),
-        _ => {
-            if server.create_typed(&config_map(&name, value)).is_err() {
-                server
-                    .update_typed(&config_map(&name, value))
-                    .expect("an update of an object that exists");
-            }
-        }
-    }
-}
-
-/// The resource version of every object the server holds, by name.
-fn server_versions(server: &TestServer) -> HashMap<String, String> {
-    let list = server
-        .list("v1", "ConfigMap", Some("default"))
-        .expect("the server lists config maps");
-    list.iter()
-        .map(|cm| {
-            let meta = &cm["metadata"];
-            let field = |f: &str| meta[f].as_str().unwrap_or_default().to_owned();
-            (field("name"), field("resourceVersion"))
-        })
-        .collect()
 }
 
 async fn run_seed(seed: u64) {

@@ -5,12 +5,10 @@
 //! `LEADER_ELECTION_SEEDS=20 cargo test -p informer-tests --test leader_election -- --nocapture`
 //! runs a longer campaign.
 
-use std::{
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use informer_runtime::leader_election::{Config, LeaderElector};
+use informer_tests::fault::fencing::FencingLog;
 use informer_testserver::{Failure, Stall, TestServer};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -18,16 +16,6 @@ use tokio_util::sync::CancellationToken;
 const LEASE: Duration = Duration::from_millis(800);
 const RENEW: Duration = Duration::from_millis(500);
 const RETRY: Duration = Duration::from_millis(100);
-
-/// One action of a leader: who, in which term, when.
-#[derive(Debug, Clone)]
-struct Action {
-    identity: String,
-    term: i32,
-    at: Instant,
-}
-
-type Log = Arc<Mutex<Vec<Action>>>;
 
 /// A replica: its election and its "controller", which acts every 10 ms while it leads.
 struct Replica {
@@ -37,7 +25,7 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(server: &TestServer, identity: &str, log: &Log) -> Self {
+    fn start(server: &TestServer, identity: &str, log: &FencingLog) -> Self {
         let client = server.named_client(identity).expect("a named client");
         let config = Config::new("fenced", "default", identity)
             .lease_duration(LEASE)
@@ -50,7 +38,7 @@ impl Replica {
                 let _ = elector.run(CancellationToken::new()).await;
             }
         });
-        let actor = tokio::spawn(act(elector, identity.to_owned(), Arc::clone(log)));
+        let actor = tokio::spawn(act(elector, identity.to_owned(), log.clone()));
         Self {
             identity: identity.to_owned(),
             election,
@@ -66,16 +54,12 @@ impl Replica {
 }
 
 /// Acts every 10 ms while the replica leads, checking the leadership before each action.
-async fn act(elector: LeaderElector, identity: String, log: Log) {
+async fn act(elector: LeaderElector, identity: String, log: FencingLog) {
     while let Ok(leadership) = elector.leading().await {
         let token = leadership.token();
         while !token.is_cancelled() {
             if leadership.is_current() {
-                log.lock().expect("log").push(Action {
-                    identity: identity.clone(),
-                    term: leadership.term().transitions,
-                    at: Instant::now(),
-                });
+                log.record(&identity, leadership.term().transitions);
             }
             tokio::select! {
                 () = token.cancelled() => {}
@@ -83,47 +67,6 @@ async fn act(elector: LeaderElector, identity: String, log: Log) {
             }
         }
     }
-}
-
-/// Every leader's actions as a window (identity, term, first, last), in order of start.
-fn windows(log: &[Action]) -> Vec<(String, i32, Instant, Instant)> {
-    let mut windows: Vec<(String, i32, Instant, Instant)> = Vec::new();
-    for action in log {
-        match windows.last_mut() {
-            Some((identity, term, _, last)) if *identity == action.identity && *term == action.term => {
-                *last = action.at;
-            }
-            _ => windows.push((action.identity.clone(), action.term, action.at, action.at)),
-        }
-    }
-    windows
-}
-
-/// No two leaders' windows overlap: a window ends before the next one starts, and a term is
-/// never seen again after another term acted.
-fn assert_fenced(seed: u64, log: &[Action]) {
-    let mut sorted = log.to_vec();
-    sorted.sort_by_key(|a| a.at);
-    let windows = windows(&sorted);
-    for pair in windows.windows(2) {
-        let ((a, a_term, _, a_last), (b, b_term, b_first, _)) = (&pair[0], &pair[1]);
-        assert!(
-            a_last < b_first,
-            "seed {seed}: {a} (term {a_term}) and {b} (term {b_term}) acted at once"
-        );
-        assert!(
-            b_term > a_term,
-            "seed {seed}: term {b_term} of {b} acted after term {a_term} of {a}: {windows:?}"
-        );
-    }
-}
-
-/// The replica acting last, if any.
-fn current_leader(log: &Log) -> Option<(String, Instant)> {
-    let log = log.lock().expect("log");
-    log.iter()
-        .max_by_key(|a| a.at)
-        .map(|a| (a.identity.clone(), a.at))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,7 +82,7 @@ async fn one_leader_at_a_time_under_kills_stalls_and_errors() {
 
 async fn chaos(seed: u64) {
     let server = TestServer::start().await.expect("server");
-    let log: Log = Arc::default();
+    let log = FencingLog::default();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut replicas: Vec<Replica> = (0..3)
         .map(|i| Replica::start(&server, &format!("r{i}"), &log))
@@ -147,7 +90,7 @@ async fn chaos(seed: u64) {
     let mut generation = 0;
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(rng.u64(100..300))).await;
-        let Some((leader, _)) = current_leader(&log) else {
+        let Some((leader, _)) = log.last() else {
             continue;
         };
         match rng.u8(..5) {
@@ -175,11 +118,11 @@ async fn chaos(seed: u64) {
     for replica in &replicas {
         replica.kill();
     }
-    let log = log.lock().expect("log").clone();
-    assert!(!log.is_empty(), "seed {seed}: nobody ever led");
-    assert_fenced(seed, &log);
-    let terms = windows(&log).len();
-    println!("seed {seed}: {terms} terms, {} actions, fenced", log.len());
+    let actions = log.actions().len();
+    assert!(actions > 0, "seed {seed}: nobody ever led");
+    log.assert_fenced(seed);
+    let terms = log.windows().len();
+    println!("seed {seed}: {terms} terms, {actions} actions, fenced");
     server.shutdown().await;
 }
 
@@ -187,7 +130,7 @@ async fn chaos(seed: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_after_a_killed_leader_is_within_lease_duration_and_a_retry() {
     let server = TestServer::start().await.expect("server");
-    let log: Log = Arc::default();
+    let log = FencingLog::default();
     let mut replicas: Vec<Replica> = (0..3)
         .map(|i| Replica::start(&server, &format!("r{i}"), &log))
         .collect();
@@ -195,7 +138,7 @@ async fn failover_after_a_killed_leader_is_within_lease_duration_and_a_retry() {
     for round in 0..5 {
         let leader = loop {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            if let Some((leader, _)) = current_leader(&log) {
+            if let Some((leader, _)) = log.last() {
                 break leader;
             }
         };
@@ -209,13 +152,7 @@ async fn failover_after_a_killed_leader_is_within_lease_duration_and_a_retry() {
         replicas[i] = Replica::start(&server, &format!("r{i}-{round}"), &log);
         let took = loop {
             tokio::time::sleep(Duration::from_millis(5)).await;
-            let next = log
-                .lock()
-                .expect("log")
-                .iter()
-                .find(|a| a.at > killed && a.identity != leader)
-                .map(|a| a.at);
-            if let Some(at) = next {
+            if let Some(at) = log.first_other_since(&leader, killed) {
                 break at - killed;
             }
             assert!(
@@ -235,6 +172,6 @@ async fn failover_after_a_killed_leader_is_within_lease_duration_and_a_retry() {
     for replica in &replicas {
         replica.kill();
     }
-    assert_fenced(0, &log.lock().expect("log"));
+    log.assert_fenced(0);
     server.shutdown().await;
 }

@@ -8,12 +8,16 @@
 //! - [`harness`]: runs a schedule against a fresh test server and informer factories;
 //! - [`invariants`]: what must hold after every schedule, and the checks;
 //! - [`minimize`]: shrinking a failing schedule;
-//! - [`campaign`]: running many seeds and summarizing them.
+//! - [`campaign`]: running many seeds and summarizing them;
+//! - [`config_maps`]: a seeded ConfigMap workload with server faults, for controller tests;
+//! - [`fencing`]: the log and check that no two leaders act at once.
 //!
 //! `tests/fault_suite.rs` runs a fast set of seeds with `cargo test`; see [`campaign`] for
 //! the environment variables of long campaigns and of reproducing one seed.
 
 pub mod campaign;
+pub mod config_maps;
+pub mod fencing;
 pub mod harness;
 pub mod invariants;
 pub mod minimize;
