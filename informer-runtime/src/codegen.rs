@@ -16,7 +16,7 @@ pub use std::{
 
 pub use kube::{
     self, Api, Client, Resource,
-    core::{GroupVersionResource, Selector},
+    core::{GroupVersionResource, PartialObjectMeta, Selector},
 };
 
 pub use crate::{

@@ -124,9 +124,79 @@ pub(crate) fn negotiate_discovery(accept: &str) -> DiscoveryFormat {
     DiscoveryFormat::Legacy
 }
 
+/// The shape of the objects a get, list or watch answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ObjectFormat {
+    /// The objects as stored.
+    Full,
+    /// `PartialObjectMetadata` of `meta.k8s.io/<version>` (`v1` or `v1beta1`): metadata only
+    /// (a list: `PartialObjectMetadataList`).
+    PartialMetadata(&'static str),
+}
+
+/// The shape a get or watch (`list: false`) or a list (`list: true`) with this `Accept` header
+/// gets: the first acceptable JSON clause (by `q`, then specificity) without `as`, or with
+/// `as=PartialObjectMetadata` (`PartialObjectMetadataList` for a list) of `meta.k8s.io` `v1` or
+/// `v1beta1`. Clauses asking for other shapes (`Table`) or media types are passed over; when
+/// none is acceptable the objects are served as stored.
+pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
+    let wanted = if list {
+        "PartialObjectMetadataList"
+    } else {
+        "PartialObjectMetadata"
+    };
+    let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
+    clauses.sort_by(|a, b| {
+        b.q.total_cmp(&a.q)
+            .then_with(|| a.wildcards().cmp(&b.wildcards()))
+    });
+    for clause in clauses.iter().filter(|c| c.q > 0.0 && c.is_json()) {
+        let Some(kind) = clause.param("as") else {
+            return ObjectFormat::Full;
+        };
+        if kind != wanted || clause.param("g") != Some("meta.k8s.io") {
+            continue;
+        }
+        match clause.param("v") {
+            Some("v1") => return ObjectFormat::PartialMetadata("v1"),
+            Some("v1beta1") => return ObjectFormat::PartialMetadata("v1beta1"),
+            _ => {}
+        }
+    }
+    ObjectFormat::Full
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_only_is_negotiated_per_request_shape() {
+        let client_go_list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(
+            negotiate_object(client_go_list, true),
+            ObjectFormat::PartialMetadata("v1")
+        );
+        let kube_watch = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+        assert_eq!(
+            negotiate_object(kube_watch, false),
+            ObjectFormat::PartialMetadata("v1")
+        );
+        assert_eq!(
+            negotiate_object(
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1",
+                false
+            ),
+            ObjectFormat::PartialMetadata("v1beta1")
+        );
+        // a list answers with a list kind only
+        assert_eq!(negotiate_object(kube_watch, true), ObjectFormat::Full);
+        let kubectl_get = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate_object(kubectl_get, true), ObjectFormat::Full);
+        assert_eq!(negotiate_object("", false), ObjectFormat::Full);
+        let other_group = "application/json;as=PartialObjectMetadata;g=example.com;v=v1";
+        assert_eq!(negotiate_object(other_group, false), ObjectFormat::Full);
+    }
 
     const V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
     const V2BETA1: &str = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";

@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 
-use crate::accept::{self, DiscoveryFormat};
+use crate::accept::{self, DiscoveryFormat, ObjectFormat};
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
 use crate::faults;
@@ -20,6 +20,7 @@ use crate::field_labels;
 use crate::list;
 use crate::openapi;
 use crate::options::ListOptions;
+use crate::partial_metadata;
 use crate::patch::PatchType;
 use crate::registry::ResourceType;
 use crate::routes::{self, ResourcePath, Route};
@@ -195,6 +196,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 query: &query,
                 dry_run: &dry_run,
                 content_type: &content_type,
+                accept: &accept,
                 body: &body,
                 watch,
             };
@@ -257,6 +259,7 @@ struct ResourceRequest<'a> {
     /// Every `dryRun` value of the query.
     dry_run: &'a [String],
     content_type: &'a str,
+    accept: &'a str,
     body: &'a Bytes,
     watch: bool,
 }
@@ -271,6 +274,7 @@ fn serve_resource(
         query,
         dry_run,
         content_type,
+        accept,
         body,
         watch,
     } = *request;
@@ -306,8 +310,13 @@ fn serve_resource(
                 shared.bookmark_interval,
                 current,
             )?;
+            let format = accept::negotiate_object(accept, false);
             let lines = futures::stream::unfold(stream, |mut stream| async move {
                 stream.next_line().await.map(|line| (line, stream))
+            })
+            .map(move |line| match format {
+                ObjectFormat::Full => line,
+                ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
             })
             .map(|line| Ok::<_, Infallible>(Frame::data(line)));
             let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
@@ -319,7 +328,13 @@ fn serve_resource(
         (&Method::GET, None) => {
             let options = ListOptions::parse(query, ns)?;
             field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
-            json_ok(200, &list::list(&shared.lock(), &rt, &options)?)
+            let list = list::list(&shared.lock(), &rt, &options)?;
+            match accept::negotiate_object(accept, true) {
+                ObjectFormat::Full => json_ok(200, &list),
+                ObjectFormat::PartialMetadata(version) => {
+                    json_ok(200, &partial_metadata::list(&list, version))
+                }
+            }
         }
         (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
             Err(ApiError::unknown_path())
@@ -349,7 +364,15 @@ fn serve_resource(
             )
         }
         (_, Some(_)) if rt.namespaced && ns.is_none() => Err(ApiError::unknown_path()),
-        (&Method::GET, Some(name)) => json_ok(200, &shared.lock().get(&rt, ns, name)?),
+        (&Method::GET, Some(name)) => {
+            let object = shared.lock().get(&rt, ns, name)?;
+            match accept::negotiate_object(accept, false) {
+                ObjectFormat::Full => json_ok(200, &object),
+                ObjectFormat::PartialMetadata(version) => {
+                    json_ok(200, &partial_metadata::object(&object, version))
+                }
+            }
+        }
         (&Method::PUT, Some(name)) => {
             let mode = if status {
                 UpdateMode::Status

@@ -8,6 +8,8 @@
 //! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
 //!   strategic merge and apply), delete and delete-collection, the `status` subresource,
 //!   `generateName`, finalizers and preconditions;
+//! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to gets, lists and
+//!   watches, as client-go's metadata client asks for them;
 //! - label and field selectors, `limit`/`continue` paging over consistent snapshots,
 //!   `resourceVersion`/`resourceVersionMatch` semantics;
 //! - watches: replay from a resourceVersion, bookmarks, `sendInitialEvents`, `timeoutSeconds`,
@@ -231,6 +233,7 @@ mod list;
 mod namespace_lifecycle;
 mod openapi;
 mod options;
+mod partial_metadata;
 mod patch;
 pub mod proxy;
 pub mod registry;

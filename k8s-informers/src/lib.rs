@@ -1698,4 +1698,1382 @@ impl Informers {
             }
         }
     }
+    /// The metadata-only informer of the resource `gvr` names (its cache holds
+    /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
+    /// informer as the factory's `metadata_informer` of that type.
+    ///
+    /// # Errors
+    ///
+    /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    pub fn for_resource_metadata(
+        &self,
+        gvr: &::informer_runtime::__codegen::GroupVersionResource,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::GenericInformer,
+        ::informer_runtime::__codegen::FactoryError,
+    > {
+        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+            #[cfg(feature = "core")]
+            ("", "v1", "configmaps") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::ConfigMap,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "endpoints") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Endpoints,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "events") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Event,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "limitranges") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::LimitRange,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "namespaces") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Namespace,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "nodes") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Node,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "persistentvolumeclaims") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "persistentvolumes") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::PersistentVolume,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "pods") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Pod,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "podtemplates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::PodTemplate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "replicationcontrollers") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::ReplicationController,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "resourcequotas") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::ResourceQuota,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "secrets") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Secret,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "serviceaccounts") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::ServiceAccount,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "core")]
+            ("", "v1", "services") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::core::v1::Service,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            #[cfg(any(k8s_1_36, k8s_1_37))]
+            ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            #[cfg(any(k8s_1_36, k8s_1_37))]
+            ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "validatingadmissionpolicybindings",
+            ) => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            ("admissionregistration.k8s.io", "v1alpha1", "mutatingadmissionpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            (
+                "admissionregistration.k8s.io",
+                "v1alpha1",
+                "mutatingadmissionpolicybindings",
+            ) => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            (
+                "admissionregistration.k8s.io",
+                "v1beta1",
+                "mutatingadmissionpolicybindings",
+            ) => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            #[cfg(k8s_1_33)]
+            (
+                "admissionregistration.k8s.io",
+                "v1beta1",
+                "validatingadmissionpolicies",
+            ) => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "admissionregistration")]
+            #[cfg(k8s_1_33)]
+            (
+                "admissionregistration.k8s.io",
+                "v1beta1",
+                "validatingadmissionpolicybindings",
+            ) => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apiextensions")]
+            ("apiextensions.k8s.io", "v1", "customresourcedefinitions") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apiregistration")]
+            ("apiregistration.k8s.io", "v1", "apiservices") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apps")]
+            ("apps", "v1", "controllerrevisions") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::apps::v1::ControllerRevision,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apps")]
+            ("apps", "v1", "daemonsets") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::apps::v1::DaemonSet,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apps")]
+            ("apps", "v1", "deployments") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::apps::v1::Deployment,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apps")]
+            ("apps", "v1", "replicasets") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::apps::v1::ReplicaSet,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "apps")]
+            ("apps", "v1", "statefulsets") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::apps::v1::StatefulSet,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "autoscaling")]
+            ("autoscaling", "v1", "horizontalpodautoscalers") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "autoscaling")]
+            ("autoscaling", "v2", "horizontalpodautoscalers") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "batch")]
+            ("batch", "v1", "cronjobs") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::batch::v1::CronJob,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "batch")]
+            ("batch", "v1", "jobs") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::batch::v1::Job,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            ("certificates.k8s.io", "v1", "certificatesigningrequests") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            #[cfg(k8s_1_37)]
+            ("certificates.k8s.io", "v1", "clustertrustbundles") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            #[cfg(k8s_1_37)]
+            ("certificates.k8s.io", "v1", "podcertificaterequests") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+            ("certificates.k8s.io", "v1alpha1", "clustertrustbundles") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            #[cfg(k8s_1_34)]
+            ("certificates.k8s.io", "v1alpha1", "podcertificaterequests") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            ("certificates.k8s.io", "v1beta1", "clustertrustbundles") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "certificates")]
+            #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("certificates.k8s.io", "v1beta1", "podcertificaterequests") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "coordination")]
+            ("coordination.k8s.io", "v1", "leases") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::coordination::v1::Lease,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "coordination")]
+            ("coordination.k8s.io", "v1alpha2", "leasecandidates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "coordination")]
+            ("coordination.k8s.io", "v1beta1", "leasecandidates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "discovery")]
+            ("discovery.k8s.io", "v1", "endpointslices") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::discovery::v1::EndpointSlice,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "events")]
+            ("events.k8s.io", "v1", "events") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::events::v1::Event,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "flowcontrol")]
+            ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "flowcontrol")]
+            ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "internal")]
+            ("internal.apiserver.k8s.io", "v1alpha1", "storageversions") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "lifecycle")]
+            #[cfg(k8s_1_37)]
+            ("lifecycle.k8s.io", "v1alpha1", "evictionrequests") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "lifecycle")]
+            #[cfg(k8s_1_37)]
+            ("lifecycle.k8s.io", "v1alpha1", "evictions") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            ("networking.k8s.io", "v1", "ingressclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1::IngressClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            ("networking.k8s.io", "v1", "ingresses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1::Ingress,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            ("networking.k8s.io", "v1", "ipaddresses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1::IPAddress,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            ("networking.k8s.io", "v1", "networkpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1::NetworkPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            ("networking.k8s.io", "v1", "servicecidrs") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1::ServiceCIDR,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+            ("networking.k8s.io", "v1beta1", "ipaddresses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1beta1::IPAddress,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "networking")]
+            #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+            ("networking.k8s.io", "v1beta1", "servicecidrs") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::networking::v1beta1::ServiceCIDR,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "node")]
+            ("node.k8s.io", "v1", "runtimeclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::node::v1::RuntimeClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "policy")]
+            ("policy", "v1", "poddisruptionbudgets") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "rbac")]
+            ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "rbac")]
+            ("rbac.authorization.k8s.io", "v1", "clusterroles") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::rbac::v1::ClusterRole,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "rbac")]
+            ("rbac.authorization.k8s.io", "v1", "rolebindings") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::rbac::v1::RoleBinding,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "rbac")]
+            ("rbac.authorization.k8s.io", "v1", "roles") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::rbac::v1::Role,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("resource.k8s.io", "v1", "deviceclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1::DeviceClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(k8s_1_37)]
+            ("resource.k8s.io", "v1", "devicetaintrules") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1::DeviceTaintRule,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("resource.k8s.io", "v1", "resourceclaims") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1::ResourceClaim,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("resource.k8s.io", "v1", "resourceslices") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1::ResourceSlice,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(k8s_1_33)]
+            ("resource.k8s.io", "v1alpha3", "deviceclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1alpha3::DeviceClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1alpha3", "devicetaintrules") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(k8s_1_33)]
+            ("resource.k8s.io", "v1alpha3", "resourceclaims") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1alpha3::ResourceClaim,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(k8s_1_33)]
+            ("resource.k8s.io", "v1alpha3", "resourceclaimtemplates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1alpha3::ResourceClaimTemplate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(any(k8s_1_36, k8s_1_37))]
+            ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(k8s_1_33)]
+            ("resource.k8s.io", "v1alpha3", "resourceslices") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1alpha3::ResourceSlice,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta1", "deviceclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta1::DeviceClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta1", "resourceclaims") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta1", "resourceclaimtemplates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta1", "resourceslices") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta2", "deviceclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta2::DeviceClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            #[cfg(any(k8s_1_36, k8s_1_37))]
+            ("resource.k8s.io", "v1beta2", "devicetaintrules") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta2", "resourceclaims") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta2", "resourceclaimtemplates") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "resource")]
+            ("resource.k8s.io", "v1beta2", "resourceslices") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            ("scheduling.k8s.io", "v1", "priorityclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1::PriorityClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_35)]
+            ("scheduling.k8s.io", "v1alpha1", "workloads") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1alpha1::Workload,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_36)]
+            ("scheduling.k8s.io", "v1alpha2", "podgroups") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1alpha2::PodGroup,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_36)]
+            ("scheduling.k8s.io", "v1alpha2", "workloads") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_37)]
+            ("scheduling.k8s.io", "v1alpha3", "compositepodgroups") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_37)]
+            ("scheduling.k8s.io", "v1alpha3", "podgroups") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1alpha3::PodGroup,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_37)]
+            ("scheduling.k8s.io", "v1alpha3", "workloads") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1alpha3::Workload,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_37)]
+            ("scheduling.k8s.io", "v1beta1", "podgroups") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1beta1::PodGroup,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "scheduling")]
+            #[cfg(k8s_1_37)]
+            ("scheduling.k8s.io", "v1beta1", "workloads") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::scheduling::v1beta1::Workload,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            ("storage.k8s.io", "v1", "csidrivers") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1::CSIDriver,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            ("storage.k8s.io", "v1", "csinodes") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1::CSINode,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            ("storage.k8s.io", "v1", "csistoragecapacities") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            ("storage.k8s.io", "v1", "storageclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1::StorageClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            ("storage.k8s.io", "v1", "volumeattachments") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1::VolumeAttachment,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("storage.k8s.io", "v1", "volumeattributesclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            #[cfg(any(k8s_1_33, k8s_1_34))]
+            ("storage.k8s.io", "v1alpha1", "volumeattributesclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storage")]
+            #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+            ("storage.k8s.io", "v1beta1", "volumeattributesclasses") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storagemigration")]
+            #[cfg(k8s_1_37)]
+            ("storagemigration.k8s.io", "v1", "storageversionmigrations") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storagemigration")]
+            #[cfg(any(k8s_1_33, k8s_1_34))]
+            ("storagemigration.k8s.io", "v1alpha1", "storageversionmigrations") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "storagemigration")]
+            #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+            ("storagemigration.k8s.io", "v1beta1", "storageversionmigrations") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            _ => {
+                ::informer_runtime::__codegen::Err(
+                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
+                )
+            }
+        }
+    }
 }

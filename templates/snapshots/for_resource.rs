@@ -65,4 +65,69 @@ impl Informers {
             }
         }
     }
+    /// The metadata-only informer of the resource `gvr` names (its cache holds
+    /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
+    /// informer as the factory's `metadata_informer` of that type.
+    ///
+    /// # Errors
+    ///
+    /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    pub fn for_resource_metadata(
+        &self,
+        gvr: &::informer_runtime::__codegen::GroupVersionResource,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::GenericInformer,
+        ::informer_runtime::__codegen::FactoryError,
+    > {
+        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+            ("", "v1", "pods") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<::k8s::Pod>,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "policies")]
+            ("example.com", "v1", "clusterpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::sample::v1::ClusterPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("example.com", "v1", "foos") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::sample::v1::Foo,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("example.com", "v2", "foos") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::sample::v2::Foo,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            _ => {
+                ::informer_runtime::__codegen::Err(
+                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
+                )
+            }
+        }
+    }
 }

@@ -33,6 +33,10 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// abandoned and reported as [`Error::Timeout`], so the reflector retries it instead
 /// of waiting forever.
 ///
+/// For `kube::core::PartialObjectMeta<K>` it asks for metadata only (client-go's metadata
+/// client): the server sends `PartialObjectMetadata` objects, with `metadata` and nothing
+/// else, in lists and watches.
+///
 /// ```no_run
 /// use informer_runtime::{KubeListerWatcher, SharedIndexInformer, informer};
 /// use k8s_openapi::api::core::v1::Pod;
@@ -200,9 +204,13 @@ where
         let params = list_params(&self.tweaked(options));
         async move {
             let url = self.api.resource_url();
-            let request = kube::core::Request::new(url)
-                .list(&params)
-                .map_err(|source| build_error("list", url, source))?;
+            let request = kube::core::Request::new(url);
+            let request = if K::metadata_api() {
+                request.list_metadata(&params)
+            } else {
+                request.list(&params)
+            }
+            .map_err(|source| build_error("list", url, source))?;
             let body = self.send("list", request).await?;
             let bytes = body.collect().await.map_err(classify)?.to_bytes();
             let text = std::str::from_utf8(&bytes).map_err(|err| Error::Decode(Box::new(err)))?;
@@ -220,9 +228,13 @@ where
         ));
         async move {
             let url = self.api.resource_url();
-            let mut request = kube::core::Request::new(url)
-                .watch(&params, &resource_version)
-                .map_err(|source| build_error("watch", url, source))?;
+            let request = kube::core::Request::new(url);
+            let mut request = if K::metadata_api() {
+                request.watch_metadata(&params, &resource_version)
+            } else {
+                request.watch(&params, &resource_version)
+            }
+            .map_err(|source| build_error("watch", url, source))?;
             // Watch bodies are read as they come: compressed watch streams are not asked for.
             request.headers_mut().insert(
                 http::header::ACCEPT_ENCODING,

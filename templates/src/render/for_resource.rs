@@ -9,10 +9,12 @@ use crate::{Api, RenderOptions};
 /// group, version and plural (sorted) returning the same informer as the typed accessor (the
 /// runtime factory's `informer::<K>()`); an
 /// unknown resource is `FactoryError::NoInformerFor`; and `RESOURCES`, the same resources as
-/// `(group, version, plural)` under the same `cfg`s.
+/// `(group, version, plural)` under the same `cfg`s; and `for_resource_metadata`, the same
+/// switch over the resources' metadata-only informers.
 pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     let rt = options.codegen();
     let mut arms = Vec::new();
+    let mut metadata_arms = Vec::new();
     let mut entries = Vec::new();
     for group in &api.groups {
         for version in &group.versions {
@@ -23,11 +25,22 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
                 let key = (g.clone(), v.clone(), p.clone());
                 entries.push((key.clone(), quote! { #cfg (#g, #v, #p), }));
                 arms.push((
-                    key,
+                    key.clone(),
                     quote! {
                         #cfg
                         (#g, #v, #p) => {
                             #rt::Ok(self.factory.generic_informer::<#ty>(::core::clone::Clone::clone(gvr)))
+                        }
+                    },
+                ));
+                metadata_arms.push((
+                    key,
+                    quote! {
+                        #cfg
+                        (#g, #v, #p) => {
+                            #rt::Ok(self.factory.generic_informer::<#rt::PartialObjectMeta<#ty>>(
+                                ::core::clone::Clone::clone(gvr),
+                            ))
                         }
                     },
                 ));
@@ -36,6 +49,8 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     }
     arms.sort_by(|a, b| a.0.cmp(&b.0));
     let arms = arms.into_iter().map(|(_, arm)| arm);
+    metadata_arms.sort_by(|a, b| a.0.cmp(&b.0));
+    let metadata_arms = metadata_arms.into_iter().map(|(_, arm)| arm);
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let entries = entries.into_iter().map(|(_, entry)| entry);
     quote! {
@@ -59,6 +74,23 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
             ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError> {
                 match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
                     #(#arms)*
+                    _ => #rt::Err(#rt::FactoryError::no_informer_for(gvr)),
+                }
+            }
+
+            /// The metadata-only informer of the resource `gvr` names (its cache holds
+            /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
+            /// informer as the factory's `metadata_informer` of that type.
+            ///
+            /// # Errors
+            ///
+            /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+            pub fn for_resource_metadata(
+                &self,
+                gvr: &#rt::GroupVersionResource,
+            ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError> {
+                match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+                    #(#metadata_arms)*
                     _ => #rt::Err(#rt::FactoryError::no_informer_for(gvr)),
                 }
             }

@@ -195,4 +195,115 @@ impl Informers {
             }
         }
     }
+    /// The metadata-only informer of the resource `gvr` names (its cache holds
+    /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
+    /// informer as the factory's `metadata_informer` of that type.
+    ///
+    /// # Errors
+    ///
+    /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    pub fn for_resource_metadata(
+        &self,
+        gvr: &::informer_runtime::__codegen::GroupVersionResource,
+    ) -> ::informer_runtime::__codegen::Result<
+        ::informer_runtime::__codegen::GenericInformer,
+        ::informer_runtime::__codegen::FactoryError,
+    > {
+        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+            ("", "v1", "nodes") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::apps::v1::inner::Node,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("apps", "v1", "deployments") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::apps::v1::Deployment,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("example.com", "v1", "foos") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::Foo,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("example.com", "v2", "foos") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::FooV2,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("example.org", "v1beta1", "policies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::Policy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            #[cfg(feature = "extra")]
+            ("extra.example.com", "v1", "gadgets") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::extra::Gadget,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("my-group.io", "v1", "endpoints") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::Endpoints,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            ("networking.example.com", "v1", "networkpolicies") => {
+                ::informer_runtime::__codegen::Ok(
+                    self
+                        .factory
+                        .generic_informer::<
+                            ::informer_runtime::__codegen::PartialObjectMeta<
+                                ::golden_crds::moved::NetworkPolicy,
+                            >,
+                        >(::core::clone::Clone::clone(gvr)),
+                )
+            }
+            _ => {
+                ::informer_runtime::__codegen::Err(
+                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
+                )
+            }
+        }
+    }
 }
