@@ -29,6 +29,8 @@ pub(crate) struct Rendered {
     pub(crate) pods: usize,
     /// The list pages, in order.
     pub(crate) pages: Vec<Bytes>,
+    /// The same pages as `PartialObjectMetadataList`s, for metadata-only lists.
+    pub(crate) metadata_pages: Vec<Bytes>,
     /// The `continue` token that asks for page `i` (the token of page 0 is unused).
     pub(crate) continue_tokens: Vec<String>,
     /// The resource version of the list.
@@ -73,6 +75,7 @@ impl Rendered {
         let page_count = pods.div_ceil(PAGE_SIZE).max(1);
         let continue_tokens: Vec<String> = (0..page_count).map(|page| format!("page-{page}")).collect();
         let mut pages = Vec::with_capacity(page_count);
+        let mut metadata_pages = Vec::with_capacity(page_count);
         let mut initial_events = Vec::with_capacity(pods);
         for page in 0..page_count {
             let start = page * PAGE_SIZE;
@@ -95,6 +98,7 @@ impl Rendered {
                 initial_events.push(line("ADDED", &object));
             }
             out.extend_from_slice(b"]}");
+            metadata_pages.push(metadata_page(&out));
             pages.push(Bytes::from(out));
         }
         let mut rendered_events = Vec::with_capacity(events);
@@ -124,6 +128,7 @@ impl Rendered {
             list_bytes: pages.iter().map(Bytes::len).sum(),
             event_bytes: rendered_events.iter().map(Bytes::len).sum(),
             pages,
+            metadata_pages,
             continue_tokens,
             list_resource_version,
             events: rendered_events,
@@ -134,17 +139,51 @@ impl Rendered {
         }
     }
 
-    /// The page a `continue` token asks for (page 0 without one, `None` if unknown).
-    pub(crate) fn page_for(&self, continue_token: Option<&str>) -> Option<&Bytes> {
+    /// The page a `continue` token asks for (page 0 without one, `None` if unknown), as
+    /// pods or, with `metadata_only`, as `PartialObjectMetadata`.
+    pub(crate) fn page_for(&self, continue_token: Option<&str>, metadata_only: bool) -> Option<&Bytes> {
+        let pages = if metadata_only {
+            &self.metadata_pages
+        } else {
+            &self.pages
+        };
         match continue_token {
-            None | Some("") => self.pages.first(),
+            None | Some("") => pages.first(),
             Some(token) => self
                 .continue_tokens
                 .iter()
                 .position(|t| t == token)
-                .and_then(|page| self.pages.get(page)),
+                .and_then(|page| pages.get(page)),
         }
     }
+}
+
+/// A `PodList` page as the `PartialObjectMetadataList` an API server sends for a metadata-only
+/// list: the list's metadata, and each item's.
+fn metadata_page(page: &[u8]) -> Bytes {
+    let list: serde_json::Value = serde_json::from_slice(page).unwrap_or_default();
+    let items: Vec<serde_json::Value> = list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    json!({
+                        "kind": "PartialObjectMetadata",
+                        "apiVersion": "meta.k8s.io/v1",
+                        "metadata": item["metadata"],
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let out = json!({
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list["metadata"],
+        "items": items,
+    });
+    Bytes::from(serde_json::to_vec(&out).unwrap_or_default())
 }
 
 fn pod_bytes(generator: &PodGenerator, index: usize, resource_version: u64, generation: u64) -> Vec<u8> {
@@ -181,6 +220,13 @@ mod tests {
         assert_eq!(pod.metadata.resource_version.as_deref(), Some("1244"));
         assert_eq!(pod.metadata.name, Some(rendered.last_pod.name.clone()));
         assert_eq!(rendered.last_resource_version, 1244);
-        assert_eq!(rendered.page_for(Some("page-2")), rendered.pages.get(2));
+        assert_eq!(rendered.page_for(Some("page-2"), false), rendered.pages.get(2));
+        let metadata = rendered.page_for(Some("page-2"), true).expect("a metadata page");
+        let list: ObjectList<kube::core::PartialObjectMeta<Pod>> =
+            serde_json::from_slice(metadata).expect("a PartialObjectMetadataList");
+        let pods: ObjectList<Pod> = serde_json::from_slice(&rendered.pages[2]).expect("a PodList");
+        assert_eq!(list.metadata.continue_, pods.metadata.continue_);
+        assert_eq!(list.items.len(), pods.items.len());
+        assert_eq!(list.items[0].metadata, pods.items[0].metadata);
     }
 }

@@ -27,6 +27,8 @@ pub(crate) enum Consumer {
     Ours,
     /// The same with `compact_objects(true)`.
     OursCompacted,
+    /// Our factory's metadata-only informer (`metadata_informer::<Pod>()`).
+    OursMetadata,
     /// kube-rs's watcher and reflector.
     Kube,
     /// Paged lists decoded into a `HashMap<String, Pod>`.
@@ -38,6 +40,7 @@ impl Consumer {
         match self {
             Self::Ours => "ours",
             Self::OursCompacted => "ours-compacted",
+            Self::OursMetadata => "ours-metadata",
             Self::Kube => "kube",
             Self::Floor => "floor",
         }
@@ -154,6 +157,23 @@ async fn sync_ours(client: kube::Client, strip_managed: bool, compact: bool) -> 
     objects
 }
 
+async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> usize {
+    let mut builder = SharedInformerFactory::builder(client);
+    if strip_managed {
+        builder = builder.transform_metadata(|meta| meta.managed_fields = None);
+    }
+    let factory = builder.build();
+    let informer = factory.metadata_informer::<Pod>();
+    factory.start();
+    let report = factory
+        .wait_for_cache_sync_timeout(Duration::from_secs(900))
+        .await;
+    assert!(report.all_synced(), "{report}");
+    let objects = informer.store().len();
+    std::mem::forget((factory, informer));
+    objects
+}
+
 /// The child process: syncs every pod from `url` with `consumer` and prints its memory.
 pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -172,6 +192,7 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
             Consumer::Kube => sync_kube(api, strip_managed).await,
             Consumer::Ours => sync_ours(client, strip_managed, false).await,
             Consumer::OursCompacted => sync_ours(client, strip_managed, true).await,
+            Consumer::OursMetadata => sync_ours_metadata(client, strip_managed).await,
         }
     });
     let (rss, hwm) = memory();
@@ -202,6 +223,8 @@ pub(crate) fn measure_all(url: &str) -> Vec<Result<RssOutcome, String>> {
         (Consumer::Ours, true),
         (Consumer::OursCompacted, false),
         (Consumer::OursCompacted, true),
+        (Consumer::OursMetadata, false),
+        (Consumer::OursMetadata, true),
     ];
     runs.iter()
         .map(|&(consumer, strip_managed)| {

@@ -202,7 +202,13 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
     let is_true = |name: &str| param(name).is_some_and(|v| v == "true" || v == "1");
     let rendered = &shared.rendered;
     if !is_true("watch") {
-        return match rendered.page_for(param("continue").as_deref()) {
+        let accept = request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let metadata_only = accept.contains("as=PartialObjectMetadataList");
+        return match rendered.page_for(param("continue").as_deref(), metadata_only) {
             Some(page) => full(StatusCode::OK, page.clone()),
             None => full(
                 StatusCode::GONE,
