@@ -16,6 +16,8 @@
 //!   and `410 Expired` once the history has been compacted;
 //! - CustomResourceDefinitions: creating one serves its resource types, deleting it removes
 //!   them;
+//! - garbage collection of dependents through `ownerReferences`: background, foreground
+//!   (`foregroundDeletion`, `blockOwnerDeletion`) and orphan propagation;
 //! - [faults](#fault-injection) for the paths that real clusters rarely take on demand.
 //!
 //! Each server has its own store and revision counter, so tests running in parallel each start
@@ -42,7 +44,8 @@
 //! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
 //! | No `Table` output (`as=Table` in `Accept` is ignored, the objects come back) | `kubectl get`'s server-side columns |
 //! | Only the `status` subresource (no `/scale`, `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
-//! | No controllers: no garbage collection of dependents (`ownerReferences` are stored only), no scheduling, no replica sets from deployments | Dependents deleted with their owner; `propagationPolicy` |
+//! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
+//! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
 //! | Field selectors: the fields of custom types registered without a CRD are `metadata.name` and `metadata.namespace` only | Selecting an aggregated API's objects by its own fields |
 //! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
@@ -228,6 +231,7 @@ mod discovery;
 mod dry_run;
 mod faults;
 mod field_labels;
+mod garbage_collector;
 mod handler;
 mod list;
 mod namespace_lifecycle;

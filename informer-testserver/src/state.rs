@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::crd;
+use crate::garbage_collector::{self, Propagation};
 use crate::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
 use crate::patch::{self, PatchType};
 use crate::registry::{Registry, ResourceType};
@@ -397,6 +398,17 @@ impl State {
         if is_namespace_type(rt) {
             return self.terminate_namespace(rt, old);
         }
+        let propagation = garbage_collector::propagation(rt, options)?;
+        let deleting = old["metadata"]["deletionTimestamp"].is_string();
+        if !self.is_dry_run() && !deleting {
+            let uid = meta_str(&old, "uid").unwrap_or_default();
+            let has_dependents = !self.store.dependents_of(uid).is_empty();
+            match propagation {
+                Propagation::Orphan => self.orphan_dependents(&old),
+                Propagation::Foreground if has_dependents => return self.delete_in_foreground(rt, old),
+                Propagation::Foreground | Propagation::Background => {}
+            }
+        }
         if old["metadata"]["finalizers"]
             .as_array()
             .is_some_and(|f| !f.is_empty())
@@ -430,9 +442,11 @@ impl State {
         Ok(deleted)
     }
 
-    /// Removes an object now; a CRD also takes its resources and their objects away.
+    /// Removes an object now; its dependents are garbage collected, and a CRD also takes its
+    /// resources and their objects away.
     fn remove(&mut self, rt: &ResourceType, k: &ObjectKey) -> Option<Value> {
         let removed = self.store.remove(&rt.storage_key(), k)?;
+        self.collect_garbage(&removed);
         if rt.namespaced && !k.0.is_empty() {
             self.finish_namespace(&k.0);
         }

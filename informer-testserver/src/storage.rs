@@ -5,7 +5,7 @@
 //! a bounded history (oldest dropped first, like compaction) which serves watches from an older
 //! resourceVersion and lists at an older snapshot (continue tokens, `resourceVersionMatch=Exact`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -81,6 +81,17 @@ pub(crate) struct Store {
     close_watches_after: Option<u64>,
     /// Writes answer as if they happened but change nothing (`dryRun=All`).
     dry_run: bool,
+    /// The objects naming each uid in their `ownerReferences`, for garbage collection.
+    dependents: HashMap<String, BTreeSet<(StorageKey, ObjectKey)>>,
+}
+
+/// The uids an object's `ownerReferences` name.
+pub(crate) fn owner_uids(object: &Value) -> impl Iterator<Item = &str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|reference| reference["uid"].as_str())
 }
 
 /// Reads a string field of `metadata`.
@@ -127,6 +138,7 @@ impl Store {
             watchers: Vec::new(),
             close_watches_after: None,
             dry_run: false,
+            dependents: HashMap::new(),
         }
     }
 
@@ -179,7 +191,12 @@ impl Store {
             .objects
             .entry(rt.storage_key())
             .or_default()
-            .insert(key, object.clone());
+            .insert(key.clone(), object.clone());
+        let storage = rt.storage_key();
+        if let Some(prev) = &prev {
+            self.unindex_owners(&storage, &key, prev);
+        }
+        self.index_owners(&storage, &key, &object);
         let kind = if prev.is_some() {
             EventType::Modified
         } else {
@@ -227,6 +244,7 @@ impl Store {
             return self.objects.get(storage)?.get(key).cloned();
         }
         let prev = self.objects.get_mut(storage)?.remove(key)?;
+        self.unindex_owners(storage, key, &prev);
         self.rv += 1;
         let mut object = prev.clone();
         metadata_mut(&mut object).insert("resourceVersion".into(), json!(self.rv.to_string()));
@@ -252,6 +270,34 @@ impl Store {
         }
         self.objects.remove(storage);
         self.watchers.retain(|w| &w.key != storage);
+    }
+
+    /// The objects whose `ownerReferences` name `uid`.
+    pub(crate) fn dependents_of(&self, uid: &str) -> Vec<(StorageKey, ObjectKey)> {
+        self.dependents
+            .get(uid)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn index_owners(&mut self, storage: &StorageKey, key: &ObjectKey, object: &Value) {
+        for uid in owner_uids(object) {
+            self.dependents
+                .entry(uid.to_owned())
+                .or_default()
+                .insert((storage.clone(), key.clone()));
+        }
+    }
+
+    fn unindex_owners(&mut self, storage: &StorageKey, key: &ObjectKey, object: &Value) {
+        for uid in owner_uids(object) {
+            if let Some(set) = self.dependents.get_mut(uid) {
+                set.remove(&(storage.clone(), key.clone()));
+                if set.is_empty() {
+                    self.dependents.remove(uid);
+                }
+            }
+        }
     }
 
     fn record(&mut self, event: Event) {
