@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::registry::ResourceType;
+use crate::registry::{ResourceType, ScaleSubresource};
 use crate::status::ApiError;
 
 /// The resource types served for a CRD object (one per served version), validated.
@@ -74,7 +74,8 @@ pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec
             continue;
         }
         let mut rt = ResourceType::new(group, v, kind, plural, namespaced)
-            .with_status_subresource(version["subresources"]["status"].is_object());
+            .with_status_subresource(version["subresources"]["status"].is_object())
+            .with_scale_subresource(scale_subresource(&version["subresources"]["scale"]));
         if let Some(singular) = &singular {
             rt.singular = singular.clone();
         }
@@ -121,6 +122,16 @@ pub(crate) fn set_established(crd: &mut Value, now: &str) {
             }),
         );
     }
+}
+
+/// A version's `subresources.scale`, if it declares one with its replica paths.
+fn scale_subresource(scale: &Value) -> Option<ScaleSubresource> {
+    let path = |field: &str| scale[field].as_str().filter(|p| !p.is_empty()).map(str::to_owned);
+    Some(ScaleSubresource {
+        spec_replicas_path: path("specReplicasPath")?,
+        status_replicas_path: path("statusReplicasPath")?,
+        label_selector_path: path("labelSelectorPath"),
+    })
 }
 
 #[cfg(test)]

@@ -106,6 +106,17 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
                 "verbs": STATUS_VERBS,
             }));
         }
+        if rt.scale_subresource.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", rt.plural),
+                "singularName": "",
+                "namespaced": rt.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": STATUS_VERBS,
+            }));
+        }
     }
     if resources.is_empty() && !(group.is_empty() && version == "v1") {
         return None;
@@ -138,9 +149,20 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                     if !rt.short_names.is_empty() {
                         doc["shortNames"] = json!(rt.short_names);
                     }
+                    let mut subresources = Vec::new();
                     if rt.status_subresource {
-                        doc["subresources"] =
-                            json!([{"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS}]);
+                        subresources.push(
+                            json!({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS}),
+                        );
+                    }
+                    if rt.scale_subresource.is_some() {
+                        let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+                        subresources.push(
+                            json!({"subresource": "scale", "responseKind": scale, "verbs": STATUS_VERBS}),
+                        );
+                    }
+                    if !subresources.is_empty() {
+                        doc["subresources"] = json!(subresources);
                     }
                     doc
                 })

@@ -291,6 +291,9 @@ fn serve_resource(
     let status = match path.subresource.as_deref() {
         None => false,
         Some("status") if rt.status_subresource => true,
+        Some("scale") if rt.scale_subresource.is_some() => {
+            return serve_scale(shared, &rt, &path, request);
+        }
         Some(_) => return Err(ApiError::unknown_path()),
     };
     let json_ok = |code: u16, v: &Value| Ok(json_response(code, v, "application/json"));
@@ -413,4 +416,44 @@ fn serve_resource(
         }
         _ => Err(ApiError::method_not_allowed(method.as_str())),
     }
+}
+
+/// GET, PUT and PATCH of an object's `scale` subresource.
+fn serve_scale(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    path: &ResourcePath,
+    request: &ResourceRequest<'_>,
+) -> Result<Response<Body>, ApiError> {
+    let ns = path.namespace.as_deref();
+    let name = path.name.as_deref().ok_or_else(ApiError::unknown_path)?;
+    if rt.namespaced && ns.is_none() {
+        return Err(ApiError::unknown_path());
+    }
+    let scale = match *request.method {
+        Method::GET => shared.lock().get_scale(rt, ns, name)?,
+        Method::PUT => {
+            let dry = dry_run::requested(request.dry_run, None, OptionsKind::Update)?;
+            let body = parse_object(request.content_type, request.body)?;
+            shared
+                .lock()
+                .maybe_dry(dry, |s| s.update_scale(rt, ns, name, &body))?
+        }
+        Method::PATCH => {
+            let patch_type = PatchType::from_content_type(request.content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(request.content_type))?;
+            let patch = match patch_type {
+                PatchType::Apply => {
+                    serde_json::from_slice(request.body).or_else(|_| parse_yaml(request.body))?
+                }
+                _ => parse_json(request.body)?,
+            };
+            let dry = dry_run::requested(request.dry_run, None, OptionsKind::Patch)?;
+            shared
+                .lock()
+                .maybe_dry(dry, |s| s.patch_scale(rt, ns, name, patch_type, &patch))?
+        }
+        ref other => return Err(ApiError::method_not_allowed(other.as_str())),
+    };
+    Ok(json_response(200, &scale, "application/json"))
 }

@@ -16,6 +16,8 @@
 //!   and `410 Expired` once the history has been compacted;
 //! - CustomResourceDefinitions: creating one serves its resource types, deleting it removes
 //!   them;
+//! - the `scale` subresource of Deployments, ReplicaSets, StatefulSets,
+//!   ReplicationControllers and custom resources whose CRD declares it (`kubectl scale`);
 //! - garbage collection of dependents through `ownerReferences`: background, foreground
 //!   (`foregroundDeletion`, `blockOwnerDeletion`) and orphan propagation;
 //! - [faults](#fault-injection) for the paths that real clusters rarely take on demand.
@@ -43,7 +45,7 @@
 //! | Server-side apply is a JSON merge patch that creates missing objects: no field ownership, no `managedFields`, no conflicts | Apply conflicts, `force`, fields removed because a manager stopped applying them |
 //! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
 //! | No `Table` output (`as=Table` in `Accept` is ignored, the objects come back) | `kubectl get`'s server-side columns |
-//! | Only the `status` subresource (no `/scale`, `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
+//! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
 //! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
@@ -242,6 +244,7 @@ mod patch;
 pub mod proxy;
 pub mod registry;
 mod routes;
+mod scale;
 pub mod seed;
 pub mod selector;
 mod server;
@@ -253,7 +256,7 @@ mod watch;
 
 pub use faults::{Failure, Stall};
 pub use proxy::ResetProxy;
-pub use registry::ResourceType;
+pub use registry::{ResourceType, ScaleSubresource};
 pub use seed::SeedError;
 pub use server::{CLIENT_NAME_HEADER, RequestRecord, ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -30,6 +30,33 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     /// Whether the `status` subresource is served (PUT/PATCH `.../status`).
     pub status_subresource: bool,
+    /// The `scale` subresource (`autoscaling/v1` `Scale` at `.../scale`), if served.
+    pub scale_subresource: Option<ScaleSubresource>,
+}
+
+/// Where the `scale` subresource of a resource reads and writes, as a CRD's
+/// `subresources.scale` says (paths such as `.spec.replicas`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// The path of the desired replicas, which a write of the scale sets.
+    pub spec_replicas_path: String,
+    /// The path of the observed replicas.
+    pub status_replicas_path: String,
+    /// The path of the label selector of the scaled pods, if any: a string, a `LabelSelector`
+    /// or a map of labels.
+    pub label_selector_path: Option<String>,
+}
+
+impl ScaleSubresource {
+    /// The scale of the built-in workloads: `.spec.replicas`, `.status.replicas`, and the
+    /// selector of `.spec.selector`.
+    pub fn replicas() -> Self {
+        Self {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: Some(".spec.selector".into()),
+        }
+    }
 }
 
 impl ResourceType {
@@ -44,6 +71,7 @@ impl ResourceType {
             namespaced,
             short_names: Vec::new(),
             status_subresource: false,
+            scale_subresource: None,
         }
     }
 
@@ -56,6 +84,12 @@ impl ResourceType {
     /// Serves (or not) the `status` subresource.
     pub fn with_status_subresource(mut self, enabled: bool) -> Self {
         self.status_subresource = enabled;
+        self
+    }
+
+    /// Serves (or not) the `scale` subresource.
+    pub fn with_scale_subresource(mut self, scale: Option<ScaleSubresource>) -> Self {
+        self.scale_subresource = scale;
         self
     }
 
@@ -262,9 +296,14 @@ pub fn builtin_types() -> Vec<ResourceType> {
     BUILTINS
         .iter()
         .map(|&(group, version, kind, plural, namespaced, short, status)| {
+            let scaled = matches!(
+                (group, plural),
+                ("apps", "deployments" | "replicasets" | "statefulsets") | ("", "replicationcontrollers")
+            );
             ResourceType::new(group, version, kind, plural, namespaced)
                 .with_short_names(short)
                 .with_status_subresource(status)
+                .with_scale_subresource(scaled.then(ScaleSubresource::replicas))
         })
         .collect()
 }
