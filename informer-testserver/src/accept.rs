@@ -132,13 +132,15 @@ pub(crate) enum ObjectFormat {
     /// `PartialObjectMetadata` of `meta.k8s.io/<version>` (`v1` or `v1beta1`): metadata only
     /// (a list: `PartialObjectMetadataList`).
     PartialMetadata(&'static str),
+    /// A `Table` of `meta.k8s.io/<version>` (`v1` or `v1beta1`), for a list or one object.
+    Table(&'static str),
 }
 
 /// The shape a get or watch (`list: false`) or a list (`list: true`) with this `Accept` header
 /// gets: the first acceptable JSON clause (by `q`, then specificity) without `as`, or with
-/// `as=PartialObjectMetadata` (`PartialObjectMetadataList` for a list) of `meta.k8s.io` `v1` or
-/// `v1beta1`. Clauses asking for other shapes (`Table`) or media types are passed over; when
-/// none is acceptable the objects are served as stored.
+/// `as=PartialObjectMetadata` (`PartialObjectMetadataList` for a list) or `as=Table` of
+/// `meta.k8s.io` `v1` or `v1beta1`. Clauses asking for other shapes or media types are passed
+/// over; when none is acceptable the objects are served as stored.
 pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
     let wanted = if list {
         "PartialObjectMetadataList"
@@ -154,14 +156,19 @@ pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
         let Some(kind) = clause.param("as") else {
             return ObjectFormat::Full;
         };
-        if kind != wanted || clause.param("g") != Some("meta.k8s.io") {
+        if (kind != wanted && kind != "Table") || clause.param("g") != Some("meta.k8s.io") {
             continue;
         }
-        match clause.param("v") {
-            Some("v1") => return ObjectFormat::PartialMetadata("v1"),
-            Some("v1beta1") => return ObjectFormat::PartialMetadata("v1beta1"),
-            _ => {}
-        }
+        let version = match clause.param("v") {
+            Some("v1") => "v1",
+            Some("v1beta1") => "v1beta1",
+            _ => continue,
+        };
+        return if kind == "Table" {
+            ObjectFormat::Table(version)
+        } else {
+            ObjectFormat::PartialMetadata(version)
+        };
     }
     ObjectFormat::Full
 }
@@ -192,7 +199,10 @@ mod tests {
         // a list answers with a list kind only
         assert_eq!(negotiate_object(kube_watch, true), ObjectFormat::Full);
         let kubectl_get = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
-        assert_eq!(negotiate_object(kubectl_get, true), ObjectFormat::Full);
+        assert_eq!(negotiate_object(kubectl_get, true), ObjectFormat::Table("v1"));
+        assert_eq!(negotiate_object(kubectl_get, false), ObjectFormat::Table("v1"));
+        let table_v2 = "application/json;as=Table;v=v2;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate_object(table_v2, true), ObjectFormat::Full);
         assert_eq!(negotiate_object("", false), ObjectFormat::Full);
         let other_group = "application/json;as=PartialObjectMetadata;g=example.com;v=v1";
         assert_eq!(negotiate_object(other_group, false), ObjectFormat::Full);

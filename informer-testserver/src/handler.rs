@@ -27,6 +27,7 @@ use crate::routes::{self, ResourcePath, Route};
 use crate::server::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::state::UpdateMode;
 use crate::status::ApiError;
+use crate::table::{self, IncludeObject};
 use crate::watch::WatchStream;
 
 /// Response body: a full JSON document or a watch stream.
@@ -313,14 +314,11 @@ fn serve_resource(
                 shared.bookmark_interval,
                 current,
             )?;
-            let format = accept::negotiate_object(accept, false);
+            let shape = watch_shape(shared, &rt, query, accept)?;
             let lines = futures::stream::unfold(stream, |mut stream| async move {
                 stream.next_line().await.map(|line| (line, stream))
             })
-            .map(move |line| match format {
-                ObjectFormat::Full => line,
-                ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
-            })
+            .map(shape)
             .map(|line| Ok::<_, Infallible>(Frame::data(line)));
             let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
             response
@@ -332,12 +330,7 @@ fn serve_resource(
             let options = ListOptions::parse(query, ns)?;
             field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             let list = list::list(&shared.lock(), &rt, &options)?;
-            match accept::negotiate_object(accept, true) {
-                ObjectFormat::Full => json_ok(200, &list),
-                ObjectFormat::PartialMetadata(version) => {
-                    json_ok(200, &partial_metadata::list(&list, version))
-                }
-            }
+            json_ok(200, &shaped(shared, &rt, query, accept, list, true)?)
         }
         (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
             Err(ApiError::unknown_path())
@@ -369,12 +362,7 @@ fn serve_resource(
         (_, Some(_)) if rt.namespaced && ns.is_none() => Err(ApiError::unknown_path()),
         (&Method::GET, Some(name)) => {
             let object = shared.lock().get(&rt, ns, name)?;
-            match accept::negotiate_object(accept, false) {
-                ObjectFormat::Full => json_ok(200, &object),
-                ObjectFormat::PartialMetadata(version) => {
-                    json_ok(200, &partial_metadata::object(&object, version))
-                }
-            }
+            json_ok(200, &shaped(shared, &rt, query, accept, object, false)?)
         }
         (&Method::PUT, Some(name)) => {
             let mode = if status {
@@ -456,4 +444,64 @@ fn serve_scale(
         ref other => return Err(ApiError::method_not_allowed(other.as_str())),
     };
     Ok(json_response(200, &scale, "application/json"))
+}
+
+/// A list (`list`) or one object in the shape `Accept` negotiated: as stored,
+/// `PartialObjectMetadata` or a `Table`.
+fn shaped(
+    shared: &Shared,
+    rt: &ResourceType,
+    query: &HashMap<String, String>,
+    accept: &str,
+    value: Value,
+    list: bool,
+) -> Result<Value, ApiError> {
+    Ok(match accept::negotiate_object(accept, list) {
+        ObjectFormat::Full => value,
+        ObjectFormat::PartialMetadata(version) if list => partial_metadata::list(&value, version),
+        ObjectFormat::PartialMetadata(version) => partial_metadata::object(&value, version),
+        ObjectFormat::Table(version) => {
+            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
+            let columns = shared.lock().table_columns(rt);
+            if list {
+                let items = value["items"].as_array().cloned().unwrap_or_default();
+                table::table(
+                    &columns,
+                    &items,
+                    value["metadata"].clone(),
+                    include,
+                    version,
+                    true,
+                )
+            } else {
+                let metadata = json!({"resourceVersion": value["metadata"]["resourceVersion"]});
+                table::table(&columns, &[value], metadata, include, version, true)
+            }
+        }
+    })
+}
+
+/// What shapes each watch event line as `Accept` negotiated: unchanged, with
+/// `PartialObjectMetadata` objects, or with `Table` objects (column definitions in the first).
+fn watch_shape(
+    shared: &Shared,
+    rt: &ResourceType,
+    query: &HashMap<String, String>,
+    accept: &str,
+) -> Result<impl FnMut(Bytes) -> Bytes + Send + 'static, ApiError> {
+    let format = accept::negotiate_object(accept, false);
+    let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
+    let columns = match format {
+        ObjectFormat::Table(_) => shared.lock().table_columns(rt),
+        _ => Vec::new(),
+    };
+    let mut first = true;
+    Ok(move |line: Bytes| match format {
+        ObjectFormat::Full => line,
+        ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
+        ObjectFormat::Table(version) => {
+            let with_definitions = std::mem::take(&mut first);
+            table::watch_line(line, &columns, include, version, with_definitions)
+        }
+    })
 }

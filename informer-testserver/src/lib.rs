@@ -8,6 +8,9 @@
 //! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
 //!   strategic merge and apply), delete and delete-collection, the `status` subresource,
 //!   `generateName`, finalizers and preconditions;
+//! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
+//!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and
+//!   watches;
 //! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to gets, lists and
 //!   watches, as client-go's metadata client asks for them;
 //! - label and field selectors, `limit`/`continue` paging over consistent snapshots,
@@ -44,7 +47,7 @@
 //! | Strategic merge patches are applied as JSON merge patches (lists are replaced, no patch directives) | Merging lists by key (`containers` by `name`), `$patch`, `$retainKeys` |
 //! | Server-side apply is a JSON merge patch that creates missing objects: no field ownership, no `managedFields`, no conflicts | Apply conflicts, `force`, fields removed because a manager stopped applying them |
 //! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
-//! | No `Table` output (`as=Table` in `Accept` is ignored, the objects come back) | `kubectl get`'s server-side columns |
+//! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
 //! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
 //! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
@@ -251,6 +254,7 @@ mod server;
 mod state;
 mod status;
 mod storage;
+mod table;
 mod validation;
 mod watch;
 
