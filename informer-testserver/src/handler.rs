@@ -17,6 +17,7 @@ use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
 use crate::faults;
 use crate::field_labels;
+use crate::field_ownership::writer_of;
 use crate::list;
 use crate::openapi;
 use crate::options::ListOptions;
@@ -139,6 +140,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
             .to_string()
     };
     let accept = header(header::ACCEPT);
+    let user_agent = header(header::USER_AGENT);
     let content_type = header(header::CONTENT_TYPE);
     let body = read_body(body, shared.body_limit).await?;
     match route {
@@ -198,6 +200,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 dry_run: &dry_run,
                 content_type: &content_type,
                 accept: &accept,
+                user_agent: &user_agent,
                 body: &body,
                 watch,
             };
@@ -261,6 +264,7 @@ struct ResourceRequest<'a> {
     dry_run: &'a [String],
     content_type: &'a str,
     accept: &'a str,
+    user_agent: &'a str,
     body: &'a Bytes,
     watch: bool,
 }
@@ -276,6 +280,7 @@ fn serve_resource(
         dry_run,
         content_type,
         accept,
+        user_agent,
         body,
         watch,
     } = *request;
@@ -337,8 +342,12 @@ fn serve_resource(
         }
         (&Method::POST, None) => {
             let dry = dry_run::requested(dry_run, None, OptionsKind::Create)?;
+            let (writer, _) = writer_of(&rt, query, user_agent, false, None)?;
             let object = parse_object(content_type, body)?;
-            json_ok(201, &shared.lock().maybe_dry(dry, |s| s.create(&rt, ns, object))?)
+            let created = shared
+                .lock()
+                .maybe_dry(dry, |s| s.as_writer(writer, false, |s| s.create(&rt, ns, object)))?;
+            json_ok(201, &created)
         }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
@@ -371,13 +380,13 @@ fn serve_resource(
                 UpdateMode::Main
             };
             let dry = dry_run::requested(dry_run, None, OptionsKind::Update)?;
+            let subresource = status.then_some("status");
+            let (writer, _) = writer_of(&rt, query, user_agent, false, subresource)?;
             let object = parse_object(content_type, body)?;
-            json_ok(
-                200,
-                &shared
-                    .lock()
-                    .maybe_dry(dry, |s| s.update(&rt, ns, name, object, mode))?,
-            )
+            let updated = shared.lock().maybe_dry(dry, |s| {
+                s.as_writer(writer, false, |s| s.update(&rt, ns, name, object, mode))
+            })?;
+            json_ok(200, &updated)
         }
         (&Method::PATCH, Some(name)) => {
             let patch_type = PatchType::from_content_type(content_type)
@@ -387,9 +396,14 @@ fn serve_resource(
                 _ => parse_json(body)?,
             };
             let dry = dry_run::requested(dry_run, None, OptionsKind::Patch)?;
-            let (object, created) = shared
-                .lock()
-                .maybe_dry(dry, |s| s.patch(&rt, ns, name, patch_type, &patch, status))?;
+            let apply = patch_type == PatchType::Apply;
+            let subresource = status.then_some("status");
+            let (writer, force) = writer_of(&rt, query, user_agent, apply, subresource)?;
+            let (object, created) = shared.lock().maybe_dry(dry, |s| {
+                s.as_writer(writer, force, |s| {
+                    s.patch(&rt, ns, name, patch_type, &patch, status)
+                })
+            })?;
             json_ok(if created { 201 } else { 200 }, &object)
         }
         (&Method::DELETE, Some(name)) => {

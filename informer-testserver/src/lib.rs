@@ -6,7 +6,8 @@
 //!
 //! - discovery (legacy and aggregated), `/version` and the little OpenAPI v3 kubectl reads;
 //! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
-//!   strategic merge and apply), delete and delete-collection, the `status` subresource,
+//!   strategic merge and server-side apply with field ownership in `managedFields`, conflicts
+//!   and `force`), delete and delete-collection, the `status` subresource,
 //!   `generateName`, finalizers and preconditions;
 //! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
 //!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and
@@ -45,7 +46,7 @@
 //! | CRD schemas are neither enforced nor used to prune or default (no structural schema checks) | Custom resources refused, pruned or defaulted by their schema |
 //! | The versions of one resource share their objects without conversion | Conversion between versions, conversion webhooks |
 //! | Strategic merge patches are applied as JSON merge patches (lists are replaced, no patch directives) | Merging lists by key (`containers` by `name`), `$patch`, `$retainKeys` |
-//! | Server-side apply is a JSON merge patch that creates missing objects: no field ownership, no `managedFields`, no conflicts | Apply conflicts, `force`, fields removed because a manager stopped applying them |
+//! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists of built-in types other than `metadata.finalizers` and `ownerReferences` are owned as a whole (CRD lists follow their `x-kubernetes-list-type`) | Two appliers owning separate items of a built-in list (`containers`, `ports`) |
 //! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
 //! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
 //! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
@@ -236,6 +237,7 @@ mod discovery;
 mod dry_run;
 mod faults;
 mod field_labels;
+mod field_ownership;
 mod garbage_collector;
 mod handler;
 mod list;

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::crd;
+use crate::field_ownership::Writer;
 use crate::garbage_collector::{self, Propagation};
 use crate::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
 use crate::patch::{self, PatchType};
@@ -33,6 +34,11 @@ pub(crate) struct State {
     pub(crate) store: Store,
     /// Creating an object in a namespace that does not exist is refused (404).
     pub(crate) require_namespaces: bool,
+    /// Who writes in the current HTTP request (its field manager); `None` for the Rust API,
+    /// whose writes leave `managedFields` as they are.
+    pub(crate) writer: Option<Writer>,
+    /// Whether the current apply takes conflicting fields over (`force=true`).
+    pub(crate) force: bool,
 }
 
 /// Current time as RFC 3339 with second precision, like `metav1.Time`.
@@ -103,6 +109,8 @@ impl State {
             registry,
             store: Store::new(history_limit),
             require_namespaces: false,
+            writer: None,
+            force: false,
         }
     }
 
@@ -209,7 +217,8 @@ impl State {
         if self.store.get(rt, &object_key(&object)).is_some() {
             return Err(ApiError::already_exists(rt, &name));
         }
-        let object = with_type(object, rt);
+        let mut object = with_type(object, rt);
+        self.record_update(rt, None, &mut object);
         if is_crd(rt) {
             let types = crd::resource_types(rt, &object)?;
             let mut object = object;
@@ -294,7 +303,8 @@ impl State {
             generation
         };
         metadata_mut(&mut new).insert("generation".into(), json!(generation));
-        let new = with_type(new, rt);
+        let mut new = with_type(new, rt);
+        self.record_update(rt, Some(&old), &mut new);
         if without_rv(&new) == without_rv(&old) {
             return Ok(with_type(old, rt));
         }
@@ -332,12 +342,10 @@ impl State {
         body: &Value,
         status: bool,
     ) -> Result<(Value, bool), ApiError> {
+        if patch_type == PatchType::Apply {
+            return self.server_side_apply(rt, ns, name, body, status);
+        }
         let Some(old) = self.store.get(rt, &key(rt, ns, name)).cloned() else {
-            if patch_type == PatchType::Apply && !status {
-                let mut object = body.clone();
-                metadata_mut(&mut object).insert("name".into(), json!(name));
-                return self.create(rt, ns, object).map(|o| (o, true));
-            }
             return Err(ApiError::not_found(rt, name));
         };
         let mut new = with_type(old, rt);
@@ -652,17 +660,23 @@ mod tests {
             )
             .expect("status patched");
         assert_eq!(patched["status"]["phase"], "Running");
-        let (_, created) = s
-            .patch(
-                &pods(),
-                Some("ns"),
-                "new",
-                PatchType::Apply,
-                &json!({"spec": {}}),
-                false,
-            )
+        let writer = Writer {
+            manager: "test".into(),
+            api_version: "v1".into(),
+            subresource: None,
+        };
+        let apply = json!({"spec": {}});
+        let (applied, created) = s
+            .as_writer(writer, false, |s| {
+                s.patch(&pods(), Some("ns"), "new", PatchType::Apply, &apply, false)
+            })
             .expect("applied");
         assert!(created);
+        assert_eq!(applied["metadata"]["managedFields"][0]["manager"], "test");
+        let unnamed = s
+            .patch(&pods(), Some("ns"), "other", PatchType::Apply, &apply, false)
+            .expect_err("an apply needs a field manager");
+        assert_eq!(unnamed.code, 422);
         let stale = json!({"metadata": {"resourceVersion": "1"}, "spec": {"a": 3}});
         let err = s
             .patch(&pods(), Some("ns"), "p", PatchType::Merge, &stale, false)
