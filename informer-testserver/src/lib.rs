@@ -45,8 +45,8 @@
 //! | `fieldValidation=Strict\|Warn\|Ignore` is not implemented: unknown fields are kept, without warnings | Unknown or duplicate fields being refused or warned about |
 //! | CRD schemas are neither enforced nor used to prune or default (no structural schema checks) | Custom resources refused, pruned or defaulted by their schema |
 //! | The versions of one resource share their objects without conversion | Conversion between versions, conversion webhooks |
-//! | Strategic merge patches are applied as JSON merge patches (lists are replaced, no patch directives) | Merging lists by key (`containers` by `name`), `$patch`, `$retainKeys` |
-//! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists of built-in types other than `metadata.finalizers` and `ownerReferences` are owned as a whole (CRD lists follow their `x-kubernetes-list-type`) | Two appliers owning separate items of a built-in list (`containers`, `ports`) |
+//! | Strategic merge patches take their list strategies from k8s-openapi's merge strategies (one merge key per list); `$retainKeys` applies wherever it is sent | Lists merged by several keys |
+//! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
 //! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
 //! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
 //! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
@@ -232,6 +232,7 @@
 //! and programs in other languages can use it.
 
 mod accept;
+mod builtin_schema;
 mod crd;
 mod discovery;
 mod dry_run;
@@ -256,6 +257,7 @@ mod server;
 mod state;
 mod status;
 mod storage;
+mod strategic_merge;
 mod table;
 mod validation;
 mod watch;

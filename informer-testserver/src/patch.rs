@@ -1,5 +1,6 @@
-//! Patches: JSON merge patch (RFC 7386; also used for strategic merge and apply patches) and
-//! JSON patch (RFC 6902).
+//! Patches: JSON merge patch (RFC 7386) and JSON patch (RFC 6902); strategic merge patches are
+//! in [`strategic_merge`](crate::strategic_merge), server-side apply in
+//! [`field_ownership`](crate::field_ownership).
 
 use serde_json::Value;
 
@@ -19,9 +20,9 @@ pub(crate) enum PatchError {
 pub(crate) enum PatchType {
     /// `application/merge-patch+json`
     Merge,
-    /// `application/strategic-merge-patch+json` (applied as a merge patch: lists are replaced)
+    /// `application/strategic-merge-patch+json`
     Strategic,
-    /// `application/apply-patch+yaml` (server-side apply, approximated by a merge patch)
+    /// `application/apply-patch+yaml` (server-side apply)
     Apply,
     /// `application/json-patch+json`
     Json,

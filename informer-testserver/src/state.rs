@@ -13,6 +13,7 @@ use crate::registry::{Registry, ResourceType};
 use crate::selector::ObjectFilter;
 use crate::status::ApiError;
 use crate::storage::{ObjectKey, Store, meta_str, metadata_mut, object_key};
+use crate::strategic_merge;
 use crate::validation;
 
 /// What an update may change.
@@ -345,6 +346,10 @@ impl State {
         if patch_type == PatchType::Apply {
             return self.server_side_apply(rt, ns, name, body, status);
         }
+        let strategic_root = match patch_type {
+            PatchType::Strategic => Some(strategic_merge::root_type(&rt.group, &rt.version, &rt.kind)?),
+            _ => None,
+        };
         let Some(old) = self.store.get(rt, &key(rt, ns, name)).cloned() else {
             return Err(ApiError::not_found(rt, name));
         };
@@ -353,12 +358,13 @@ impl State {
             PatchType::Json => {
                 patch::json_patch(&mut new, body).map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?
             }
-            _ => {
-                if !body.is_object() {
-                    return Err(ApiError::bad_request("the patch must be a JSON object"));
-                }
-                patch::merge(&mut new, body);
+            _ if !body.is_object() => {
+                return Err(ApiError::bad_request("the patch must be a JSON object"));
             }
+            _ => match strategic_root {
+                Some(root) => strategic_merge::apply(&mut new, body, root)?,
+                None => patch::merge(&mut new, body),
+            },
         }
         let mode = if status {
             UpdateMode::Status

@@ -1,5 +1,8 @@
 //! Workspace tasks: `cargo xtask codegen` regenerates the checked-in `k8s-informers` crate
-//! from k8s-openapi's sources; `cargo xtask verify-codegen` fails when it is stale.
+//! and the embedded API server's table of built-in merge strategies from k8s-openapi's
+//! sources; `cargo xtask verify-codegen` fails when either is stale.
+
+pub mod builtin_schema;
 
 use std::path::{Path, PathBuf};
 
@@ -31,4 +34,15 @@ pub fn k8s_informers() -> K8sOpenapi {
         .regenerate_command(format!(
             "`{REGENERATE}` (check with `cargo xtask verify-codegen`)"
         ))
+}
+
+/// Where the table of built-in merge strategies goes.
+pub fn builtin_schema_file() -> PathBuf {
+    workspace_root().join("informer-testserver/src/builtin_schema/table.rs")
+}
+
+/// The table of built-in merge strategies, generated from the workspace's k8s-openapi.
+pub fn builtin_schema() -> Result<String, String> {
+    let package = k8s_informers().package().map_err(|e| e.to_string())?;
+    builtin_schema::generate(&package.dir, &package.version).map_err(|e| e.to_string())
 }

@@ -2,13 +2,33 @@
 
 use std::{process::ExitCode, time::Instant};
 
-use xtask::{REGENERATE, k8s_informers, k8s_informers_dir};
+use xtask::{REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir};
 
 const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen>\n\
-    codegen         regenerate k8s-informers from k8s-openapi's sources\n\
-    verify-codegen  fail when the checked-in k8s-informers differs from what would be generated";
+    codegen         regenerate k8s-informers and the test server's built-in schema from k8s-openapi's sources\n\
+    verify-codegen  fail when either differs from what would be generated";
+
+/// Writes the test server's table of built-in merge strategies; whether it changed.
+fn write_builtin_schema() -> Result<bool, String> {
+    let generated = builtin_schema()?;
+    let file = builtin_schema_file();
+    let current = std::fs::read_to_string(&file).unwrap_or_default();
+    if current == generated {
+        return Ok(false);
+    }
+    std::fs::write(&file, generated).map_err(|e| format!("failed to write {}: {e}", file.display()))?;
+    Ok(true)
+}
 
 fn codegen() -> ExitCode {
+    match write_builtin_schema() {
+        Ok(true) => println!("updated {}", builtin_schema_file().display()),
+        Ok(false) => {}
+        Err(err) => {
+            eprintln!("xtask codegen: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
     let start = Instant::now();
     let dir = k8s_informers_dir();
     match k8s_informers().write(&dir) {
@@ -39,6 +59,20 @@ fn codegen() -> ExitCode {
 }
 
 fn verify() -> ExitCode {
+    let file = builtin_schema_file();
+    match builtin_schema() {
+        Ok(generated) if std::fs::read_to_string(&file).is_ok_and(|current| current == generated) => {
+            println!("{} is up to date", file.display());
+        }
+        Ok(_) => {
+            eprintln!("{} is stale; regenerate it with `{REGENERATE}`", file.display());
+            return ExitCode::FAILURE;
+        }
+        Err(err) => {
+            eprintln!("xtask verify-codegen: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
     match k8s_informers().stale_files(&k8s_informers_dir()) {
         Ok(stale) if stale.is_empty() => {
             println!("k8s-informers is up to date");

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::list_types::{ListType, ListTypes, SchemaListTypes};
 use super::{Apply, Writer, apply, record_update};
+use crate::builtin_schema::BuiltinListTypes;
 use crate::registry::ResourceType;
 use crate::state::State;
 use crate::status::ApiError;
@@ -41,8 +42,12 @@ impl ListTypes for CrdListTypes {
 }
 
 impl State {
-    /// The list types of `rt`'s objects.
+    /// The list types of `rt`'s objects: a CRD version's schema, the built-in table, or none
+    /// (every list atomic) for types registered without a CRD.
     pub(crate) fn list_types(&self, rt: &ResourceType) -> Box<dyn ListTypes> {
+        if let Some(builtin) = BuiltinListTypes::of(&rt.group, &rt.version, &rt.kind) {
+            return Box::new(WithMetadata { inner: builtin });
+        }
         let schema = self
             .crd_version(rt)
             .map(|version| version["schema"]["openAPIV3Schema"].clone())
