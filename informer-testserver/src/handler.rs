@@ -23,6 +23,7 @@ use crate::openapi;
 use crate::options::ListOptions;
 use crate::partial_metadata;
 use crate::patch::PatchType;
+use crate::protobuf;
 use crate::registry::ResourceType;
 use crate::routes::{self, ResourcePath, Route};
 use crate::server::{CLIENT_NAME_HEADER, RequestRecord, Shared};
@@ -246,11 +247,12 @@ fn parse_object(content_type: &str, body: &Bytes) -> Result<Value, ApiError> {
     match mime {
         "" | "application/json" | "*/*" => parse_json(body),
         "application/yaml" => parse_yaml(body),
+        protobuf::MEDIA_TYPE => Ok(protobuf::decode_object(body)?),
         _ => Err(ApiError::new(
             415,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {mime:?}"
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got {mime:?}"
             ),
         )),
     }

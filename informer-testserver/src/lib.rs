@@ -47,7 +47,7 @@
 //! | The versions of one resource share their objects without conversion | Conversion between versions, conversion webhooks |
 //! | Strategic merge patches take their list strategies from k8s-openapi's merge strategies (one merge key per list); `$retainKeys` applies wherever it is sent | Lists merged by several keys |
 //! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
-//! | Responses are JSON; request bodies JSON or YAML (protobuf and CBOR bodies get `415`) | Protobuf or CBOR on the wire |
+//! | Responses are always JSON, also when `Accept` puts protobuf first (clients that also accept JSON, as kubectl and client-go do, work); request bodies are JSON, YAML or, for built-in types, protobuf (zero scalars sent in protobuf are dropped unless the field is a pointer in Go, by a list of well-known ones); CBOR gets `415` | Protobuf responses and watch streams |
 //! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
 //! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
@@ -247,6 +247,7 @@ mod openapi;
 mod options;
 mod partial_metadata;
 mod patch;
+mod protobuf;
 pub mod proxy;
 pub mod registry;
 mod routes;

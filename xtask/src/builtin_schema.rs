@@ -85,11 +85,9 @@ struct FileTypes {
     resources: BTreeMap<String, (String, String, String)>,
 }
 
-/// The generated file's content for the k8s-openapi sources at `package_dir`.
-pub fn generate(package_dir: &Path, version: &str) -> Result<String, Error> {
+/// Every type file of k8s-openapi's newest module, parsed, with its module path.
+fn parse_all(package_dir: &Path) -> Result<Vec<(String, FileTypes)>, Error> {
     let root = package_dir.join("src").join(KUBE_MODULE);
-    let mut types: BTreeMap<String, Vec<FieldInfo>> = BTreeMap::new();
-    let mut kinds: Vec<(String, String, String, String)> = Vec::new();
     let mut files = Vec::new();
     collect_files(&root, &mut files)?;
     files.sort();
@@ -102,6 +100,40 @@ pub fn generate(package_dir: &Path, version: &str) -> Result<String, Error> {
         }
         parsed.push((module, read_file(file)?));
     }
+    Ok(parsed)
+}
+
+/// What other generators need to know of k8s-openapi's types.
+#[derive(Debug, Default)]
+pub struct OpenapiTypes {
+    /// Type path (`api::core::v1::Pod`) → (Rust field name → JSON name).
+    pub json_names: BTreeMap<String, BTreeMap<String, String>>,
+    /// (group, version, kind, type path) of every resource.
+    pub kinds: Vec<(String, String, String, String)>,
+}
+
+/// The JSON names and resource kinds of the k8s-openapi sources at `package_dir`.
+pub fn openapi_types(package_dir: &Path) -> Result<OpenapiTypes, Error> {
+    let mut types = OpenapiTypes::default();
+    for (module, file) in parse_all(package_dir)? {
+        for (name, names) in file.json_names {
+            types.json_names.insert(format!("{module}::{name}"), names);
+        }
+        for (name, (group, version, kind)) in file.resources {
+            types
+                .kinds
+                .push((group, version, kind, format!("{module}::{name}")));
+        }
+    }
+    types.kinds.sort();
+    Ok(types)
+}
+
+/// The generated file's content for the k8s-openapi sources at `package_dir`.
+pub fn generate(package_dir: &Path, version: &str) -> Result<String, Error> {
+    let mut types: BTreeMap<String, Vec<FieldInfo>> = BTreeMap::new();
+    let mut kinds: Vec<(String, String, String, String)> = Vec::new();
+    let parsed = parse_all(package_dir)?;
     for (module, file) in &parsed {
         for (name, fields) in &file.structs {
             let path = format!("{module}::{name}");

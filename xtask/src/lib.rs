@@ -1,8 +1,10 @@
-//! Workspace tasks: `cargo xtask codegen` regenerates the checked-in `k8s-informers` crate
-//! and the embedded API server's table of built-in merge strategies from k8s-openapi's
-//! sources; `cargo xtask verify-codegen` fails when either is stale.
+//! Workspace tasks: `cargo xtask codegen` regenerates the checked-in `k8s-informers` crate,
+//! and the embedded API server's tables of built-in merge strategies (from k8s-openapi's
+//! sources) and protobuf messages (from k8s-pb's); `cargo xtask verify-codegen` fails when any
+//! is stale.
 
 pub mod builtin_schema;
+pub mod protobuf_table;
 
 use std::path::{Path, PathBuf};
 
@@ -45,4 +47,51 @@ pub fn builtin_schema_file() -> PathBuf {
 pub fn builtin_schema() -> Result<String, String> {
     let package = k8s_informers().package().map_err(|e| e.to_string())?;
     builtin_schema::generate(&package.dir, &package.version).map_err(|e| e.to_string())
+}
+
+/// Where the table of protobuf messages goes.
+pub fn protobuf_table_file() -> PathBuf {
+    workspace_root().join("informer-testserver/src/protobuf/table.rs")
+}
+
+/// The directory and version of the `k8s-pb` package in the workspace's dependency graph.
+fn k8s_pb_package() -> Result<(PathBuf, String), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(workspace_root().join("Cargo.toml"))
+        .output()
+        .map_err(|e| format!("failed to run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "failed to run cargo metadata: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    // `"name":"k8s-pb","version":"0.9.0", ... "manifest_path":"..."` of the package entry
+    let start = text
+        .find("\"name\":\"k8s-pb\"")
+        .ok_or("failed to find k8s-pb in cargo metadata: xtask's Cargo.toml declares it")?;
+    let entry = &text[start..];
+    let field = |name: &str| {
+        let key = format!("\"{name}\":\"");
+        let at = entry.find(&key)? + key.len();
+        entry[at..].split('"').next().map(str::to_owned)
+    };
+    let version = field("version").ok_or("failed to read k8s-pb's version")?;
+    let manifest = field("manifest_path").ok_or("failed to read k8s-pb's manifest path")?;
+    let dir = Path::new(&manifest)
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or("failed to find k8s-pb's directory")?;
+    Ok((dir, version))
+}
+
+/// The table of protobuf messages, generated from k8s-pb with k8s-openapi's JSON names.
+pub fn protobuf_table() -> Result<String, String> {
+    let package = k8s_informers().package().map_err(|e| e.to_string())?;
+    let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
+    let (pb_dir, pb_version) = k8s_pb_package()?;
+    protobuf_table::generate(&pb_dir, &pb_version, &openapi).map_err(|e| e.to_string())
 }

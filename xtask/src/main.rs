@@ -2,31 +2,48 @@
 
 use std::{process::ExitCode, time::Instant};
 
-use xtask::{REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir};
+use std::path::PathBuf;
+
+use xtask::{
+    REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir, protobuf_table,
+    protobuf_table_file,
+};
+
+/// How a generated table is made.
+type Generate = fn() -> Result<String, String>;
+
+/// The generated tables of the test server: where each goes and how it is made.
+fn tables() -> [(PathBuf, Generate); 2] {
+    [
+        (builtin_schema_file(), builtin_schema),
+        (protobuf_table_file(), protobuf_table),
+    ]
+}
 
 const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen>\n\
-    codegen         regenerate k8s-informers and the test server's built-in schema from k8s-openapi's sources\n\
+    codegen         regenerate k8s-informers and the test server's tables from k8s-openapi's and k8s-pb's sources\n\
     verify-codegen  fail when either differs from what would be generated";
 
-/// Writes the test server's table of built-in merge strategies; whether it changed.
-fn write_builtin_schema() -> Result<bool, String> {
-    let generated = builtin_schema()?;
-    let file = builtin_schema_file();
-    let current = std::fs::read_to_string(&file).unwrap_or_default();
+/// Writes a generated table; whether it changed.
+fn write_table(file: &PathBuf, generate: Generate) -> Result<bool, String> {
+    let generated = generate()?;
+    let current = std::fs::read_to_string(file).unwrap_or_default();
     if current == generated {
         return Ok(false);
     }
-    std::fs::write(&file, generated).map_err(|e| format!("failed to write {}: {e}", file.display()))?;
+    std::fs::write(file, generated).map_err(|e| format!("failed to write {}: {e}", file.display()))?;
     Ok(true)
 }
 
 fn codegen() -> ExitCode {
-    match write_builtin_schema() {
-        Ok(true) => println!("updated {}", builtin_schema_file().display()),
-        Ok(false) => {}
-        Err(err) => {
-            eprintln!("xtask codegen: {err}");
-            return ExitCode::FAILURE;
+    for (file, generate) in tables() {
+        match write_table(&file, generate) {
+            Ok(true) => println!("updated {}", file.display()),
+            Ok(false) => {}
+            Err(err) => {
+                eprintln!("xtask codegen: {err}");
+                return ExitCode::FAILURE;
+            }
         }
     }
     let start = Instant::now();
@@ -59,18 +76,19 @@ fn codegen() -> ExitCode {
 }
 
 fn verify() -> ExitCode {
-    let file = builtin_schema_file();
-    match builtin_schema() {
-        Ok(generated) if std::fs::read_to_string(&file).is_ok_and(|current| current == generated) => {
-            println!("{} is up to date", file.display());
-        }
-        Ok(_) => {
-            eprintln!("{} is stale; regenerate it with `{REGENERATE}`", file.display());
-            return ExitCode::FAILURE;
-        }
-        Err(err) => {
-            eprintln!("xtask verify-codegen: {err}");
-            return ExitCode::FAILURE;
+    for (file, generate) in tables() {
+        match generate() {
+            Ok(generated) if std::fs::read_to_string(&file).is_ok_and(|current| current == generated) => {
+                println!("{} is up to date", file.display());
+            }
+            Ok(_) => {
+                eprintln!("{} is stale; regenerate it with `{REGENERATE}`", file.display());
+                return ExitCode::FAILURE;
+            }
+            Err(err) => {
+                eprintln!("xtask verify-codegen: {err}");
+                return ExitCode::FAILURE;
+            }
         }
     }
     match k8s_informers().stale_files(&k8s_informers_dir()) {

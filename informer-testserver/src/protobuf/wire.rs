@@ -1,0 +1,149 @@
+//! The protobuf wire format: fields as `(number, value)` with varint, 64-bit, 32-bit and
+//! length-delimited values. It is the encoding itself, small enough to read here rather than
+//! through a protobuf library's generated types.
+
+use super::Error;
+
+/// A field's value as the wire carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WireValue<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Fixed32(u32),
+    Bytes(&'a [u8]),
+}
+
+/// Reads varints from a byte slice.
+pub(crate) struct Varints<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Varints<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes }
+    }
+
+    /// The next varint, `None` at the end.
+    pub(crate) fn next_varint(&mut self) -> Result<Option<u64>, Error> {
+        if self.bytes.is_empty() {
+            return Ok(None);
+        }
+        let mut value: u64 = 0;
+        for (i, byte) in self.bytes.iter().enumerate().take(10) {
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                self.bytes = &self.bytes[i + 1..];
+                return Ok(Some(value));
+            }
+        }
+        Err(Error::Malformed(
+            "a varint is truncated or longer than 10 bytes".into(),
+        ))
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        if self.bytes.len() < n {
+            return Err(Error::Malformed(format!(
+                "a value of {n} bytes goes past the end of its message"
+            )));
+        }
+        let (taken, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(taken)
+    }
+}
+
+/// Iterates over the fields of a message.
+pub(crate) struct Reader<'a> {
+    varints: Varints<'a>,
+    failed: bool,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Self {
+            varints: Varints::new(bytes),
+            failed: false,
+        }
+    }
+
+    fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Error> {
+        let tag =
+            u32::try_from(key >> 3).map_err(|_| Error::Malformed("a field number is too large".into()))?;
+        let value = match key & 7 {
+            0 => WireValue::Varint(self.varints.next_varint()?.ok_or_else(truncated)?),
+            1 => WireValue::Fixed64(u64::from_le_bytes(self.fixed::<8>()?)),
+            2 => {
+                let length = self.varints.next_varint()?.ok_or_else(truncated)?;
+                let length = usize::try_from(length).map_err(|_| truncated())?;
+                WireValue::Bytes(self.varints.take(length)?)
+            }
+            5 => WireValue::Fixed32(u32::from_le_bytes(self.fixed::<4>()?)),
+            other => return Err(Error::Malformed(format!("unsupported wire type {other}"))),
+        };
+        Ok((tag, value))
+    }
+
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+        let bytes = self.varints.take(N)?;
+        let mut out = [0; N];
+        out.copy_from_slice(bytes);
+        Ok(out)
+    }
+}
+
+fn truncated() -> Error {
+    Error::Malformed("a field is truncated".into())
+}
+
+impl<'a> Iterator for Reader<'a> {
+    type Item = Result<(u32, WireValue<'a>), Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let key = match self.varints.next_varint() {
+            Ok(Some(key)) => key,
+            Ok(None) => return None,
+            Err(error) => {
+                self.failed = true;
+                return Some(Err(error));
+            }
+        };
+        let field = self.field(key);
+        self.failed = field.is_err();
+        Some(field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_of_every_wire_type_are_read() {
+        // 1: varint 300, 2: "hi", 3: fixed64 1, 4: fixed32 2
+        let bytes = [
+            0x08, 0xac, 0x02, 0x12, 0x02, b'h', b'i', 0x19, 1, 0, 0, 0, 0, 0, 0, 0, 0x25, 2, 0, 0, 0,
+        ];
+        let fields: Vec<_> = Reader::new(&bytes).collect::<Result<_, _>>().expect("valid");
+        assert_eq!(
+            fields,
+            [
+                (1, WireValue::Varint(300)),
+                (2, WireValue::Bytes(b"hi")),
+                (3, WireValue::Fixed64(1)),
+                (4, WireValue::Fixed32(2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_input_is_an_error_not_a_panic() {
+        for bytes in [&[0x12, 0x05, b'a'][..], &[0x08, 0xff], &[0x0b], &[0x19, 1, 2]] {
+            let result: Result<Vec<_>, _> = Reader::new(bytes).collect();
+            assert!(result.is_err(), "{bytes:?}");
+        }
+    }
+}
