@@ -3,8 +3,9 @@
 
 use serde_json::{Value, json};
 
+use crate::crd_schema;
 use crate::registry::{ResourceType, ScaleSubresource};
-use crate::status::ApiError;
+use crate::status::{ApiError, FieldCause};
 
 /// The resource types served for a CRD object (one per served version), validated.
 pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec<ResourceType>, ApiError> {
@@ -65,6 +66,24 @@ pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec
                 "must have exactly one version marked as storage version",
             )
         })?;
+    for (index, version) in versions.iter().enumerate() {
+        let schema = &version["schema"]["openAPIV3Schema"];
+        if schema.is_null() {
+            continue;
+        }
+        let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
+        let causes: Vec<FieldCause> = crd_schema::non_structural(schema, &path)
+            .into_iter()
+            .map(|field| FieldCause {
+                field,
+                cause_type: "Required value".into(),
+                detail: "must not be empty for specified object fields".into(),
+            })
+            .collect();
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(crd_type, name, &causes));
+        }
+    }
     let mut types = Vec::new();
     for version in versions {
         let Some(v) = version["name"].as_str().filter(|v| !v.is_empty()) else {

@@ -18,6 +18,7 @@ use crate::dry_run::{self, OptionsKind};
 use crate::faults;
 use crate::field_labels;
 use crate::field_ownership::writer_of;
+use crate::field_validation::{self, Findings};
 use crate::list;
 use crate::openapi;
 use crate::options::ListOptions;
@@ -345,11 +346,18 @@ fn serve_resource(
         (&Method::POST, None) => {
             let dry = dry_run::requested(dry_run, None, OptionsKind::Create)?;
             let (writer, _) = writer_of(&rt, query, user_agent, false, None)?;
-            let object = parse_object(content_type, body)?;
-            let created = shared
-                .lock()
-                .maybe_dry(dry, |s| s.as_writer(writer, false, |s| s.create(&rt, ns, object)))?;
-            json_ok(201, &created)
+            let (object, mode, warnings) =
+                validated(&rt, query, content_type, body, parse_object(content_type, body)?)?;
+            let (created, more) = shared.lock().maybe_dry(dry, |s| {
+                s.with_field_validation(mode, |s| {
+                    s.as_writer(writer, false, |s| s.create(&rt, ns, object))
+                })
+            });
+            Ok(warned(
+                json_response(201, &created?, "application/json"),
+                warnings,
+                more,
+            ))
         }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
@@ -384,11 +392,18 @@ fn serve_resource(
             let dry = dry_run::requested(dry_run, None, OptionsKind::Update)?;
             let subresource = status.then_some("status");
             let (writer, _) = writer_of(&rt, query, user_agent, false, subresource)?;
-            let object = parse_object(content_type, body)?;
-            let updated = shared.lock().maybe_dry(dry, |s| {
-                s.as_writer(writer, false, |s| s.update(&rt, ns, name, object, mode))
-            })?;
-            json_ok(200, &updated)
+            let (object, validation, warnings) =
+                validated(&rt, query, content_type, body, parse_object(content_type, body)?)?;
+            let (updated, more) = shared.lock().maybe_dry(dry, |s| {
+                s.with_field_validation(validation, |s| {
+                    s.as_writer(writer, false, |s| s.update(&rt, ns, name, object, mode))
+                })
+            });
+            Ok(warned(
+                json_response(200, &updated?, "application/json"),
+                warnings,
+                more,
+            ))
         }
         (&Method::PATCH, Some(name)) => {
             let patch_type = PatchType::from_content_type(content_type)
@@ -401,12 +416,20 @@ fn serve_resource(
             let apply = patch_type == PatchType::Apply;
             let subresource = status.then_some("status");
             let (writer, force) = writer_of(&rt, query, user_agent, apply, subresource)?;
-            let (object, created) = shared.lock().maybe_dry(dry, |s| {
-                s.as_writer(writer, force, |s| {
-                    s.patch(&rt, ns, name, patch_type, &patch, status)
+            let (patch, mode, warnings) = match patch_type {
+                PatchType::Json => (patch, field_validation::Mode::of(query)?, Vec::new()),
+                _ => validated(&rt, query, content_type, body, patch)?,
+            };
+            let (patched, more) = shared.lock().maybe_dry(dry, |s| {
+                s.with_field_validation(mode, |s| {
+                    s.as_writer(writer, force, |s| {
+                        s.patch(&rt, ns, name, patch_type, &patch, status)
+                    })
                 })
-            })?;
-            json_ok(if created { 201 } else { 200 }, &object)
+            });
+            let (object, created) = patched?;
+            let response = json_response(if created { 201 } else { 200 }, &object, "application/json");
+            Ok(warned(response, warnings, more))
         }
         (&Method::DELETE, Some(name)) => {
             let options = delete_options(body)?;
@@ -520,4 +543,37 @@ fn watch_shape(
             table::watch_line(line, &columns, include, version, with_definitions)
         }
     })
+}
+
+/// A write's body checked by its `fieldValidation` mode: fields given twice in a JSON body, and
+/// fields a built-in type does not have (dropped), refused under `Strict` or returned as
+/// warnings under `Warn`. Custom resources are checked by their schema when written.
+fn validated(
+    rt: &ResourceType,
+    query: &HashMap<String, String>,
+    content_type: &str,
+    body: &Bytes,
+    mut object: Value,
+) -> Result<(Value, field_validation::Mode, Vec<String>), ApiError> {
+    let mode = field_validation::Mode::of(query)?;
+    let mut findings = Vec::new();
+    if content_type.contains("json") || content_type.is_empty() {
+        findings.extend(field_validation::duplicate_fields(body));
+    }
+    if let Some(root) = crate::builtin_schema::root_of(&rt.group, &rt.version, &rt.kind) {
+        findings.extend(field_validation::unknown_fields(&mut object, root));
+    }
+    let warnings = Findings(findings).resolve(mode)?;
+    Ok((object, mode, warnings))
+}
+
+/// `response` with a `Warning: 299 - "..."` header per warning.
+fn warned(mut response: Response<Body>, warnings: Vec<String>, more: Vec<String>) -> Response<Body> {
+    for warning in warnings.into_iter().chain(more) {
+        let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
 }

@@ -42,8 +42,8 @@
 //! | Deleting a namespace deletes its objects within the request; the `finalize` subresource is not served | Seeing a namespace `Terminating` with its objects still there (unless they have finalizers) |
 //! | No defaulting: objects are stored as sent, apart from server-set metadata and a new namespace's phase and finalizer | Defaulted fields (a pod's `restartPolicy`, a deployment's `strategy`, ...) |
 //! | Validation covers object names (by kind: DNS-1123 subdomain or label, DNS-1035 label, path segment) and a CRD's group, names and versions; other fields are not validated | `422`s for invalid specs |
-//! | `fieldValidation=Strict\|Warn\|Ignore` is not implemented: unknown fields are kept, without warnings | Unknown or duplicate fields being refused or warned about |
-//! | CRD schemas are neither enforced nor used to prune or default (no structural schema checks) | Custom resources refused, pruned or defaulted by their schema |
+//! | `fieldValidation` checks JSON and YAML bodies of built-in types field by field (the fields of k8s-openapi's types) and custom resources by their schema; duplicate fields are found in JSON bodies only | Duplicate fields of YAML bodies being reported |
+//! | CRD schemas prune and validate types, `nullable`, `required`, `enum`, `minimum`/`maximum`, `minLength`/`maxLength`, `minItems`/`maxItems` and `x-kubernetes-int-or-string`; no `pattern`, `format`, CEL rules, defaults or `x-kubernetes-list-type` uniqueness; a schema is structural when every node has a `type` | Custom resources refused by `pattern`, `format` or CEL rules, or defaulted |
 //! | The versions of one resource share their objects without conversion | Conversion between versions, conversion webhooks |
 //! | Strategic merge patches take their list strategies from k8s-openapi's merge strategies (one merge key per list); `$retainKeys` applies wherever it is sent | Lists merged by several keys |
 //! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
@@ -234,11 +234,13 @@
 mod accept;
 mod builtin_schema;
 mod crd;
+mod crd_schema;
 mod discovery;
 mod dry_run;
 mod faults;
 mod field_labels;
 mod field_ownership;
+mod field_validation;
 mod garbage_collector;
 mod handler;
 mod list;

@@ -5,7 +5,9 @@
 use serde_json::{Value, json};
 
 use crate::crd;
+use crate::crd_schema;
 use crate::field_ownership::Writer;
+use crate::field_validation;
 use crate::garbage_collector::{self, Propagation};
 use crate::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
 use crate::patch::{self, PatchType};
@@ -40,6 +42,10 @@ pub(crate) struct State {
     pub(crate) writer: Option<Writer>,
     /// Whether the current apply takes conflicting fields over (`force=true`).
     pub(crate) force: bool,
+    /// What the current write does about unknown fields of custom resources.
+    pub(crate) field_validation: field_validation::Mode,
+    /// The warnings of the current write, for its `Warning` headers.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Current time as RFC 3339 with second precision, like `metav1.Time`.
@@ -112,6 +118,8 @@ impl State {
             require_namespaces: false,
             writer: None,
             force: false,
+            field_validation: field_validation::Mode::Warn,
+            warnings: Vec::new(),
         }
     }
 
@@ -219,6 +227,7 @@ impl State {
             return Err(ApiError::already_exists(rt, &name));
         }
         let mut object = with_type(object, rt);
+        self.check_custom_resource(rt, &name, &mut object)?;
         self.record_update(rt, None, &mut object);
         if is_crd(rt) {
             let types = crd::resource_types(rt, &object)?;
@@ -305,6 +314,7 @@ impl State {
         };
         metadata_mut(&mut new).insert("generation".into(), json!(generation));
         let mut new = with_type(new, rt);
+        self.check_custom_resource(rt, name, &mut new)?;
         self.record_update(rt, Some(&old), &mut new);
         if without_rv(&new) == without_rv(&old) {
             return Ok(with_type(old, rt));
@@ -454,6 +464,44 @@ impl State {
             }
         }
         Ok(deleted)
+    }
+
+    /// Prunes and validates an object of a CRD-defined type against its version's schema:
+    /// unknown fields are refused (`Strict`) or dropped (with warnings under `Warn`), invalid
+    /// values are a 422.
+    fn check_custom_resource(
+        &mut self,
+        rt: &ResourceType,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let Some(version) = self.crd_version(rt) else {
+            return Ok(());
+        };
+        let schema = &version["schema"]["openAPIV3Schema"];
+        if schema.is_null() {
+            return Ok(());
+        }
+        let checked = crd_schema::check(object, schema);
+        let warnings = field_validation::Findings(checked.unknown).resolve(self.field_validation)?;
+        self.warnings.extend(warnings);
+        if !checked.invalid.is_empty() {
+            return Err(ApiError::invalid_causes(rt, name, &checked.invalid));
+        }
+        Ok(())
+    }
+
+    /// Runs `write` under `mode` and returns its result with the warnings it gave.
+    pub(crate) fn with_field_validation<R>(
+        &mut self,
+        mode: field_validation::Mode,
+        write: impl FnOnce(&mut Self) -> R,
+    ) -> (R, Vec<String>) {
+        self.field_validation = mode;
+        self.warnings.clear();
+        let result = write(self);
+        self.field_validation = field_validation::Mode::Warn;
+        (result, std::mem::take(&mut self.warnings))
     }
 
     /// Removes an object now; its dependents are garbage collected, and a CRD also takes its

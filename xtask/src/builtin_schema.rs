@@ -167,12 +167,8 @@ pub fn generate(package_dir: &Path, version: &str) -> Result<String, Error> {
                     nested: nested.clone(),
                 });
             }
-            // Scalars merged as values matter to neither patches nor ownership.
-            infos.retain(|f| f.strategy != Strategy::Granular || f.nested.is_some());
             infos.sort_by(|a, b| a.json.cmp(&b.json));
-            if !infos.is_empty() {
-                types.insert(path.clone(), infos);
-            }
+            types.insert(path.clone(), infos);
         }
         for (name, (group, version, kind)) in &file.resources {
             kinds.push((
@@ -425,7 +421,7 @@ fn render(
         out,
         "#![cfg_attr(rustfmt, rustfmt::skip)]\n\
          use super::{{Field, Kind, Strategy, TypeInfo}};\n\
-         /// Every struct of k8s-openapi with fields that are lists, maps or structs, sorted by path.\n\
+         /// Every struct of k8s-openapi with its fields, sorted by path.\n\
          pub(crate) static TYPES: &[TypeInfo] = &["
     );
     for (path, fields) in types {
