@@ -173,9 +173,49 @@ pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
     ObjectFormat::Full
 }
 
+/// Whether an object or list answer should be protobuf: the first acceptable clause (by `q`,
+/// then specificity) is `application/vnd.kubernetes.protobuf` without `as` (`*/*` and JSON
+/// clauses mean JSON).
+pub(crate) fn prefers_protobuf(accept: &str) -> bool {
+    let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
+    clauses.sort_by(|a, b| {
+        b.q.total_cmp(&a.q)
+            .then_with(|| a.wildcards().cmp(&b.wildcards()))
+    });
+    for clause in clauses.iter().filter(|c| c.q > 0.0) {
+        if clause.is_json() {
+            return false;
+        }
+        if (clause.kind, clause.subtype) == ("application", "vnd.kubernetes.protobuf")
+            && clause.param("as").is_none()
+        {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protobuf_is_answered_when_asked_for_first() {
+        assert!(prefers_protobuf(
+            "application/vnd.kubernetes.protobuf,application/json"
+        ));
+        assert!(prefers_protobuf("application/vnd.kubernetes.protobuf, */*"));
+        assert!(!prefers_protobuf(
+            "application/json,application/vnd.kubernetes.protobuf"
+        ));
+        assert!(!prefers_protobuf(
+            "application/vnd.kubernetes.protobuf;q=0.5,application/json"
+        ));
+        assert!(!prefers_protobuf(""));
+        assert!(!prefers_protobuf(
+            "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json"
+        ));
+    }
 
     #[test]
     fn metadata_only_is_negotiated_per_request_shape() {

@@ -338,7 +338,11 @@ fn serve_resource(
             let options = ListOptions::parse(query, ns)?;
             field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
             let list = list::list(&shared.lock(), &rt, &options)?;
-            json_ok(200, &shaped(shared, &rt, query, accept, list, true)?)
+            Ok(answer(
+                accept,
+                200,
+                &shaped(shared, &rt, query, accept, list, true)?,
+            ))
         }
         (_, None) if rt.namespaced && ns.is_none() && *method != Method::DELETE => {
             Err(ApiError::unknown_path())
@@ -353,11 +357,7 @@ fn serve_resource(
                     s.as_writer(writer, false, |s| s.create(&rt, ns, object))
                 })
             });
-            Ok(warned(
-                json_response(201, &created?, "application/json"),
-                warnings,
-                more,
-            ))
+            Ok(warned(answer(accept, 201, &created?), warnings, more))
         }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
@@ -381,7 +381,11 @@ fn serve_resource(
         (_, Some(_)) if rt.namespaced && ns.is_none() => Err(ApiError::unknown_path()),
         (&Method::GET, Some(name)) => {
             let object = shared.lock().get(&rt, ns, name)?;
-            json_ok(200, &shaped(shared, &rt, query, accept, object, false)?)
+            Ok(answer(
+                accept,
+                200,
+                &shaped(shared, &rt, query, accept, object, false)?,
+            ))
         }
         (&Method::PUT, Some(name)) => {
             let mode = if status {
@@ -399,11 +403,7 @@ fn serve_resource(
                     s.as_writer(writer, false, |s| s.update(&rt, ns, name, object, mode))
                 })
             });
-            Ok(warned(
-                json_response(200, &updated?, "application/json"),
-                warnings,
-                more,
-            ))
+            Ok(warned(answer(accept, 200, &updated?), warnings, more))
         }
         (&Method::PATCH, Some(name)) => {
             let patch_type = PatchType::from_content_type(content_type)
@@ -428,7 +428,7 @@ fn serve_resource(
                 })
             });
             let (object, created) = patched?;
-            let response = json_response(if created { 201 } else { 200 }, &object, "application/json");
+            let response = answer(accept, if created { 201 } else { 200 }, &object);
             Ok(warned(response, warnings, more))
         }
         (&Method::DELETE, Some(name)) => {
@@ -576,4 +576,21 @@ fn warned(mut response: Response<Body>, warnings: Vec<String>, more: Vec<String>
         }
     }
     response
+}
+
+/// An object or list answer: protobuf when `Accept` asks for it first and the kind has a
+/// protobuf form, JSON otherwise.
+fn answer(accept: &str, code: u16, value: &Value) -> Response<Body> {
+    if accept::prefers_protobuf(accept)
+        && let Some(bytes) = protobuf::encode_answer(value)
+    {
+        let mut response = Response::new(full(bytes));
+        *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(protobuf::MEDIA_TYPE),
+        );
+        return response;
+    }
+    json_response(code, value, "application/json")
 }

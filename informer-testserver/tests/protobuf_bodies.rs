@@ -52,13 +52,37 @@ fn body(api_version: &str, kind: &str, raw: &Message) -> Vec<u8> {
 async fn post(client: &Client, path: &str, body: Vec<u8>) -> kube::Result<Value> {
     let request = http::Request::post(path)
         .header(http::header::CONTENT_TYPE, "application/vnd.kubernetes.protobuf")
+        .header(http::header::ACCEPT, "application/json")
+        .body(body)
+        .expect("request");
+    client.request::<Value>(request).await
+}
+
+/// GETs `path` asking for protobuf first: the answer's content type and body.
+async fn get_protobuf(client: &Client, path: &str) -> (String, Vec<u8>) {
+    let request = http::Request::get(path)
         .header(
             http::header::ACCEPT,
             "application/vnd.kubernetes.protobuf,application/json",
         )
-        .body(body)
+        .body(Vec::new())
         .expect("request");
-    client.request::<Value>(request).await
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .expect("an answer");
+    let content_type = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .expect("a body")
+        .to_bytes()
+        .to_vec();
+    (content_type, body)
 }
 
 #[tokio::test]
@@ -104,6 +128,19 @@ async fn config_maps_and_secrets_are_created_from_protobuf() {
         .expect("read back");
     assert_eq!(read.data.expect("data")["password"].0, [0xff, 0x00, b'x']);
     assert_eq!(read.type_.as_deref(), Some("Opaque"));
+
+    // Asked for protobuf first, the server answers in protobuf: the object as sent.
+    let (content_type, body) = get_protobuf(&client, "/api/v1/namespaces/default/configmaps/settings").await;
+    assert_eq!(content_type, "application/vnd.kubernetes.protobuf");
+    assert!(body.starts_with(b"k8s\0"), "{body:?}");
+    for expected in [&b"settings"[..], b"mode", b"fast", b"ConfigMap"] {
+        assert!(
+            body.windows(expected.len()).any(|w| w == expected),
+            "{expected:?} in {body:?}"
+        );
+    }
+    let (content_type, _) = get_protobuf(&client, "/api/v1/namespaces/default/configmaps").await;
+    assert_eq!(content_type, "application/vnd.kubernetes.protobuf", "lists too");
     server.shutdown().await;
 }
 

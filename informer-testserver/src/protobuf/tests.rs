@@ -128,3 +128,40 @@ fn bad_bodies_are_errors() {
     truncated.truncate(truncated.len() - 1);
     assert!(decode_object(&truncated).is_err());
 }
+
+/// What is encoded decodes to the same JSON.
+#[test]
+fn answers_decode_to_what_was_encoded() {
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"},
+                     "creationTimestamp": "2023-11-14T22:13:20Z", "resourceVersion": "7"},
+        "spec": {
+            "containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                            "resources": {"limits": {"cpu": "500m"}},
+                            "readinessProbe": {"httpGet": {"path": "/", "port": "http"}}}],
+            "volumes": [{"name": "scratch", "emptyDir": {}}],
+            "replicas": 0,
+        },
+        "status": {"phase": "Running"},
+    });
+    let mut expected = pod.clone();
+    // not a field of a pod: dropped by the table
+    expected["spec"].as_object_mut().expect("spec").remove("replicas");
+    let bytes = encode_answer(&pod).expect("a built-in kind");
+    assert_eq!(decode_object(&bytes).expect("decoded"), expected);
+
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                        "data": {"pw": "aHVudGVyMg=="}, "type": "Opaque"});
+    assert_eq!(
+        decode_object(&encode_answer(&secret).expect("encoded")).expect("decoded"),
+        secret
+    );
+
+    let list = json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "9"},
+                      "items": [{"metadata": {"name": "a"}, "data": {"k": "v"}}]});
+    let bytes = encode_answer(&list).expect("lists of built-in kinds");
+    assert_eq!(decode_object(&bytes).expect("decoded"), list);
+    assert!(encode_answer(&json!({"apiVersion": "example.com/v1", "kind": "Widget"})).is_none());
+}
