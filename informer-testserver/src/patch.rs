@@ -62,136 +62,48 @@ pub(crate) fn merge(target: &mut Value, patch: &Value) {
     }
 }
 
-fn pointer_tokens(pointer: &str) -> Result<Vec<String>, PatchError> {
-    if pointer.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(rest) = pointer.strip_prefix('/') else {
-        return Err(PatchError::Decode(format!("invalid JSON pointer {pointer:?}")));
-    };
-    Ok(rest
-        .split('/')
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
-        .collect())
-}
-
-fn parent_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Result<&'a mut Value, PatchError> {
-    let mut current = doc;
-    for t in tokens {
-        current = match current {
-            Value::Object(m) => m.get_mut(t),
-            Value::Array(a) => t.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
-            _ => None,
-        }
-        .ok_or_else(|| PatchError::Apply(format!("path element {t:?} does not exist")))?;
-    }
-    Ok(current)
-}
-
-fn add(doc: &mut Value, path: &str, value: Value) -> Result<(), PatchError> {
-    let tokens = pointer_tokens(path)?;
-    let Some((last, parents)) = tokens.split_last() else {
-        *doc = value;
-        return Ok(());
-    };
-    match parent_mut(doc, parents)? {
-        Value::Object(m) => {
-            m.insert(last.clone(), value);
-            Ok(())
-        }
-        Value::Array(a) => {
-            let index = if last == "-" {
-                a.len()
-            } else {
-                last.parse::<usize>()
-                    .map_err(|_| PatchError::Apply(format!("invalid index {last:?}")))?
-            };
-            if index > a.len() {
-                return Err(PatchError::Apply(format!("index {index} out of bounds")));
-            }
-            a.insert(index, value);
-            Ok(())
-        }
-        _ => Err(PatchError::Apply(format!("cannot add at {path:?}"))),
-    }
-}
-
-fn remove(doc: &mut Value, path: &str) -> Result<Value, PatchError> {
-    let tokens = pointer_tokens(path)?;
-    let Some((last, parents)) = tokens.split_last() else {
-        return Err(PatchError::Apply("cannot remove the whole document".into()));
-    };
-    let missing = || PatchError::Apply(format!("path {path:?} does not exist"));
-    match parent_mut(doc, parents)? {
-        Value::Object(m) => m.remove(last).ok_or_else(missing),
-        Value::Array(a) => {
-            let index = last.parse::<usize>().map_err(|_| missing())?;
-            if index < a.len() {
-                Ok(a.remove(index))
-            } else {
-                Err(missing())
-            }
-        }
-        _ => Err(missing()),
-    }
-}
-
-fn get(doc: &Value, path: &str) -> Result<Value, PatchError> {
-    doc.pointer(path)
-        .cloned()
-        .ok_or_else(|| PatchError::Apply(format!("path {path:?} does not exist")))
-}
-
-/// Applies a JSON patch (a list of `add`, `remove`, `replace`, `move`, `copy`, `test` operations).
+/// Applies a JSON patch (a list of `add`, `remove`, `replace`, `move`, `copy`, `test` operations)
+/// with the `json-patch` crate, one operation at a time.
+///
+/// As in kube-apiserver, a `test` of a missing member against `null` succeeds, so a patch can
+/// assert that a list is still absent before creating it. On error `doc` may hold the
+/// operations before the failed one; callers patch a copy.
 pub(crate) fn json_patch(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
-    let ops = patch
-        .as_array()
-        .ok_or_else(|| PatchError::Decode("a JSON patch must be a list".into()))?;
-    for op in ops {
-        let path = op["path"]
-            .as_str()
-            .ok_or_else(|| PatchError::Decode("operation without path".into()))?;
-        let value = || {
-            op.get("value")
-                .cloned()
-                .ok_or_else(|| PatchError::Decode("operation without value".into()))
-        };
-        let from = || {
-            op["from"]
-                .as_str()
-                .ok_or_else(|| PatchError::Decode("operation without from".into()))
-        };
-        match op["op"].as_str() {
-            Some("add") => add(doc, path, value()?)?,
-            Some("remove") => {
-                remove(doc, path)?;
-            }
-            Some("replace") => {
-                remove(doc, path)?;
-                add(doc, path, value()?)?;
-            }
-            Some("move") => {
-                let v = remove(doc, from()?)?;
-                add(doc, path, v)?;
-            }
-            Some("copy") => {
-                let v = get(doc, from()?)?;
-                add(doc, path, v)?;
-            }
-            Some("test") => {
-                // As in kube-apiserver, a missing member tests equal to `null`, so a patch can
-                // assert that a list is still absent before creating it.
-                pointer_tokens(path)?;
-                let expected = value()?;
-                let actual = doc.pointer(path).cloned().unwrap_or(Value::Null);
-                if actual != expected {
-                    return Err(PatchError::Apply(format!("test failed at {path:?}")));
-                }
-            }
-            other => return Err(PatchError::Decode(format!("unknown operation {other:?}"))),
+    if !patch.is_array() {
+        return Err(PatchError::Decode(
+            "a JSON patch must be a list of operations".into(),
+        ));
+    }
+    let operations: Vec<json_patch::PatchOperation> =
+        serde_json::from_value(patch.clone()).map_err(|e| PatchError::Decode(e.to_string()))?;
+    for (index, operation) in operations.iter().enumerate() {
+        if let json_patch::PatchOperation::Test(test) = operation
+            && test.value.is_null()
+            && doc.pointer(test.path.as_str()).is_none()
+        {
+            continue;
         }
+        json_patch::patch(doc, std::slice::from_ref(operation)).map_err(|e| {
+            PatchError::Apply(format!(
+                "operation {index} ({}) at {:?}: {}",
+                operation_name(operation),
+                e.path.as_str(),
+                e.kind
+            ))
+        })?;
     }
     Ok(())
+}
+
+fn operation_name(operation: &json_patch::PatchOperation) -> &'static str {
+    match operation {
+        json_patch::PatchOperation::Add(_) => "add",
+        json_patch::PatchOperation::Remove(_) => "remove",
+        json_patch::PatchOperation::Replace(_) => "replace",
+        json_patch::PatchOperation::Move(_) => "move",
+        json_patch::PatchOperation::Copy(_) => "copy",
+        json_patch::PatchOperation::Test(_) => "test",
+    }
 }
 
 #[cfg(test)]

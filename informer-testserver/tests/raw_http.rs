@@ -301,6 +301,39 @@ async fn bad_requests() {
         ),
         (200, json!("y"))
     );
+    let failed_test = request(
+        addr,
+        "PATCH",
+        &format!("{pods}/a"),
+        &[("Content-Type", "application/json-patch+json")],
+        br#"[{"op": "add", "path": "/metadata/labels/z", "value": "1"}, {"op": "test", "path": "/metadata/labels/x", "value": "n"}]"#,
+    )
+    .await;
+    assert_eq!(
+        (failed_test.status, failed_test.json()["reason"].clone()),
+        (422, json!("Invalid"))
+    );
+    let unchanged = get(addr, &format!("{pods}/a")).await;
+    assert_eq!(
+        unchanged.json()["metadata"]["labels"].get("z"),
+        None,
+        "a failed patch changes nothing"
+    );
+    let absent_is_null = request(
+        addr,
+        "PATCH",
+        &format!("{pods}/a"),
+        &[("Content-Type", "application/json-patch+json")],
+        br#"[{"op": "test", "path": "/metadata/annotations", "value": null}, {"op": "add", "path": "/metadata/annotations", "value": {"a": "b"}}]"#,
+    )
+    .await;
+    assert_eq!(
+        (
+            absent_is_null.status,
+            absent_is_null.json()["metadata"]["annotations"]["a"].clone()
+        ),
+        (200, json!("b"))
+    );
     let wrong_method = request(addr, "POST", &format!("{pods}/a"), &[], b"{}").await;
     assert_eq!(wrong_method.status, 405);
     server.shutdown().await;
