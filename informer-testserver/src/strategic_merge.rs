@@ -28,7 +28,7 @@ pub(crate) enum Error {
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
-        ApiError::new(422, "Invalid", error.to_string())
+        ApiError::bad_request(error.to_string())
     }
 }
 

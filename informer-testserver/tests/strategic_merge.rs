@@ -1,161 +1,232 @@
-//! Strategic merge patches through `kube::Client`: what `kubectl patch`, `kubectl set image` and
-//! client-side `kubectl apply` send to built-in types, and the 415 for custom resources.
+//! Strategic merge patches (`Patch::Strategic`, what `kubectl patch`, `kubectl set image` and
+//! client-side `kubectl apply` send) over HTTP.
 
-use informer_testserver::TestServer;
+mod support;
+
+use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::{
-    api::{Api, DynamicObject, Patch, PatchParams, PostParams},
-    core::{ApiResource, GroupVersionKind},
-};
-use serde_json::json;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
 
-fn web() -> Deployment {
+async fn setup() -> (TestServer, Client) {
+    let server = TestServer::start().await.expect("server starts");
+    let client = server.client().expect("client");
+    (server, client)
+}
+
+fn deployment() -> Deployment {
     serde_json::from_value(json!({
-        "metadata": {"name": "web", "finalizers": ["example.com/keep"]},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "finalizers": ["example.com/a", "example.com/b"]},
         "spec": {
             "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
             "template": {
                 "metadata": {"labels": {"app": "web"}},
                 "spec": {"containers": [
-                    {"name": "web", "image": "nginx:1.26", "env": [{"name": "A", "value": "1"}]},
-                    {"name": "sidecar", "image": "envoy:1"},
+                    {"name": "app", "image": "app:1", "args": ["--a", "--b"],
+                     "env": [{"name": "MODE", "value": "fast"}, {"name": "LEVEL", "value": "1"}]},
+                    {"name": "sidecar", "image": "sidecar:1"},
                 ]},
             },
         },
     }))
-    .expect("valid")
+    .expect("valid deployment")
 }
 
-fn containers(deployment: &Deployment) -> Vec<(String, String)> {
-    let spec = deployment.spec.template.spec.as_ref().expect("pod spec");
-    spec.containers
+/// Creates the deployment, applies `patch` as a strategic merge patch and returns the result
+/// as JSON.
+async fn patched(patch: Value) -> Value {
+    let (server, client) = setup().await;
+    let deployments: Api<Deployment> = Api::namespaced(client, "ns");
+    deployments
+        .create(&PostParams::default(), &deployment())
+        .await
+        .expect("create");
+    let patched = deployments
+        .patch("web", &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .expect("strategic merge patch");
+    let stored = deployments.get("web").await.expect("get");
+    assert_eq!(stored, patched, "the response is what is stored");
+    server.shutdown().await;
+    serde_json::to_value(patched).expect("serializes")
+}
+
+fn containers(object: &Value) -> &Value {
+    &object["spec"]["template"]["spec"]["containers"]
+}
+
+fn container_names(object: &Value) -> Vec<&str> {
+    containers(object)
+        .as_array()
+        .expect("containers")
         .iter()
-        .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+        .map(|c| c["name"].as_str().expect("name"))
         .collect()
 }
 
 #[tokio::test]
-async fn lists_merge_by_key_and_directives_apply() {
-    let server = TestServer::start().await.expect("start");
-    let deployments: Api<Deployment> = Api::default_namespaced(server.client().expect("client"));
-    deployments
-        .create(&PostParams::default(), &web())
-        .await
-        .expect("created");
-    let patch = async |value: serde_json::Value| {
-        deployments
-            .patch("web", &PatchParams::default(), &Patch::Strategic(value))
-            .await
-            .expect("patched")
-    };
-
-    // `kubectl set image deployment/web web=nginx:1.27`
-    let set_image = patch(
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}}),
-    )
+async fn adding_a_container_keeps_the_existing_ones() {
+    let object = patched(json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "extra", "image": "extra:1"}
+    ]}}}}))
     .await;
-    assert_eq!(
-        containers(&set_image),
-        [
-            ("web".into(), "nginx:1.27".into()),
-            ("sidecar".into(), "envoy:1".into())
-        ]
-    );
-    let env = &set_image.spec.template.spec.as_ref().expect("spec").containers[0].env;
-    assert_eq!(
-        env.as_ref().map(Vec::len),
-        Some(1),
-        "the container kept its other fields"
-    );
-
-    // adding a container keeps the others
-    let added = patch(
-        json!({"spec": {"template": {"spec": {"containers": [{"name": "debug", "image": "busybox"}]}}}}),
-    )
-    .await;
-    assert_eq!(containers(&added).len(), 3);
-
-    // `$patch: delete` and `$setElementOrder`
-    let deleted = patch(json!({"spec": {"template": {"spec": {
-        "$setElementOrder/containers": [{"name": "debug"}, {"name": "web"}],
-        "containers": [{"name": "sidecar", "$patch": "delete"}],
-    }}}}))
-    .await;
-    assert_eq!(
-        containers(&deleted),
-        [
-            ("debug".into(), "busybox".into()),
-            ("web".into(), "nginx:1.27".into())
-        ]
-    );
-
-    // finalizers are a set; `$deleteFromPrimitiveList` removes from it
-    let finalizers = patch(json!({"metadata": {"finalizers": ["example.com/other"]}})).await;
-    assert_eq!(
-        finalizers.metadata.finalizers.clone().unwrap_or_default().len(),
-        2
-    );
-    let removed =
-        patch(json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/keep"]}})).await;
-    assert_eq!(
-        removed.metadata.finalizers,
-        Some(vec!["example.com/other".to_owned()])
-    );
-
-    // `$retainKeys` on the strategy union
-    patch(json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}})).await;
-    let recreate = patch(json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}})).await;
-    let strategy = recreate.spec.strategy.expect("strategy");
-    assert_eq!(strategy.type_.as_deref(), Some("Recreate"));
-    assert!(strategy.rolling_update.is_none(), "cleared by $retainKeys");
-    server.shutdown().await;
+    assert_eq!(container_names(&object), ["app", "sidecar", "extra"]);
+    assert_eq!(containers(&object)[0]["image"], "app:1");
 }
 
 #[tokio::test]
-async fn custom_resources_refuse_strategic_merge_patches() {
-    let server = TestServer::start().await.expect("start");
-    server
-        .seed_str(
-            r#"
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
-apiVersion: example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
-spec: {size: 1}
-"#,
+async fn set_image_changes_one_container_by_name() {
+    // What `kubectl set image deployment/web app=app:2` sends.
+    let object = patched(json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "app:2"}
+    ]}}}}))
+    .await;
+    assert_eq!(container_names(&object), ["app", "sidecar"]);
+    assert_eq!(containers(&object)[0]["image"], "app:2");
+    assert_eq!(containers(&object)[0]["args"], json!(["--a", "--b"]));
+    assert_eq!(containers(&object)[1]["image"], "sidecar:1");
+}
+
+#[tokio::test]
+async fn delete_directive_removes_a_list_element() {
+    let object = patched(json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "sidecar", "$patch": "delete"}
+    ]}}}}))
+    .await;
+    assert_eq!(container_names(&object), ["app"]);
+    assert!(!object.to_string().contains("$patch"), "no directive is stored");
+}
+
+#[tokio::test]
+async fn set_element_order_reorders_the_list() {
+    let object = patched(json!({"spec": {"template": {"spec": {
+        "$setElementOrder/containers": [{"name": "sidecar"}, {"name": "app"}],
+        "containers": [{"name": "app", "image": "app:3"}],
+    }}}}))
+    .await;
+    assert_eq!(container_names(&object), ["sidecar", "app"]);
+    assert_eq!(containers(&object)[1]["image"], "app:3");
+    assert!(
+        !object.to_string().contains("$setElementOrder"),
+        "no directive is stored"
+    );
+}
+
+#[tokio::test]
+async fn delete_from_primitive_list_removes_a_finalizer() {
+    let object = patched(json!({"metadata": {
+        "$deleteFromPrimitiveList/finalizers": ["example.com/a"],
+        "finalizers": ["example.com/c"],
+    }}))
+    .await;
+    assert_eq!(
+        object["metadata"]["finalizers"],
+        json!(["example.com/b", "example.com/c"])
+    );
+}
+
+#[tokio::test]
+async fn retain_keys_clears_the_rolling_update_of_a_recreate_strategy() {
+    let object = patched(json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}})).await;
+    assert_eq!(object["spec"]["strategy"], json!({"type": "Recreate"}));
+}
+
+#[tokio::test]
+async fn env_merges_by_name() {
+    let object = patched(json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "env": [{"name": "LEVEL", "value": "2"}, {"name": "NEW", "value": "x"}]}
+    ]}}}}))
+    .await;
+    assert_eq!(
+        containers(&object)[0]["env"],
+        json!([{"name": "MODE", "value": "fast"}, {"name": "LEVEL", "value": "2"}, {"name": "NEW", "value": "x"}])
+    );
+}
+
+#[tokio::test]
+async fn atomic_lists_are_replaced() {
+    let object = patched(json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "args": ["--c"]}
+    ]}}}}))
+    .await;
+    assert_eq!(containers(&object)[0]["args"], json!(["--c"]));
+}
+
+#[tokio::test]
+async fn invalid_directive_is_a_bad_request() {
+    let (server, client) = setup().await;
+    let pods: Api<Pod> = Api::namespaced(client, "ns");
+    pods.create(&PostParams::default(), &support::pod("p", &[]))
+        .await
+        .expect("create");
+    let err = pods
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"metadata": {"labels": {"$patch": "sideways"}}})),
         )
-        .expect("seeded");
-    let resource =
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets");
-    let widgets: Api<DynamicObject> =
-        Api::namespaced_with(server.client().expect("client"), "default", &resource);
-    let error = widgets
+        .await
+        .expect_err("an unknown $patch is rejected");
+    let kube::Error::Api(status) = err else {
+        panic!("not an API error: {err:?}")
+    };
+    assert_eq!((status.code, status.reason.as_str()), (400, "BadRequest"));
+    assert!(status.message.contains("$patch"), "{}", status.message);
+    server.shutdown().await;
+}
+
+fn widget_crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            }],
+        },
+    }))
+    .expect("valid crd")
+}
+
+async fn assert_strategic_merge_unsupported(widgets: &Api<DynamicObject>, ar: &ApiResource) {
+    widgets
+        .create(
+            &PostParams::default(),
+            &DynamicObject::new("w", ar).data(json!({"spec": {"size": 1}})),
+        )
+        .await
+        .expect("create widget");
+    let err = widgets
         .patch(
             "w",
             &PatchParams::default(),
             &Patch::Strategic(json!({"spec": {"size": 2}})),
         )
         .await
-        .expect_err("no strategic merge for custom resources");
-    let kube::Error::Api(status) = error else {
-        panic!("not an API error: {error:?}");
+        .expect_err("strategic merge is not served for custom resources");
+    let kube::Error::Api(status) = err else {
+        panic!("not an API error: {err:?}")
     };
     assert_eq!(
         (status.code, status.reason.as_str()),
         (415, "UnsupportedMediaType")
+    );
+    assert!(
+        status.message.contains("application/merge-patch+json")
+            && !status.message.contains("strategic-merge-patch"),
+        "{}",
+        status.message
     );
     let merged = widgets
         .patch(
@@ -164,7 +235,42 @@ spec: {size: 1}
             &Patch::Merge(json!({"spec": {"size": 2}})),
         )
         .await
-        .expect("a merge patch works");
+        .expect("a merge patch still applies");
     assert_eq!(merged.data["spec"]["size"], 2);
+}
+
+#[tokio::test]
+async fn custom_resources_reject_strategic_merge_with_415() {
+    let (server, client) = setup().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &widget_crd())
+        .await
+        .expect("create crd");
+    let ar = ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let widgets: Api<DynamicObject> = Api::namespaced_with(client, "ns", &ar);
+    assert_strategic_merge_unsupported(&widgets, &ar).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn registered_custom_types_reject_strategic_merge_with_415() {
+    let (server, client) = setup().await;
+    server.register(ResourceType::new("example.com", "v1", "Gadget", "gadgets", true));
+    let ar = ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Gadget".into(),
+        plural: "gadgets".into(),
+    };
+    let gadgets: Api<DynamicObject> = Api::namespaced_with(client, "ns", &ar);
+    assert_strategic_merge_unsupported(&gadgets, &ar).await;
+    assert!(!gadgets.get("w").await.expect("get").name_any().is_empty());
     server.shutdown().await;
 }
