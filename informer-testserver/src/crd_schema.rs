@@ -1,7 +1,7 @@
 //! Custom resources checked against their CRD version's structural schema
 //! (`openAPIV3Schema`), as kube-apiserver does: unknown fields pruned (kept under
 //! `x-kubernetes-preserve-unknown-fields: true`; `apiVersion`, `kind` and `metadata` always
-//! kept), then types, `nullable`, `required`, `enum`, `minimum`/`maximum`,
+//! kept), `default`s of missing fields applied, then types, `nullable`, `required`, `enum`, `minimum`/`maximum`,
 //! `minLength`/`maxLength` and `minItems`/`maxItems` validated, and `x-kubernetes-int-or-string`
 //! honoured. A CRD whose schema has a property without a `type` is refused: it is not
 //! structural.
@@ -107,6 +107,14 @@ fn walk_object(map: &mut Map<String, Value>, schema: &Value, path: &str, checked
     let additional = &schema["additionalProperties"];
     let preserve = schema["x-kubernetes-preserve-unknown-fields"] == true;
     let embedded = schema["x-kubernetes-embedded-resource"] == true;
+    // defaults of missing fields, as kube-apiserver applies them when it decodes
+    for (name, property) in properties.into_iter().flatten() {
+        if let Some(default) = property.get("default")
+            && !map.contains_key(name)
+        {
+            map.insert(name.clone(), default.clone());
+        }
+    }
     let keys: Vec<String> = map.keys().cloned().collect();
     for key in keys {
         let child_path = join(path, &key);
@@ -292,6 +300,23 @@ mod tests {
             check(&mut no_size, &schema()).invalid[0].cause_type,
             "Required value"
         );
+    }
+
+    #[test]
+    fn defaults_fill_missing_fields() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 1},
+            "policy": {"type": "object", "default": {}, "properties": {"mode": {"type": "string", "default": "safe"}}},
+        }}}});
+        let mut object = json!({"spec": {}});
+        assert!(check(&mut object, &schema).invalid.is_empty());
+        assert_eq!(
+            object,
+            json!({"spec": {"replicas": 1, "policy": {"mode": "safe"}}})
+        );
+        let mut set = json!({"spec": {"replicas": 3}});
+        check(&mut set, &schema);
+        assert_eq!(set["spec"]["replicas"], 3, "a value sent is kept");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::builtin_schema::{self, TypeInfo};
+use crate::registry::ResourceType;
 use crate::status::ApiError;
 
 /// What to do about unknown and duplicate fields.
@@ -27,15 +28,21 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    /// The `fieldValidation` query parameter (`Warn` when absent); another value is a 400.
-    pub(crate) fn of(query: &HashMap<String, String>) -> Result<Self, ApiError> {
+    /// The `fieldValidation` query parameter (`Warn` when absent) of a write whose options are
+    /// `options` (`CreateOptions`, `UpdateOptions`, `PatchOptions`); another value is the 422
+    /// of invalid options.
+    pub(crate) fn of(query: &HashMap<String, String>, options: &str) -> Result<Self, ApiError> {
         match query.get("fieldValidation").map(String::as_str) {
             None | Some("") | Some("Warn") => Ok(Self::Warn),
             Some("Ignore") => Ok(Self::Ignore),
             Some("Strict") => Ok(Self::Strict),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
-            ))),
+            Some(other) => Err(ApiError::new(
+                422,
+                "Invalid",
+                format!(
+                    "{options}.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
+                ),
+            )),
         }
     }
 }
@@ -45,13 +52,16 @@ impl Mode {
 pub(crate) struct Findings(pub(crate) Vec<String>);
 
 impl Findings {
-    /// By `mode`: the 400 of `Strict`, the warnings of `Warn`, nothing for `Ignore`.
-    pub(crate) fn resolve(self, mode: Mode) -> Result<Vec<String>, ApiError> {
+    /// By `mode`: the 400 of `Strict` for an object of `rt`, the warnings of `Warn`, nothing
+    /// for `Ignore`.
+    pub(crate) fn resolve(self, mode: Mode, rt: &ResourceType) -> Result<Vec<String>, ApiError> {
         match mode {
             _ if self.0.is_empty() => Ok(Vec::new()),
             Mode::Strict => Err(ApiError::bad_request(format!(
-                "strict decoding error: {}",
-                self.0.join(", ")
+                "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+                self.0.join(", "),
+                kind = rt.kind,
+                version = rt.version,
             ))),
             Mode::Warn => Ok(self.0),
             Mode::Ignore => Ok(Vec::new()),
@@ -274,15 +284,28 @@ mod tests {
 
     #[test]
     fn modes_decide() {
+        let pods = ResourceType::new("", "v1", "Pod", "pods", true);
         let findings = Findings(vec!["unknown field \"x\"".into()]);
-        let error = findings.clone().resolve(Mode::Strict).expect_err("strict");
+        let error = findings.clone().resolve(Mode::Strict, &pods).expect_err("strict");
         assert_eq!(
             (error.code, error.message.as_str()),
-            (400, "strict decoding error: unknown field \"x\"")
+            (
+                400,
+                "Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field \"x\""
+            )
         );
-        assert_eq!(findings.clone().resolve(Mode::Warn).expect("warned").len(), 1);
-        assert!(findings.resolve(Mode::Ignore).expect("ignored").is_empty());
+        assert_eq!(
+            findings.clone().resolve(Mode::Warn, &pods).expect("warned").len(),
+            1
+        );
+        assert!(findings.resolve(Mode::Ignore, &pods).expect("ignored").is_empty());
         let bad: HashMap<String, String> = [("fieldValidation".to_owned(), "Loose".to_owned())].into();
-        assert_eq!(Mode::of(&bad).expect_err("invalid").code, 400);
+        let error = Mode::of(&bad, "CreateOptions").expect_err("invalid");
+        assert_eq!(error.code, 422);
+        assert!(
+            error.message.starts_with("CreateOptions.meta.k8s.io"),
+            "{}",
+            error.message
+        );
     }
 }

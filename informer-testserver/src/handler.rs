@@ -322,7 +322,7 @@ fn serve_resource(
                 shared.bookmark_interval,
                 current,
             )?;
-            let shape = watch_shape(shared, &rt, query, accept)?;
+            let (shape, content_type) = watch_shape(shared, &rt, query, accept)?;
             let lines = futures::stream::unfold(stream, |mut stream| async move {
                 stream.next_line().await.map(|line| (line, stream))
             })
@@ -331,7 +331,7 @@ fn serve_resource(
             let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
             response
                 .headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
             Ok(response)
         }
         (&Method::GET, None) => {
@@ -350,8 +350,14 @@ fn serve_resource(
         (&Method::POST, None) => {
             let dry = dry_run::requested(dry_run, None, OptionsKind::Create)?;
             let (writer, _) = writer_of(&rt, query, user_agent, false, None)?;
-            let (object, mode, warnings) =
-                validated(&rt, query, content_type, body, parse_object(content_type, body)?)?;
+            let (object, mode, warnings) = validated(
+                &rt,
+                query,
+                "CreateOptions",
+                content_type,
+                body,
+                parse_object(content_type, body)?,
+            )?;
             let (created, more) = shared.lock().maybe_dry(dry, |s| {
                 s.with_field_validation(mode, |s| {
                     s.as_writer(writer, false, |s| s.create(&rt, ns, object))
@@ -396,8 +402,14 @@ fn serve_resource(
             let dry = dry_run::requested(dry_run, None, OptionsKind::Update)?;
             let subresource = status.then_some("status");
             let (writer, _) = writer_of(&rt, query, user_agent, false, subresource)?;
-            let (object, validation, warnings) =
-                validated(&rt, query, content_type, body, parse_object(content_type, body)?)?;
+            let (object, validation, warnings) = validated(
+                &rt,
+                query,
+                "UpdateOptions",
+                content_type,
+                body,
+                parse_object(content_type, body)?,
+            )?;
             let (updated, more) = shared.lock().maybe_dry(dry, |s| {
                 s.with_field_validation(validation, |s| {
                     s.as_writer(writer, false, |s| s.update(&rt, ns, name, object, mode))
@@ -417,8 +429,12 @@ fn serve_resource(
             let subresource = status.then_some("status");
             let (writer, force) = writer_of(&rt, query, user_agent, apply, subresource)?;
             let (patch, mode, warnings) = match patch_type {
-                PatchType::Json => (patch, field_validation::Mode::of(query)?, Vec::new()),
-                _ => validated(&rt, query, content_type, body, patch)?,
+                PatchType::Json => (
+                    patch,
+                    field_validation::Mode::of(query, "PatchOptions")?,
+                    Vec::new(),
+                ),
+                _ => validated(&rt, query, "PatchOptions", content_type, body, patch)?,
             };
             let (patched, more) = shared.lock().maybe_dry(dry, |s| {
                 s.with_field_validation(mode, |s| {
@@ -522,27 +538,43 @@ fn shaped(
 
 /// What shapes each watch event line as `Accept` negotiated: unchanged, with
 /// `PartialObjectMetadata` objects, or with `Table` objects (column definitions in the first).
+/// Protobuf watch streams are framed (see [`protobuf::watch_frame`]) when `Accept` asks for
+/// protobuf first and the type has a protobuf form; the stream's content type comes with it.
 fn watch_shape(
     shared: &Shared,
     rt: &ResourceType,
     query: &HashMap<String, String>,
     accept: &str,
-) -> Result<impl FnMut(Bytes) -> Bytes + Send + 'static, ApiError> {
+) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
     let format = accept::negotiate_object(accept, false);
     let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
     let columns = match format {
         ObjectFormat::Table(_) => shared.lock().table_columns(rt),
         _ => Vec::new(),
     };
+    let framed = format == ObjectFormat::Full
+        && accept::prefers_protobuf(accept)
+        && protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+    let content_type = if framed {
+        protobuf::WATCH_MEDIA_TYPE
+    } else {
+        "application/json"
+    };
     let mut first = true;
-    Ok(move |line: Bytes| match format {
+    let shape = move |line: Bytes| match format {
+        // a line that is not an event (an injected malformed one) goes out framed as it is
+        ObjectFormat::Full if framed => Bytes::from(
+            protobuf::watch_frame(&line)
+                .unwrap_or_else(|| [&(line.len() as u32).to_be_bytes()[..], &line].concat()),
+        ),
         ObjectFormat::Full => line,
         ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
         ObjectFormat::Table(version) => {
             let with_definitions = std::mem::take(&mut first);
             table::watch_line(line, &columns, include, version, with_definitions)
         }
-    })
+    };
+    Ok((shape, content_type))
 }
 
 /// A write's body checked by its `fieldValidation` mode: fields given twice in a JSON body, and
@@ -551,11 +583,12 @@ fn watch_shape(
 fn validated(
     rt: &ResourceType,
     query: &HashMap<String, String>,
+    options: &str,
     content_type: &str,
     body: &Bytes,
     mut object: Value,
 ) -> Result<(Value, field_validation::Mode, Vec<String>), ApiError> {
-    let mode = field_validation::Mode::of(query)?;
+    let mode = field_validation::Mode::of(query, options)?;
     let mut findings = Vec::new();
     if content_type.contains("json") || content_type.is_empty() {
         findings.extend(field_validation::duplicate_fields(body));
@@ -563,7 +596,7 @@ fn validated(
     if let Some(root) = crate::builtin_schema::root_of(&rt.group, &rt.version, &rt.kind) {
         findings.extend(field_validation::unknown_fields(&mut object, root));
     }
-    let warnings = Findings(findings).resolve(mode)?;
+    let warnings = Findings(findings).resolve(mode, rt)?;
     Ok((object, mode, warnings))
 }
 

@@ -18,12 +18,19 @@ struct Args {
     /// Objects to create at start: YAML or JSON, a `List` or several `---` documents.
     #[arg(long)]
     seed: Option<PathBuf>,
+    /// Refuse to create objects in namespaces that do not exist (404), as kube-apiserver does.
+    #[arg(long)]
+    require_namespaces: bool,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let server = TestServer::builder().port(args.port).start().await?;
+    let server = TestServer::builder()
+        .port(args.port)
+        .require_namespaces(args.require_namespaces)
+        .start()
+        .await?;
     if let Some(seed) = &args.seed {
         server.seed_file(seed)?;
     }

@@ -483,7 +483,7 @@ impl State {
             return Ok(());
         }
         let checked = crd_schema::check(object, schema);
-        let warnings = field_validation::Findings(checked.unknown).resolve(self.field_validation)?;
+        let warnings = field_validation::Findings(checked.unknown).resolve(self.field_validation, rt)?;
         self.warnings.extend(warnings);
         if !checked.invalid.is_empty() {
             return Err(ApiError::invalid_causes(rt, name, &checked.invalid));

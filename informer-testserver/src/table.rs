@@ -62,29 +62,9 @@ impl IncludeObject {
 impl State {
     /// The columns of `rt`'s tables: a CRD-defined type's come from its CRD's version.
     pub(crate) fn table_columns(&self, rt: &ResourceType) -> Vec<Column> {
-        let printer_columns = self.registry.crd_of(rt).map(|crd| {
-            let crd_type = ResourceType::new(
-                "apiextensions.k8s.io",
-                "v1",
-                "CustomResourceDefinition",
-                "customresourcedefinitions",
-                false,
-            );
-            let definition = self
-                .store
-                .get(&crd_type, &(String::new(), crd.to_owned()))
-                .cloned()
-                .unwrap_or_default();
-            let versions = definition["spec"]["versions"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            versions
-                .into_iter()
-                .find(|v| v["name"] == rt.version.as_str())
-                .map(|v| v["additionalPrinterColumns"].clone())
-                .unwrap_or(Value::Null)
-        });
+        let printer_columns = self
+            .crd_version(rt)
+            .map(|version| version["additionalPrinterColumns"].clone());
         columns(rt, printer_columns.as_ref())
     }
 }

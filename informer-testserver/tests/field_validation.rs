@@ -70,7 +70,8 @@ async fn unknown_and_duplicate_fields_of_built_in_types() {
     assert_eq!(status, 400);
     assert_eq!(
         answer["message"],
-        "strict decoding error: unknown field \"dataa\", unknown field \"metadata.colour\""
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: \
+         unknown field \"dataa\", unknown field \"metadata.colour\""
     );
 
     let (status, warnings, answer) = post(&client, CONFIG_MAPS, &body("warned")).await;
@@ -116,7 +117,7 @@ async fn unknown_and_duplicate_fields_of_built_in_types() {
         &body("x"),
     )
     .await;
-    assert_eq!(status, 400, "an unknown mode");
+    assert_eq!(status, 422, "an unknown mode");
     let stored = Api::<ConfigMap>::default_namespaced(client)
         .get("warned")
         .await

@@ -172,3 +172,48 @@ async fn custom_resources_and_malformed_bodies_are_refused() {
     assert_eq!(status.code, 400, "{}", status.message);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn watches_stream_protobuf_frames_when_asked_for_first() {
+    let server = TestServer::start().await.expect("start");
+    let client = server.client().expect("client");
+    let request = http::Request::get("/api/v1/namespaces/default/configmaps?watch=true")
+        .header(
+            http::header::ACCEPT,
+            "application/vnd.kubernetes.protobuf,application/json",
+        )
+        .body(Vec::new())
+        .expect("request");
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .expect("a watch");
+    assert_eq!(
+        response.headers()[http::header::CONTENT_TYPE],
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    server
+        .create(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "watched", "namespace": "default"}}))
+        .expect("created");
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    while bytes.len() < 4 || bytes.len() < 4 + u32::from_be_bytes(bytes[..4].try_into().expect("4")) as usize
+    {
+        let frame = http_body_util::BodyExt::frame(&mut body)
+            .await
+            .expect("a frame")
+            .expect("readable");
+        bytes.extend_from_slice(frame.data_ref().expect("data"));
+    }
+    let length = u32::from_be_bytes(bytes[..4].try_into().expect("4")) as usize;
+    let event = &bytes[4..4 + length];
+    // WatchEvent{type = 1: "ADDED", object = 2: RawExtension{raw = 1: "k8s\0" + Unknown}}
+    assert_eq!(&event[..7], b"\x0a\x05ADDED");
+    for expected in [&b"k8s\0"[..], b"ConfigMap", b"watched"] {
+        assert!(
+            event.windows(expected.len()).any(|w| w == expected),
+            "{expected:?}"
+        );
+    }
+    server.shutdown().await;
+}

@@ -183,7 +183,8 @@ pub fn generate(package_dir: &Path, version: &str) -> Result<String, Error> {
     render(&types, &kinds, version)
 }
 
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+/// Every `.rs` file under `dir`.
+pub(crate) fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = fs::read_dir(dir).map_err(|source| Error::Read {
         path: dir.to_path_buf(),
         source,
@@ -199,8 +200,8 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     Ok(())
 }
 
-/// `api::core::v1` for `<root>/api/core/v1/pod.rs`.
-fn module_path(root: &Path, file: &Path) -> String {
+/// `api::core::v1` for `<root>/api/core/v1/pod.rs` (or `.../v1/mod.rs`).
+pub(crate) fn module_path(root: &Path, file: &Path) -> String {
     let relative = file.strip_prefix(root).unwrap_or(file);
     let parent = relative.parent().unwrap_or(Path::new(""));
     parent

@@ -5,16 +5,11 @@
 //! k8s-pb is generated from Kubernetes' `generated.proto` files; each field carries its wire
 //! type and number in an attribute such as `#[prost(message, optional, tag = "1")]`.
 
-use std::{
-    collections::BTreeMap,
-    fmt::Write as _,
-    fs,
-    path::{Path, PathBuf},
-};
+use std::{collections::BTreeMap, fmt::Write as _, fs, path::Path};
 
 use syn::{Attribute, Fields, Item, Type};
 
-use crate::builtin_schema::{Error, OpenapiTypes};
+use crate::builtin_schema::{Error, OpenapiTypes, collect_files, module_path};
 
 /// One field of a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +28,13 @@ struct ProtoField {
 pub fn generate(pb_dir: &Path, pb_version: &str, openapi: &OpenapiTypes) -> Result<String, Error> {
     let root = pb_dir.join("src");
     let mut files = Vec::new();
-    collect(&root, &mut files)?;
+    collect_files(&root, &mut files)?;
+    // k8s-pb has one `mod.rs` per protobuf package
+    files.retain(|f| f.file_name().is_some_and(|n| n == "mod.rs"));
     files.sort();
     let mut messages: BTreeMap<String, Vec<ProtoField>> = BTreeMap::new();
     for file in &files {
-        let module = module_of(&root, file);
+        let module = module_path(&root, file);
         let text = fs::read_to_string(file).map_err(|source| Error::Read {
             path: file.clone(),
             source,
@@ -92,36 +89,16 @@ pub fn generate(pb_dir: &Path, pb_version: &str, openapi: &OpenapiTypes) -> Resu
     render(&messages, &kinds, pb_version)
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let entries = fs::read_dir(dir).map_err(|source| Error::Read {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect(&path, out)?;
-        } else if path.file_name().is_some_and(|n| n == "mod.rs") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// `api::core::v1` for `<root>/api/core/v1/mod.rs`.
-fn module_of(root: &Path, file: &Path) -> String {
-    let relative = file.strip_prefix(root).unwrap_or(file);
-    relative
-        .parent()
-        .unwrap_or(Path::new(""))
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("::")
+/// Whether k8s-openapi's Rust field name `name` and k8s-pb's `rust` name one field: the
+/// crates split some acronyms differently (`non_resource_urls`, `non_resource_ur_ls`), and
+/// k8s-openapi suffixes keywords with `_` (`type_`).
+fn same_field(name: &str, rust: &str) -> bool {
+    let plain = |s: &str| s.chars().filter(|c| *c != '_').collect::<String>();
+    plain(name) == plain(rust)
 }
 
 fn has_field(names: &BTreeMap<String, String>, rust: &str) -> bool {
-    names.keys().any(|name| name.trim_end_matches('_') == rust)
+    names.keys().any(|name| same_field(name, rust))
 }
 
 /// The JSON name of a field: k8s-openapi's, else the lower camel case of the Rust name.
@@ -129,7 +106,7 @@ fn json_name(names: Option<&BTreeMap<String, String>>, rust: &str) -> String {
     if let Some(names) = names {
         let found = names
             .iter()
-            .find(|(name, _)| name.trim_end_matches('_') == rust)
+            .find(|(name, _)| same_field(name, rust))
             .map(|(_, json)| json.clone());
         if let Some(json) = found {
             return json;

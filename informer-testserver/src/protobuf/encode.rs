@@ -46,7 +46,11 @@ impl Writer {
 pub(crate) fn encode_answer(value: &Value) -> Option<Vec<u8>> {
     let api_version = value["apiVersion"].as_str()?;
     let kind = value["kind"].as_str()?;
-    let spec = kind_message(api_version, kind)?;
+    let spec = if kind == "Status" {
+        message("apimachinery::pkg::apis::meta::v1::Status")?
+    } else {
+        kind_message(api_version, kind)?
+    };
     let raw = encode_message(value, spec);
     let mut type_meta = Writer::default();
     type_meta.bytes(1, api_version.as_bytes());
@@ -176,4 +180,19 @@ fn encode_special(value: &Value, path: &str) -> Option<Vec<u8>> {
         _ => return None,
     }
     Some(out.0)
+}
+
+/// A watch event line (`{"type": .., "object": ..}`) as a frame of a protobuf watch stream: the
+/// length (4 bytes, big endian), then a `WatchEvent` whose object's `raw` is the protobuf
+/// document of the object. `None` when the object has no protobuf form.
+pub(crate) fn watch_frame(line: &[u8]) -> Option<Vec<u8>> {
+    let event: Value = serde_json::from_slice(line).ok()?;
+    let object = encode_answer(&event["object"])?;
+    let mut raw_extension = Writer::default();
+    raw_extension.bytes(1, &object);
+    let mut watch_event = Writer::default();
+    watch_event.bytes(1, event["type"].as_str().unwrap_or_default().as_bytes());
+    watch_event.bytes(2, &raw_extension.0);
+    let length = u32::try_from(watch_event.0.len()).ok()?;
+    Some([&length.to_be_bytes()[..], &watch_event.0].concat())
 }

@@ -15,7 +15,10 @@ mod encode;
 mod table;
 mod wire;
 
-pub(crate) use encode::encode_answer;
+pub(crate) use encode::{encode_answer, watch_frame};
+
+/// The content type of protobuf watch streams.
+pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -115,6 +118,13 @@ fn kind_message(api_version: &str, kind: &str) -> Option<&'static MessageSpec> {
     } else {
         message(&format!("{}List", item.message))
     }
+}
+
+/// Whether objects of a kind have a protobuf form here (built-in kinds).
+pub(crate) fn has_form(group: &str, version: &str, kind: &str) -> bool {
+    table::KINDS
+        .iter()
+        .any(|k| k.group == group && k.version == version && k.kind == kind)
 }
 
 /// Decodes a protobuf request body into the JSON object it carries.

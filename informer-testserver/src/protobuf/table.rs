@@ -1121,7 +1121,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 1, json: "kind", wire: Wire::String, repeated: false },
         FieldSpec { tag: 2, json: "apiVersion", wire: Wire::String, repeated: false },
         FieldSpec { tag: 3, json: "name", wire: Wire::String, repeated: false },
-        FieldSpec { tag: 4, json: "uId", wire: Wire::String, repeated: false },
+        FieldSpec { tag: 4, json: "uid", wire: Wire::String, repeated: false },
     ] },
     MessageSpec { path: "api::authentication::v1::ExtraValue", fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true },
@@ -1228,7 +1228,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
     ] },
     MessageSpec { path: "api::authorization::v1::NonResourceRule", fields: &[
         FieldSpec { tag: 1, json: "verbs", wire: Wire::String, repeated: true },
-        FieldSpec { tag: 2, json: "nonResourceUrLs", wire: Wire::String, repeated: true },
+        FieldSpec { tag: 2, json: "nonResourceURLs", wire: Wire::String, repeated: true },
     ] },
     MessageSpec { path: "api::authorization::v1::ResourceAttributes", fields: &[
         FieldSpec { tag: 1, json: "namespace", wire: Wire::String, repeated: false },
@@ -2815,7 +2815,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 4, json: "unschedulable", wire: Wire::Bool, repeated: false },
         FieldSpec { tag: 5, json: "taints", wire: Wire::Message("api::core::v1::Taint"), repeated: true },
         FieldSpec { tag: 6, json: "configSource", wire: Wire::Message("api::core::v1::NodeConfigSource"), repeated: false },
-        FieldSpec { tag: 7, json: "podCidRs", wire: Wire::String, repeated: true },
+        FieldSpec { tag: 7, json: "podCIDRs", wire: Wire::String, repeated: true },
     ] },
     MessageSpec { path: "api::core::v1::NodeStatus", fields: &[
         FieldSpec { tag: 1, json: "capacity", wire: Wire::MapMessage("apimachinery::pkg::api::resource::Quantity"), repeated: false },
@@ -4045,7 +4045,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
     ] },
     MessageSpec { path: "api::flowcontrol::v1::NonResourcePolicyRule", fields: &[
         FieldSpec { tag: 1, json: "verbs", wire: Wire::String, repeated: true },
-        FieldSpec { tag: 6, json: "nonResourceUrLs", wire: Wire::String, repeated: true },
+        FieldSpec { tag: 6, json: "nonResourceURLs", wire: Wire::String, repeated: true },
     ] },
     MessageSpec { path: "api::flowcontrol::v1::PolicyRulesWithSubjects", fields: &[
         FieldSpec { tag: 1, json: "subjects", wire: Wire::Message("api::flowcontrol::v1::Subject"), repeated: true },
@@ -4477,7 +4477,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 2, json: "items", wire: Wire::Message("api::networking::v1::IngressClass"), repeated: true },
     ] },
     MessageSpec { path: "api::networking::v1::IngressClassParametersReference", fields: &[
-        FieldSpec { tag: 1, json: "aPiGroup", wire: Wire::String, repeated: false },
+        FieldSpec { tag: 1, json: "apiGroup", wire: Wire::String, repeated: false },
         FieldSpec { tag: 2, json: "kind", wire: Wire::String, repeated: false },
         FieldSpec { tag: 3, json: "name", wire: Wire::String, repeated: false },
         FieldSpec { tag: 4, json: "scope", wire: Wire::String, repeated: false },
@@ -4831,7 +4831,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 2, json: "apiGroups", wire: Wire::String, repeated: true },
         FieldSpec { tag: 3, json: "resources", wire: Wire::String, repeated: true },
         FieldSpec { tag: 4, json: "resourceNames", wire: Wire::String, repeated: true },
-        FieldSpec { tag: 5, json: "nonResourceUrLs", wire: Wire::String, repeated: true },
+        FieldSpec { tag: 5, json: "nonResourceURLs", wire: Wire::String, repeated: true },
     ] },
     MessageSpec { path: "api::rbac::v1::Role", fields: &[
         FieldSpec { tag: 1, json: "metadata", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::ObjectMeta"), repeated: false },
@@ -6111,7 +6111,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 2, json: "scale", wire: Wire::Message("apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale"), repeated: false },
     ] },
     MessageSpec { path: "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation", fields: &[
-        FieldSpec { tag: 1, json: "", wire: Wire::Message("apiextensions_apiserver::pkg::apis::apiextensions::v1::JsonSchemaProps"), repeated: false },
+        FieldSpec { tag: 1, json: "openAPIV3Schema", wire: Wire::Message("apiextensions_apiserver::pkg::apis::apiextensions::v1::JsonSchemaProps"), repeated: false },
     ] },
     MessageSpec { path: "apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation", fields: &[
         FieldSpec { tag: 1, json: "description", wire: Wire::String, repeated: false },
@@ -6397,7 +6397,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 1, json: "name", wire: Wire::String, repeated: false },
         FieldSpec { tag: 2, json: "versions", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery"), repeated: true },
         FieldSpec { tag: 3, json: "preferredVersion", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery"), repeated: false },
-        FieldSpec { tag: 4, json: "", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR"), repeated: true },
+        FieldSpec { tag: 4, json: "serverAddressByClientCIDRs", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR"), repeated: true },
     ] },
     MessageSpec { path: "apimachinery::pkg::apis::meta::v1::APIGroupList", fields: &[
         FieldSpec { tag: 1, json: "groups", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::APIGroup"), repeated: true },
@@ -6420,7 +6420,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
     ] },
     MessageSpec { path: "apimachinery::pkg::apis::meta::v1::APIVersions", fields: &[
         FieldSpec { tag: 1, json: "versions", wire: Wire::String, repeated: true },
-        FieldSpec { tag: 2, json: "", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR"), repeated: true },
+        FieldSpec { tag: 2, json: "serverAddressByClientCIDRs", wire: Wire::Message("apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR"), repeated: true },
     ] },
     MessageSpec { path: "apimachinery::pkg::apis::meta::v1::ApplyOptions", fields: &[
         FieldSpec { tag: 1, json: "dryRun", wire: Wire::String, repeated: true },

@@ -165,3 +165,30 @@ fn answers_decode_to_what_was_encoded() {
     assert_eq!(decode_object(&bytes).expect("decoded"), list);
     assert!(encode_answer(&json!({"apiVersion": "example.com/v1", "kind": "Widget"})).is_none());
 }
+
+/// A watch frame: length, then a `WatchEvent` whose object is the protobuf document.
+#[test]
+fn watch_events_are_length_prefixed_watch_event_messages() {
+    let line = serde_json::to_vec(&json!({"type": "ADDED", "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}}))
+        .expect("json");
+    let frame = watch_frame(&line).expect("a frame");
+    let length = u32::from_be_bytes(frame[..4].try_into().expect("four bytes")) as usize;
+    assert_eq!(length, frame.len() - 4);
+    let fields: Vec<_> = wire::Reader::new(&frame[4..])
+        .collect::<Result<_, _>>()
+        .expect("a message");
+    assert_eq!(fields[0], (1, wire::WireValue::Bytes(b"ADDED")));
+    let wire::WireValue::Bytes(raw_extension) = fields[1].1 else {
+        panic!("object is a message");
+    };
+    let raw: Vec<_> = wire::Reader::new(raw_extension)
+        .collect::<Result<_, _>>()
+        .expect("RawExtension");
+    let wire::WireValue::Bytes(document) = raw[0].1 else {
+        panic!("raw is bytes");
+    };
+    assert_eq!(decode_object(document).expect("decoded")["metadata"]["name"], "a");
+    let status = serde_json::to_vec(&json!({"type": "ERROR", "object": {"apiVersion": "v1", "kind": "Status", "code": 410, "reason": "Expired"}}))
+        .expect("json");
+    assert!(watch_frame(&status).is_some(), "errors are framed too");
+}
