@@ -68,6 +68,9 @@ enum Timed {
     Ours1,
     /// Our factory informer with three handlers.
     Ours3,
+    /// Our factory informer with three handlers on the caller's runtime
+    /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.
+    CallerRuntime,
     /// Our informer with streaming lists.
     Streaming,
     /// Watch-body decoding on one thread: kube-rs's framing against ours.
@@ -346,7 +349,13 @@ fn one_pass(
             runtime.block_on(kube_rs::run(server, rendered))
         }));
     }
-    for (consumer, handlers) in [(Timed::Ours1, 1), (Timed::Ours3, 3)] {
+    let paged = [
+        (Timed::Ours1, 1, Placement::Default),
+        (Timed::Ours3, 3, Placement::Default),
+        (Timed::CallerRuntime, 3, Placement::CallerRuntime),
+        (Timed::CallerRuntime, 3, Placement::DefaultReusedConnection),
+    ];
+    for (consumer, handlers, placement) in paged {
         if args.times(consumer) {
             outcomes.push(with_server(rendered, "ours", &|server| {
                 runtime.block_on(ours::run(
@@ -354,7 +363,7 @@ fn one_pass(
                     rendered,
                     handlers,
                     InitialList::Paged,
-                    Placement::CallerRuntime,
+                    placement,
                 ))
             }));
         }
@@ -366,7 +375,7 @@ fn one_pass(
                 rendered,
                 1,
                 InitialList::Streaming,
-                Placement::CallerRuntime,
+                Placement::Default,
             ))
         }));
     }
