@@ -104,11 +104,10 @@ async fn list_threads_of_started(factory: &SharedInformerFactory) -> Vec<Option<
     assert!(informer.has_synced());
     factory.shutdown().await;
     assert!(informer.is_stopped());
-    let threads = list_threads
+    list_threads
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    threads
+        .clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
