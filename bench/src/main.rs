@@ -7,11 +7,12 @@
 //! cargo bench -p informer-bench                    # micro-benchmarks of store, DeltaFIFO (criterion)
 //! ```
 //!
-//! It prints markdown tables: sync time with user and system CPU, watch-phase time and
-//! events/s for the floor, kube-rs (`watcher` + `reflector`) and ours (factory informer with 1
-//! and 3 counting handlers, and with streaming lists); memory per cached pod measured in
-//! child processes (`--rss ours|kube|floor [--strip-managed-fields]`); and lister queries
-//! through our indexes against kube-rs's full scan; and reconciles per second of our
+//! It prints markdown tables: sync time with user and system CPU, watch-phase time, CPU per
+//! event and events/s for the floor, kube-rs (`watcher` + `reflector`) and ours (factory
+//! informer with 1 and 3 counting handlers, with 3 on the caller's runtime and on a connection
+//! opened there (`--only caller-runtime`), and with streaming lists); memory per cached pod
+//! measured in child processes (`--rss ours|kube|floor [--strip-managed-fields]`); and lister
+//! queries through our indexes against kube-rs's full scan; and reconciles per second of our
 //! `controller::Controller` against kube-rs's `runtime::Controller` (`--only reconcile`).
 //! It exits with an error if any consumer ends without every pod or without the last event
 //! applied, or if a controller did not reconcile every pod; it asserts nothing about time.
