@@ -7,11 +7,12 @@
 //! cargo bench -p informer-bench                    # micro-benchmarks of store, DeltaFIFO (criterion)
 //! ```
 //!
-//! It prints markdown tables: sync time with user and system CPU, watch-phase time and
-//! events/s for the floor, kube-rs (`watcher` + `reflector`) and ours (factory informer with 1
-//! and 3 counting handlers, and with streaming lists); memory per cached pod measured in
-//! child processes (`--rss ours|kube|floor [--strip-managed-fields]`); and lister queries
-//! through our indexes against kube-rs's full scan; and reconciles per second of our
+//! It prints markdown tables: sync time with user and system CPU, watch-phase time, CPU per
+//! event and events/s for the floor, kube-rs (`watcher` + `reflector`) and ours (factory
+//! informer with 1 and 3 counting handlers, with 3 on the caller's runtime and on a connection
+//! opened there (`--only caller-runtime`), and with streaming lists); memory per cached pod
+//! measured in child processes (`--rss ours|kube|floor [--strip-managed-fields]`); and lister
+//! queries through our indexes against kube-rs's full scan; and reconciles per second of our
 //! `controller::Controller` against kube-rs's `runtime::Controller` (`--only reconcile`).
 //! It exits with an error if any consumer ends without every pod or without the last event
 //! applied, or if a controller did not reconcile every pod; it asserts nothing about time.
@@ -68,6 +69,9 @@ enum Timed {
     Ours1,
     /// Our factory informer with three handlers.
     Ours3,
+    /// Our factory informer with three handlers on the caller's runtime
+    /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.
+    CallerRuntime,
     /// Our informer with streaming lists.
     Streaming,
     /// Watch-body decoding on one thread: kube-rs's framing against ours.
@@ -346,7 +350,13 @@ fn one_pass(
             runtime.block_on(kube_rs::run(server, rendered))
         }));
     }
-    for (consumer, handlers) in [(Timed::Ours1, 1), (Timed::Ours3, 3)] {
+    let paged = [
+        (Timed::Ours1, 1, Placement::Default),
+        (Timed::Ours3, 3, Placement::Default),
+        (Timed::CallerRuntime, 3, Placement::CallerRuntime),
+        (Timed::CallerRuntime, 3, Placement::DefaultReusedConnection),
+    ];
+    for (consumer, handlers, placement) in paged {
         if args.times(consumer) {
             outcomes.push(with_server(rendered, "ours", &|server| {
                 runtime.block_on(ours::run(
@@ -354,7 +364,7 @@ fn one_pass(
                     rendered,
                     handlers,
                     InitialList::Paged,
-                    Placement::CallerRuntime,
+                    placement,
                 ))
             }));
         }
@@ -366,7 +376,7 @@ fn one_pass(
                 rendered,
                 1,
                 InitialList::Streaming,
-                Placement::CallerRuntime,
+                Placement::Default,
             ))
         }));
     }

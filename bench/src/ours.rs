@@ -35,12 +35,19 @@ const PHASE_TIMEOUT: Duration = Duration::from_secs(900);
 /// How often completion is checked.
 const POLL: Duration = Duration::from_millis(1);
 
-/// Where the factory runs its informers.
+/// Where the factory runs its informers, and where their connection is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Placement {
-    /// On the runtime that calls `start` (the benchmark's multi-thread runtime).
+    /// The default (`SharedInformerFactory::new`): on the factory's thread, with a client made
+    /// on the benchmark's multi-thread runtime; the informers open their own connections.
+    Default,
+    /// The default, but the client served a request on the benchmark's runtime first: the
+    /// informers reuse that idle connection, whose task stays on the benchmark's runtime.
+    DefaultReusedConnection,
+    /// On the runtime that calls `start` (the benchmark's multi-thread runtime), with
+    /// `Builder::on_caller_runtime`.
     CallerRuntime,
-    /// On a thread of their own (`builder_on_own_thread`).
+    /// On a thread of their own with a client made there (`builder_on_own_thread`).
     OwnThread,
 }
 
@@ -101,9 +108,13 @@ pub(crate) async fn run(
 ) -> Outcome {
     let name = consumer_name(handlers, initial, placement);
     let expected = Expected::of(rendered);
+    let client = server.client();
+    if placement == Placement::DefaultReusedConnection {
+        open_idle_connection(&client).await;
+    }
     // Sync phase: from building the factory to every cache and handler synced.
     let start = Mark::now(Some(server.cpu()));
-    let factory = factory(server, placement);
+    let factory = factory(server, client, placement);
     let informer = pod_informer(&factory, initial);
     let (counters, registrations) = add_counting_handlers(&informer, handlers);
     factory.start();
@@ -151,10 +162,25 @@ fn consumer_name(handlers: usize, initial: InitialList, placement: Placement) ->
         InitialList::Paged => format!("ours: factory informer, {handlers} handler(s)"),
         InitialList::Streaming => format!("ours: streaming list, {handlers} handler(s)"),
     };
-    if placement == Placement::OwnThread {
-        name.push_str(", on its own thread");
-    }
+    name.push_str(match placement {
+        Placement::Default => "",
+        Placement::DefaultReusedConnection => ", connection opened on the caller's runtime",
+        Placement::CallerRuntime => ", on the caller's runtime",
+        Placement::OwnThread => ", own thread and client",
+    });
     name
+}
+
+/// Serves one small request through `client` on the calling runtime, leaving its connection
+/// idle in the client's pool for the next request.
+async fn open_idle_connection(client: &kube::Client) {
+    let request = http::Request::get("/version")
+        .body(Vec::new())
+        .expect("a valid request");
+    // The bench server answers 404; the body is read either way, so the connection is kept.
+    let _ = client.request_text(request).await;
+    // The client puts the connection back in its pool once it is ready for another request.
+    tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
 /// What the cache and each handler hold once every event is applied and delivered.
@@ -177,10 +203,12 @@ impl Expected {
     }
 }
 
-/// A factory for `server`, running its informers where `placement` says.
-fn factory(server: &Server, placement: Placement) -> SharedInformerFactory {
+/// A factory for `server` (through `client`, unless it makes its own), running its
+/// informers where `placement` says.
+fn factory(server: &Server, client: kube::Client, placement: Placement) -> SharedInformerFactory {
     match placement {
-        Placement::CallerRuntime => SharedInformerFactory::new(server.client()),
+        Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::new(client),
+        Placement::CallerRuntime => SharedInformerFactory::builder(client).on_caller_runtime().build(),
         Placement::OwnThread => {
             let uri: http::Uri = server.url().parse().expect("the server URL is a valid URI");
             SharedInformerFactory::builder_on_own_thread(kube::Config::new(uri))

@@ -85,6 +85,12 @@ impl Outcome {
         }
     }
 
+    /// CPU time (user + system) per watch event, in microseconds.
+    fn cpu_per_event(&self, events: usize) -> Option<f64> {
+        self.watch
+            .map(|watch| watch.cpu.total().as_secs_f64() * 1e6 / events.max(1) as f64)
+    }
+
     fn events_per_second(&self, events: usize) -> Option<f64> {
         self.watch
             .map(|watch| events as f64 / watch.wall.as_secs_f64().max(f64::MIN_POSITIVE))
@@ -160,24 +166,25 @@ impl Report<'_> {
         );
         let _ = writeln!(
             out,
-            "| consumer | sync | sync user CPU | sync sys CPU | watch | watch user+sys CPU | events/s |"
+            "| consumer | sync | sync user CPU | sync sys CPU | watch | watch user+sys CPU | CPU per event | events/s |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for o in self.outcomes {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 o.name,
                 opt(o.sync, |p| secs(p.wall)),
                 opt(o.sync, |p| secs(p.cpu.user)),
                 opt(o.sync, |p| secs(p.cpu.system)),
                 opt(o.watch, |p| secs(p.wall)),
                 opt(o.watch, |p| secs(p.cpu.total())),
+                opt(o.cpu_per_event(self.events), |us| format!("{us:.0} µs")),
                 opt(o.events_per_second(self.events), |r| format!("{:.1}k", r / 1e3)),
             );
         }
         for (name, reason) in self.not_measured {
-            let _ = writeln!(out, "| {name} | not measured: {reason} | | | | | |");
+            let _ = writeln!(out, "| {name} | not measured: {reason} | | | | | | |");
         }
     }
 
@@ -188,21 +195,23 @@ impl Report<'_> {
         let sync_wall = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.wall.as_secs_f64());
         let sync_cpu = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.cpu.total().as_secs_f64());
         let rate = |o: Option<&Outcome>| o.and_then(|o| o.events_per_second(self.events));
+        let per_event = |o: Option<&Outcome>| o.and_then(|o| o.cpu_per_event(self.events));
         let _ = writeln!(
             out,
-            "\n| ours | sync time / floor | sync time / kube-rs | sync CPU / floor | sync CPU / kube-rs | events/s / floor | events/s / kube-rs |"
+            "\n| ours | sync time / floor | sync time / kube-rs | sync CPU / floor | sync CPU / kube-rs | CPU per event / floor | events/s / floor | events/s / kube-rs |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for o in self.outcomes.iter().filter(|o| o.name.starts_with("ours")) {
             let o = Some(o);
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 o.map(|o| o.name.trim_start_matches("ours: ")).unwrap_or_default(),
                 ratio(sync_wall(o), sync_wall(floor)),
                 ratio(sync_wall(o), sync_wall(kube)),
                 ratio(sync_cpu(o), sync_cpu(floor)),
                 ratio(sync_cpu(o), sync_cpu(kube)),
+                ratio(per_event(o), per_event(floor)),
                 ratio(rate(o), rate(floor)),
                 ratio(rate(o), rate(kube)),
             );

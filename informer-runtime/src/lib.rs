@@ -70,6 +70,8 @@
 //! Controllers are built in this order; each step uses the ones before it:
 //!
 //! 1. **One factory** per process (or per namespace scope): [`SharedInformerFactory::new`].
+//!    Its informers run on a thread of the factory's own, whatever runtime starts them (half
+//!    the CPU per event of running them on a multi-thread runtime).
 //! 2. **Informers and indexes** for every type the controller reads:
 //!    `factory.informer::<K>()`, and typed indexes for the lookups reconciles make
 //!    ([`cache::Index`], registered with [`SharedIndexInformer::add_index`]).

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 
 use super::*;
-use crate::{cache::Indexers, testing::FakeControllerSource};
+use crate::{cache::Indexers, source::ListerWatcher, testing::FakeControllerSource};
 
 /// A client for a server that is never contacted: nothing here starts the factory.
 fn client() -> Client {
@@ -57,5 +57,106 @@ async fn the_default_request_shares_a_custom_informer_created_first() {
     assert_eq!(
         generic.informer::<Pod>().expect("typed").description(),
         "custom pods"
+    );
+}
+
+/// A lister-watcher that records the name of the thread each list runs on.
+struct ThreadRecordingSource {
+    source: FakeControllerSource<Pod>,
+    list_threads: Arc<Mutex<Vec<Option<String>>>>,
+}
+
+impl ListerWatcher<Pod> for ThreadRecordingSource {
+    fn list(
+        &self,
+        options: &ListOptions,
+    ) -> BoxFuture<'_, Result<kube::core::ObjectList<Pod>, crate::source::Error>> {
+        let thread = std::thread::current().name().map(str::to_owned);
+        self.list_threads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(thread);
+        self.source.list(options)
+    }
+
+    fn watch(
+        &self,
+        options: &ListOptions,
+    ) -> BoxFuture<'_, Result<crate::source::WatchStream<Pod>, crate::source::Error>> {
+        self.source.watch(options)
+    }
+}
+
+/// Starts `factory` with a recording pod informer on the calling runtime, waits for its sync
+/// and returns the threads its lists ran on.
+async fn list_threads_of_started(factory: &SharedInformerFactory) -> Vec<Option<String>> {
+    let list_threads = Arc::new(Mutex::new(Vec::new()));
+    let source = ThreadRecordingSource {
+        source: FakeControllerSource::new(),
+        list_threads: Arc::clone(&list_threads),
+    };
+    let informer = factory
+        .informer_for(|_| SharedIndexInformer::new(source, informer::Config::default()))
+        .expect("the first pod informer");
+    factory.start();
+    let report = factory.wait_for_cache_sync_timeout(Duration::from_secs(10)).await;
+    assert!(report.all_synced(), "{report}");
+    assert!(informer.has_synced());
+    factory.shutdown().await;
+    assert!(informer.is_stopped());
+    list_threads
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_factory_from_a_client_runs_its_informers_on_a_thread_of_its_own() {
+    let threads = list_threads_of_started(&SharedInformerFactory::new(client())).await;
+    assert_eq!(threads, vec![Some("informers".to_owned())]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_caller_runtime_runs_the_informers_on_the_runtime_that_starts_them() {
+    let factory = SharedInformerFactory::builder(client())
+        .on_caller_runtime()
+        .build();
+    let threads = list_threads_of_started(&factory).await;
+    assert_eq!(threads.len(), 1);
+    assert_ne!(threads[0].as_deref(), Some("informers"));
+}
+
+#[test]
+fn the_informers_stop_when_the_runtime_that_started_them_shuts_down() {
+    let caller = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let informer = caller.block_on(async {
+        let factory = SharedInformerFactory::new(client());
+        let informer = factory
+            .informer_for(|_| {
+                SharedIndexInformer::from_arc(
+                    Arc::new(FakeControllerSource::<Pod>::new()),
+                    informer::Config::default(),
+                )
+            })
+            .expect("the first pod informer");
+        factory.start();
+        assert!(informer.wait_for_sync().await);
+        // the factory is dropped without `shutdown`: its informers go on, as tasks would
+        drop(factory);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!informer.is_stopped());
+        informer
+    });
+    drop(caller);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !informer.is_stopped() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        informer.is_stopped(),
+        "the informer stopped with the caller's runtime"
     );
 }
