@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::crd_schema;
 use crate::registry::{ResourceType, ScaleSubresource};
+use crate::state::State;
 use crate::status::{ApiError, FieldCause};
 
 /// The resource types served for a CRD object (one per served version), validated.
@@ -140,6 +141,26 @@ pub(crate) fn set_established(crd: &mut Value, now: &str) {
                 "storedVersions": stored,
             }),
         );
+    }
+}
+
+impl State {
+    /// The version of the CRD that defines `rt`, if a CRD does.
+    pub(crate) fn crd_version(&self, rt: &ResourceType) -> Option<Value> {
+        let crd = self.registry.crd_of(rt)?;
+        let crd_type = ResourceType::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+        );
+        let definition = self.store.get(&crd_type, &(String::new(), crd.to_owned()))?;
+        definition["spec"]["versions"]
+            .as_array()?
+            .iter()
+            .find(|v| v["name"] == rt.version.as_str())
+            .cloned()
     }
 }
 

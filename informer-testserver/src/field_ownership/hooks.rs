@@ -57,24 +57,6 @@ impl State {
         })
     }
 
-    /// The version of the CRD that defines `rt`, if a CRD does.
-    pub(crate) fn crd_version(&self, rt: &ResourceType) -> Option<Value> {
-        let crd = self.registry.crd_of(rt)?;
-        let crd_type = ResourceType::new(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            false,
-        );
-        let definition = self.store.get(&crd_type, &(String::new(), crd.to_owned()))?;
-        definition["spec"]["versions"]
-            .as_array()?
-            .iter()
-            .find(|v| v["name"] == rt.version.as_str())
-            .cloned()
-    }
-
     /// Runs `write` as `writer` (forcing conflicts when `force`), then forgets the writer.
     pub(crate) fn as_writer<R>(
         &mut self,
