@@ -222,19 +222,22 @@ impl Report<'_> {
     fn memory_table(&self, out: &mut String) {
         let _ = writeln!(
             out,
-            "\n### Memory per cached pod (own process each; after sync, RSS and peak RSS over a baseline)\n"
+            "\n### Memory per cached pod (own process each; after sync, RSS and peak RSS over a baseline; a relist after a 410 peaks at the last column times what is held)\n"
         );
         let _ = writeln!(
             out,
-            "| consumer | managedFields | objects | RSS per pod | peak RSS per pod |"
+            "| consumer | managedFields | objects | RSS per pod | peak RSS per pod | relist peak / held |"
         );
-        let _ = writeln!(out, "|---|---|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
         for result in self.rss {
             match result {
                 Ok(r) => {
+                    let relist = r
+                        .relist_peak_ratio()
+                        .map_or_else(String::new, |ratio| format!("{ratio:.2}x"));
                     let _ = writeln!(
                         out,
-                        "| {} | {} | {} | {} | {} |",
+                        "| {} | {} | {} | {} | {} | {relist} |",
                         r.consumer,
                         if r.strip_managed_fields {
                             "stripped"
@@ -247,7 +250,7 @@ impl Report<'_> {
                     );
                 }
                 Err(err) => {
-                    let _ = writeln!(out, "| failed: {} | | | | |", err.replace('\n', " "));
+                    let _ = writeln!(out, "| failed: {} | | | | | |", err.replace('\n', " "));
                 }
             }
         }

@@ -8,8 +8,8 @@
 
 use std::{collections::HashMap, process::Command, time::Duration};
 
-use futures::{StreamExt, stream::BoxStream};
-use informer_runtime::factory::SharedInformerFactory;
+use futures::{FutureExt, StreamExt, stream::BoxStream};
+use informer_runtime::{SharedIndexInformer, factory::SharedInformerFactory};
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
@@ -62,6 +62,10 @@ pub(crate) struct RssOutcome {
     pub(crate) rss: u64,
     /// `VmHWM` (peak RSS) after the sync, in bytes.
     pub(crate) hwm: u64,
+    /// The peak RSS during a relist after a 410 (the peak reset once synced), in bytes; none
+    /// for consumers without a watch or where the peak cannot be reset.
+    #[serde(default)]
+    pub(crate) relist_hwm: Option<u64>,
 }
 
 impl RssOutcome {
@@ -73,6 +77,13 @@ impl RssOutcome {
     /// Peak bytes per object during the sync.
     pub(crate) fn peak_per_object(&self) -> u64 {
         self.hwm.saturating_sub(self.baseline_rss) / self.objects.max(1) as u64
+    }
+
+    /// The peak during a relist against the memory held once synced (1.0: no more).
+    pub(crate) fn relist_peak_ratio(&self) -> Option<f64> {
+        let held = self.rss.saturating_sub(self.baseline_rss).max(1) as f64;
+        self.relist_hwm
+            .map(|peak| peak.saturating_sub(self.baseline_rss) as f64 / held)
     }
 }
 
@@ -93,7 +104,7 @@ fn strip(pod: &mut Pod) {
     pod.metadata.managed_fields = None;
 }
 
-async fn sync_floor(api: Api<Pod>, strip_managed: bool) -> usize {
+async fn sync_floor(api: Api<Pod>, strip_managed: bool) -> (usize, Option<Relist>) {
     let mut pods: HashMap<String, Pod> = HashMap::new();
     let mut params = ListParams::default().limit(PAGE_SIZE as u32);
     loop {
@@ -117,10 +128,10 @@ async fn sync_floor(api: Api<Pod>, strip_managed: bool) -> usize {
     let objects = pods.len();
     // Measured while the map is alive.
     std::mem::forget(pods);
-    objects
+    (objects, None)
 }
 
-async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> usize {
+async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> (usize, Option<Relist>) {
     let (reader, writer) = reflector::store::<Pod>();
     let events = watcher(api, watcher::Config::default());
     let events: BoxStream<'static, _> = if strip_managed {
@@ -135,12 +146,41 @@ async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> usize {
         }
     }
     let objects = reader.len();
-    // Keep the store (and the still open watch) alive while memory is read.
-    std::mem::forget((reader, stream));
-    objects
+    // The relist waits for the next end of an initial list; the store (and the open watch)
+    // stays alive while memory is read.
+    let relist = async move {
+        while let Some(event) = stream.next().await {
+            if matches!(event, Ok(watcher::Event::InitDone)) {
+                break;
+            }
+        }
+        std::mem::forget((reader, stream));
+    };
+    (objects, Some(relist.boxed()))
 }
 
-async fn sync_ours(client: kube::Client, strip_managed: bool, compact: bool) -> usize {
+/// Waits, once the watches were expired, until the factory's informer listed again and
+/// watches anew; the factory and its informer stay alive.
+fn relist_of<K: Send + Sync + 'static>(
+    factory: SharedInformerFactory,
+    informer: SharedIndexInformer<K>,
+) -> Relist {
+    async move {
+        let relisted = |factory: &SharedInformerFactory| {
+            factory
+                .stats()
+                .iter()
+                .all(|s| s.reflector.lists >= 2 && s.reflector.watches >= 2)
+        };
+        while !relisted(&factory) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        std::mem::forget((factory, informer));
+    }
+    .boxed()
+}
+
+async fn sync_ours(client: kube::Client, strip_managed: bool, compact: bool) -> (usize, Option<Relist>) {
     let mut builder = SharedInformerFactory::builder(client).compact_objects(compact);
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
@@ -153,11 +193,10 @@ async fn sync_ours(client: kube::Client, strip_managed: bool, compact: bool) -> 
         .await;
     assert!(report.all_synced(), "{report}");
     let objects = informer.store().len();
-    std::mem::forget((factory, informer));
-    objects
+    (objects, Some(relist_of(factory, informer)))
 }
 
-async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> usize {
+async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> (usize, Option<Relist>) {
     let mut builder = SharedInformerFactory::builder(client);
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
@@ -170,8 +209,15 @@ async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> usize 
         .await;
     assert!(report.all_synced(), "{report}");
     let objects = informer.store().len();
-    std::mem::forget((factory, informer));
-    objects
+    (objects, Some(relist_of(factory, informer)))
+}
+
+/// Waits until a consumer relisted after its watches were expired.
+type Relist = futures::future::BoxFuture<'static, ()>;
+
+/// Resets `VmHWM` to the current RSS (Linux's `clear_refs`); false where it cannot.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// The child process: syncs every pod from `url` with `consumer` and prints its memory.
@@ -185,7 +231,8 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         server::client(url)
     };
     let (baseline_rss, _) = memory();
-    let objects = runtime.block_on(async {
+    let expiring = client.clone();
+    let (objects, relist) = runtime.block_on(async {
         let api = Api::<Pod>::all(client.clone());
         match consumer {
             Consumer::Floor => sync_floor(api, strip_managed).await,
@@ -196,6 +243,14 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         }
     });
     let (rss, hwm) = memory();
+    // The peak of a relist after a 410: reset the peak, expire the watch, wait for the relist.
+    let relist_hwm = relist.filter(|_| reset_peak()).map(|relist| {
+        runtime.block_on(async {
+            server::expire_watches(&expiring).await;
+            relist.await;
+        });
+        memory().1
+    });
     let outcome = RssOutcome {
         consumer: consumer.arg().into(),
         strip_managed_fields: strip_managed,
@@ -203,6 +258,7 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         baseline_rss,
         rss,
         hwm,
+        relist_hwm,
     };
     println!(
         "RSS {}",

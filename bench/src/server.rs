@@ -8,7 +8,10 @@
 //! - `GET /api/v1/pods?watch=true&sendInitialEvents=true`: one `ADDED` line per pod and the
 //!   end bookmark at once, then the events as above;
 //! - a watch from any other resource version stays open without events (a watcher that
-//!   re-opens its watch after the last event gets nothing twice).
+//!   re-opens its watch after the last event gets nothing twice);
+//! - `POST /expire`: as after a compaction, every open watch ends with a `410 Expired` error
+//!   event, and so does every watch opened before the next list, so its client relists (for the
+//!   memory peak of a relist).
 //!
 //! Holding the events until [`Server::release`] lets a benchmark measure the sync and the
 //! watch phase separately. The server runs on a thread of its own (a current-thread runtime),
@@ -41,6 +44,10 @@ pub(crate) struct Server {
 struct Shared {
     rendered: Arc<Rendered>,
     release: watch::Receiver<bool>,
+    /// Bumped by `POST /expire`: watches opened before end with a 410.
+    expired: watch::Sender<u64>,
+    /// Set by `POST /expire`, cleared by the next list: watches opened meanwhile get a 410.
+    expired_until_list: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
@@ -52,6 +59,8 @@ impl Server {
         let shared = Arc::new(Shared {
             rendered,
             release: release_rx,
+            expired: watch::channel(0).0,
+            expired_until_list: std::sync::atomic::AtomicBool::new(false),
         });
         let thread = std::thread::Builder::new()
             .name("bench-server".into())
@@ -110,6 +119,17 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Makes every watch open on the server at `url` end with a 410.
+pub(crate) async fn expire_watches(client: &kube::Client) {
+    let request = http::Request::post("/expire")
+        .body(Vec::new())
+        .expect("a request");
+    client
+        .request_text(request)
+        .await
+        .expect("the bench server expires its watches");
 }
 
 /// A kube client for a server at `url`.
@@ -185,6 +205,13 @@ fn full(status: StatusCode, body: Bytes) -> Response<Body> {
 }
 
 fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
+    if request.uri().path() == "/expire" {
+        shared
+            .expired_until_list
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        shared.expired.send_modify(|generation| *generation += 1);
+        return full(StatusCode::OK, Bytes::from_static(b"{}"));
+    }
     if request.uri().path() != "/api/v1/pods" {
         return full(
             StatusCode::NOT_FOUND,
@@ -202,6 +229,9 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
     let is_true = |name: &str| param(name).is_some_and(|v| v == "true" || v == "1");
     let rendered = &shared.rendered;
     if !is_true("watch") {
+        shared
+            .expired_until_list
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         let accept = request
             .headers()
             .get(header::ACCEPT)
@@ -236,10 +266,27 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
         futures::stream::iter(events)
     })
     .flatten();
-    let hold = futures::stream::once(std::future::pending::<Bytes>());
+    // Open until the next `POST /expire`, which ends it with a 410 (at once after an expiry
+    // not followed by a list yet).
+    let mut expired = shared.expired.subscribe();
+    let already = shared
+        .expired_until_list
+        .load(std::sync::atomic::Ordering::SeqCst);
+    let expiry = async move {
+        if !already {
+            let _ = expired.changed().await;
+        }
+    };
+    let gone = futures::stream::once(async {
+        Bytes::from_static(
+            b"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Expired\",\"code\":410}}\n",
+        )
+    });
     let lines = futures::stream::iter(initial)
         .chain(gated)
-        .chain(hold)
+        .chain(futures::stream::pending())
+        .take_until(expiry)
+        .chain(gone)
         .map(|line| Ok::<_, Infallible>(Frame::data(line)));
     let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
     response.headers_mut().insert(
