@@ -34,19 +34,7 @@ pub(crate) fn list(list: &Value, version: &str) -> Value {
 /// A watch event line with its object as a `PartialObjectMetadata`; `ERROR` events (a
 /// `Status`) and lines that are not events pass unchanged.
 pub(crate) fn watch_line(line: Bytes, version: &str) -> Bytes {
-    let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
-        return line;
-    };
-    if event.get("type").and_then(Value::as_str) == Some("ERROR") {
-        return line;
-    }
-    let Some(inner) = event.get_mut("object") else {
-        return line;
-    };
-    *inner = object(inner, version);
-    let mut text = event.to_string();
-    text.push('\n');
-    Bytes::from(text)
+    crate::watch::reshape_event(line, |_, event_object| object(&event_object, version))
 }
 
 #[cfg(test)]

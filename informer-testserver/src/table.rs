@@ -544,24 +544,15 @@ pub(crate) fn watch_line(
     version: &str,
     with_definitions: bool,
 ) -> bytes::Bytes {
-    let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
-        return line;
-    };
-    let kind = event["type"].as_str().unwrap_or_default().to_owned();
-    if kind == "ERROR" {
-        return line;
-    }
-    let object = event["object"].take();
-    let metadata = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
-    let rows: &[Value] = if kind == "BOOKMARK" {
-        &[]
-    } else {
-        std::slice::from_ref(&object)
-    };
-    event["object"] = table(columns, rows, metadata, include, version, with_definitions);
-    let mut text = event.to_string();
-    text.push('\n');
-    bytes::Bytes::from(text)
+    crate::watch::reshape_event(line, |kind, object| {
+        let metadata = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
+        let rows: &[Value] = if kind == "BOOKMARK" {
+            &[]
+        } else {
+            std::slice::from_ref(&object)
+        };
+        table(columns, rows, metadata, include, version, with_definitions)
+    })
 }
 
 /// A `Table` of `objects` (with or without column definitions), with `metadata` (a list's

@@ -43,6 +43,20 @@ fn line(kind: &str, object: &Value) -> Bytes {
     Bytes::from(s)
 }
 
+/// An event line with its object replaced by `reshape(type, object)`; `ERROR` events (a
+/// `Status`) and lines that are not events pass unchanged.
+pub(crate) fn reshape_event(line: Bytes, reshape: impl FnOnce(&str, Value) -> Value) -> Bytes {
+    let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
+        return line;
+    };
+    let kind = event["type"].as_str().unwrap_or_default().to_owned();
+    if kind == "ERROR" || event.get("object").is_none() {
+        return line;
+    }
+    let object = event["object"].take();
+    self::line(&kind, &reshape(&kind, object))
+}
+
 fn bookmark(rt: &ResourceType, rv: u64, initial_events_end: bool) -> Bytes {
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if initial_events_end {

@@ -13,46 +13,36 @@ use crate::{Api, RenderOptions};
 /// switch over the resources' metadata-only informers.
 pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     let rt = options.codegen();
-    let mut arms = Vec::new();
-    let mut metadata_arms = Vec::new();
-    let mut entries = Vec::new();
-    for group in &api.groups {
-        for version in &group.versions {
-            for resource in &version.resources {
+    let mut resources: Vec<_> = api
+        .groups
+        .iter()
+        .flat_map(|group| &group.versions)
+        .flat_map(|version| &version.resources)
+        .map(|r| ((r.group.clone(), r.version.clone(), r.plural.clone()), r))
+        .collect();
+    resources.sort_by(|a, b| a.0.cmp(&b.0));
+    // One arm per resource, returning the generic informer of `informed(resource's type)`.
+    let arms = |informed: &dyn Fn(&syn::Path) -> TokenStream| -> Vec<TokenStream> {
+        resources
+            .iter()
+            .map(|((g, v, p), resource)| {
                 let cfg = resource.cfg_attrs();
-                let (g, v, p) = (&resource.group, &resource.version, &resource.plural);
-                let ty = &resource.rust_path;
-                let key = (g.clone(), v.clone(), p.clone());
-                entries.push((key.clone(), quote! { #cfg (#g, #v, #p), }));
-                arms.push((
-                    key.clone(),
-                    quote! {
-                        #cfg
-                        (#g, #v, #p) => {
-                            #rt::Ok(self.factory.generic_informer::<#ty>(::core::clone::Clone::clone(gvr)))
-                        }
-                    },
-                ));
-                metadata_arms.push((
-                    key,
-                    quote! {
-                        #cfg
-                        (#g, #v, #p) => {
-                            #rt::Ok(self.factory.generic_informer::<#rt::PartialObjectMeta<#ty>>(
-                                ::core::clone::Clone::clone(gvr),
-                            ))
-                        }
-                    },
-                ));
-            }
-        }
-    }
-    arms.sort_by(|a, b| a.0.cmp(&b.0));
-    let arms = arms.into_iter().map(|(_, arm)| arm);
-    metadata_arms.sort_by(|a, b| a.0.cmp(&b.0));
-    let metadata_arms = metadata_arms.into_iter().map(|(_, arm)| arm);
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let entries = entries.into_iter().map(|(_, entry)| entry);
+                let ty = informed(&resource.rust_path);
+                quote! {
+                    #cfg
+                    (#g, #v, #p) => {
+                        #rt::Ok(self.factory.generic_informer::<#ty>(::core::clone::Clone::clone(gvr)))
+                    }
+                }
+            })
+            .collect()
+    };
+    let metadata_arms = arms(&|ty| quote! { #rt::PartialObjectMeta<#ty> });
+    let arms = arms(&|ty| quote! { #ty });
+    let entries = resources.iter().map(|((g, v, p), resource)| {
+        let cfg = resource.cfg_attrs();
+        quote! { #cfg (#g, #v, #p), }
+    });
     quote! {
         impl Informers {
             /// The `(group, version, plural)` of every resource with an informer here (the
