@@ -6,7 +6,9 @@
 //!   last version seen, and `""` (most recent) after a 410 Expired or a "too large resource
 //!   version" answer, which is retried at once;
 //! - lists are paged (500 per page unless a version is given and the watch cache can serve
-//!   it), and a continuation that expires falls back to one full list;
+//!   it), and a continuation that expires falls back to one full list; each page goes to the
+//!   store as it arrives ([`Replacement`]), so an informer's relist holds what the cache holds
+//!   plus about a page, where client-go holds the whole new list beside the old cache;
 //! - the watch starts from the list's version with bookmarks, with a random server timeout of
 //!   5 to 10 minutes; a clean close, a connection reset or a read timeout re-opens it from the
 //!   last version without relisting; 429, unreachable servers and watches that close at once
@@ -17,7 +19,9 @@
 //! - a resync timer asks the store to re-deliver known objects.
 
 pub mod backoff;
+mod replacement;
 mod retry_window;
+pub use replacement::{BufferedReplacement, Replacement};
 use std::{
     collections::HashMap,
     fmt,
@@ -43,8 +47,9 @@ use crate::{
     cache::delta_fifo::DeltaFifo,
     cache::key::object_key,
     reflector::backoff::Backoff,
+    reflector::replacement::PagedReplacement,
     reflector::retry_window::RetryWindow,
-    source::pager::{DEFAULT_PAGE_SIZE, list_pages},
+    source::pager::{DEFAULT_PAGE_SIZE, Page, list_pages},
     source::{self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
     user_panic::{PanicReporter, UserFunction, UserPanic, panic_message},
 };
@@ -195,6 +200,15 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn delete(&self, obj: Arc<K>);
     /// The complete state at `resource_version` (after a list).
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str);
+    /// Begins a relist that arrives page by page. By default the pages are buffered and
+    /// handed whole to [`replace`](Self::replace); an informer's queue and a plain cache
+    /// apply each page as it arrives, so a relist does not hold a second copy of the world.
+    fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
+    where
+        K: Send + Sync + 'static,
+    {
+        Box::new(BufferedReplacement::new(self))
+    }
     /// The resync timer fired.
     fn resync(&self) -> Result<(), BoxError>;
     /// The reflector saw `resource_version` in a watch event (including bookmarks).
@@ -222,6 +236,13 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         self.replace_prepared(objects, resource_version);
     }
 
+    fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
+    where
+        K: 'static,
+    {
+        Box::new(PagedReplacement::new(self))
+    }
+
     fn resync(&self) -> Result<(), BoxError> {
         DeltaFifo::resync(self);
         Ok(())
@@ -243,6 +264,13 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for Writer<K> {
 
     fn replace(&self, objects: Vec<Arc<K>>, _resource_version: &str) {
         Writer::replace(self, objects);
+    }
+
+    fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
+    where
+        K: 'static,
+    {
+        Box::new(PagedReplacement::new(self))
     }
 
     fn resync(&self) -> Result<(), BoxError> {
@@ -514,7 +542,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         Some(DEFAULT_PAGE_SIZE)
     }
 
-    /// Lists into the store; `Ok(false)` if cancelled first (the store is untouched).
+    /// Lists into the store page by page (see [`Replacement`]); `Ok(false)` if cancelled
+    /// first (pages that arrived stay applied, the end of the list is not).
     async fn list(&self, cancel: &CancellationToken) -> Result<bool, Error> {
         let mut resource_version = self.relist_resource_version();
         loop {
@@ -523,25 +552,32 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 ..ListOptions::default()
             };
             let page_size = self.page_size(&resource_version);
-            let prepare = |obj| self.store.prepare(obj);
+            let mut replacement = self.store.begin_replace();
+            let mut on_page = |page: Page<K>| match page {
+                Page::Items(items) => {
+                    let prepared = items.into_iter().map(|obj| self.store.prepare(obj)).collect();
+                    replacement.page(prepared);
+                }
+                Page::StartOver => replacement.start_over(),
+            };
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Ok(false),
-                result = list_pages(self.lister_watcher.as_ref(), &options, page_size, true, &prepare) => result,
+                result = list_pages(self.lister_watcher.as_ref(), &options, page_size, true, &mut on_page) => result,
             };
             match result {
-                Ok(paged) => {
-                    let list_resource_version = paged.metadata.resource_version.clone().unwrap_or_default();
+                Ok(end) => {
+                    let list_resource_version = end.metadata.resource_version.clone().unwrap_or_default();
                     {
                         let mut state = self.lock();
-                        if resource_version == "0" && paged.paginated {
+                        if resource_version == "0" && end.paginated {
                             state.paginated_result = true;
                         }
                         state.last_resource_version_unavailable = false;
                     }
                     self.counters.lists.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(resource = %self.resource, items = paged.items.len(), resource_version = %list_resource_version, "listed");
-                    self.store.replace(paged.items, &list_resource_version);
+                    tracing::debug!(resource = %self.resource, items = end.items, resource_version = %list_resource_version, "listed");
+                    replacement.finish(&list_resource_version);
                     self.set_last_sync_resource_version(&list_resource_version);
                     return Ok(true);
                 }

@@ -977,6 +977,126 @@ async fn expired_continuation_falls_back_to_a_full_list() {
     assert_eq!(store.len(), 8);
 }
 
+/// The store's content as `name@resourceVersion`, sorted.
+fn store_versions(store: &Store<Pod>) -> Vec<String> {
+    let mut versions: Vec<String> = store
+        .list()
+        .iter()
+        .map(|p| {
+            let rv = p.metadata.resource_version.as_deref().unwrap_or_default();
+            format!("{}@{rv}", p.metadata.name.as_deref().unwrap_or_default())
+        })
+        .collect();
+    versions.sort();
+    versions
+}
+
+/// Two rounds against a closing watch: one list each (the watch backs off past the timeout).
+async fn two_rounds(r: &Reflector<Pod>) {
+    for _ in 0..2 {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(10),
+            r.list_and_watch(&CancellationToken::new()),
+        )
+        .await;
+    }
+}
+
+/// A relist reaches the store page by page: when a page is asked for, every earlier page is
+/// already stored, replacing the older objects (a relist holds about one page more than the
+/// store, not a second copy of it); what no page listed is removed at the end only.
+#[tokio::test(start_paused = true)]
+async fn relist_pages_reach_the_store_as_they_arrive() {
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let seen_at_request = Arc::new(Mutex::new(Vec::new()));
+    let lw = {
+        let (store, seen_at_request) = (store.clone(), Arc::clone(&seen_at_request));
+        ScriptedLw::new(
+            move |n, o| {
+                seen_at_request.lock().expect("lock").push(store_versions(&store));
+                match n {
+                    0 => Ok(list_of("5", vec![pod("pod-0", "5"), pod("gone", "5")], None)),
+                    _ => paged_list(4, o),
+                }
+            },
+            |_, _| Ok(closing_stream(vec![])),
+        )
+    };
+    let config = Config {
+        page_size: Some(4),
+        ..Config::default()
+    };
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
+    two_rounds(&r).await;
+    let seen = seen_at_request.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 4, "one list, then a relist of three pages");
+    assert_eq!(seen[1], ["gone@5", "pod-0@5"], "before the relist");
+    assert_eq!(
+        seen[2],
+        ["gone@5", "pod-0@10", "pod-1@10", "pod-2@10", "pod-3@10"],
+        "the first page is stored before the second is asked for; gone stays until the end"
+    );
+    assert_eq!(seen[3].len(), 9, "{:?}", seen[3]);
+    let names = store_names(&store);
+    assert_eq!(names.len(), 10);
+    assert!(!names.contains(&"gone".to_owned()), "gone is removed at the end");
+}
+
+/// When an expired continuation makes the relist start over with one full list, keys that only
+/// the abandoned pages listed are removed too.
+#[tokio::test(start_paused = true)]
+async fn a_relist_that_starts_over_removes_what_only_the_abandoned_pages_listed() {
+    let lw = ScriptedLw::new(
+        |n, _| match n {
+            0 => Ok(list_of("5", pods(0..2, "5"), None)),
+            1 => Ok(list_of("10", pods(0..4, "10"), Some("C1"))),
+            2 => Err(source::Error::status(410, "Expired", "continue token expired")),
+            _ => Ok(list_of("11", pods(0..1, "11"), None)),
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let config = Config {
+        page_size: Some(4),
+        ..Config::default()
+    };
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
+    two_rounds(&r).await;
+    assert_eq!(lw.lists().len(), 4);
+    assert_eq!(store_versions(&store), ["pod-0@11"]);
+    assert_eq!(r.last_sync_resource_version(), "11");
+}
+
+/// A relist that fails after some pages keeps what they stored (each object is newer than the
+/// one it replaced) and removes nothing: what vanished goes with the next complete list.
+#[tokio::test(start_paused = true)]
+async fn a_relist_that_fails_midway_keeps_its_pages_and_removes_nothing() {
+    let lw = ScriptedLw::new(
+        |n, _| match n {
+            0 => Ok(list_of("5", pods(0..3, "5"), None)),
+            1 => Ok(list_of("10", pods(0..1, "10"), Some("C1"))),
+            _ => Err(source::Error::status(500, "InternalError", "etcd is down")),
+        },
+        |_, _| Ok(closing_stream(vec![])),
+    );
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let config = Config {
+        page_size: Some(1),
+        ..Config::default()
+    };
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
+    two_rounds(&r).await;
+    assert_eq!(store_versions(&store), ["pod-0@10", "pod-1@5", "pod-2@5"]);
+    assert_eq!(
+        r.last_sync_resource_version(),
+        "5",
+        "the failed list set no version"
+    );
+}
+
 // TestReflectorFullListIfTooLarge
 #[tokio::test(start_paused = true)]
 async fn too_large_resource_version_relists_at_most_recent() {

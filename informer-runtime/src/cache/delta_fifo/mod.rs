@@ -393,20 +393,34 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// [`replace`](Self::replace) with [prepared](Self::prepare) objects.
     pub(crate) fn replace_prepared(&self, list: Vec<Arc<K>>, _resource_version: &str) {
+        let mut listed = HashSet::with_capacity(list.len());
+        self.replace_page(&mut listed, list);
+        self.replace_end(&listed);
+    }
+
+    /// The next page of a relist: every object gets a `Replaced` (or `Sync`) change at once,
+    /// and its key is added to `listed`.
+    pub(crate) fn replace_page(&self, listed: &mut HashSet<SharedKey>, page: Vec<Arc<K>>) {
         let kind = if self.emit_delta_type_replaced {
             DeltaType::Replaced
         } else {
             DeltaType::Sync
         };
-        let prepared: Vec<(SharedKey, Arc<K>)> = list.into_iter().map(Self::keyed).collect();
+        let prepared: Vec<(SharedKey, Arc<K>)> = page.into_iter().map(Self::keyed).collect();
         let mut state = self.lock();
-        let mut listed: HashSet<SharedKey> = HashSet::with_capacity(prepared.len());
         for (key, obj) in prepared {
             listed.insert(Arc::clone(&key));
             append(&mut state, key, kind, MaybeTombstone::Object(obj));
         }
+        drop(state);
+        self.changed.notify_waiters();
+    }
 
-        let mut queued_deletions = 0;
+    /// The end of a relist whose pages listed `listed`: every queued or known key that is not
+    /// listed gets a tombstone, and the first relist defines the initial population (the keys
+    /// still queued: those of its pages not popped yet, and its tombstones).
+    pub(crate) fn replace_end(&self, listed: &HashSet<SharedKey>) {
+        let mut state = self.lock();
         let vanished: Vec<(SharedKey, Option<Arc<K>>)> = state
             .items
             .iter()
@@ -419,42 +433,21 @@ impl<K: Resource> DeltaFifo<K> {
             })
             .collect();
         for (key, obj) in vanished {
-            queued_deletions += 1;
-            let tombstone = DeletedFinalStateUnknown {
-                key: key.to_string(),
-                obj,
-            };
-            append(
-                &mut state,
-                key,
-                DeltaType::Deleted,
-                MaybeTombstone::Tombstone(tombstone),
-            );
+            queue_tombstone(&mut state, key, obj);
         }
-
         if let Some(known) = &self.known_objects {
             for key in known.known_keys() {
                 if listed.contains(&key) || state.items.contains_key(&key) {
                     continue;
                 }
                 let obj = known.known_object(&key);
-                queued_deletions += 1;
-                let tombstone = DeletedFinalStateUnknown {
-                    key: key.to_string(),
-                    obj,
-                };
-                append(
-                    &mut state,
-                    key,
-                    DeltaType::Deleted,
-                    MaybeTombstone::Tombstone(tombstone),
-                );
+                queue_tombstone(&mut state, key, obj);
             }
         }
 
         if !state.populated {
             state.populated = true;
-            state.initial_population_count = listed.len() + queued_deletions;
+            state.initial_population_count = state.queue.len();
         }
         self.publish_synced(&state);
         drop(state);
@@ -607,6 +600,20 @@ impl<K: Resource> DeltaFifo<K> {
 
 fn has_synced<K>(state: &State<K>) -> bool {
     state.populated && state.initial_population_count == 0
+}
+
+/// Queues a `Deleted` change for `key` carrying a tombstone with its last known state.
+fn queue_tombstone<K>(state: &mut State<K>, key: SharedKey, obj: Option<Arc<K>>) {
+    let tombstone = DeletedFinalStateUnknown {
+        key: key.to_string(),
+        obj,
+    };
+    append(
+        state,
+        key,
+        DeltaType::Deleted,
+        MaybeTombstone::Tombstone(tombstone),
+    );
 }
 
 /// Appends one change to `key`, queueing the key if it is new, and collapses two consecutive

@@ -747,3 +747,63 @@ async fn consecutive_deletes_collapse() {
         );
     }
 }
+
+fn prepared(f: &DeltaFifo<ConfigMap>, objects: Vec<ConfigMap>) -> Vec<Arc<ConfigMap>> {
+    objects.into_iter().map(|o| f.prepare(o)).collect()
+}
+
+/// A relist handed over page by page: each page is queued at once and can be popped before the
+/// list ends; the end queues the tombstones, and the initial population is what is still
+/// queued then, so the queue has synced only once every page and tombstone was popped.
+#[tokio::test]
+async fn replace_by_pages_queues_each_page_at_once_and_syncs_after_the_end() {
+    let f = with_known(vec![obj("gone", 1)]);
+    let mut listed = HashSet::new();
+    f.replace_page(&mut listed, prepared(&f, vec![obj("a", 2), obj("b", 2)]));
+    assert_eq!(
+        f.list_keys(),
+        ["a", "b"],
+        "the first page is queued before the list ends"
+    );
+    let mut initial = None;
+    let popped: Popped = f
+        .pop(|_, is_in_initial_list| {
+            initial = Some(is_in_initial_list);
+            Ok(())
+        })
+        .await;
+    assert_eq!(describe_all(&popped.expect("queued")), [e(Sync, "a@2")]);
+    assert_eq!(
+        initial,
+        Some(true),
+        "a page of the first list is part of the initial list"
+    );
+    assert!(!f.has_synced(), "the list has not ended");
+
+    f.replace_page(&mut listed, prepared(&f, vec![obj("c", 2)]));
+    f.replace_end(&listed);
+    assert!(!f.has_synced(), "b, c and the tombstone of gone are still queued");
+    assert_eq!(
+        pop_all(&f).await,
+        [
+            vec![e(Sync, "b@2")],
+            vec![e(Sync, "c@2")],
+            vec![e(Deleted, "DFSU{gone, gone@1}")],
+        ]
+    );
+    assert!(f.has_synced());
+}
+
+/// A key listed by an earlier page is not deleted at the end, even once popped: the keys of
+/// every page count, not only those still queued.
+#[tokio::test]
+async fn replace_by_pages_keeps_popped_keys_of_earlier_pages() {
+    let f = with_known(vec![obj("a", 1), obj("b", 1)]);
+    let mut listed = HashSet::new();
+    f.replace_page(&mut listed, prepared(&f, vec![obj("a", 2)]));
+    pop(&f).await;
+    f.replace_page(&mut listed, prepared(&f, vec![]));
+    f.replace_end(&listed);
+    assert_eq!(pop_all(&f).await, [vec![e(Deleted, "DFSU{b, b@1}")]]);
+    assert!(f.has_synced());
+}
