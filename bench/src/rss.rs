@@ -18,7 +18,7 @@ use kube::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{render::PAGE_SIZE, server};
+use crate::{cpu, render::PAGE_SIZE, server};
 
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -66,6 +66,14 @@ pub(crate) struct RssOutcome {
     /// for consumers without a watch or where the peak cannot be reset.
     #[serde(default)]
     pub(crate) relist_hwm: Option<u64>,
+    /// User CPU time of the whole process during the sync, in microseconds.
+    #[serde(default)]
+    pub(crate) sync_user_micros: u64,
+    /// System CPU time of the whole process during the sync, in microseconds: mostly the
+    /// first touch of fresh memory, whose cost depends on the machine (a VM's host) more than
+    /// on the consumer.
+    #[serde(default)]
+    pub(crate) sync_system_micros: u64,
 }
 
 impl RssOutcome {
@@ -77,6 +85,15 @@ impl RssOutcome {
     /// Peak bytes per object during the sync.
     pub(crate) fn peak_per_object(&self) -> u64 {
         self.hwm.saturating_sub(self.baseline_rss) / self.objects.max(1) as u64
+    }
+
+    /// User and system CPU time per object of the sync, in microseconds.
+    pub(crate) fn sync_cpu_per_object(&self) -> (f64, f64) {
+        let per_object = |micros: u64| micros as f64 / self.objects.max(1) as f64;
+        (
+            per_object(self.sync_user_micros),
+            per_object(self.sync_system_micros),
+        )
     }
 
     /// The peak during a relist against the memory held once synced (1.0: no more).
@@ -215,6 +232,10 @@ async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> (usize
 /// Waits until a consumer relisted after its watches were expired.
 type Relist = futures::future::BoxFuture<'static, ()>;
 
+fn micros(time: Duration) -> u64 {
+    u64::try_from(time.as_micros()).unwrap_or(u64::MAX)
+}
+
 /// Resets `VmHWM` to the current RSS (Linux's `clear_refs`); false where it cannot.
 fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
@@ -231,6 +252,7 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         server::client(url)
     };
     let (baseline_rss, _) = memory();
+    let cpu_before = cpu::process();
     let expiring = client.clone();
     let (objects, relist) = runtime.block_on(async {
         let api = Api::<Pod>::all(client.clone());
@@ -243,6 +265,7 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         }
     });
     let (rss, hwm) = memory();
+    let sync_cpu = cpu::process().since(&cpu_before);
     // The peak of a relist after a 410: reset the peak, expire the watch, wait for the relist.
     let relist_hwm = relist.filter(|_| reset_peak()).map(|relist| {
         runtime.block_on(async {
@@ -259,6 +282,8 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         rss,
         hwm,
         relist_hwm,
+        sync_user_micros: micros(sync_cpu.user),
+        sync_system_micros: micros(sync_cpu.system),
     };
     println!(
         "RSS {}",
@@ -268,20 +293,27 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
     std::process::exit(0);
 }
 
-/// Runs one child per consumer and stripping choice against the server at `url`.
-pub(crate) fn measure_all(url: &str) -> Vec<Result<RssOutcome, String>> {
+/// Every consumer, with and without `managedFields`: the memory table at the default size.
+pub(crate) const ALL_RUNS: [(Consumer, bool); 9] = [
+    (Consumer::Floor, false),
+    (Consumer::Kube, false),
+    (Consumer::Kube, true),
+    (Consumer::Ours, false),
+    (Consumer::Ours, true),
+    (Consumer::OursCompacted, false),
+    (Consumer::OursCompacted, true),
+    (Consumer::OursMetadata, false),
+    (Consumer::OursMetadata, true),
+];
+
+/// Runs one child per consumer and stripping choice of `runs` against the server at `url`,
+/// which serves `pods` pods; a child that cached another number of pods failed.
+pub(crate) fn measure_all(
+    url: &str,
+    runs: &[(Consumer, bool)],
+    pods: usize,
+) -> Vec<Result<RssOutcome, String>> {
     let exe = std::env::current_exe().expect("the path of the bench binary");
-    let runs = [
-        (Consumer::Floor, false),
-        (Consumer::Kube, false),
-        (Consumer::Kube, true),
-        (Consumer::Ours, false),
-        (Consumer::Ours, true),
-        (Consumer::OursCompacted, false),
-        (Consumer::OursCompacted, true),
-        (Consumer::OursMetadata, false),
-        (Consumer::OursMetadata, true),
-    ];
     runs.iter()
         .map(|&(consumer, strip_managed)| {
             let mut command = Command::new(&exe);
@@ -291,7 +323,7 @@ pub(crate) fn measure_all(url: &str) -> Vec<Result<RssOutcome, String>> {
             }
             let output = command.output().map_err(|e| format!("{}: {e}", consumer.arg()))?;
             let stdout = String::from_utf8_lossy(&output.stdout);
-            stdout
+            let outcome: RssOutcome = stdout
                 .lines()
                 .find_map(|line| line.strip_prefix("RSS "))
                 .and_then(|json| serde_json::from_str(json).ok())
@@ -302,7 +334,14 @@ pub(crate) fn measure_all(url: &str) -> Vec<Result<RssOutcome, String>> {
                         output.status,
                         String::from_utf8_lossy(&output.stderr)
                     )
-                })
+                })?;
+            if outcome.objects != pods {
+                return Err(format!(
+                    "memory of {}: {} objects, expected {pods}",
+                    outcome.consumer, outcome.objects
+                ));
+            }
+            Ok(outcome)
         })
         .collect()
 }
