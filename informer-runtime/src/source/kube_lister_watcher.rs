@@ -13,6 +13,7 @@ use kube::{
 use serde::de::DeserializeOwned;
 
 use crate::{
+    source::exact_json,
     source::watch_body::decode_watch_body,
     source::{Error, ListOptions, ListerWatcher, TweakListOptions, WatchStream},
 };
@@ -32,6 +33,10 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// ([`DEFAULT_RESPONSE_TIMEOUT`], see [`response_timeout`](Self::response_timeout)) is
 /// abandoned and reported as [`Error::Timeout`], so the reflector retries it instead
 /// of waiting forever.
+///
+/// Lists and watch events are decoded with every `Vec` at its exact capacity (one pass over
+/// the text finds every array's length, which serde then allocates at once): a cache holds no
+/// room left by a vector's doubling, without a copy of each object.
 ///
 /// For `kube::core::PartialObjectMeta<K>` it asks for metadata only (client-go's metadata
 /// client): the server sends `PartialObjectMetadata` objects, with `metadata` and nothing
@@ -214,7 +219,7 @@ where
             let body = self.send("list", request).await?;
             let bytes = body.collect().await.map_err(classify)?.to_bytes();
             let text = std::str::from_utf8(&bytes).map_err(|err| Error::Decode(Box::new(err)))?;
-            serde_json::from_str(text).map_err(|err| Error::Decode(Box::new(err)))
+            exact_json::from_str(text).map_err(|err| Error::Decode(Box::new(err)))
         }
         .boxed()
     }

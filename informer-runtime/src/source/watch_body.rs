@@ -10,7 +10,7 @@ use futures::{Stream, StreamExt};
 use kube::core::{Status, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use crate::source::{BoxError, Error, is_connection_end};
+use crate::source::{BoxError, Error, exact_json, is_connection_end};
 
 /// A split line longer than this gives its buffer back once decoded.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
@@ -144,7 +144,7 @@ fn decode_line<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>,
         Ok(line) => line,
         Err(err) => return Some(Err(Error::Decode(Box::new(err)))),
     };
-    Some(match serde_json::from_str::<WatchEvent<K>>(line) {
+    Some(match exact_json::from_str::<WatchEvent<K>>(line) {
         Ok(event) => Ok(event),
         Err(err) => match serde_json::from_str::<Status>(line) {
             Ok(status) if status.code != 0 || status.status.is_some() => Err(Error::Api(Box::new(status))),
