@@ -961,18 +961,7 @@ async fn expired_continuation_falls_back_to_a_full_list() {
     );
     let writer = Writer::<Pod>::default();
     let store = writer.store();
-    let config = Config {
-        page_size: Some(4),
-        ..Config::default()
-    };
-    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
-    for _ in 0..2 {
-        let _ = tokio::time::timeout(
-            Duration::from_millis(10),
-            r.list_and_watch(&CancellationToken::new()),
-        )
-        .await;
-    }
+    two_paged_rounds(Arc::clone(&lw), writer, 4).await;
     assert_eq!(lw.list_versions(), ["0", "10", "", "10"]);
     assert_eq!(store.len(), 8);
 }
@@ -991,8 +980,14 @@ fn store_versions(store: &Store<Pod>) -> Vec<String> {
     versions
 }
 
-/// Two rounds against a closing watch: one list each (the watch backs off past the timeout).
-async fn two_rounds(r: &Reflector<Pod>) {
+/// A reflector into `writer` with lists paged by `page_size`, after two rounds against a
+/// closing watch: one list each (the watch backs off past the timeout).
+async fn two_paged_rounds(lw: Arc<ScriptedLw>, writer: Writer<Pod>, page_size: u32) -> Reflector<Pod> {
+    let config = Config {
+        page_size: Some(page_size),
+        ..Config::default()
+    };
+    let r = reflector(lw, Arc::new(writer), config);
     for _ in 0..2 {
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
@@ -1000,6 +995,7 @@ async fn two_rounds(r: &Reflector<Pod>) {
         )
         .await;
     }
+    r
 }
 
 /// A relist reaches the store page by page: when a page is asked for, every earlier page is
@@ -1023,12 +1019,7 @@ async fn relist_pages_reach_the_store_as_they_arrive() {
             |_, _| Ok(closing_stream(vec![])),
         )
     };
-    let config = Config {
-        page_size: Some(4),
-        ..Config::default()
-    };
-    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
-    two_rounds(&r).await;
+    two_paged_rounds(Arc::clone(&lw), writer, 4).await;
     let seen = seen_at_request.lock().expect("lock").clone();
     assert_eq!(seen.len(), 4, "one list, then a relist of three pages");
     assert_eq!(seen[1], ["gone@5", "pod-0@5"], "before the relist");
@@ -1058,12 +1049,7 @@ async fn a_relist_that_starts_over_removes_what_only_the_abandoned_pages_listed(
     );
     let writer = Writer::<Pod>::default();
     let store = writer.store();
-    let config = Config {
-        page_size: Some(4),
-        ..Config::default()
-    };
-    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
-    two_rounds(&r).await;
+    let r = two_paged_rounds(Arc::clone(&lw), writer, 4).await;
     assert_eq!(lw.lists().len(), 4);
     assert_eq!(store_versions(&store), ["pod-0@11"]);
     assert_eq!(r.last_sync_resource_version(), "11");
@@ -1083,12 +1069,7 @@ async fn a_relist_that_fails_midway_keeps_its_pages_and_removes_nothing() {
     );
     let writer = Writer::<Pod>::default();
     let store = writer.store();
-    let config = Config {
-        page_size: Some(1),
-        ..Config::default()
-    };
-    let r = reflector(Arc::clone(&lw), Arc::new(writer), config);
-    two_rounds(&r).await;
+    let r = two_paged_rounds(Arc::clone(&lw), writer, 1).await;
     assert_eq!(store_versions(&store), ["pod-0@10", "pod-1@5", "pod-2@5"]);
     assert_eq!(
         r.last_sync_resource_version(),

@@ -96,6 +96,18 @@ async fn pop_all(f: &DeltaFifo<ConfigMap>) -> Vec<Vec<(DeltaType, String)>> {
     out
 }
 
+/// Pops one key: its changes, and whether the queue said they belong to the initial list.
+async fn pop_telling_initial(f: &DeltaFifo<ConfigMap>) -> (Vec<(DeltaType, String)>, bool) {
+    let mut initial = false;
+    let popped: Popped = f
+        .pop(|_, is_in_initial_list| {
+            initial = is_in_initial_list;
+            Ok(())
+        })
+        .await;
+    (describe_all(&popped.expect("queued")), initial)
+}
+
 fn newest_payload(d: &Deltas<ConfigMap>) -> String {
     d.newest().map(describe).map(|(_, p)| p).unwrap_or_default()
 }
@@ -565,15 +577,9 @@ async fn has_synced_counts_deletions_of_initial_replace() {
     ];
     for expected in want {
         assert!(!f.has_synced(), "synced too early");
-        let mut initial = None;
-        let popped: Popped = f
-            .pop(|_, is_in_initial_list| {
-                initial = Some(is_in_initial_list);
-                Ok(())
-            })
-            .await;
-        assert_eq!(describe_all(&popped.expect("queued")), expected);
-        assert_eq!(initial, Some(true), "every pop belongs to the initial list");
+        let (popped, initial) = pop_telling_initial(&f).await;
+        assert_eq!(popped, expected);
+        assert!(initial, "every pop belongs to the initial list");
     }
     assert!(f.has_synced());
 }
@@ -765,19 +771,9 @@ async fn replace_by_pages_queues_each_page_at_once_and_syncs_after_the_end() {
         ["a", "b"],
         "the first page is queued before the list ends"
     );
-    let mut initial = None;
-    let popped: Popped = f
-        .pop(|_, is_in_initial_list| {
-            initial = Some(is_in_initial_list);
-            Ok(())
-        })
-        .await;
-    assert_eq!(describe_all(&popped.expect("queued")), [e(Sync, "a@2")]);
-    assert_eq!(
-        initial,
-        Some(true),
-        "a page of the first list is part of the initial list"
-    );
+    let (popped, initial) = pop_telling_initial(&f).await;
+    assert_eq!(popped, [e(Sync, "a@2")]);
+    assert!(initial, "a page of the first list is part of the initial list");
     assert!(!f.has_synced(), "the list has not ended");
 
     f.replace_page(&mut listed, prepared(&f, vec![obj("c", 2)]));

@@ -67,13 +67,8 @@ struct ExactEnum<'l, A> {
     lengths: &'l Lengths<'l>,
 }
 
-impl<'l, D> ExactDeserializer<'l, D> {
-    fn visitor<V>(&self, inner: V) -> ExactVisitor<'l, V> {
-        ExactVisitor {
-            inner,
-            lengths: self.lengths,
-        }
-    }
+fn exact_visitor<'l, V>(inner: V, lengths: &'l Lengths<'l>) -> ExactVisitor<'l, V> {
+    ExactVisitor { inner, lengths }
 }
 
 /// Forwards `deserialize_*` methods to the inner deserializer with a wrapped visitor.
@@ -81,7 +76,7 @@ macro_rules! forward_deserialize {
     ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
         $(
             fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-                let visitor = self.visitor(visitor);
+                let visitor = exact_visitor(visitor, self.lengths);
                 self.inner.$method($($arg,)* visitor)
             }
         )*
@@ -109,7 +104,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ExactDeserializer<'_, D> {
 
     /// Ignored values are decoded as any value, so arrays inside them are counted in order.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        let visitor = self.visitor(visitor);
+        let visitor = exact_visitor(visitor, self.lengths);
         self.inner.deserialize_any(visitor)
     }
 
@@ -268,10 +263,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for ExactEnum<'_, A> {
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        let visitor = ExactVisitor {
-            inner: visitor,
-            lengths: self.lengths,
-        };
+        let visitor = exact_visitor(visitor, self.lengths);
         self.inner.tuple_variant(len, visitor)
     }
 
@@ -280,10 +272,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for ExactEnum<'_, A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        let visitor = ExactVisitor {
-            inner: visitor,
-            lengths: self.lengths,
-        };
+        let visitor = exact_visitor(visitor, self.lengths);
         self.inner.struct_variant(fields, visitor)
     }
 }

@@ -105,13 +105,17 @@ mod tests {
     fn random_value(rng: &mut fastrand::Rng, depth: u32) -> serde_json::Value {
         const PIECES: [&str; 8] = ["a", "[", "]", ",", "\\", "\"", "{}", "é"];
         let string = |rng: &mut fastrand::Rng| -> String {
-            (0..rng.usize(0..6)).map(|_| PIECES[rng.usize(..PIECES.len())]).collect()
+            (0..rng.usize(0..6))
+                .map(|_| PIECES[rng.usize(..PIECES.len())])
+                .collect()
         };
         match if depth == 0 { rng.u8(0..3) } else { rng.u8(0..5) } {
             0 => serde_json::Value::from(string(rng)),
             1 => serde_json::Value::from(rng.i64(-1000..1000)),
             2 => serde_json::Value::Null,
-            3 => (0..rng.usize(0..4)).map(|_| random_value(rng, depth - 1)).collect(),
+            3 => (0..rng.usize(0..4))
+                .map(|_| random_value(rng, depth - 1))
+                .collect(),
             _ => serde_json::Value::Object(
                 (0..rng.usize(0..4))
                     .map(|_| (string(rng), random_value(rng, depth - 1)))
