@@ -335,10 +335,10 @@ impl Builder {
     /// Re-allocates every object once before it is cached (after the transforms), so that its
     /// lists and maps hold exactly their elements, for a deep copy of each object (about a
     /// third more CPU per event on top of decoding it). Objects decoded by
-    /// [`KubeListerWatcher`](crate::KubeListerWatcher) (every informer of a factory) already
-    /// have every list at its exact size: compact them only when a transform leaves lists with
-    /// room to spare (it removed elements) or when another lister-watcher decodes them. The
-    /// copy is made before the object is shared, so nothing is copied twice.
+    /// [`KubeListerWatcher`] (every informer of a factory) already have every list at its
+    /// exact size: compact them only when a transform leaves lists with room to spare (it
+    /// removed elements) or when another lister-watcher decodes them. The copy is made before
+    /// the object is shared, so nothing is copied twice.
     ///
     /// ```no_run
     /// # fn example(client: kube::Client) {
