@@ -14,8 +14,9 @@
 //!   last version without relisting; 429, unreachable servers and watches that close at once
 //!   without an event retry the watch after a backoff; 410 and other errors end the round, so
 //!   the next round relists;
-//! - optionally the initial list is streamed by the watch itself (`sendInitialEvents`), falling
-//!   back to a plain list if the server refuses;
+//! - optionally the initial list is streamed by the watch itself (`sendInitialEvents`), its
+//!   events reaching the store as they arrive like the pages of a list, falling back to a
+//!   plain list if the server refuses;
 //! - a resync timer asks the store to re-deliver known objects.
 
 pub mod backoff;
@@ -23,7 +24,6 @@ mod replacement;
 mod retry_window;
 pub use replacement::{BufferedReplacement, Replacement};
 use std::{
-    collections::HashMap,
     fmt,
     panic::AssertUnwindSafe,
     sync::{
@@ -45,7 +45,6 @@ use tracing::Instrument;
 use crate::{
     cache::Writer,
     cache::delta_fifo::DeltaFifo,
-    cache::key::object_key,
     reflector::backoff::Backoff,
     reflector::replacement::PagedReplacement,
     reflector::retry_window::RetryWindow,
@@ -205,7 +204,7 @@ pub trait ReflectorStore<K>: Send + Sync {
     /// apply each page as it arrives, so a relist does not hold a second copy of the world.
     fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
     where
-        K: Send + Sync + 'static,
+        K: Resource + Send + Sync + 'static,
     {
         Box::new(BufferedReplacement::new(self))
     }
@@ -355,10 +354,10 @@ enum StreamEnd {
 }
 
 /// What reading the initial events of a streaming list came to.
-struct InitialEvents<K> {
+struct InitialEvents<'a, K> {
     end: StreamEnd,
-    /// The objects the events left, by key.
-    objects: HashMap<String, Arc<K>>,
+    /// Where the events went, as they came.
+    replacement: Box<dyn Replacement<K> + 'a>,
     events: usize,
     started: Instant,
 }
@@ -797,7 +796,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             };
             match initial.end {
                 StreamEnd::Synced(resource_version) => {
-                    self.apply_initial_events(initial.objects, &resource_version);
+                    self.finish_initial_events(initial.replacement, initial.events, &resource_version);
                     return Ok(Some(stream));
                 }
                 StreamEnd::Closed if initial.events == 0 && initial.started.elapsed() < VERY_SHORT_WATCH => {
@@ -845,14 +844,16 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     }
 
     /// Reads a streaming list's initial events until the bookmark that ends them, the end of
-    /// the stream or an error, warning now and then while it waits; `None` if cancelled.
+    /// the stream or an error, warning now and then while it waits; `None` if cancelled. The
+    /// events go to the store as they arrive, as the pages of a list do (see [`Replacement`]).
     async fn read_initial_events(
         &self,
         stream: &mut WatchStream<K>,
         cancel: &CancellationToken,
-    ) -> Option<InitialEvents<K>> {
+    ) -> Option<InitialEvents<'_, K>> {
         let started = Instant::now();
-        let (mut events, mut last_event, mut objects) = (0, None, HashMap::new());
+        let mut replacement = self.store.begin_replace();
+        let (mut events, mut last_event) = (0, None);
         let mut warning = tokio::time::interval_at(
             started + INITIAL_EVENTS_END_WARNING_INTERVAL,
             INITIAL_EVENTS_END_WARNING_INTERVAL,
@@ -873,7 +874,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 Some(Ok(event)) => {
                     events += 1;
                     last_event = Some(Instant::now());
-                    if let Some(end) = self.initial_event(event, &mut objects) {
+                    if let Some(end) = self.initial_event(event, replacement.as_mut()) {
                         break end;
                     }
                 }
@@ -881,25 +882,21 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         };
         Some(InitialEvents {
             end,
-            objects,
+            replacement,
             events,
             started,
         })
     }
 
-    /// Applies one initial event to `objects`; the end of the initial events if it is one.
-    fn initial_event(
-        &self,
-        event: WatchEvent<K>,
-        objects: &mut HashMap<String, Arc<K>>,
-    ) -> Option<StreamEnd> {
+    /// Hands one initial event to `replacement`; the end of the initial events if it is one.
+    fn initial_event(&self, event: WatchEvent<K>, replacement: &mut dyn Replacement<K>) -> Option<StreamEnd> {
         match event {
             WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                objects.insert(object_key(&obj), self.store.prepare(obj));
+                replacement.page(vec![self.store.prepare(obj)]);
                 None
             }
             WatchEvent::Deleted(obj) => {
-                objects.remove(&object_key(&obj));
+                replacement.delete(self.store.prepare(obj));
                 None
             }
             WatchEvent::Bookmark(bookmark) => {
@@ -925,13 +922,17 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         }
     }
 
-    /// Replaces the store's contents with a streamed initial list synced at `resource_version`.
-    fn apply_initial_events(&self, objects: HashMap<String, Arc<K>>, resource_version: &str) {
+    /// Ends a streamed initial list of `events` events, synced at `resource_version`.
+    fn finish_initial_events(
+        &self,
+        replacement: Box<dyn Replacement<K> + '_>,
+        events: usize,
+        resource_version: &str,
+    ) {
         self.counters.lists.fetch_add(1, Ordering::Relaxed);
         self.lock().last_resource_version_unavailable = false;
-        tracing::debug!(resource = %self.resource, items = objects.len(), resource_version = %resource_version, "streamed the initial list");
-        self.store
-            .replace(objects.into_values().collect(), resource_version);
+        tracing::debug!(resource = %self.resource, events, resource_version = %resource_version, "streamed the initial list");
+        replacement.finish(resource_version);
         self.set_last_sync_resource_version(resource_version);
     }
 

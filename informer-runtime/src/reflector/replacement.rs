@@ -23,6 +23,10 @@ pub trait Replacement<K>: Send {
     /// The next page of the list, prepared by [`ReflectorStore::prepare`].
     fn page(&mut self, objects: Vec<Arc<K>>);
 
+    /// An object listed earlier is gone (a streaming list's initial events may say so before
+    /// they end): the store deletes it, and it no longer counts as listed.
+    fn delete(&mut self, object: Arc<K>);
+
     /// The list starts over (a continuation expired and one full list follows): the pages so
     /// far do not count as listed.
     fn start_over(&mut self);
@@ -51,9 +55,16 @@ impl<'a, K, S: ?Sized> BufferedReplacement<'a, K, S> {
     }
 }
 
-impl<K: Send + Sync, S: ReflectorStore<K> + ?Sized> Replacement<K> for BufferedReplacement<'_, K, S> {
+impl<K: Resource + Send + Sync, S: ReflectorStore<K> + ?Sized> Replacement<K>
+    for BufferedReplacement<'_, K, S>
+{
     fn page(&mut self, objects: Vec<Arc<K>>) {
         self.objects.extend(objects);
+    }
+
+    fn delete(&mut self, object: Arc<K>) {
+        let key = object_key(object.as_ref());
+        self.objects.retain(|listed| object_key(listed.as_ref()) != key);
     }
 
     fn start_over(&mut self) {
@@ -70,6 +81,8 @@ impl<K: Send + Sync, S: ReflectorStore<K> + ?Sized> Replacement<K> for BufferedR
 pub(crate) trait PagedStore<K>: Send + Sync {
     /// Applies one page, adding each object's key to `listed`.
     fn apply_page(&self, listed: &mut HashSet<SharedKey>, objects: Vec<Arc<K>>);
+    /// Deletes `object` during a relist, removing its key from `listed`.
+    fn delete_listed(&self, listed: &mut HashSet<SharedKey>, object: Arc<K>);
     /// Ends the relist: removes what is not in `listed`.
     fn remove_unlisted(&self, listed: &HashSet<SharedKey>);
 }
@@ -94,6 +107,10 @@ impl<K, S: PagedStore<K> + ?Sized> Replacement<K> for PagedReplacement<'_, S> {
         self.store.apply_page(&mut self.listed, objects);
     }
 
+    fn delete(&mut self, object: Arc<K>) {
+        self.store.delete_listed(&mut self.listed, object);
+    }
+
     fn start_over(&mut self) {
         self.listed.clear();
     }
@@ -110,6 +127,10 @@ impl<K: Resource + Send + Sync> PagedStore<K> for DeltaFifo<K> {
         self.replace_page(listed, objects);
     }
 
+    fn delete_listed(&self, listed: &mut HashSet<SharedKey>, object: Arc<K>) {
+        self.replace_delete(listed, object);
+    }
+
     fn remove_unlisted(&self, listed: &HashSet<SharedKey>) {
         self.replace_end(listed);
     }
@@ -124,6 +145,12 @@ impl<K: Resource + Send + Sync> PagedStore<K> for Writer<K> {
             listed.insert(Arc::clone(&key));
             self.insert(key, obj);
         }
+    }
+
+    fn delete_listed(&self, listed: &mut HashSet<SharedKey>, object: Arc<K>) {
+        let key = object_key(object.as_ref());
+        listed.remove(key.as_str());
+        self.delete_by_key(&key);
     }
 
     fn remove_unlisted(&self, listed: &HashSet<SharedKey>) {

@@ -1240,6 +1240,76 @@ fn streaming() -> Config {
     }
 }
 
+/// Polls `condition` every millisecond of paused time, for at most a second.
+async fn settles(mut condition: impl FnMut() -> bool) -> bool {
+    for _ in 0..1000 {
+        if condition() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    condition()
+}
+
+/// A streaming list hands its initial events to the store as they arrive, as a paged list
+/// hands its pages: before the end bookmark the store already holds the streamed objects, a
+/// deletion among the initial events removes its object, and what no event listed goes only at
+/// the bookmark.
+#[tokio::test(start_paused = true)]
+async fn streamed_initial_events_reach_the_store_as_they_arrive() {
+    let writer = Writer::<Pod>::default();
+    writer.add(Arc::new(pod("a", "1")));
+    writer.add(Arc::new(pod("gone", "1")));
+    let store = writer.store();
+    let (events, stream) = mpsc::unbounded::<WatchEvent<Pod>>();
+    let stream = Mutex::new(Some(stream));
+    let lw = ScriptedLw::new(
+        |_, _| {
+            Err(source::Error::status(
+                500,
+                "InternalError",
+                "no list in this test",
+            ))
+        },
+        move |_, _| {
+            Ok(stream
+                .lock()
+                .expect("lock")
+                .take()
+                .expect("one watch")
+                .map(Ok)
+                .boxed())
+        },
+    );
+    let r = Arc::new(reflector(lw, Arc::new(writer), streaming()));
+    let round = tokio::spawn({
+        let r = Arc::clone(&r);
+        async move { r.list_and_watch(&CancellationToken::new()).await }
+    });
+    for event in [WatchEvent::Added(pod("a", "5")), WatchEvent::Added(pod("b", "5"))] {
+        events.unbounded_send(event).expect("sent");
+    }
+    let streamed = ["a@5", "b@5", "gone@1"];
+    assert!(
+        settles(|| store_versions(&store) == streamed).await,
+        "{:?}",
+        store_versions(&store)
+    );
+    assert_eq!(
+        r.last_sync_resource_version(),
+        "",
+        "the initial events have not ended"
+    );
+
+    events
+        .unbounded_send(WatchEvent::Deleted(pod("b", "5")))
+        .expect("sent");
+    events.unbounded_send(bookmark("6", true)).expect("sent");
+    assert!(settles(|| r.last_sync_resource_version() == "6").await);
+    assert_eq!(store_versions(&store), ["a@5"]);
+    round.abort();
+}
+
 // TestWatchListResourceVersion
 #[tokio::test(start_paused = true)]
 async fn streaming_list_takes_the_version_of_the_end_bookmark() {

@@ -366,19 +366,26 @@ impl<K: Resource> DeltaFifo<K> {
         let (key, obj) = Self::keyed(obj);
         let mut state = self.lock();
         state.populated = true;
+        let appended = self.append_deletion(&mut state, key, obj);
+        self.publish_synced(&state);
+        drop(state);
+        if appended {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Queues a `Deleted` change of `obj` under `key` if the key is queued or known; whether it
+    /// did.
+    fn append_deletion(&self, state: &mut State<K>, key: SharedKey, obj: Arc<K>) -> bool {
         let queued = state.items.contains_key(&key);
         let known = self
             .known_objects
             .as_ref()
             .is_some_and(|known| known.known_object(&key).is_some());
-        if !queued && !known {
-            self.publish_synced(&state);
-            return;
+        if queued || known {
+            append(state, key, DeltaType::Deleted, MaybeTombstone::Object(obj));
         }
-        append(&mut state, key, DeltaType::Deleted, MaybeTombstone::Object(obj));
-        self.publish_synced(&state);
-        drop(state);
-        self.changed.notify_waiters();
+        queued || known
     }
 
     /// Replaces the queue's view of the world with `list` (a relist): every listed object gets a
@@ -414,6 +421,20 @@ impl<K: Resource> DeltaFifo<K> {
         }
         drop(state);
         self.changed.notify_waiters();
+    }
+
+    /// A deletion during a relist (a streaming list's initial events may carry one): queued as
+    /// [`delete`](Self::delete) does, without ending the initial population, and the key no
+    /// longer counts as listed.
+    pub(crate) fn replace_delete(&self, listed: &mut HashSet<SharedKey>, obj: Arc<K>) {
+        let (key, obj) = Self::keyed(obj);
+        listed.remove(&key);
+        let mut state = self.lock();
+        let appended = self.append_deletion(&mut state, key, obj);
+        drop(state);
+        if appended {
+            self.changed.notify_waiters();
+        }
     }
 
     /// The end of a relist whose pages listed `listed`: every queued or known key that is not

@@ -803,3 +803,22 @@ async fn replace_by_pages_keeps_popped_keys_of_earlier_pages() {
     assert_eq!(pop_all(&f).await, [vec![e(Deleted, "DFSU{b, b@1}")]]);
     assert!(f.has_synced());
 }
+
+/// A deletion inside a relist (a streaming list's initial events) is queued after the object's
+/// page and takes the key off the listed ones, without ending the initial population: the
+/// queue has not synced until the relist ends, even with nothing left to pop.
+#[tokio::test]
+async fn a_deletion_inside_a_relist_does_not_end_the_initial_population() {
+    let f = with_known(vec![]);
+    let mut listed = HashSet::new();
+    f.replace_page(&mut listed, prepared(&f, vec![obj("a", 2), obj("b", 2)]));
+    f.replace_delete(&mut listed, f.prepare(obj("b", 3)));
+    assert_eq!(
+        pop_all(&f).await,
+        [vec![e(Sync, "a@2")], vec![e(Sync, "b@2"), e(Deleted, "b@3")]]
+    );
+    assert!(!f.has_synced(), "the relist has not ended");
+    f.replace_end(&listed);
+    assert!(f.has_synced());
+    assert!(f.is_empty(), "b is not listed, and not known: no tombstone");
+}
