@@ -49,6 +49,18 @@ mod report;
 mod rss;
 mod server;
 
+/// With `--features mimalloc`, every consumer allocates with mimalloc.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The allocator every consumer of this build uses.
+const ALLOCATOR_NAME: &str = if cfg!(feature = "mimalloc") {
+    "mimalloc"
+} else {
+    "the system allocator"
+};
+
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use clap::Parser;
@@ -290,7 +302,7 @@ fn rss_child(args: &Args, consumer: rss::Consumer, pods: usize) {
     rss::child(consumer, args.strip_managed_fields, &url);
 }
 
-/// The first line: cores, CPU model and build profile.
+/// The first line: cores, CPU model, build profile and allocator.
 fn print_machine() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let profile = if cfg!(debug_assertions) {
@@ -298,7 +310,10 @@ fn print_machine() {
     } else {
         "release"
     };
-    println!("informer-bench: {cores} cores, {}, {profile} build", cpu_model());
+    println!(
+        "informer-bench: {cores} cores, {}, {profile} build, {ALLOCATOR_NAME}",
+        cpu_model()
+    );
 }
 
 /// The list pages and event lines every consumer is served.
