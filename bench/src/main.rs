@@ -28,8 +28,9 @@
 //! cargo run --release -p informer-bench -- --only reconcile
 //! ```
 //!
-//! To profile one consumer's watch phase: `--only ours3 --passes 1` with `BENCH_PERF_CTL` set
-//! to a perf control FIFO; `enable` is written to it when the events are released:
+//! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
+//! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
+//! begins:
 //!
 //! ```sh
 //! mkfifo /tmp/ctl && BENCH_PERF_CTL=/tmp/ctl perf record -D -1 --control=fifo:/tmp/ctl \

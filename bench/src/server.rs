@@ -89,9 +89,7 @@ impl Server {
 
     /// Lets watches from the list's resource version stream their events.
     pub(crate) fn release(&self) {
-        if let Ok(path) = std::env::var("BENCH_PERF_CTL") {
-            let _ = std::fs::write(path, "enable\n");
-        }
+        enable_perf();
         self.release.send_replace(true);
     }
 
@@ -294,4 +292,12 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
         header::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// Writes `enable` to the perf control FIFO named by `BENCH_PERF_CTL`, if set: a consumer's
+/// watch phase begins.
+pub(crate) fn enable_perf() {
+    if let Ok(path) = std::env::var("BENCH_PERF_CTL") {
+        let _ = std::fs::write(path, "enable\n");
+    }
 }
