@@ -1,7 +1,8 @@
 //! User and system CPU time of the process or of one thread, from `/proc`.
 //!
 //! `/proc/<pid>/stat` counts in clock ticks (`USER_HZ`, 100 per second on Linux, so a 10 ms
-//! resolution); phases measured here last far longer.
+//! resolution); phases measured here last far longer. [`enable_perf`] marks where a profiled
+//! phase begins.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -99,6 +100,14 @@ impl Mark {
             at: std::time::Instant::now(),
             cpu: process.since(&server),
         }
+    }
+}
+
+/// Writes `enable` to the perf control FIFO named by `BENCH_PERF_CTL`, if set: a consumer's
+/// watch phase begins.
+pub(crate) fn enable_perf() {
+    if let Ok(path) = std::env::var("BENCH_PERF_CTL") {
+        let _ = std::fs::write(path, "enable\n");
     }
 }
 

@@ -12,10 +12,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::core::{ObjectList, WatchEvent};
 
 use crate::{
-    cpu::Mark,
+    cpu::{self, Mark},
     render::Rendered,
     report::{Outcome, Phase},
-    server,
 };
 
 fn key(pod: &Pod) -> String {
@@ -39,7 +38,7 @@ pub(crate) fn run(rendered: &Rendered) -> Outcome {
     }
     let synced = Mark::now(None);
     let synced_objects = pods.len();
-    server::enable_perf();
+    cpu::enable_perf();
     for line in &rendered.events {
         let line = std::str::from_utf8(line).expect("a rendered event is UTF-8");
         let event: WatchEvent<Pod> = serde_json::from_str(line).expect("a rendered event decodes");

@@ -50,6 +50,17 @@ mod report;
 mod rss;
 mod server;
 
+use std::{process::ExitCode, sync::Arc, time::Instant};
+
+use clap::Parser;
+
+use crate::{
+    ours::{InitialList, Placement},
+    render::Rendered,
+    report::Report,
+    server::Server,
+};
+
 /// With `--features mimalloc`, every consumer allocates with mimalloc.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -60,17 +71,6 @@ const ALLOCATOR_NAME: &str = if cfg!(feature = "mimalloc") {
     "mimalloc"
 } else {
     "the system allocator"
-};
-
-use std::{process::ExitCode, sync::Arc, time::Instant};
-
-use clap::Parser;
-
-use crate::{
-    ours::{InitialList, Placement},
-    render::Rendered,
-    report::Report,
-    server::Server,
 };
 
 /// The consumers whose sync and watch phases are timed.

@@ -27,7 +27,10 @@ use hyper::{body::Frame, server::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
 use tokio::{net::TcpListener, sync::watch};
 
-use crate::{cpu::ThreadCpu, render::Rendered};
+use crate::{
+    cpu::{self, ThreadCpu},
+    render::Rendered,
+};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -89,7 +92,7 @@ impl Server {
 
     /// Lets watches from the list's resource version stream their events.
     pub(crate) fn release(&self) {
-        enable_perf();
+        cpu::enable_perf();
         self.release.send_replace(true);
     }
 
@@ -292,12 +295,4 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
         header::HeaderValue::from_static("application/json"),
     );
     response
-}
-
-/// Writes `enable` to the perf control FIFO named by `BENCH_PERF_CTL`, if set: a consumer's
-/// watch phase begins.
-pub(crate) fn enable_perf() {
-    if let Ok(path) = std::env::var("BENCH_PERF_CTL") {
-        let _ = std::fs::write(path, "enable\n");
-    }
 }
