@@ -15,7 +15,10 @@ use informer_runtime::{
     lister::Lister,
 };
 use k8s_openapi::api::core::v1::Pod;
-use kube::{core::Selector, runtime::reflector, runtime::watcher};
+use kube::{
+    core::Selector,
+    runtime::{reflector, reflector::ObjectRef, watcher},
+};
 
 use crate::{
     generator::{APPS, PodGenerator},
@@ -83,7 +86,40 @@ pub(crate) fn run(objects: usize) -> Vec<ListerOutcome> {
     let by_namespace = caches.namespace_queries();
     let (by_app_index, kube) = caches.app_index_queries();
     let by_app_selector = caches.app_selector_queries(kube);
-    vec![by_namespace, by_app_index, by_app_selector]
+    let by_name = caches.get_queries();
+    vec![by_namespace, by_app_index, by_app_selector, by_name]
+}
+
+/// The lister queries as a markdown table.
+pub(crate) fn markdown(outcomes: &[ListerOutcome]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let Some(first) = outcomes.first() else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "\n### Lister queries over {} pods (ns per returned pod; kube-rs: `Store::state_filter`, `Store::get`)\n",
+        first.objects
+    );
+    let _ = writeln!(
+        out,
+        "| query | pods returned | ours | ours ns/pod | kube-rs ns/pod | speed-up |"
+    );
+    let _ = writeln!(out, "|---|---:|---|---:|---:|---:|");
+    for l in outcomes {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.1} | {:.1} | {:.1}x |",
+            l.query,
+            l.returned_per_round,
+            l.ours_method,
+            l.ours_ns_per_object,
+            l.kube_ns_per_object,
+            l.speedup()
+        );
+    }
+    out
 }
 
 /// The same pods in our store (namespace and `app` indexes) and in a kube-rs store, and the
@@ -95,6 +131,8 @@ struct Caches {
     kube: reflector::Store<Pod>,
     namespaces: Vec<String>,
     apps: Vec<String>,
+    /// The namespace and name of every cached pod, in a shuffled order.
+    names: Vec<(String, String)>,
 }
 
 impl Caches {
@@ -107,15 +145,21 @@ impl Caches {
         );
         let ours = Writer::new(indexers);
         let (kube, mut writer) = reflector::store::<Pod>();
+        let mut names = Vec::with_capacity(objects);
         for index in 0..objects {
             let mut pod: Pod = serde_json::from_value(generator.pod(index, index as u64 + 1, 0))
                 .expect("a generated pod is a Pod");
             pod.metadata.managed_fields = None;
+            names.push((
+                pod.metadata.namespace.clone().unwrap_or_default(),
+                pod.metadata.name.clone().unwrap_or_default(),
+            ));
             writer.apply_watcher_event(&watcher::Event::Apply(pod.clone()));
             ours.add(Arc::new(pod));
         }
         assert_eq!(ours.len(), objects);
         assert_eq!(kube.len(), objects);
+        fastrand::Rng::with_seed(SEED).shuffle(&mut names);
         Self {
             objects,
             lister: Lister::new(ours.clone()),
@@ -125,7 +169,30 @@ impl Caches {
                 .map(|i| generator.namespace(i))
                 .collect(),
             apps: (0..APPS).map(|i| format!("app-{i:02}")).collect(),
+            names,
         }
+    }
+
+    /// Every pod by namespace and name, as a reconcile reads its object: our namespace
+    /// lister's `get` against kube-rs's `Store::get`.
+    fn get_queries(&self) -> ListerOutcome {
+        let ours = ns_per_object(|| {
+            self.names
+                .iter()
+                .filter(|(namespace, name)| self.lister.by_namespace(namespace).get(name).is_some())
+                .count()
+        });
+        let kube = ns_per_object(|| {
+            self.names
+                .iter()
+                .filter(|(namespace, name)| self.kube.get(&ObjectRef::new(name).within(namespace)).is_some())
+                .count()
+        });
+        assert_eq!(ours.1, self.objects, "our lister finds every pod by name");
+        assert_eq!(kube.1, self.objects, "kube-rs's store finds every pod by name");
+        let query = format!("one pod by namespace and name (x{})", self.objects);
+        let method = "`by_namespace(ns).get(name)`";
+        self.outcome(query, method, ours, kube.0)
     }
 
     /// The pods of each namespace: our namespace index against a scan.

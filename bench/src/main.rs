@@ -95,6 +95,9 @@ enum Timed {
     CurrentThread,
     /// Reconciles per second: our `Controller` against kube-rs's, in child processes.
     Reconcile,
+    /// Lister queries (indexes, selectors, gets by name) on a large cache, ours against
+    /// kube-rs's store.
+    Listers,
 }
 
 /// Pods of the memory run at scale (our informer, full pods), besides the default size.
@@ -194,10 +197,14 @@ impl Args {
         self.only.is_empty() || self.only.contains(&consumer)
     }
 
-    /// Whether the sync, watch, memory, lister or decoding measurements run (all but the
-    /// reconcile phase).
+    /// Whether the sync, watch, memory or decoding measurements run (all but the reconcile
+    /// and lister phases).
     fn times_informers(&self) -> bool {
-        self.only.is_empty() || self.only.iter().any(|t| *t != Timed::Reconcile)
+        self.only.is_empty()
+            || self
+                .only
+                .iter()
+                .any(|t| !matches!(t, Timed::Reconcile | Timed::Listers))
     }
 }
 
@@ -227,6 +234,14 @@ fn main() -> ExitCode {
         let (informer_problems, line) = informer_phases(&args);
         problems.extend(informer_problems);
         summary.push(line);
+    }
+    if args.only.contains(&Timed::Listers) {
+        let outcomes = listers::run(args.lister_objects());
+        println!("{}", listers::markdown(&outcomes));
+        summary.push(format!(
+            "both listers answered every query over {} pods alike",
+            args.lister_objects()
+        ));
     }
     if args.times(Timed::Reconcile) {
         let outcomes = measure_reconciles(&args);

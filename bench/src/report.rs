@@ -146,7 +146,7 @@ impl Report<'_> {
             self.memory_table(&mut out);
         }
         if !self.listers.is_empty() {
-            self.listers_table(&mut out);
+            out.push_str(&crate::listers::markdown(self.listers));
         }
         out
     }
@@ -256,32 +256,6 @@ impl Report<'_> {
                     let _ = writeln!(out, "| failed: {} | | | | | | |", err.replace('\n', " "));
                 }
             }
-        }
-    }
-
-    /// Lister queries: ours against kube-rs's full scan.
-    fn listers_table(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "\n### Lister queries over {} pods (ns per returned pod; kube-rs: `Store::state_filter`)\n",
-            self.listers[0].objects
-        );
-        let _ = writeln!(
-            out,
-            "| query | pods returned | ours | ours ns/pod | kube-rs ns/pod | speed-up |"
-        );
-        let _ = writeln!(out, "|---|---:|---|---:|---:|---:|");
-        for l in self.listers {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.1} | {:.1} | {:.1}x |",
-                l.query,
-                l.returned_per_round,
-                l.ours_method,
-                l.ours_ns_per_object,
-                l.kube_ns_per_object,
-                l.speedup()
-            );
         }
     }
 }
