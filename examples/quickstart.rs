@@ -22,7 +22,7 @@ use std::{
 };
 
 use informer_examples::sample_informers::{self, example::v1::FooInformer};
-use informer_runtime::{EventHandlerFuncs, ObjectName, SharedIndexInformer, SharedInformerFactory};
+use informer_runtime::{EventHandlerFuncs, SharedIndexInformer, SharedInformerFactory, key::ObjectKeyExt};
 use informer_testserver::TestServer;
 use k8s_informers::{
     apps::v1::DeploymentInformer,
@@ -250,7 +250,7 @@ fn print_live_events(watched: &Watched) -> Result<(), BoxError> {
         EventHandlerFuncs::new()
             .added(|pod: Arc<Pod>, initial| {
                 if !initial {
-                    println!("  pod added   {}", ObjectName::of(&*pod));
+                    println!("  pod added   {}", pod.object_key());
                 }
             })
             .deleted(|pod| println!("  pod deleted {}", pod.key())),
@@ -260,7 +260,7 @@ fn print_live_events(watched: &Watched) -> Result<(), BoxError> {
         .informer()
         .add_event_handler(EventHandlerFuncs::new().updated(|old: Arc<Foo>, new: Arc<Foo>| {
             if old.spec.size != new.spec.size {
-                let name = ObjectName::of(&*new);
+                let name = new.object_key();
                 println!("  foo resized {name}: {} -> {}", old.spec.size, new.spec.size);
             }
         }))?;

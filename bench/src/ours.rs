@@ -14,7 +14,7 @@ use std::{
 };
 
 use informer_runtime::{
-    EventHandlerFuncs, KubeListerWatcher, SharedIndexInformer, SharedInformerFactory, Store,
+    EventHandlerFuncs, KubeListerWatcher, ObjectKey, SharedIndexInformer, SharedInformerFactory, Store,
     cache::namespace_indexers,
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
@@ -186,7 +186,7 @@ async fn open_idle_connection(client: &kube::Client) {
 /// What the cache and each handler hold once every event is applied and delivered.
 struct Expected {
     /// The key of the last event's pod.
-    last_key: String,
+    last_key: ObjectKey,
     /// The last event's resource version.
     last_resource_version: String,
     /// Notifications per handler: the initial list and every event.
@@ -196,7 +196,7 @@ struct Expected {
 impl Expected {
     fn of(rendered: &Rendered) -> Self {
         Self {
-            last_key: rendered.last_pod.key(),
+            last_key: ObjectKey::new(&rendered.last_pod.namespace, &rendered.last_pod.name),
             last_resource_version: rendered.last_resource_version.to_string(),
             notifications: (rendered.pods + rendered.events.len()) as u64,
         }

@@ -9,10 +9,10 @@
 use std::sync::Arc;
 
 use informer_runtime::{
-    ObjectName,
     cache::Index,
     controller::{Action, Controller},
     factory::SharedInformerFactory,
+    key::ObjectKeyExt,
     lister::{IndexedLister, Lister},
 };
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
@@ -54,11 +54,10 @@ pub fn controller(
     let controller = Controller::<Deployment>::new(factory)
         .name("configmap-rollout")
         .watches::<ConfigMap, _>(move |config_map| {
-            let key = ObjectName::of(config_map).to_string();
             readers
-                .get(&key)
+                .get(config_map.object_key().as_str())
                 .iter()
-                .map(|d| ObjectName::of(d.as_ref()))
+                .map(|d| d.object_key())
                 .collect::<Vec<_>>()
         });
     let context = Arc::new(Context {
@@ -96,7 +95,7 @@ pub async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Re
     deployments
         .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await?;
-    tracing::info!(deployment = %ObjectName::of(deployment.as_ref()), "rolled out for new config");
+    tracing::info!(deployment = %deployment.object_key(), "rolled out for new config");
     Ok(Action::await_change())
 }
 

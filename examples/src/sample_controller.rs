@@ -13,10 +13,11 @@
 use std::{sync::Arc, time::Duration};
 
 use informer_runtime::{
-    ObjectName,
+    ObjectKey,
     controller::{self, Action},
     events::{self, Event, EventRecorder, EventType, Reporter},
     factory::SharedInformerFactory,
+    key::ObjectKeyExt,
     lister::Lister,
 };
 use k8s_openapi::{
@@ -91,7 +92,7 @@ pub struct Context {
 }
 
 /// The Foo that controls `deployment`, if any.
-fn owning_foo(deployment: &Deployment) -> Option<ObjectName> {
+fn owning_foo(deployment: &Deployment) -> Option<ObjectKey> {
     let owner = deployment
         .metadata
         .owner_references
@@ -99,9 +100,9 @@ fn owning_foo(deployment: &Deployment) -> Option<ObjectName> {
         .iter()
         .find(|o| o.controller == Some(true))?;
     (owner.kind == Foo::kind(&()) && owner.api_version == Foo::api_version(&())).then(|| {
-        ObjectName::new(
-            deployment.metadata.namespace.clone().unwrap_or_default(),
-            owner.name.clone(),
+        ObjectKey::new(
+            deployment.metadata.namespace.as_deref().unwrap_or_default(),
+            &owner.name,
         )
     })
 }
@@ -141,7 +142,7 @@ pub fn error_policy(_foo: Arc<Foo>, error: &Error, _context: Arc<Context>) -> Ac
 /// Brings the Deployment of one Foo in line with its spec, and the Foo's status in line with
 /// the Deployment.
 pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, Error> {
-    let key = ObjectName::of(foo.as_ref());
+    let key = foo.object_key();
     let api_error = |source| Error::Api {
         foo: key.to_string(),
         source,
@@ -151,8 +152,13 @@ pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, E
         tracing::warn!(%key, "spec.deploymentName is empty");
         return Ok(Action::await_change());
     }
-    let deployments: Api<Deployment> = Api::namespaced(context.client.clone(), &key.namespace);
-    let deployment = match context.deployments.by_namespace(&key.namespace).get(name) {
+    let deployments: Api<Deployment> =
+        Api::namespaced(context.client.clone(), key.namespace().unwrap_or_default());
+    let deployment = match context
+        .deployments
+        .by_namespace(key.namespace().unwrap_or_default())
+        .get(name)
+    {
         Some(existing) => existing,
         None => {
             let created = deployments
@@ -192,9 +198,9 @@ pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, E
         .and_then(|s| s.available_replicas)
         .unwrap_or(0);
     if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
-        let foos: Api<Foo> = Api::namespaced(context.client.clone(), &key.namespace);
+        let foos: Api<Foo> = Api::namespaced(context.client.clone(), key.namespace().unwrap_or_default());
         let status = serde_json::json!({"status": {"availableReplicas": available}});
-        foos.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&status))
+        foos.patch_status(key.name(), &PatchParams::default(), &Patch::Merge(&status))
             .await
             .map_err(api_error)?;
         context.record_event(

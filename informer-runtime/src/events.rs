@@ -450,13 +450,13 @@ struct SeriesKey {
     type_: EventType,
     action: String,
     reason: String,
-    regarding: ObjectKey,
-    related: Option<ObjectKey>,
+    regarding: ReferenceIdentity,
+    related: Option<ReferenceIdentity>,
 }
 
 /// An object's identity in an [`ObjectReference`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct ObjectKey {
+struct ReferenceIdentity {
     api_version: Option<String>,
     kind: Option<String>,
     namespace: Option<String>,
@@ -464,7 +464,7 @@ struct ObjectKey {
     uid: Option<String>,
 }
 
-impl From<&ObjectReference> for ObjectKey {
+impl From<&ObjectReference> for ReferenceIdentity {
     fn from(reference: &ObjectReference) -> Self {
         Self {
             api_version: reference.api_version.clone(),
@@ -506,8 +506,8 @@ impl Publisher {
             type_: event.type_,
             action: event.action.clone(),
             reason: event.reason.clone(),
-            regarding: ObjectKey::from(&reference),
-            related: event.secondary.as_ref().map(ObjectKey::from),
+            regarding: ReferenceIdentity::from(&reference),
+            related: event.secondary.as_ref().map(ReferenceIdentity::from),
         };
         let now = Instant::now();
         self.published
@@ -578,7 +578,7 @@ fn is_transient(err: &kube::Error) -> bool {
 struct SpamFilter {
     burst: f64,
     refill_interval: Duration,
-    buckets: HashMap<ObjectKey, Bucket>,
+    buckets: HashMap<ReferenceIdentity, Bucket>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -602,7 +602,7 @@ impl SpamFilter {
             return true;
         }
         let (burst, interval) = (self.burst, self.refill_interval);
-        let key = ObjectKey::from(reference);
+        let key = ReferenceIdentity::from(reference);
         let tokens = self
             .buckets
             .get(&key)

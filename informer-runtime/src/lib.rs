@@ -158,6 +158,7 @@ pub mod events;
 pub mod factory;
 pub mod finalizer;
 pub mod informer;
+pub mod key;
 pub mod leader_election;
 pub mod lister;
 #[cfg(feature = "metrics")]
@@ -172,7 +173,7 @@ pub mod testing;
 pub mod user_panic;
 pub mod workqueue;
 
-pub use cache::{DeletedFinalStateUnknown, MaybeTombstone, ObjectName, Store};
+pub use cache::{DeletedFinalStateUnknown, MaybeTombstone, Store};
 pub use factory::SharedInformerFactory;
 pub use informer::{
     SharedIndexInformer,
@@ -181,6 +182,7 @@ pub use informer::{
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use informer_derive::Informer;
+pub use key::ObjectKey;
 pub use lister::{Lister, NamespaceLister};
 pub use source::{KubeListerWatcher, ListerWatcher};
 pub use workqueue::{RateLimitingQueue, WorkQueue};

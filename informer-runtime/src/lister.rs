@@ -9,8 +9,8 @@ use kube::{
 use serde::Serialize;
 
 use crate::{
-    cache::key::key_of,
     cache::{self, Index, NAMESPACE_INDEX, Store},
+    key::{KeyParts, ObjectKey},
 };
 
 fn matches<K: Resource>(selector: &Selector, obj: &K) -> bool {
@@ -81,7 +81,12 @@ impl<K: Resource> Lister<K> {
 
     /// The cluster-scoped object named `name`.
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
-        self.store.get_by_key(name)
+        self.store.get_by_parts(KeyParts { namespace: "", name })
+    }
+
+    /// The object under `key`, in any namespace (a reconcile's key, for example).
+    pub fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.store.get_by_key(key)
     }
 
     /// A lister of the objects in `namespace`.
@@ -122,7 +127,7 @@ impl<K: Resource> Lister<K> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::{cache::{Index, Writer}, lister::Lister};
+/// use informer_runtime::{ObjectKey, cache::{Index, Writer}, lister::Lister};
 /// use k8s_openapi::api::core::v1::Pod;
 ///
 /// let writer = Writer::<Pod>::default();
@@ -134,7 +139,7 @@ impl<K: Resource> Lister<K> {
 ///
 /// let by_app = Lister::new(writer.store()).index(&Index::label("app"))?;
 /// assert_eq!(by_app.get("web").len(), 1);
-/// assert_eq!(by_app.keys("web"), ["web-1"]);
+/// assert_eq!(by_app.keys("web"), [ObjectKey::new("", "web-1")]);
 /// # Ok::<(), informer_runtime::cache::Error>(())
 /// ```
 pub struct IndexedLister<K> {
@@ -173,7 +178,7 @@ impl<K: Resource> IndexedLister<K> {
     }
 
     /// The keys of the objects indexed under `value`, sorted.
-    pub fn keys(&self, value: &str) -> Vec<String> {
+    pub fn keys(&self, value: &str) -> Vec<ObjectKey> {
         self.store
             .index_keys(&self.index.name(), value)
             .unwrap_or_else(|error| unreachable_index(&error))
@@ -234,7 +239,10 @@ impl<K: Resource> NamespaceLister<K> {
 
     /// The object named `name` in the namespace.
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
-        self.store.get_by_key(&key_of(&self.namespace, name))
+        self.store.get_by_parts(KeyParts {
+            namespace: &self.namespace,
+            name,
+        })
     }
 
     /// The objects of the namespace indexed under `value` by the typed index `index`
@@ -301,7 +309,7 @@ pub fn downcast<K: Send + Sync + 'static>(object: Arc<dyn AnyObject>) -> Option<
 trait ErasedStore: Send + Sync {
     fn list(&self, selector: &Selector) -> Vec<Arc<dyn AnyObject>>;
     fn list_namespace(&self, namespace: &str, selector: &Selector) -> Vec<Arc<dyn AnyObject>>;
-    fn get(&self, key: &str) -> Option<Arc<dyn AnyObject>>;
+    fn get(&self, key: KeyParts<'_>) -> Option<Arc<dyn AnyObject>>;
 }
 
 impl<K: Resource + Serialize + Send + Sync + 'static> ErasedStore for Store<K> {
@@ -313,8 +321,8 @@ impl<K: Resource + Serialize + Send + Sync + 'static> ErasedStore for Store<K> {
         erase(Lister::new(self.clone()).by_namespace(namespace).list(selector))
     }
 
-    fn get(&self, key: &str) -> Option<Arc<dyn AnyObject>> {
-        self.get_by_key(key).map(|obj| obj as Arc<dyn AnyObject>)
+    fn get(&self, key: KeyParts<'_>) -> Option<Arc<dyn AnyObject>> {
+        self.get_by_parts(key).map(|obj| obj as Arc<dyn AnyObject>)
     }
 }
 
@@ -349,7 +357,7 @@ impl GenericLister {
 
     /// The cluster-scoped object named `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn AnyObject>> {
-        self.store.get(name)
+        self.store.get(KeyParts { namespace: "", name })
     }
 
     /// A lister of the objects in `namespace`.
@@ -384,7 +392,10 @@ impl GenericNamespaceLister {
 
     /// The object named `name` in the namespace.
     pub fn get(&self, name: &str) -> Option<Arc<dyn AnyObject>> {
-        self.store.get(&key_of(&self.namespace, name))
+        self.store.get(KeyParts {
+            namespace: &self.namespace,
+            name,
+        })
     }
 }
 
@@ -486,7 +497,10 @@ mod tests {
         assert_eq!(found.metadata().name.as_deref(), Some("web-1"));
         let typed = downcast::<Pod>(found).expect("a pod");
         assert!(
-            Arc::ptr_eq(&typed, &store.get_by_key("a/web-1").expect("cached")),
+            Arc::ptr_eq(
+                &typed,
+                &store.get_by_key(&ObjectKey::new("a", "web-1")).expect("cached")
+            ),
             "no copy"
         );
         assert_eq!(generic.list(&Selector::default()).len(), 3);

@@ -5,7 +5,7 @@
 //! ```
 
 pub use crate::{
-    cache::{DeletedFinalStateUnknown, Index, MaybeTombstone, ObjectName},
+    cache::{DeletedFinalStateUnknown, Index, MaybeTombstone},
     controller::{Action, Controller},
     events::EventRecorder,
     factory::SharedInformerFactory,
@@ -14,6 +14,7 @@ pub use crate::{
         enqueue::Enqueue,
         handler::{EventHandlerFuncs, ResourceEventHandler},
     },
+    key::{ObjectKey, ObjectKeyExt},
     lister::{IndexedLister, Lister, NamespaceLister},
     workqueue::{RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

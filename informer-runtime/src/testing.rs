@@ -16,14 +16,14 @@ use kube::{
 };
 
 use crate::{
-    cache::key::object_key,
+    key::ObjectKey,
     source::{Error, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
 };
 
 type Sender<K> = mpsc::UnboundedSender<Result<WatchEvent<K>, Error>>;
 
 struct State<K> {
-    items: BTreeMap<String, K>,
+    items: BTreeMap<ObjectKey, K>,
     last_resource_version: u64,
     /// Changes after `history_floor`, oldest first.
     history: Vec<(u64, WatchEvent<K>)>,
@@ -92,7 +92,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> FakeControllerSource<K> {
         state.last_resource_version += 1;
         let rv = state.last_resource_version;
         obj.meta_mut().resource_version = Some(rv.to_string());
-        let key = object_key(&obj);
+        let key = ObjectKey::of(&obj);
         let event = match change {
             Change::Added => {
                 state.items.insert(key, obj.clone());

@@ -32,6 +32,8 @@ use std::{
     },
 };
 
+use crate::key::ObjectKey;
+
 /// Where an informer's reporter passes the panics it catches: the informer's watch-error
 /// handler, wrapped by the informer.
 pub(crate) type PanicSink = std::sync::Arc<dyn Fn(&UserPanic) + Send + Sync>;
@@ -65,19 +67,19 @@ impl fmt::Display for UserFunction {
 
 /// A panic caught in a user function.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("failed to run the {function} of the {informer} informer{}: it panicked: {message}", KeySuffix(.key.as_deref()))]
+#[error("failed to run the {function} of the {informer} informer{}: it panicked: {message}", KeySuffix(.key.as_ref()))]
 pub struct UserPanic {
     /// The informer (or store) whose function panicked.
     pub informer: String,
     /// Which function panicked.
     pub function: UserFunction,
     /// The key of the object being processed, if any.
-    pub key: Option<String>,
+    pub key: Option<ObjectKey>,
     /// The panic's message.
     pub message: String,
 }
 
-struct KeySuffix<'a>(Option<&'a str>);
+struct KeySuffix<'a>(Option<&'a ObjectKey>);
 
 impl fmt::Display for KeySuffix<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -174,7 +176,7 @@ impl PanicReporter {
     }
 
     /// The record of a panic of `function` on the object `key`, not yet reported.
-    pub(crate) fn panic(&self, function: UserFunction, key: Option<String>, message: String) -> UserPanic {
+    pub(crate) fn panic(&self, function: UserFunction, key: Option<ObjectKey>, message: String) -> UserPanic {
         UserPanic {
             informer: self.informer.clone(),
             function,
@@ -190,7 +192,7 @@ impl PanicReporter {
         tracing::error!(
             informer = %panic.informer,
             function = %panic.function,
-            key = panic.key.as_deref().unwrap_or(""),
+            key = panic.key.as_ref().map_or("", ObjectKey::as_str),
             panic = %panic.message,
             "user code panicked; the informer goes on"
         );
@@ -204,7 +206,7 @@ impl PanicReporter {
 
     /// Calls the user function `f` of kind `function` (on the object `key`), reporting its
     /// panic if it panics. Call it with no lock held.
-    pub(crate) fn call(&self, function: UserFunction, key: Option<String>, f: impl FnOnce()) {
+    pub(crate) fn call(&self, function: UserFunction, key: Option<ObjectKey>, f: impl FnOnce()) {
         if let Err(message) = catch(f) {
             self.report(self.panic(function, key, message));
         }
@@ -250,11 +252,15 @@ mod tests {
             let seen = Arc::clone(&seen);
             move |panic: &UserPanic| seen.lock().expect("not poisoned").push(panic.to_string())
         }));
-        reporter.report(reporter.panic(UserFunction::Transform, Some("ns/a".into()), "boom".into()));
+        reporter.report(reporter.panic(
+            UserFunction::Transform,
+            Some(ObjectKey::new("ns", "a")),
+            "boom".into(),
+        ));
         let index = UserFunction::IndexFunction {
             index: "by-owner".into(),
         };
-        reporter.report(reporter.panic(index, Some("ns/b".into()), "bad".into()));
+        reporter.report(reporter.panic(index, Some(ObjectKey::new("ns", "b")), "bad".into()));
         assert_eq!(
             reporter.stats(),
             UserPanicStats {

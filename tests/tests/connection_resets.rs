@@ -9,7 +9,7 @@ use std::{
 };
 
 use informer_runtime::{
-    MaybeTombstone, factory::SharedInformerFactory, informer::SharedIndexInformer,
+    MaybeTombstone, ObjectKey, factory::SharedInformerFactory, informer::SharedIndexInformer,
     informer::handler::ResourceEventHandler,
 };
 use informer_tests::{eventually, pod};
@@ -270,7 +270,11 @@ async fn resets_in_the_middle_of_watches_resume_from_the_last_resource_version_w
         "a reset ends a watch like a close, it is no error: {:#?}",
         fx.reported()
     );
-    let cached = fx.pods.store().get_by_key("a/p1").expect("cached");
+    let cached = fx
+        .pods
+        .store()
+        .get_by_key(&ObjectKey::new("a", "p1"))
+        .expect("cached");
     assert_eq!(step(&cached), "last");
     fx.shutdown().await;
 }

@@ -22,8 +22,8 @@ use std::{
 };
 
 use informer_runtime::{
-    DeletedFinalStateUnknown, EventHandlerFuncs, MaybeTombstone, SharedInformerFactory,
-    cache::key::object_key, informer::handler::Notification, reflector::backoff,
+    DeletedFinalStateUnknown, EventHandlerFuncs, MaybeTombstone, ObjectKey, SharedInformerFactory,
+    informer::handler::Notification, reflector::backoff,
 };
 use informer_tests::{
     eventually,
@@ -239,7 +239,7 @@ fn delete(object: &Arc<Pod>) -> Notification<Pod> {
 
 fn tombstone(object: &Arc<Pod>) -> Notification<Pod> {
     Notification::Delete(MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-        key: object_key(object.as_ref()),
+        key: ObjectKey::of(object.as_ref()),
         obj: Some(Arc::clone(object)),
     }))
 }
@@ -255,8 +255,8 @@ fn replay_rebuilds_the_state_and_rejects_lost_phantom_and_regressed_notification
     let state =
         replay(&[add(&a1), add(&b2), update(&a1, &a3), tombstone(&b2), add(&c4)]).expect("consistent");
     let expected: State<Pod> = [
-        ("alpha/a".to_owned(), a3.clone()),
-        ("alpha/c".to_owned(), c4.clone()),
+        (ObjectKey::new("alpha", "a"), a3.clone()),
+        (ObjectKey::new("alpha", "c"), c4.clone()),
     ]
     .into();
     assert_eq!(compare_states(&expected, &state), Ok(()));
@@ -284,14 +284,14 @@ fn replay_rebuilds_the_state_and_rejects_lost_phantom_and_regressed_notification
         assert!(error.contains(expected), "{error:?} should say {expected:?}");
     }
 
-    let lost_delete: State<Pod> = [("alpha/a".to_owned(), a1.clone())].into();
+    let lost_delete: State<Pod> = [(ObjectKey::new("alpha", "a"), a1.clone())].into();
     let difference = compare_states(&State::new(), &lost_delete).expect_err("an extra object");
     assert_eq!(
         difference,
         "alpha/a: expected no object, found rv=1 tier=front revision=0"
     );
-    let stale: State<Pod> = [("alpha/a".to_owned(), a1)].into();
-    let current: State<Pod> = [("alpha/a".to_owned(), a3)].into();
+    let stale: State<Pod> = [(ObjectKey::new("alpha", "a"), a1)].into();
+    let current: State<Pod> = [(ObjectKey::new("alpha", "a"), a3)].into();
     let difference = compare_states(&current, &stale).expect_err("a stale object");
     assert_eq!(
         difference,
@@ -720,7 +720,7 @@ async fn malformed_watch_event_is_reported_then_relisted_and_the_change_still_ar
     .await;
     eventually("the change behind the malformed line arrives", WAIT, || {
         pods.store()
-            .get_by_key("a/p2")
+            .get_by_key(&ObjectKey::new("a", "p2"))
             .is_some_and(|cached| cached.metadata.resource_version == p2.metadata.resource_version)
     })
     .await;
@@ -733,7 +733,7 @@ async fn malformed_watch_event_is_reported_then_relisted_and_the_change_still_ar
         .store()
         .list()
         .into_iter()
-        .map(|p| (object_key(p.as_ref()), p))
+        .map(|p| (ObjectKey::of(p.as_ref()), p))
         .collect();
     assert_eq!(compare_states(&store, &replayed), Ok(()));
     assert_eq!(store.len(), 2);

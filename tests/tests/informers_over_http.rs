@@ -9,8 +9,8 @@ use std::{
 };
 
 use informer_runtime::{
-    EventHandlerFuncs, KubeListerWatcher, MaybeTombstone, ResourceEventHandler, SharedIndexInformer,
-    SharedInformerFactory,
+    EventHandlerFuncs, KubeListerWatcher, MaybeTombstone, ObjectKey, ResourceEventHandler,
+    SharedIndexInformer, SharedInformerFactory,
     cache::namespace_indexers,
     informer,
     reflector::{self, InitialListStrategy},
@@ -202,8 +202,8 @@ async fn compaction_leads_to_a_relist_with_tombstones() {
     server.compact();
 
     eventually("tombstone", WAIT, || recorder.has("tombstone a/gone")).await;
-    assert!(pods.store().get_by_key("a/gone").is_none());
-    assert!(pods.store().get_by_key("a/keep").is_some());
+    assert!(pods.store().get_by_key(&ObjectKey::new("a", "gone")).is_none());
+    assert!(pods.store().get_by_key(&ObjectKey::new("a", "keep")).is_some());
     assert_eq!(
         server.request_count("list", "pods"),
         lists_before + 1,
@@ -535,7 +535,7 @@ async fn malformed_watch_line_is_reported_and_recovered_from() {
     // The informer recovers: later changes still arrive.
     server.create_typed(&pod("a", "p2", &[])).expect("created");
     eventually("recovered", Duration::from_secs(20), || {
-        pods.store().get_by_key("a/p2").is_some()
+        pods.store().get_by_key(&ObjectKey::new("a", "p2")).is_some()
     })
     .await;
     factory.shutdown().await;
@@ -611,7 +611,10 @@ async fn cached_objects_hold_their_lists_at_length() {
         let informer = factory.informer::<Pod>();
         factory.start();
         assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
-        let listed = informer.store().get_by_key("default/ports").expect("cached");
+        let listed = informer
+            .store()
+            .get_by_key(&ObjectKey::new("default", "ports"))
+            .expect("cached");
         assert_eq!(ports_of(&listed).capacity(), ports_of(&listed).len(), "listed");
 
         let mut changed = (*listed).clone();
@@ -622,7 +625,7 @@ async fn cached_objects_hold_their_lists_at_length() {
         let watched = || {
             informer
                 .store()
-                .get_by_key("default/ports")
+                .get_by_key(&ObjectKey::new("default", "ports"))
                 .filter(|pod| ports_of(pod).len() == ports as usize)
         };
         eventually("the watched change", WAIT, || watched().is_some()).await;
@@ -652,7 +655,8 @@ async fn factory_on_its_own_thread_syncs_follows_changes_and_shuts_down() {
     assert_eq!(pods.store().len(), 2);
     server.create_typed(&pod("default", "c", &[])).expect("created");
     eventually("the new pod is cached", WAIT, || {
-        pods.store().get_by_key("default/c").is_some() && recorder.has("add c initial=false")
+        pods.store().get_by_key(&ObjectKey::new("default", "c")).is_some()
+            && recorder.has("add c initial=false")
     })
     .await;
     tokio::time::timeout(WAIT, factory.shutdown())

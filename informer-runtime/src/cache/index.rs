@@ -40,7 +40,7 @@ use std::{borrow::Cow, fmt, sync::Arc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 
-use crate::cache::{IndexFunc, NAMESPACE_INDEX, key::key_of, namespace_index_func};
+use crate::cache::{IndexFunc, NAMESPACE_INDEX, namespace_index_func};
 
 /// The name of [`Index::BY_CONTROLLER_UID`].
 pub const BY_CONTROLLER_UID_INDEX: &str = "by-controller-uid";
@@ -52,7 +52,7 @@ pub const BY_CONTROLLER_INDEX: &str = "by-controller";
 pub const LABEL_INDEX_PREFIX: &str = "label:";
 
 /// What computes an index's values.
-pub(crate) enum Source<K> {
+pub(crate) enum IndexKind<K> {
     /// A plain function.
     Func(fn(&K) -> Vec<String>),
     /// The value of one label.
@@ -70,15 +70,15 @@ pub(crate) enum Builtin {
     Controller,
 }
 
-impl<K> Clone for Source<K> {
+impl<K> Clone for IndexKind<K> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<K> Copy for Source<K> {}
+impl<K> Copy for IndexKind<K> {}
 
-impl<K> Source<K> {
+impl<K> IndexKind<K> {
     /// Whether two sources compute the same values. Two handles holding the same function
     /// pointer are the same index (a `static` handle holds one pointer wherever it is used);
     /// identical functions merged by the compiler would compute the same values anyway.
@@ -119,7 +119,7 @@ impl<K> Source<K> {
 /// [`Error::IndexFunctionMismatch`]: crate::cache::Error::IndexFunctionMismatch
 pub struct Index<K> {
     name: &'static str,
-    source: Source<K>,
+    kind: IndexKind<K>,
 }
 
 impl<K> Clone for Index<K> {
@@ -154,7 +154,7 @@ impl<K> Index<K> {
     pub const fn new(name: &'static str, func: fn(&K) -> Vec<String>) -> Self {
         Self {
             name,
-            source: Source::Func(func),
+            kind: IndexKind::Func(func),
         }
     }
 
@@ -171,31 +171,31 @@ impl<K> Index<K> {
     pub const fn label(key: &'static str) -> Self {
         Self {
             name: key,
-            source: Source::Label(key),
+            kind: IndexKind::Label(key),
         }
     }
 
     /// The index's name, as the string API knows it.
     pub fn name(&self) -> Cow<'static, str> {
-        match self.source {
-            Source::Func(_) | Source::Builtin(_) => Cow::Borrowed(self.name),
-            Source::Label(key) => Cow::Owned(format!("{LABEL_INDEX_PREFIX}{key}")),
+        match self.kind {
+            IndexKind::Func(_) | IndexKind::Builtin(_) => Cow::Borrowed(self.name),
+            IndexKind::Label(key) => Cow::Owned(format!("{LABEL_INDEX_PREFIX}{key}")),
         }
     }
 
-    pub(crate) fn source(&self) -> Source<K> {
-        self.source
+    pub(crate) fn kind(&self) -> IndexKind<K> {
+        self.kind
     }
 
     /// Whether this is [`Index::NAMESPACE`].
     pub(crate) fn is_namespace(&self) -> bool {
-        matches!(self.source, Source::Builtin(Builtin::Namespace))
+        matches!(self.kind, IndexKind::Builtin(Builtin::Namespace))
     }
 
     const fn builtin(name: &'static str, builtin: Builtin) -> Self {
         Self {
             name,
-            source: Source::Builtin(builtin),
+            kind: IndexKind::Builtin(builtin),
         }
     }
 }
@@ -222,12 +222,12 @@ impl<K: Resource> Index<K> {
 
     /// The values of `obj` in this index.
     pub fn values(&self, obj: &K) -> Vec<String> {
-        match self.source {
-            Source::Func(func) => func(obj),
-            Source::Builtin(Builtin::Namespace) => namespace_index_func(obj),
-            Source::Builtin(Builtin::ControllerUid) => controller_uid(obj),
-            Source::Builtin(Builtin::Controller) => controller_name(obj),
-            Source::Label(key) => obj
+        match self.kind {
+            IndexKind::Func(func) => func(obj),
+            IndexKind::Builtin(Builtin::Namespace) => namespace_index_func(obj),
+            IndexKind::Builtin(Builtin::ControllerUid) => controller_uid(obj),
+            IndexKind::Builtin(Builtin::Controller) => controller_name(obj),
+            IndexKind::Label(key) => obj
                 .meta()
                 .labels
                 .as_ref()
@@ -262,8 +262,12 @@ fn controller_uid<K: Resource>(obj: &K) -> Vec<String> {
 
 fn controller_name<K: Resource>(obj: &K) -> Vec<String> {
     let namespace = obj.meta().namespace.as_deref().unwrap_or_default();
+    // The text of the owner's `ObjectKey`, built in one allocation.
     controllers(obj)
-        .map(|owner| key_of(namespace, &owner.name))
+        .map(|owner| match namespace {
+            "" => owner.name.clone(),
+            namespace => format!("{namespace}/{}", owner.name),
+        })
         .collect()
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use crate::cache::key::{ObjectName, object_key};
+use crate::key::ObjectKey;
 
 /// A deleted object whose final state is unknown (client-go's `DeletedFinalStateUnknown`).
 ///
@@ -13,8 +13,8 @@ use crate::cache::key::{ObjectName, object_key};
 /// last state the informer knew, which may be stale, or `None` if it never had one.
 #[derive(Debug)]
 pub struct DeletedFinalStateUnknown<K> {
-    /// The key of the deleted object (`namespace/name` or `name`).
-    pub key: String,
+    /// The key of the deleted object.
+    pub key: ObjectKey,
     /// The last known state of the object, if any.
     pub obj: Option<Arc<K>>,
 }
@@ -77,25 +77,12 @@ impl<K> MaybeTombstone<K> {
 }
 
 impl<K: Resource> MaybeTombstone<K> {
-    /// The key: the tombstone's key verbatim, else the object's key
-    /// (client-go's `DeletionHandlingMetaNamespaceKeyFunc`).
-    pub fn key(&self) -> String {
+    /// The key: the tombstone's key, else the object's key (client-go's
+    /// `DeletionHandlingMetaNamespaceKeyFunc` and `DeletionHandlingObjectToName`).
+    pub fn key(&self) -> ObjectKey {
         match self {
-            Self::Object(obj) => object_key(obj.as_ref()),
+            Self::Object(obj) => ObjectKey::of(obj.as_ref()),
             Self::Tombstone(t) => t.key.clone(),
-        }
-    }
-
-    /// The namespace and name (client-go's `DeletionHandlingObjectToName`).
-    ///
-    /// A tombstone key with more than one `/` is split at the first one.
-    pub fn object_name(&self) -> ObjectName {
-        match self {
-            Self::Object(obj) => ObjectName::of(obj.as_ref()),
-            Self::Tombstone(t) => match t.key.split_once('/') {
-                Some((namespace, name)) => ObjectName::new(namespace, name),
-                None => ObjectName::new("", t.key.as_str()),
-            },
         }
     }
 }
@@ -124,20 +111,22 @@ mod tests {
         let cm = Arc::new(config_map());
         let object = MaybeTombstone::Object(Arc::clone(&cm));
         let tombstone = MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-            key: "testnamespace/testname".into(),
+            key: ObjectKey::new("testnamespace", "testname"),
             obj: Some(cm),
         });
-        assert_eq!(object.object_name(), tombstone.object_name());
         assert_eq!(object.key(), tombstone.key());
+        assert_eq!(tombstone.key().namespace(), Some("testnamespace"));
+        assert_eq!(tombstone.key().name(), "testname");
     }
 
     #[test]
-    fn tombstone_without_object_still_has_a_name() {
+    fn tombstone_without_object_still_has_a_key() {
         let tombstone: MaybeTombstone<ConfigMap> = MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-            key: "a/b/c".into(),
+            key: ObjectKey::new("a", "b"),
             obj: None,
         });
-        assert_eq!(tombstone.object_name(), ObjectName::new("a", "b/c"));
+        assert_eq!(tombstone.key(), ObjectKey::new("a", "b"));
         assert!(tombstone.object().is_none());
+        assert!(tombstone.is_tombstone());
     }
 }

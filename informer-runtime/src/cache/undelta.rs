@@ -13,8 +13,8 @@ use std::{
 use kube::Resource;
 
 use crate::{
-    cache::{Indexers, Store, Writer},
-    reflector::ReflectorStore,
+    cache::{Indexers, ReflectorStore, Store, Writer},
+    key::ObjectKey,
     source::BoxError,
     user_panic::catch,
 };
@@ -82,7 +82,7 @@ impl Drop for PushMarker {
 /// ```
 /// use std::sync::{Arc, Mutex};
 ///
-/// use informer_runtime::cache::UndeltaStore;
+/// use informer_runtime::{ObjectKey, cache::{ReflectorStore, UndeltaStore}};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::api::ObjectMeta;
 ///
@@ -100,15 +100,15 @@ impl Drop for PushMarker {
 /// undelta.add(pod("db"));
 /// assert_eq!(latest.lock().unwrap().len(), 2);
 ///
-/// undelta.delete_by_key("prod/web");
+/// undelta.delete_by_key(&ObjectKey::new("prod", "web"));
 /// let names: Vec<_> = latest.lock().unwrap().iter().map(|p| p.metadata.name.clone()).collect();
 /// assert_eq!(names, [Some("db".to_owned())]);
 ///
 /// // Reads never push.
-/// assert!(undelta.store().get_by_key("prod/db").is_some());
+/// assert!(undelta.store().get_by_key(&ObjectKey::new("prod", "db")).is_some());
 ///
 /// // In a reflector (`reflector::Reflector::new("pods", lister_watcher, store, config)`):
-/// let store: Arc<dyn informer_runtime::reflector::ReflectorStore<Pod>> = Arc::new(undelta);
+/// let store: Arc<dyn ReflectorStore<Pod>> = Arc::new(undelta);
 /// # let _ = store;
 /// ```
 pub struct UndeltaStore<K> {
@@ -186,7 +186,7 @@ impl<K: Resource> UndeltaStore<K> {
 
     /// Removes the object stored under `key`, then pushes (also when nothing was stored);
     /// returns the removed object.
-    pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
+    pub fn delete_by_key(&self, key: &ObjectKey) -> Option<Arc<K>> {
         self.change(|w| w.delete_by_key(key))
     }
 

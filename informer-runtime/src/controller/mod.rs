@@ -4,7 +4,7 @@
 //! A [`Controller`] reconciles objects of one type `K`. It reads the factory's shared informer
 //! of `K` (and of the types it [`owns`](Controller::owns) or [`watches`](Controller::watches)),
 //! so any number of controllers share one watch per type. Changes put the object's
-//! [`ObjectName`] on a rate-limited work queue; workers take names off it and call your
+//! [`ObjectKey`] on a rate-limited work queue; workers take keys off it and call your
 //! reconcile function with the object the cache holds:
 //!
 //! ```no_run
@@ -40,7 +40,7 @@
 //!     .watches::<ConfigMap, _>(|config_map| {
 //!         // the deployments that mount this config map, e.g. from a typed index
 //!         # let _ = config_map;
-//!         Vec::<ObjectName>::new()
+//!         Vec::<ObjectKey>::new()
 //!     })
 //!     .concurrency(4)
 //!     .graceful_shutdown_on(shutdown.clone());
@@ -120,9 +120,9 @@ use relation::{Queue, Source, Wiring};
 use worker::Worker;
 
 use crate::{
-    cache::ObjectName,
     factory::{SharedInformerFactory, TypedResource},
     informer::{self, SharedIndexInformer},
+    key::ObjectKey,
     workqueue::{QueueMetrics, RateLimiter, RateLimitingQueue, default_controller_rate_limiter},
 };
 
@@ -168,7 +168,7 @@ pub enum Error {
 
 /// An external trigger's request.
 enum Trigger {
-    One(ObjectName),
+    One(ObjectKey),
     All,
 }
 
@@ -188,7 +188,7 @@ pub struct Controller<K: TypedResource> {
     triggers: Vec<futures::stream::BoxStream<'static, Trigger>>,
     concurrency: usize,
     shutdown_timeout: Duration,
-    rate_limiter: Box<dyn RateLimiter<ObjectName>>,
+    rate_limiter: Box<dyn RateLimiter<ObjectKey>>,
     queue_metrics: Option<Arc<dyn QueueMetrics>>,
     shutdown: CancellationToken,
     stats: Stats,
@@ -247,7 +247,7 @@ impl<K: TypedResource> Controller<K> {
 
     /// The rate limiter of retries ([`Action::requeue_with_backoff`] and panics);
     /// [`default_controller_rate_limiter`] by default.
-    pub fn rate_limiter(mut self, limiter: impl RateLimiter<ObjectName> + 'static) -> Self {
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<ObjectKey> + 'static) -> Self {
         self.rate_limiter = Box::new(limiter);
         self
     }
@@ -274,7 +274,7 @@ impl<K: TypedResource> Controller<K> {
     pub fn watches<Other, I>(mut self, mapper: impl Fn(&Other) -> I + Send + Sync + 'static) -> Self
     where
         Other: TypedResource,
-        I: IntoIterator<Item = ObjectName>,
+        I: IntoIterator<Item = ObjectKey>,
     {
         let informer = self.factory.informer::<Other>();
         self.wiring.push(relation::watches(informer, mapper));
@@ -283,7 +283,7 @@ impl<K: TypedResource> Controller<K> {
 
     /// Reconciles the object named by each item of `trigger` (once the caches synced; items
     /// before that wait). Names of objects the cache does not hold are skipped.
-    pub fn reconcile_on(mut self, trigger: impl Stream<Item = ObjectName> + Send + 'static) -> Self {
+    pub fn reconcile_on(mut self, trigger: impl Stream<Item = ObjectKey> + Send + 'static) -> Self {
         self.triggers.push(trigger.map(Trigger::One).boxed());
         self
     }
@@ -574,7 +574,7 @@ async fn forward<K: TypedResource>(
             Some(Trigger::All) => store
                 .list()
                 .iter()
-                .for_each(|object| queue.add(ObjectName::of(object.as_ref()))),
+                .for_each(|object| queue.add(ObjectKey::of(object.as_ref()))),
         }
     }
 }

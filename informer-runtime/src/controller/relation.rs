@@ -8,15 +8,16 @@ use futures::future::BoxFuture;
 use kube::Resource;
 
 use crate::{
-    cache::{Index, ObjectName},
+    cache::Index,
     factory::TypedResource,
     informer::{self, Registration, SharedIndexInformer, enqueue::Enqueue},
+    key::ObjectKey,
     source::ApiScope,
     workqueue::RateLimitingQueue,
 };
 
 /// The controller's queue.
-pub(crate) type Queue = Arc<RateLimitingQueue<ObjectName>>;
+pub(crate) type Queue = Arc<RateLimitingQueue<ObjectKey>>;
 
 /// A relation not registered yet: registers its handler on the controller's queue.
 pub(crate) type Wiring = Box<dyn FnOnce(&Queue) -> informer::Result<Box<dyn Source>> + Send>;
@@ -89,7 +90,7 @@ where
 /// The controller's own objects: every change enqueues the object, resyncs included (a
 /// resync period on the factory reconciles every object periodically, as in client-go).
 pub(crate) fn main<K: TypedResource>(informer: SharedIndexInformer<K>) -> Wiring {
-    Box::new(move |queue| register(informer, Enqueue::by_name(Arc::clone(queue)).on_resync(true)))
+    Box::new(move |queue| register(informer, Enqueue::by_key(Arc::clone(queue)).on_resync(true)))
 }
 
 /// Objects of `C` enqueue the `K` that controls them; the child informer gets the
@@ -109,7 +110,7 @@ pub(crate) fn watches<O, I>(
 ) -> Wiring
 where
     O: TypedResource,
-    I: IntoIterator<Item = ObjectName>,
+    I: IntoIterator<Item = ObjectKey>,
 {
     Box::new(move |queue| register(informer, Enqueue::new(Arc::clone(queue), mapper)))
 }
@@ -118,7 +119,7 @@ where
 /// compared by group and kind: any version of `K` is the same object), if any.
 ///
 /// A namespaced owner lives in its child's namespace; a cluster-scoped one has none.
-pub(crate) fn controller_of<K: TypedResource, C: Resource>(child: &C) -> Option<ObjectName> {
+pub(crate) fn controller_of<K: TypedResource, C: Resource>(child: &C) -> Option<ObjectKey> {
     let (kind, group) = (K::kind(&()), K::group(&()));
     let owner = child
         .meta()
@@ -128,11 +129,11 @@ pub(crate) fn controller_of<K: TypedResource, C: Resource>(child: &C) -> Option<
         .filter(|owner| owner.controller == Some(true))
         .find(|owner| owner.kind == kind && group_of(&owner.api_version) == group)?;
     let namespace = if <K::Scope as ApiScope>::NAMESPACED {
-        child.meta().namespace.clone().unwrap_or_default()
+        child.meta().namespace.as_deref().unwrap_or_default()
     } else {
-        String::new()
+        ""
     };
-    Some(ObjectName::new(namespace, owner.name.clone()))
+    Some(ObjectKey::new(namespace, &owner.name))
 }
 
 /// The group of an `apiVersion` (`apps/v1` → `apps`; `v1` → the core group, `""`).
@@ -184,7 +185,7 @@ mod tests {
         ]);
         assert_eq!(
             controller_of::<ReplicaSet, _>(&pod),
-            Some(ObjectName::new("prod", "web"))
+            Some(ObjectKey::new("prod", "web"))
         );
         assert_eq!(controller_of::<Deployment, _>(&pod), None);
     }
@@ -194,7 +195,7 @@ mod tests {
         let pod = pod_owned_by(vec![owner("apps/v1beta2", "ReplicaSet", "web", true)]);
         assert_eq!(
             controller_of::<ReplicaSet, _>(&pod),
-            Some(ObjectName::new("prod", "web"))
+            Some(ObjectKey::new("prod", "web"))
         );
         let other_group = pod_owned_by(vec![owner("example.com/v1", "ReplicaSet", "web", true)]);
         assert_eq!(controller_of::<ReplicaSet, _>(&other_group), None);
@@ -205,7 +206,7 @@ mod tests {
         let pod = pod_owned_by(vec![owner("v1", "Namespace", "prod", true)]);
         assert_eq!(
             controller_of::<Namespace, _>(&pod),
-            Some(ObjectName::new("", "prod"))
+            Some(ObjectKey::new("", "prod"))
         );
     }
 }

@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use crate::{cache::ObjectName, workqueue::RateLimitingQueue};
+use crate::{key::ObjectKey, workqueue::RateLimitingQueue};
 
 /// How one reconcile ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,7 +56,7 @@ pub(crate) struct Counters {
     pub(crate) skipped_missing: AtomicU64,
     pub(crate) in_flight: AtomicUsize,
     pub(crate) reconcile_nanos: AtomicU64,
-    pub(crate) queue: OnceLock<Arc<RateLimitingQueue<ObjectName>>>,
+    pub(crate) queue: OnceLock<Arc<RateLimitingQueue<ObjectKey>>>,
     pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
 }
 

@@ -372,7 +372,7 @@ async fn watches_and_triggers_enqueue_what_they_name() -> Result<(), Box<dyn std
                 // a secret named `for-x` concerns config map `x`
                 let name = secret.metadata.name.as_deref().unwrap_or_default();
                 name.strip_prefix("for-")
-                    .map(|target| ObjectName::new("default", target))
+                    .map(|target| ObjectKey::new("default", target))
             })
             .reconcile_on(trigger)
             .reconcile_all_on(everything)
@@ -388,7 +388,7 @@ async fn watches_and_triggers_enqueue_what_they_name() -> Result<(), Box<dyn std
     secret.metadata.namespace = Some("default".into());
     server.create_typed(&secret)?;
     eventually("b reconciled for its secret", || log.count("b") == 2).await;
-    names.unbounded_send(ObjectName::new("default", "a"))?;
+    names.unbounded_send(ObjectKey::new("default", "a"))?;
     eventually("a reconciled on the trigger", || log.count("a") == 2).await;
     all.unbounded_send(())?;
     eventually("both reconciled on the trigger", || {

@@ -13,7 +13,8 @@ use super::{
     stats::{Counters, Outcome},
 };
 use crate::{
-    cache::{ObjectName, Store, key::key_of},
+    cache::Store,
+    key::ObjectKey,
     user_panic::{catch, panic_message},
 };
 
@@ -31,7 +32,7 @@ pub(crate) struct Worker<K, Ctx, R, P> {
 /// Calls `done` for a key when dropped: after its reconcile, whatever happened in it.
 struct Done<'a> {
     queue: &'a Queue,
-    key: &'a ObjectName,
+    key: &'a ObjectKey,
 }
 
 impl Drop for Done<'_> {
@@ -87,8 +88,8 @@ where
     }
 
     /// Reconciles the object of `key`, if the cache still holds it, and requeues the key.
-    async fn process(&self, key: &ObjectName) {
-        let Some(object) = self.store.get_by_key(&key_of(&key.namespace, &key.name)) else {
+    async fn process(&self, key: &ObjectKey) {
+        let Some(object) = self.store.get_by_key(key) else {
             // Deleted: nothing to reconcile. Cleanup belongs in a finalizer, which keeps the
             // object (with a deletion timestamp) until the reconcile removes it.
             self.counters
@@ -107,7 +108,7 @@ where
     }
 
     /// Runs the reconcile (and the error policy on an error), catching panics.
-    async fn reconcile(&self, key: &ObjectName, object: Arc<K>) -> (Outcome, Action) {
+    async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (Outcome, Action) {
         let span = tracing::info_span!("reconcile", controller = %self.controller, object = %key);
         let called = catch(|| (self.reconcile)(Arc::clone(&object), Arc::clone(&self.context)));
         let result = match called {
@@ -137,7 +138,7 @@ where
         }
     }
 
-    fn report_panic(&self, key: &ObjectName, function: &str, message: &str) {
+    fn report_panic(&self, key: &ObjectKey, function: &str, message: &str) {
         tracing::error!(
             controller = %self.controller,
             object = %key,
@@ -148,7 +149,7 @@ where
     }
 
     /// Puts `key` back as `action` asks.
-    fn requeue(&self, key: &ObjectName, action: Action) {
+    fn requeue(&self, key: &ObjectKey, action: Action) {
         if action.is_backoff() {
             self.queue.add_rate_limited(key.clone());
             return;

@@ -3,15 +3,15 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use informer_runtime::{ListerWatcher, ObjectName, WorkQueue};
+//! use informer_runtime::{ListerWatcher, ObjectKey, WorkQueue};
 //! use informer_runtime::informer::{Config, SharedIndexInformer, enqueue::Enqueue};
 //! use k8s_openapi::api::core::v1::Pod;
 //!
 //! fn wire(lister_watcher: impl ListerWatcher<Pod>) -> Result<(), informer_runtime::informer::Error> {
 //!     let informer = SharedIndexInformer::new(lister_watcher, Config::default());
-//!     let queue: Arc<WorkQueue<ObjectName>> = Arc::new(WorkQueue::new());
-//!     informer.add_event_handler(Enqueue::by_name(Arc::clone(&queue)))?;
-//!     // start the informer; workers take names off `queue`
+//!     let queue: Arc<WorkQueue<ObjectKey>> = Arc::new(WorkQueue::new());
+//!     informer.add_event_handler(Enqueue::by_key(Arc::clone(&queue)))?;
+//!     // start the informer; workers take keys off `queue`
 //!     Ok(())
 //! }
 //! ```
@@ -21,8 +21,9 @@ use std::{fmt, hash::Hash, sync::Arc};
 use kube::Resource;
 
 use crate::{
-    cache::{MaybeTombstone, ObjectName},
+    cache::MaybeTombstone,
     informer::handler::ResourceEventHandler,
+    key::ObjectKey,
     workqueue::{DelayingQueue, RateLimitingQueue, WorkQueue},
 };
 
@@ -72,10 +73,8 @@ type MapFn<K, T> = Box<dyn Fn(&K) -> Vec<T> + Send + Sync>;
 
 /// How an object becomes queue items.
 enum Mapper<K, T> {
-    /// The object's name; a tombstone's is taken from its key.
-    Name(fn(ObjectName) -> T),
-    /// The object's key; a tombstone's key verbatim.
-    Key(fn(String) -> T),
+    /// The object's key; a tombstone's key.
+    Key(fn(ObjectKey) -> T),
     /// A function of the object; a tombstone's last known state.
     Custom(MapFn<K, T>),
 }
@@ -86,8 +85,8 @@ enum Mapper<K, T> {
 /// - Updates that only re-deliver an object (a resync or a relist of an unchanged object:
 ///   the same resource version) are skipped unless [`on_resync(true)`](Self::on_resync).
 /// - A delete whose final state is unknown ([`DeletedFinalStateUnknown`]) enqueues the
-///   tombstone's key with [`by_name`](Self::by_name) and [`by_key`](Self::by_key), and the
-///   items of the last known state with [`new`](Self::new). A tombstone without a last known
+///   tombstone's key with [`by_key`](Self::by_key), and the items of the last known state with
+///   [`new`](Self::new). A tombstone without a last known
 ///   state cannot be mapped by a function: that is logged as a warning, never dropped silently.
 ///
 /// Register it with [`SharedIndexInformer::add_event_handler`]. Works with any [`Queue`].
@@ -103,7 +102,6 @@ pub struct Enqueue<K, Q: Queue> {
 impl<K, Q: Queue> fmt::Debug for Enqueue<K, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mapper = match self.mapper {
-            Mapper::Name(_) => "name",
             Mapper::Key(_) => "key",
             Mapper::Custom(_) => "custom",
         };
@@ -114,19 +112,8 @@ impl<K, Q: Queue> fmt::Debug for Enqueue<K, Q> {
     }
 }
 
-impl<K, Q: Queue<Item = ObjectName>> Enqueue<K, Q> {
-    /// Enqueues the [`ObjectName`] of each changed object.
-    pub fn by_name(queue: Q) -> Self {
-        Self {
-            queue,
-            mapper: Mapper::Name(|name| name),
-            on_resync: false,
-        }
-    }
-}
-
-impl<K, Q: Queue<Item = String>> Enqueue<K, Q> {
-    /// Enqueues the key (`namespace/name`, or `name`) of each changed object.
+impl<K, Q: Queue<Item = ObjectKey>> Enqueue<K, Q> {
+    /// Enqueues the [`ObjectKey`] of each changed object.
     pub fn by_key(queue: Q) -> Self {
         Self {
             queue,
@@ -145,19 +132,19 @@ impl<K, Q: Queue> Enqueue<K, Q> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use informer_runtime::{ObjectName, WorkQueue, informer::enqueue::Enqueue};
+    /// use informer_runtime::{ObjectKey, WorkQueue, informer::enqueue::Enqueue};
     /// use k8s_openapi::api::core::v1::Pod;
     ///
     /// // pods wake the ReplicaSet that controls them
-    /// let queue: Arc<WorkQueue<ObjectName>> = Arc::new(WorkQueue::new());
+    /// let queue: Arc<WorkQueue<ObjectKey>> = Arc::new(WorkQueue::new());
     /// let handler = Enqueue::new(Arc::clone(&queue), |pod: &Pod| {
-    ///     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    ///     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     ///     pod.metadata
     ///         .owner_references
     ///         .iter()
     ///         .flatten()
     ///         .filter(|owner| owner.controller == Some(true) && owner.kind == "ReplicaSet")
-    ///         .map(|owner| ObjectName::new(namespace.clone(), owner.name.clone()))
+    ///         .map(|owner| ObjectKey::new(namespace, &owner.name))
     ///         .collect::<Vec<_>>()
     /// });
     /// # let _ = handler;
@@ -184,8 +171,7 @@ impl<K, Q: Queue> Enqueue<K, Q> {
 impl<K: Resource, Q: Queue> Enqueue<K, Q> {
     fn enqueue(&self, obj: &K) {
         match &self.mapper {
-            Mapper::Name(into) => self.queue.add(into(ObjectName::of(obj))),
-            Mapper::Key(into) => self.queue.add(into(crate::cache::key::object_key(obj))),
+            Mapper::Key(into) => self.queue.add(into(ObjectKey::of(obj))),
             Mapper::Custom(map) => map(obj).into_iter().for_each(|item| self.queue.add(item)),
         }
     }
@@ -211,10 +197,9 @@ where
     }
 
     fn on_delete(&self, object: MaybeTombstone<K>) {
-        match (&self.mapper, &object) {
-            (Mapper::Name(into), _) => self.queue.add(into(object.object_name())),
-            (Mapper::Key(into), _) => self.queue.add(into(object.key())),
-            (Mapper::Custom(_), _) => match object.object() {
+        match &self.mapper {
+            Mapper::Key(into) => self.queue.add(into(object.key())),
+            Mapper::Custom(_) => match object.object() {
                 Some(last) => self.enqueue(last),
                 None => tracing::warn!(
                     key = %object.key(),

@@ -87,7 +87,7 @@ type DeleteFn<K> = Box<dyn Fn(MaybeTombstone<K>) + Send + Sync>;
 /// let handler = EventHandlerFuncs::<Pod>::new()
 ///     .added(|pod, _initial| println!("added {:?}", pod.metadata.name))
 ///     .updated(|_old, new| println!("updated {:?}", new.metadata.name))
-///     .deleted(|deleted| println!("deleted {:?}", deleted.object_name()));
+///     .deleted(|deleted| println!("deleted {}", deleted.key()));
 /// # let _ = handler;
 /// ```
 pub struct EventHandlerFuncs<K> {

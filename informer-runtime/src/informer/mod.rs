@@ -34,7 +34,7 @@ use crate::cache::delta_fifo;
 use crate::{
     cache::MaybeTombstone,
     cache::delta_fifo::{DeltaFifo, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform},
-    cache::{Index, Indexers, Store, Writer},
+    cache::{Index, Indexers, ReflectorStore, Store, Writer},
     informer::handler::{Notification, ResourceEventHandler},
     informer::processor::{ListenerState, Processor, Sink},
     informer::reclaim::Reclaimer,
@@ -631,7 +631,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         let mut reflector = Reflector::new(
             self.inner.description.clone(),
             Arc::clone(&self.inner.lister_watcher),
-            Arc::clone(&fifo) as Arc<dyn reflector::ReflectorStore<K>>,
+            Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>,
             config,
         )
         .should_resync(Arc::new(move || {
@@ -657,7 +657,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// Applies one key's changes to the cache and notifies the handlers (client-go's
     /// `HandleDeltas` with `processDeltas`).
     fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool, reclaimer: &mut Reclaimer<K>) {
-        let Some(key) = deltas.shared_key() else {
+        let Some(key) = deltas.key() else {
             return;
         };
         let _deltas = self.inner.lock_deltas();
@@ -674,7 +674,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                     processor.distribute(&Notification::Delete(object.clone()), false);
                 }
                 (_, MaybeTombstone::Object(object)) => {
-                    match self.inner.indexer.insert(Arc::clone(&key), Arc::clone(object)) {
+                    match self.inner.indexer.insert(key.clone(), Arc::clone(object)) {
                         Some(old) => {
                             reclaimer.hold(&old);
                             let is_sync = old.meta().resource_version == object.meta().resource_version;

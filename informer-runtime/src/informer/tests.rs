@@ -17,6 +17,7 @@ use kube::api::ObjectMeta;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::key::ObjectKey;
 use crate::{
     cache::{IndexFunc, namespace_indexers},
     informer::handler::EventHandlerFuncs,
@@ -615,7 +616,10 @@ async fn removed_handler_gets_nothing_more() {
     i.remove_event_handler(&registration);
     assert!(!registration.is_registered());
     source.add(pod("pod2"));
-    eventually("pod2 cached", || i.store().get_by_key("pod2").is_some()).await;
+    eventually("pod2 cached", || {
+        i.store().get_by_key(&ObjectKey::new("", "pod2")).is_some()
+    })
+    .await;
     listener.expect(&["pod1"]).await;
     running.stop().await;
 }
@@ -982,7 +986,7 @@ async fn missed_delete_arrives_as_a_tombstone() {
         listener.events().contains(&"delete gone (tombstone)".to_owned())
     })
     .await;
-    assert!(i.store().get_by_key("gone").is_none());
+    assert!(i.store().get_by_key(&ObjectKey::new("", "gone")).is_none());
     running.stop().await;
 }
 
@@ -1026,7 +1030,7 @@ async fn late_handler_replay_has_no_gap_or_duplicate() {
                 }
             })
             .deleted(move |p| {
-                let name = p.key();
+                let name = p.key().to_string();
                 if s2.lock().expect("lock").remove(&name).is_none() {
                     p2.lock().expect("lock").push(format!("delete of unseen {name}"));
                 }
@@ -1202,7 +1206,7 @@ fn record_panics(i: &SharedIndexInformer<Pod>) -> Arc<Mutex<Vec<String>>> {
     let sink = Arc::clone(&panics);
     i.set_watch_error_handler(move |_, err| {
         if let reflector::Error::Panicked(panic) = err {
-            let key = panic.key.clone().unwrap_or_default();
+            let key = panic.key.as_ref().map_or("", ObjectKey::as_str);
             sink.lock()
                 .expect("lock")
                 .push(format!("{} {key}", panic.function));
@@ -1239,7 +1243,7 @@ async fn a_panicking_transform_is_reported_and_the_informer_goes_on() {
     assert!(i.has_synced());
     let bad = i
         .store()
-        .get_by_key("bad")
+        .get_by_key(&ObjectKey::new("", "bad"))
         .expect("the object whose transform panicked is cached");
     assert!(
         bad.metadata
@@ -1252,9 +1256,9 @@ async fn a_panicking_transform_is_reported_and_the_informer_goes_on() {
     source.modify(labelled("bad", &[("transform", "panics"), ("v", "2")]));
     source.add(pod("later"));
     eventually("later changes", || {
-        i.store().get_by_key("later").is_some()
+        i.store().get_by_key(&ObjectKey::new("", "later")).is_some()
             && i.store()
-                .get_by_key("bad")
+                .get_by_key(&ObjectKey::new("", "bad"))
                 .is_some_and(|p| p.metadata.labels.as_ref().is_some_and(|l| l.contains_key("v")))
     })
     .await;
@@ -1302,7 +1306,10 @@ async fn a_panicking_index_function_leaves_the_object_out_of_that_index() {
     source.modify(labelled("bad", &[("app", "web")]));
     source.modify(labelled("a", &[("app", "web"), ("index", "panics")]));
     source.add(labelled("later", &[("app", "web")]));
-    eventually("later changes", || i.store().get_by_key("later").is_some()).await;
+    eventually("later changes", || {
+        i.store().get_by_key(&ObjectKey::new("", "later")).is_some()
+    })
+    .await;
     assert_eq!(
         names("by-app", "web"),
         BTreeSet::from(["bad".to_owned(), "later".to_owned()])

@@ -7,7 +7,7 @@
 //!   version" answer, which is retried at once;
 //! - lists are paged (500 per page unless a version is given and the watch cache can serve
 //!   it), and a continuation that expires falls back to one full list; each page goes to the
-//!   store as it arrives ([`Replacement`]), so an informer's relist holds what the cache holds
+//!   store as it arrives ([`Relist`]), so an informer's relist holds what the cache holds
 //!   plus about a page, where client-go holds the whole new list beside the old cache;
 //! - the watch starts from the list's version with bookmarks, with a random server timeout of
 //!   5 to 10 minutes; a clean close, a connection reset or a read timeout re-opens it from the
@@ -20,9 +20,8 @@
 //! - a resync timer asks the store to re-deliver known objects.
 
 pub mod backoff;
-mod replacement;
 mod retry_window;
-pub use replacement::{BufferedReplacement, Replacement};
+
 use std::{
     fmt,
     panic::AssertUnwindSafe,
@@ -43,10 +42,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
-    cache::Writer,
-    cache::delta_fifo::DeltaFifo,
+    cache::{ReflectorStore, Relist},
     reflector::backoff::Backoff,
-    reflector::replacement::PagedReplacement,
     reflector::retry_window::RetryWindow,
     source::pager::{DEFAULT_PAGE_SIZE, Page, list_pages},
     source::{self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
@@ -182,101 +179,6 @@ impl Error {
     }
 }
 
-/// Where a reflector puts what it lists and watches. Implemented by [`DeltaFifo`] (informers)
-/// and by [`Writer`] (a plain cache).
-pub trait ReflectorStore<K>: Send + Sync {
-    /// Turns a decoded object into the shared object the store keeps, as soon as it arrives:
-    /// list pages one by one, watch events one by one. An informer applies its transform here,
-    /// so what the transform drops is freed before the next page is decoded.
-    fn prepare(&self, obj: K) -> Arc<K> {
-        Arc::new(obj)
-    }
-    /// An object was added.
-    fn add(&self, obj: Arc<K>);
-    /// An object was modified.
-    fn update(&self, obj: Arc<K>);
-    /// An object was deleted; `obj` is its final state.
-    fn delete(&self, obj: Arc<K>);
-    /// The complete state at `resource_version` (after a list).
-    fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str);
-    /// Begins a relist that arrives page by page. By default the pages are buffered and
-    /// handed whole to [`replace`](Self::replace); an informer's queue and a plain cache
-    /// apply each page as it arrives, so a relist does not hold a second copy of the world.
-    fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
-    where
-        K: Resource + Send + Sync + 'static,
-    {
-        Box::new(BufferedReplacement::new(self))
-    }
-    /// The resync timer fired.
-    fn resync(&self) -> Result<(), BoxError>;
-    /// The reflector saw `resource_version` in a watch event (including bookmarks).
-    fn update_resource_version(&self, _resource_version: &str) {}
-}
-
-impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
-    fn prepare(&self, obj: K) -> Arc<K> {
-        DeltaFifo::prepare(self, obj)
-    }
-
-    fn add(&self, obj: Arc<K>) {
-        self.add_prepared(obj);
-    }
-
-    fn update(&self, obj: Arc<K>) {
-        self.update_prepared(obj);
-    }
-
-    fn delete(&self, obj: Arc<K>) {
-        self.delete_prepared(obj);
-    }
-
-    fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) {
-        self.replace_prepared(objects, resource_version);
-    }
-
-    fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
-    where
-        K: 'static,
-    {
-        Box::new(PagedReplacement::new(self))
-    }
-
-    fn resync(&self) -> Result<(), BoxError> {
-        DeltaFifo::resync(self);
-        Ok(())
-    }
-}
-
-impl<K: Resource + Send + Sync> ReflectorStore<K> for Writer<K> {
-    fn add(&self, obj: Arc<K>) {
-        Writer::add(self, obj);
-    }
-
-    fn update(&self, obj: Arc<K>) {
-        Writer::update(self, obj);
-    }
-
-    fn delete(&self, obj: Arc<K>) {
-        Writer::delete(self, &obj);
-    }
-
-    fn replace(&self, objects: Vec<Arc<K>>, _resource_version: &str) {
-        Writer::replace(self, objects);
-    }
-
-    fn begin_replace(&self) -> Box<dyn Replacement<K> + '_>
-    where
-        K: 'static,
-    {
-        Box::new(PagedReplacement::new(self))
-    }
-
-    fn resync(&self) -> Result<(), BoxError> {
-        Ok(())
-    }
-}
-
 /// Counters of a reflector's requests, read by [`Reflector::stats`].
 #[derive(Debug, Default)]
 struct Counters {
@@ -357,7 +259,7 @@ enum StreamEnd {
 struct InitialEvents<'a, K> {
     end: StreamEnd,
     /// Where the events went, as they came.
-    replacement: Box<dyn Replacement<K> + 'a>,
+    relist: Box<dyn Relist<K> + 'a>,
     events: usize,
     started: Instant,
 }
@@ -541,7 +443,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         Some(DEFAULT_PAGE_SIZE)
     }
 
-    /// Lists into the store page by page (see [`Replacement`]); `Ok(false)` if cancelled
+    /// Lists into the store page by page (see [`Relist`]); `Ok(false)` if cancelled
     /// first (pages that arrived stay applied, the end of the list is not).
     async fn list(&self, cancel: &CancellationToken) -> Result<bool, Error> {
         let mut resource_version = self.relist_resource_version();
@@ -551,13 +453,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 ..ListOptions::default()
             };
             let page_size = self.page_size(&resource_version);
-            let mut replacement = self.store.begin_replace();
+            let mut relist = self.store.begin_relist();
             let mut on_page = |page: Page<K>| match page {
                 Page::Items(items) => {
                     let prepared = items.into_iter().map(|obj| self.store.prepare(obj)).collect();
-                    replacement.page(prepared);
+                    relist.page(prepared);
                 }
-                Page::StartOver => replacement.start_over(),
+                Page::StartOver => relist.start_over(),
             };
             let result = tokio::select! {
                 biased;
@@ -576,7 +478,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     }
                     self.counters.lists.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(resource = %self.resource, items = end.items, resource_version = %list_resource_version, "listed");
-                    replacement.finish(&list_resource_version);
+                    relist.finish(&list_resource_version);
                     self.set_last_sync_resource_version(&list_resource_version);
                     return Ok(true);
                 }
@@ -796,7 +698,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             };
             match initial.end {
                 StreamEnd::Synced(resource_version) => {
-                    self.finish_initial_events(initial.replacement, initial.events, &resource_version);
+                    self.finish_initial_events(initial.relist, initial.events, &resource_version);
                     return Ok(Some(stream));
                 }
                 StreamEnd::Closed if initial.events == 0 && initial.started.elapsed() < VERY_SHORT_WATCH => {
@@ -845,14 +747,14 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
 
     /// Reads a streaming list's initial events until the bookmark that ends them, the end of
     /// the stream or an error, warning now and then while it waits; `None` if cancelled. The
-    /// events go to the store as they arrive, as the pages of a list do (see [`Replacement`]).
+    /// events go to the store as they arrive, as the pages of a list do (see [`Relist`]).
     async fn read_initial_events(
         &self,
         stream: &mut WatchStream<K>,
         cancel: &CancellationToken,
     ) -> Option<InitialEvents<'_, K>> {
         let started = Instant::now();
-        let mut replacement = self.store.begin_replace();
+        let mut relist = self.store.begin_relist();
         let (mut events, mut last_event) = (0, None);
         let mut warning = tokio::time::interval_at(
             started + INITIAL_EVENTS_END_WARNING_INTERVAL,
@@ -874,7 +776,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 Some(Ok(event)) => {
                     events += 1;
                     last_event = Some(Instant::now());
-                    if let Some(end) = self.initial_event(event, replacement.as_mut()) {
+                    if let Some(end) = self.initial_event(event, relist.as_mut()) {
                         break end;
                     }
                 }
@@ -882,21 +784,21 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         };
         Some(InitialEvents {
             end,
-            replacement,
+            relist,
             events,
             started,
         })
     }
 
-    /// Hands one initial event to `replacement`; the end of the initial events if it is one.
-    fn initial_event(&self, event: WatchEvent<K>, replacement: &mut dyn Replacement<K>) -> Option<StreamEnd> {
+    /// Hands one initial event to `relist`; the end of the initial events if it is one.
+    fn initial_event(&self, event: WatchEvent<K>, relist: &mut dyn Relist<K>) -> Option<StreamEnd> {
         match event {
             WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                replacement.page(vec![self.store.prepare(obj)]);
+                relist.page(vec![self.store.prepare(obj)]);
                 None
             }
             WatchEvent::Deleted(obj) => {
-                replacement.delete(self.store.prepare(obj));
+                relist.delete(self.store.prepare(obj));
                 None
             }
             WatchEvent::Bookmark(bookmark) => {
@@ -923,16 +825,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     }
 
     /// Ends a streamed initial list of `events` events, synced at `resource_version`.
-    fn finish_initial_events(
-        &self,
-        replacement: Box<dyn Replacement<K> + '_>,
-        events: usize,
-        resource_version: &str,
-    ) {
+    fn finish_initial_events(&self, relist: Box<dyn Relist<K> + '_>, events: usize, resource_version: &str) {
         self.counters.lists.fetch_add(1, Ordering::Relaxed);
         self.lock().last_resource_version_unavailable = false;
         tracing::debug!(resource = %self.resource, events, resource_version = %resource_version, "streamed the initial list");
-        replacement.finish(resource_version);
+        relist.finish(resource_version);
         self.set_last_sync_resource_version(resource_version);
     }
 

@@ -25,8 +25,9 @@ use kube::{
 };
 
 use super::*;
-use crate::cache::delta_fifo::ProcessError;
+use crate::cache::delta_fifo::{DeltaFifo, ProcessError};
 use crate::cache::{Store, Writer};
+use crate::key::ObjectKey;
 
 fn pod(name: &str, rv: &str) -> Pod {
     Pod {
@@ -174,7 +175,7 @@ fn no_jitter() -> Config {
 }
 
 fn store_names(store: &Store<Pod>) -> Vec<String> {
-    let mut names: Vec<String> = store.list_keys();
+    let mut names: Vec<String> = store.list_keys().iter().map(ObjectKey::to_string).collect();
     names.sort();
     names
 }
@@ -225,7 +226,7 @@ async fn run_returns_and_closes_the_watch_when_cancelled() {
     });
     tx.unbounded_send(Ok(WatchEvent::Added(pod("bar", "2"))))
         .expect("open");
-    while store.get_by_key("bar").is_none() {
+    while store.get_by_key(&ObjectKey::new("", "bar")).is_none() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     cancel.cancel();
@@ -374,7 +375,7 @@ async fn watch_events_update_the_store_and_the_resource_version() {
     assert_eq!(store_names(&store), ["bar", "baz"]);
     let rv = |name: &str| {
         store
-            .get_by_key(name)
+            .get_by_key(&ObjectKey::new("", name))
             .and_then(|p| p.metadata.resource_version.clone())
     };
     assert_eq!(rv("bar").as_deref(), Some("55"));
@@ -1219,7 +1220,7 @@ async fn relist_after_watch_error_replaces_the_store() {
     r.list_and_watch(&CancellationToken::new())
         .await
         .expect("the round ends for a relist");
-    assert!(store.get_by_key("foo").is_some());
+    assert!(store.get_by_key(&ObjectKey::new("", "foo")).is_some());
     let _ = tokio::time::timeout(
         Duration::from_millis(10),
         r.list_and_watch(&CancellationToken::new()),
@@ -1426,7 +1427,7 @@ async fn streaming_list_rows() {
     assert_eq!(store_names(&store), ["p1", "p2"]);
     assert_eq!(
         store
-            .get_by_key("p1")
+            .get_by_key(&ObjectKey::new("", "p1"))
             .and_then(|p| p.metadata.resource_version.clone())
             .as_deref(),
         Some("3")

@@ -25,7 +25,8 @@ use std::{
 };
 
 use informer_runtime::{
-    cache::{key::object_key, namespace_indexers},
+    ObjectKey,
+    cache::namespace_indexers,
     factory::SharedInformerFactory,
     informer::{self, InformerStats, Registration, SharedIndexInformer},
     reflector::{self, InitialListStrategy, backoff},
@@ -493,7 +494,7 @@ impl<K: CachedObject> Observed<K> {
             })
             .map(|object| {
                 let object: K = serde_json::from_value(object).expect("the server's objects decode");
-                (object_key(&object), Arc::new(object))
+                (ObjectKey::of(&object), Arc::new(object))
             })
             .collect()
     }
@@ -503,7 +504,7 @@ impl<K: CachedObject> Observed<K> {
             .store()
             .list()
             .into_iter()
-            .map(|object| (object_key(object.as_ref()), object))
+            .map(|object| (ObjectKey::of(object.as_ref()), object))
             .collect()
     }
 
@@ -549,7 +550,7 @@ impl<K: CachedObject> Observed<K> {
     /// function panics.
     fn check_tier_index(&self, store: &State<K>) -> Result<(), Violation> {
         for tier in [SELECTED_TIER, OTHER_TIER] {
-            let expected: Vec<String> = store
+            let expected: Vec<ObjectKey> = store
                 .iter()
                 .filter(|(_, o)| {
                     let labels = o.meta().labels.as_ref();

@@ -16,7 +16,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use informer_runtime::{MaybeTombstone, cache::key::object_key, informer::handler::Notification};
+use informer_runtime::{MaybeTombstone, ObjectKey, informer::handler::Notification};
 use kube::Resource;
 
 use super::schedule::{REVISION_ANNOTATION, TIER_LABEL};
@@ -95,7 +95,7 @@ impl fmt::Display for Violation {
 }
 
 /// Objects by key (`namespace/name`).
-pub type State<K> = BTreeMap<String, Arc<K>>;
+pub type State<K> = BTreeMap<ObjectKey, Arc<K>>;
 
 /// The numeric resourceVersion of `object`.
 pub fn resource_version<K: Resource>(object: &K) -> Option<u64> {
@@ -163,12 +163,12 @@ pub fn compare_states<K: Resource + PartialEq>(expected: &State<K>, actual: &Sta
 /// position).
 pub fn replay<K: Resource + PartialEq>(log: &[Notification<K>]) -> Result<State<K>, String> {
     let mut state: State<K> = State::new();
-    let mut highest: HashMap<String, u64> = HashMap::new();
+    let mut highest: HashMap<ObjectKey, u64> = HashMap::new();
     for (position, notification) in log.iter().enumerate() {
         let at = |what: String| format!("notification #{position}: {what}");
         match notification {
             Notification::Add { object, .. } => {
-                let key = object_key(object.as_ref());
+                let key = ObjectKey::of(object.as_ref());
                 let rv = checked_version(object.as_ref(), &key, &mut highest).map_err(at)?;
                 if let Some(cached) = state.get(&key) {
                     return Err(at(format!(
@@ -179,7 +179,7 @@ pub fn replay<K: Resource + PartialEq>(log: &[Notification<K>]) -> Result<State<
                 state.insert(key, Arc::clone(object));
             }
             Notification::Update { old, new } => {
-                let key = object_key(new.as_ref());
+                let key = ObjectKey::of(new.as_ref());
                 let Some(cached) = state.get(&key) else {
                     return Err(at(format!(
                         "update of {key} to {}, but the handler has no such object",
@@ -233,8 +233,8 @@ pub fn replay<K: Resource + PartialEq>(log: &[Notification<K>]) -> Result<State<
 /// The resourceVersion of `object`, checked not to be below the highest seen for `key`.
 fn checked_version<K: Resource>(
     object: &K,
-    key: &str,
-    highest: &mut HashMap<String, u64>,
+    key: &ObjectKey,
+    highest: &mut HashMap<ObjectKey, u64>,
 ) -> Result<u64, String> {
     let Some(rv) = resource_version(object) else {
         return Err(format!(
@@ -242,7 +242,7 @@ fn checked_version<K: Resource>(
             describe(object)
         ));
     };
-    let seen = highest.entry(key.to_owned()).or_insert(rv);
+    let seen = highest.entry(key.clone()).or_insert(rv);
     if rv < *seen {
         return Err(format!(
             "{key} went back from rv={} to {}",

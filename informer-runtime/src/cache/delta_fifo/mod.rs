@@ -7,19 +7,22 @@
 //! changes to a processing function while holding the queue lock, so a consumer that applies
 //! them to the known-objects store never races a concurrent `replace`.
 
+mod relist;
+
 use std::{
-    collections::{HashMap, HashSet, VecDeque},
+    collections::VecDeque,
     fmt,
     ops::Deref,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
+use hashbrown::HashMap;
 use kube::Resource;
 use tokio::sync::{Notify, watch};
 
 use crate::{
-    cache::key::{SharedKey, object_key},
     cache::{DeletedFinalStateUnknown, MaybeTombstone},
+    key::ObjectKey,
     user_panic::{PanicReporter, UserFunction, catch},
 };
 
@@ -61,7 +64,7 @@ impl<K> Clone for Delta<K> {
 pub struct Deltas<K> {
     deltas: Vec<Delta<K>>,
     /// The queue's key, when the queue handed these out (saves recomputing it).
-    key: Option<SharedKey>,
+    key: Option<ObjectKey>,
 }
 
 impl<K> Clone for Deltas<K> {
@@ -74,7 +77,7 @@ impl<K> Clone for Deltas<K> {
 }
 
 impl<K> Deltas<K> {
-    fn queued(key: SharedKey, deltas: Vec<Delta<K>>) -> Self {
+    fn queued(key: ObjectKey, deltas: Vec<Delta<K>>) -> Self {
         Self {
             deltas,
             key: Some(key),
@@ -112,17 +115,12 @@ impl<K> Deref for Deltas<K> {
 }
 
 impl<K: Resource> Deltas<K> {
-    /// The key of the newest change's object (client-go's `KeyOf` on `Deltas`).
-    pub fn key(&self) -> Option<String> {
-        self.shared_key().map(|key| key.to_string())
-    }
-
-    /// The key as the queue stores it: the queue's own key when it handed these out, else
-    /// computed from the newest change.
-    pub(crate) fn shared_key(&self) -> Option<SharedKey> {
+    /// The key of these changes (client-go's `KeyOf` on `Deltas`): the queue's own key when
+    /// the queue handed them out, else the key of the newest change's object.
+    pub fn key(&self) -> Option<ObjectKey> {
         match &self.key {
-            Some(key) => Some(Arc::clone(key)),
-            None => self.newest().map(|d| SharedKey::from(d.object.key())),
+            Some(key) => Some(key.clone()),
+            None => self.newest().map(|d| d.object.key()),
         }
     }
 }
@@ -131,17 +129,17 @@ impl<K: Resource> Deltas<K> {
 /// `replace` to find vanished objects and by `resync` to re-deliver known ones.
 pub trait KnownObjects<K>: Send + Sync {
     /// Every known key.
-    fn known_keys(&self) -> Vec<Arc<str>>;
+    fn known_keys(&self) -> Vec<ObjectKey>;
     /// The known object under `key`.
-    fn known_object(&self, key: &str) -> Option<Arc<K>>;
+    fn known_object(&self, key: &ObjectKey) -> Option<Arc<K>>;
 }
 
 impl<K: Resource + Send + Sync> KnownObjects<K> for crate::cache::Store<K> {
-    fn known_keys(&self) -> Vec<Arc<str>> {
-        self.shared_keys()
+    fn known_keys(&self) -> Vec<ObjectKey> {
+        self.list_keys()
     }
 
-    fn known_object(&self, key: &str) -> Option<Arc<K>> {
+    fn known_object(&self, key: &ObjectKey) -> Option<Arc<K>> {
         self.get_by_key(key)
     }
 }
@@ -202,9 +200,9 @@ pub enum Error {
 
 struct State<K> {
     /// key -> changes, oldest first. A key is in `items` iff it is in `queue`.
-    items: HashMap<SharedKey, Vec<Delta<K>>>,
+    items: HashMap<ObjectKey, Vec<Delta<K>>>,
     /// Keys in FIFO order, without duplicates.
-    queue: VecDeque<SharedKey>,
+    queue: VecDeque<ObjectKey>,
     /// Whether anything was ever added, deleted or replaced.
     populated: bool,
     /// Keys of the first replace not yet popped.
@@ -311,15 +309,15 @@ impl<K: Resource> DeltaFifo<K> {
         if let Some(transform) = &self.transform
             && let Err(message) = catch(|| transform(&mut obj))
         {
-            let key = object_key(&obj);
+            let key = ObjectKey::of(&obj);
             self.panics
                 .report(self.panics.panic(UserFunction::Transform, Some(key), message));
         }
         Arc::new(obj)
     }
 
-    fn keyed(obj: Arc<K>) -> (SharedKey, Arc<K>) {
-        (SharedKey::from(object_key(obj.as_ref())), obj)
+    fn keyed(obj: Arc<K>) -> (ObjectKey, Arc<K>) {
+        (ObjectKey::of(obj.as_ref()), obj)
     }
 
     /// Queues an `Added` change.
@@ -376,7 +374,7 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// Queues a `Deleted` change of `obj` under `key` if the key is queued or known; whether it
     /// did.
-    fn append_deletion(&self, state: &mut State<K>, key: SharedKey, obj: Arc<K>) -> bool {
+    fn append_deletion(&self, state: &mut State<K>, key: ObjectKey, obj: Arc<K>) -> bool {
         let queued = state.items.contains_key(&key);
         let known = self
             .known_objects
@@ -393,86 +391,16 @@ impl<K: Resource> DeltaFifo<K> {
     /// `Deleted` change carrying a tombstone with the newest object the queue or the consumer
     /// had. The first replace defines the initial population that [`DeltaFifo::has_synced`]
     /// waits for. The resource version is not used by this queue.
+    ///
+    /// A reflector hands its relists over page by page instead
+    /// ([`ReflectorStore::begin_relist`](crate::cache::ReflectorStore::begin_relist)): each
+    /// page is queued as it arrives, and the tombstones and the initial population come with
+    /// the end of the list.
     pub fn replace(&self, list: Vec<K>, resource_version: &str) {
         let prepared = list.into_iter().map(|obj| self.prepare(obj)).collect();
-        self.replace_prepared(prepared, resource_version);
-    }
-
-    /// [`replace`](Self::replace) with [prepared](Self::prepare) objects.
-    pub(crate) fn replace_prepared(&self, list: Vec<Arc<K>>, _resource_version: &str) {
-        let mut listed = HashSet::with_capacity(list.len());
-        self.replace_page(&mut listed, list);
-        self.replace_end(&listed);
-    }
-
-    /// The next page of a relist: every object gets a `Replaced` (or `Sync`) change at once,
-    /// and its key is added to `listed`.
-    pub(crate) fn replace_page(&self, listed: &mut HashSet<SharedKey>, page: Vec<Arc<K>>) {
-        let kind = if self.emit_delta_type_replaced {
-            DeltaType::Replaced
-        } else {
-            DeltaType::Sync
-        };
-        let prepared: Vec<(SharedKey, Arc<K>)> = page.into_iter().map(Self::keyed).collect();
-        let mut state = self.lock();
-        for (key, obj) in prepared {
-            listed.insert(Arc::clone(&key));
-            append(&mut state, key, kind, MaybeTombstone::Object(obj));
-        }
-        drop(state);
-        self.changed.notify_waiters();
-    }
-
-    /// A deletion during a relist (a streaming list's initial events may carry one): queued as
-    /// [`delete`](Self::delete) does, without ending the initial population, and the key no
-    /// longer counts as listed.
-    pub(crate) fn replace_delete(&self, listed: &mut HashSet<SharedKey>, obj: Arc<K>) {
-        let (key, obj) = Self::keyed(obj);
-        listed.remove(&key);
-        let mut state = self.lock();
-        let appended = self.append_deletion(&mut state, key, obj);
-        drop(state);
-        if appended {
-            self.changed.notify_waiters();
-        }
-    }
-
-    /// The end of a relist whose pages listed `listed`: every queued or known key that is not
-    /// listed gets a tombstone, and the first relist defines the initial population (the keys
-    /// still queued: those of its pages not popped yet, and its tombstones).
-    pub(crate) fn replace_end(&self, listed: &HashSet<SharedKey>) {
-        let mut state = self.lock();
-        let vanished: Vec<(SharedKey, Option<Arc<K>>)> = state
-            .items
-            .iter()
-            .filter(|(key, _)| !listed.contains(*key))
-            .map(|(key, deltas)| {
-                (
-                    Arc::clone(key),
-                    deltas.last().and_then(|d| d.object.object().cloned()),
-                )
-            })
-            .collect();
-        for (key, obj) in vanished {
-            queue_tombstone(&mut state, key, obj);
-        }
-        if let Some(known) = &self.known_objects {
-            for key in known.known_keys() {
-                if listed.contains(&key) || state.items.contains_key(&key) {
-                    continue;
-                }
-                let obj = known.known_object(&key);
-                queue_tombstone(&mut state, key, obj);
-            }
-        }
-
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = state.queue.len();
-        }
-        self.publish_synced(&state);
-        drop(state);
-        self.changed.notify_waiters();
+        let mut relist = relist::FifoRelist::new(self);
+        relist.page(prepared);
+        relist.finish(resource_version);
     }
 
     /// Queues a `Sync` change for every known object whose key has no queued change
@@ -503,14 +431,14 @@ impl<K: Resource> DeltaFifo<K> {
     /// Queues `deltas` as they are, unless their key already has changes queued
     /// (client-go's `AddIfNotPresent`, used to requeue popped changes).
     pub fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), Error> {
-        let key: SharedKey = deltas.shared_key().ok_or(Error::ZeroLengthDeltas)?;
+        let key = deltas.key().ok_or(Error::ZeroLengthDeltas)?;
         let mut state = self.lock();
         state.populated = true;
         if state.items.contains_key(&key) {
             self.publish_synced(&state);
             return Ok(());
         }
-        state.queue.push_back(Arc::clone(&key));
+        state.queue.push_back(key.clone());
         state.items.insert(key, deltas.deltas);
         self.publish_synced(&state);
         drop(state);
@@ -536,8 +464,7 @@ impl<K: Resource> DeltaFifo<K> {
                 let mut state = self.lock();
                 if let Some(key) = state.queue.pop_front() {
                     let is_in_initial_list = !has_synced(&state);
-                    let deltas =
-                        Deltas::queued(Arc::clone(&key), state.items.remove(&key).unwrap_or_default());
+                    let deltas = Deltas::queued(key.clone(), state.items.remove(&key).unwrap_or_default());
                     if state.initial_population_count > 0 {
                         state.initial_population_count -= 1;
                     }
@@ -548,7 +475,7 @@ impl<K: Resource> DeltaFifo<K> {
                         Err(ProcessError::Failed(err)) => Err(PopError::Process(err)),
                         Err(ProcessError::Requeue(cause)) => {
                             if !state.items.contains_key(&key) {
-                                state.queue.push_back(Arc::clone(&key));
+                                state.queue.push_back(key.clone());
                                 state.items.insert(key, deltas.deltas.clone());
                             }
                             drop(state);
@@ -586,8 +513,8 @@ impl<K: Resource> DeltaFifo<K> {
     }
 
     /// The queued keys, in queue order.
-    pub fn list_keys(&self) -> Vec<String> {
-        self.lock().queue.iter().map(|k| k.to_string()).collect()
+    pub fn list_keys(&self) -> Vec<ObjectKey> {
+        self.lock().queue.iter().cloned().collect()
     }
 
     /// The newest object of every queued key (tombstones contribute their last known state).
@@ -601,11 +528,11 @@ impl<K: Resource> DeltaFifo<K> {
     }
 
     /// The queued changes of `key`.
-    pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+    pub fn get_by_key(&self, key: &ObjectKey) -> Option<Deltas<K>> {
         self.lock()
             .items
             .get_key_value(key)
-            .map(|(key, deltas)| Deltas::queued(Arc::clone(key), deltas.clone()))
+            .map(|(key, deltas)| Deltas::queued(key.clone(), deltas.clone()))
     }
 
     /// The number of queued keys.
@@ -624,9 +551,9 @@ fn has_synced<K>(state: &State<K>) -> bool {
 }
 
 /// Queues a `Deleted` change for `key` carrying a tombstone with its last known state.
-fn queue_tombstone<K>(state: &mut State<K>, key: SharedKey, obj: Option<Arc<K>>) {
+fn queue_tombstone<K>(state: &mut State<K>, key: ObjectKey, obj: Option<Arc<K>>) {
     let tombstone = DeletedFinalStateUnknown {
-        key: key.to_string(),
+        key: key.clone(),
         obj,
     };
     append(
@@ -639,7 +566,7 @@ fn queue_tombstone<K>(state: &mut State<K>, key: SharedKey, obj: Option<Arc<K>>)
 
 /// Appends one change to `key`, queueing the key if it is new, and collapses two consecutive
 /// deletions into one: the older is kept, unless it is a tombstone.
-fn append<K>(state: &mut State<K>, key: SharedKey, kind: DeltaType, object: MaybeTombstone<K>) {
+fn append<K>(state: &mut State<K>, key: ObjectKey, kind: DeltaType, object: MaybeTombstone<K>) {
     let delta = Delta { kind, object };
     match state.items.get_mut(&key) {
         Some(deltas) => {
@@ -647,7 +574,7 @@ fn append<K>(state: &mut State<K>, key: SharedKey, kind: DeltaType, object: Mayb
             dedup_deletions(deltas);
         }
         None => {
-            state.queue.push_back(Arc::clone(&key));
+            state.queue.push_back(key.clone());
             state.items.insert(key, vec![delta]);
         }
     }

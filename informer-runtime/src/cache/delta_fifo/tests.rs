@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
 
 use super::*;
+use crate::cache::ReflectorStore;
 
 fn obj(name: &str, val: u64) -> ConfigMap {
     ConfigMap {
@@ -57,17 +58,27 @@ use DeltaType::{Added, Deleted, Replaced, Sync, Updated};
 struct Literal(Vec<ConfigMap>);
 
 impl KnownObjects<ConfigMap> for Literal {
-    fn known_keys(&self) -> Vec<Arc<str>> {
-        self.0.iter().map(|o| Arc::from(object_key(o))).collect()
+    fn known_keys(&self) -> Vec<ObjectKey> {
+        self.0.iter().map(ObjectKey::of).collect()
     }
 
-    fn known_object(&self, key: &str) -> Option<Arc<ConfigMap>> {
+    fn known_object(&self, key: &ObjectKey) -> Option<Arc<ConfigMap>> {
         self.0
             .iter()
-            .find(|o| object_key(*o) == key)
+            .find(|o| ObjectKey::of(*o) == *key)
             .cloned()
             .map(Arc::new)
     }
+}
+
+/// The key of a cluster-scoped test object.
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new("", name)
+}
+
+/// The queued keys, as text.
+fn queued(f: &DeltaFifo<ConfigMap>) -> Vec<String> {
+    f.list_keys().iter().map(ObjectKey::to_string).collect()
 }
 
 fn with_known(objects: Vec<ConfigMap>) -> DeltaFifo<ConfigMap> {
@@ -291,7 +302,7 @@ async fn requeue_on_pop() {
         })
         .await;
     assert!(r.is_ok(), "requeue without cause is not an error");
-    assert!(f.get_by_key("foo").is_some(), "item must be requeued");
+    assert!(f.get_by_key(&key("foo")).is_some(), "item must be requeued");
 
     let r: Popped = f
         .pop(|_, _| Err(ProcessError::Requeue(Some("test error".to_owned()))))
@@ -300,11 +311,11 @@ async fn requeue_on_pop() {
         r.expect_err("cause is reported"),
         PopError::Process("test error".to_owned())
     );
-    assert!(f.get_by_key("foo").is_some(), "item must be requeued");
+    assert!(f.get_by_key(&key("foo")).is_some(), "item must be requeued");
 
     let r: Popped = f.pop(|_, _| Ok(())).await;
     assert!(r.is_ok());
-    assert!(f.get_by_key("foo").is_none(), "item must be gone");
+    assert!(f.get_by_key(&key("foo")).is_none(), "item must be gone");
 }
 
 // TestDeltaFIFO_addUpdate
@@ -318,10 +329,10 @@ async fn add_update_delete_coalesce_under_one_key() {
         f.list().iter().map(|o| payload(o)).collect::<Vec<_>>(),
         ["foo@15"]
     );
-    assert_eq!(f.list_keys(), ["foo"]);
+    assert_eq!(queued(&f), ["foo"]);
     assert_eq!(newest_payload(&pop(&f).await), "foo@15");
     assert!(!pops_within_50ms(&f).await, "nothing else should be queued");
-    assert!(f.get_by_key("foo").is_none());
+    assert!(f.get_by_key(&key("foo")).is_none());
 }
 
 // TestDeltaFIFO_transformer
@@ -353,7 +364,7 @@ async fn transformer_is_applied_once_and_never_to_tombstones() {
     f.replace(vec![], "");
     f.add(obj("bar", 16));
     f.replace(vec![], "");
-    assert_eq!(f.list_keys(), ["foo", "bar"]);
+    assert_eq!(queued(&f), ["foo", "bar"]);
 
     let foo = pop(&f).await;
     let newest = foo.newest().expect("delta");
@@ -416,7 +427,7 @@ async fn add_then_replace_pops_once() {
     f.replace(vec![obj("foo", 15)], "0");
     assert_eq!(newest_payload(&pop(&f).await), "foo@15");
     assert!(!pops_within_50ms(&f).await, "nothing else should be queued");
-    assert!(f.get_by_key("foo").is_none());
+    assert!(f.get_by_key(&key("foo")).is_none());
 }
 
 // TestDeltaFIFO_ResyncNonExisting
@@ -425,7 +436,7 @@ async fn resync_skips_keys_with_queued_changes() {
     let f = with_known(vec![obj("foo", 5)]);
     f.delete(obj("foo", 10));
     f.resync();
-    let deltas = f.get_by_key("foo").expect("queued");
+    let deltas = f.get_by_key(&key("foo")).expect("queued");
     assert_eq!(describe_all(&deltas), [e(Deleted, "foo@10")]);
 }
 
@@ -434,7 +445,7 @@ async fn resync_skips_keys_with_queued_changes() {
 async fn resync_queues_sync_for_known_objects() {
     let f = with_known(vec![obj("foo", 5)]);
     f.resync();
-    let deltas = f.get_by_key("foo").expect("queued");
+    let deltas = f.get_by_key(&key("foo")).expect("queued");
     assert_eq!(describe_all(&deltas), [e(Sync, "foo@5")]);
 }
 
@@ -444,7 +455,7 @@ async fn delete_of_queued_object_is_kept() {
     let f = with_known(vec![]);
     f.add(obj("foo", 5));
     f.delete(obj("foo", 6));
-    let deltas = f.get_by_key("foo").expect("queued");
+    let deltas = f.get_by_key(&key("foo")).expect("queued");
     assert_eq!(deltas.len(), 2);
     assert_eq!(deltas.newest().map(|d| d.kind), Some(Deleted));
 }
@@ -631,25 +642,25 @@ async fn add_if_not_present() {
 #[test]
 fn key_of_objects_tombstones_and_deltas() {
     let object = MaybeTombstone::Object(Arc::new(obj("A", 1)));
-    assert_eq!(object.key(), "A");
+    assert_eq!(object.key(), key("A"));
     let tombstone: MaybeTombstone<ConfigMap> = MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-        key: "B".into(),
+        key: key("B"),
         obj: None,
     });
-    assert_eq!(tombstone.key(), "B");
+    assert_eq!(tombstone.key(), key("B"));
     let deltas = Deltas::from(vec![Delta {
         kind: Added,
         object: MaybeTombstone::Object(Arc::new(obj("C", 1))),
     }]);
-    assert_eq!(deltas.key().as_deref(), Some("C"));
+    assert_eq!(deltas.key(), Some(key("C")));
     let deltas: Deltas<ConfigMap> = Deltas::from(vec![Delta {
         kind: Deleted,
         object: MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-            key: "D".into(),
+            key: key("D"),
             obj: None,
         }),
     }]);
-    assert_eq!(deltas.key().as_deref(), Some("D"));
+    assert_eq!(deltas.key(), Some(key("D")));
 }
 
 // TestDeltaFIFO_HasSynced
@@ -721,9 +732,9 @@ async fn pop_unblocks_when_closed() {
 
 #[tokio::test]
 async fn consecutive_deletes_collapse() {
-    let tomb = |key: &str, o: ConfigMap| {
+    let tomb = |name: &str, o: ConfigMap| {
         MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-            key: key.into(),
+            key: key(name),
             obj: Some(Arc::new(o)),
         })
     };
@@ -764,10 +775,10 @@ fn prepared(f: &DeltaFifo<ConfigMap>, objects: Vec<ConfigMap>) -> Vec<Arc<Config
 #[tokio::test]
 async fn replace_by_pages_queues_each_page_at_once_and_syncs_after_the_end() {
     let f = with_known(vec![obj("gone", 1)]);
-    let mut listed = HashSet::new();
-    f.replace_page(&mut listed, prepared(&f, vec![obj("a", 2), obj("b", 2)]));
+    let mut relist = f.begin_relist();
+    relist.page(prepared(&f, vec![obj("a", 2), obj("b", 2)]));
     assert_eq!(
-        f.list_keys(),
+        queued(&f),
         ["a", "b"],
         "the first page is queued before the list ends"
     );
@@ -776,8 +787,8 @@ async fn replace_by_pages_queues_each_page_at_once_and_syncs_after_the_end() {
     assert!(initial, "a page of the first list is part of the initial list");
     assert!(!f.has_synced(), "the list has not ended");
 
-    f.replace_page(&mut listed, prepared(&f, vec![obj("c", 2)]));
-    f.replace_end(&listed);
+    relist.page(prepared(&f, vec![obj("c", 2)]));
+    relist.finish("2");
     assert!(!f.has_synced(), "b, c and the tombstone of gone are still queued");
     assert_eq!(
         pop_all(&f).await,
@@ -795,11 +806,11 @@ async fn replace_by_pages_queues_each_page_at_once_and_syncs_after_the_end() {
 #[tokio::test]
 async fn replace_by_pages_keeps_popped_keys_of_earlier_pages() {
     let f = with_known(vec![obj("a", 1), obj("b", 1)]);
-    let mut listed = HashSet::new();
-    f.replace_page(&mut listed, prepared(&f, vec![obj("a", 2)]));
+    let mut relist = f.begin_relist();
+    relist.page(prepared(&f, vec![obj("a", 2)]));
     pop(&f).await;
-    f.replace_page(&mut listed, prepared(&f, vec![]));
-    f.replace_end(&listed);
+    relist.page(prepared(&f, vec![]));
+    relist.finish("2");
     assert_eq!(pop_all(&f).await, [vec![e(Deleted, "DFSU{b, b@1}")]]);
     assert!(f.has_synced());
 }
@@ -810,15 +821,15 @@ async fn replace_by_pages_keeps_popped_keys_of_earlier_pages() {
 #[tokio::test]
 async fn a_deletion_inside_a_relist_does_not_end_the_initial_population() {
     let f = with_known(vec![]);
-    let mut listed = HashSet::new();
-    f.replace_page(&mut listed, prepared(&f, vec![obj("a", 2), obj("b", 2)]));
-    f.replace_delete(&mut listed, f.prepare(obj("b", 3)));
+    let mut relist = f.begin_relist();
+    relist.page(prepared(&f, vec![obj("a", 2), obj("b", 2)]));
+    relist.delete(f.prepare(obj("b", 3)));
     assert_eq!(
         pop_all(&f).await,
         [vec![e(Sync, "a@2")], vec![e(Sync, "b@2"), e(Deleted, "b@3")]]
     );
     assert!(!f.has_synced(), "the relist has not ended");
-    f.replace_end(&listed);
+    relist.finish("3");
     assert!(f.has_synced());
     assert!(f.is_empty(), "b is not listed, and not known: no tombstone");
 }

@@ -88,7 +88,7 @@ fn reads_do_not_call_push() {
     let (u, pushes) = recording();
     let _ = u.list();
     let _ = u.get(&obj("a", ""));
-    let _ = u.store().get_by_key("a");
+    let _ = u.store().get_by_key(&ObjectKey::new("", "a"));
     assert!(
         ReflectorStore::resync(&u).is_ok(),
         "a resync succeeds without pushing"
@@ -151,7 +151,7 @@ fn a_push_that_changes_its_store_pushes_again() {
         move |pods: Vec<Arc<Pod>>| {
             pushes.lock().expect("not poisoned").push(names_and_vals(&pods));
             let store = this.get().and_then(Weak::upgrade).expect("store alive");
-            if store.get_by_key("b").is_none() {
+            if store.get_by_key(&ObjectKey::new("", "b")).is_none() {
                 store.add(Arc::new(obj("b", "added by push")));
             }
         }

@@ -58,26 +58,26 @@ async fn drain<T: Eq + std::hash::Hash + Clone + Ord>(queue: &WorkQueue<T>) -> B
 
 fn tombstone(key: &str, last: Option<Arc<Pod>>) -> MaybeTombstone<Pod> {
     MaybeTombstone::Tombstone(DeletedFinalStateUnknown {
-        key: key.into(),
+        key: key.parse().expect("a valid key"),
         obj: last,
     })
 }
 
+fn keys<const N: usize>(texts: [&str; N]) -> BTreeSet<ObjectKey> {
+    texts
+        .iter()
+        .map(|text| text.parse().expect("a valid key"))
+        .collect()
+}
+
 #[tokio::test]
-async fn by_name_enqueues_adds_updates_and_deletes() {
+async fn by_key_enqueues_adds_updates_and_deletes() {
     let queue = Arc::new(WorkQueue::new());
-    let handler = Enqueue::by_name(Arc::clone(&queue));
+    let handler = Enqueue::by_key(Arc::clone(&queue));
     handler.on_add(pod("a", "1"), true);
     handler.on_update(pod("b", "1"), pod("b", "2"));
     handler.on_delete(MaybeTombstone::Object(pod("c", "3")));
-    assert_eq!(
-        drain(&queue).await,
-        BTreeSet::from([
-            ObjectName::new("ns", "a"),
-            ObjectName::new("ns", "b"),
-            ObjectName::new("ns", "c")
-        ])
-    );
+    assert_eq!(drain(&queue).await, keys(["ns/a", "ns/b", "ns/c"]));
 }
 
 #[tokio::test]
@@ -88,21 +88,14 @@ async fn resync_updates_are_skipped_unless_asked() {
     assert_eq!(queue.len(), 0, "a resync is skipped");
     let handler = Enqueue::by_key(Arc::clone(&queue)).on_resync(true);
     handler.on_update(pod("a", "1"), pod("a", "1"));
-    assert_eq!(drain(&queue).await, BTreeSet::from(["ns/a".to_owned()]));
+    assert_eq!(drain(&queue).await, keys(["ns/a"]));
 }
 
 #[tokio::test]
 async fn tombstones_enqueue_their_key_or_last_known_state() {
-    let names = Arc::new(WorkQueue::new());
-    Enqueue::by_name(Arc::clone(&names)).on_delete(tombstone("ns/gone", None));
-    assert_eq!(
-        drain(&names).await,
-        BTreeSet::from([ObjectName::new("ns", "gone")])
-    );
-
-    let keys = Arc::new(WorkQueue::new());
-    Enqueue::by_key(Arc::clone(&keys)).on_delete(tombstone("ns/gone", None));
-    assert_eq!(drain(&keys).await, BTreeSet::from(["ns/gone".to_owned()]));
+    let queue = Arc::new(WorkQueue::new());
+    Enqueue::by_key(Arc::clone(&queue)).on_delete(tombstone("ns/gone", None));
+    assert_eq!(drain(&queue).await, keys(["ns/gone"]));
 
     let owners = Arc::new(WorkQueue::new());
     let handler = Enqueue::new(Arc::clone(&owners), |pod: &Pod| owner_names(pod));
@@ -129,9 +122,9 @@ async fn a_custom_mapper_enqueues_old_and_new_items() {
 async fn works_with_rate_limiting_and_owned_queues() {
     let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
     Enqueue::by_key(Arc::clone(&queue)).on_add(pod("a", "1"), false);
-    assert_eq!(queue.get().await.as_deref(), Some("ns/a"));
+    assert_eq!(queue.get().await, Some(ObjectKey::new("ns", "a")));
 
-    let owned_queue: WorkQueue<String> = WorkQueue::new();
+    let owned_queue: WorkQueue<ObjectKey> = WorkQueue::new();
     let handler = Enqueue::<Pod, _>::by_key(owned_queue);
     handler.on_add(pod("b", "1"), false);
     assert_eq!(handler.queue.len(), 1);
@@ -174,7 +167,7 @@ async fn wired_to_a_running_informer() {
         registration.has_synced() && queue.len() == 1
     })
     .await;
-    assert_eq!(drain(&queue).await, BTreeSet::from(["ns/a".to_owned()]));
+    assert_eq!(drain(&queue).await, keys(["ns/a"]));
 
     // resyncs re-deliver `a` without enqueueing it
     let handled = registration.handled();
@@ -188,10 +181,7 @@ async fn wired_to_a_running_informer() {
     source.add((*pod("b", "")).clone());
     source.delete((*pod("a", "")).clone());
     eventually("the add and the delete", || queue.len() == 2).await;
-    assert_eq!(
-        drain(&queue).await,
-        BTreeSet::from(["ns/a".to_owned(), "ns/b".to_owned()])
-    );
+    assert_eq!(drain(&queue).await, keys(["ns/a", "ns/b"]));
 
     cancel.cancel();
     task.await.expect("run returns");

@@ -9,10 +9,13 @@ use std::{
 use kube::Resource;
 
 use crate::{
-    cache::index::{self, Source},
-    cache::key::{SharedKey, object_key},
+    cache::index::{self, IndexKind},
+    key::{KeyParts, ObjectKey},
     user_panic::{PanicReporter, UserFunction, UserPanic, catch},
 };
+
+/// The objects of a store, or of one index bucket, by key.
+type Objects<K> = hashbrown::HashMap<ObjectKey, Arc<K>>;
 
 /// The name of the built-in index of objects by namespace.
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -75,17 +78,16 @@ pub enum Error {
     },
 }
 
-/// index value -> keys of the objects indexed under it.
 /// Indexed value → the objects under it, by key. Buckets hold the objects themselves (the
 /// same `Arc`s as the items), so a lookup reads one bucket and nothing else.
-type Index<K> = HashMap<String, HashMap<SharedKey, Arc<K>>>;
+type IndexBuckets<K> = hashbrown::HashMap<String, Objects<K>>;
 
 struct State<K> {
-    items: HashMap<SharedKey, Arc<K>>,
+    items: Objects<K>,
     indexers: Indexers<K>,
-    indices: HashMap<String, Index<K>>,
-    /// The sources of the indexes registered through typed handles.
-    handles: HashMap<String, Source<K>>,
+    indices: HashMap<String, IndexBuckets<K>>,
+    /// The kinds of the indexes registered through typed handles.
+    handles: HashMap<String, IndexKind<K>>,
 }
 
 impl<K> State<K> {
@@ -93,7 +95,7 @@ impl<K> State<K> {
     /// the same handle, or, for the namespace index, through the string API.
     fn registered_by(&self, name: &str, index: &index::Index<K>) -> bool {
         match self.handles.get(name) {
-            Some(source) => source.same_as(&index.source()),
+            Some(kind) => kind.same_as(&index.kind()),
             None => index.is_namespace(),
         }
     }
@@ -110,7 +112,7 @@ impl<K> State<K> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use informer_runtime::cache::{NAMESPACE_INDEX, Writer, namespace_indexers};
+/// use informer_runtime::{ObjectKey, cache::{NAMESPACE_INDEX, Writer, namespace_indexers}};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::api::ObjectMeta;
 ///
@@ -120,7 +122,7 @@ impl<K> State<K> {
 /// writer.add(Arc::new(Pod { metadata: meta, ..Default::default() }));
 ///
 /// assert_eq!(store.by_index(NAMESPACE_INDEX, "prod")?.len(), 1);
-/// assert!(store.get_by_key("prod/web").is_some());
+/// assert!(store.get_by_key(&ObjectKey::new("prod", "web")).is_some());
 /// # Ok::<(), informer_runtime::cache::Error>(())
 /// ```
 ///
@@ -206,13 +208,18 @@ impl<K> Store<K> {
 
 impl<K: Resource> Store<K> {
     /// The object stored under `key`.
-    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+    pub fn get_by_key(&self, key: &ObjectKey) -> Option<Arc<K>> {
         self.read().items.get(key).cloned()
     }
 
-    /// The object stored under `obj`'s key.
+    /// The object stored under `obj`'s key (`&Arc<K>` works too).
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
-        self.get_by_key(&object_key(obj))
+        self.get_by_parts(parts_of(obj))
+    }
+
+    /// The object stored under the key with these parts, without building the key.
+    pub(crate) fn get_by_parts(&self, parts: KeyParts<'_>) -> Option<Arc<K>> {
+        self.read().items.get(&parts).cloned()
     }
 
     /// Every stored object, in no particular order.
@@ -221,11 +228,7 @@ impl<K: Resource> Store<K> {
     }
 
     /// Every key, in no particular order.
-    pub fn list_keys(&self) -> Vec<String> {
-        self.read().items.keys().map(|k| k.to_string()).collect()
-    }
-
-    pub(crate) fn shared_keys(&self) -> Vec<SharedKey> {
+    pub fn list_keys(&self) -> Vec<ObjectKey> {
         self.read().items.keys().cloned().collect()
     }
 
@@ -252,7 +255,7 @@ impl<K: Resource> Store<K> {
         if let [value] = values.as_slice() {
             return Ok(bucket_objects(index.get(value.as_str())));
         }
-        let unique: HashMap<&SharedKey, &Arc<K>> = values
+        let unique: HashMap<&ObjectKey, &Arc<K>> = values
             .iter()
             .filter_map(|v| index.get(v.as_str()))
             .flatten()
@@ -268,14 +271,14 @@ impl<K: Resource> Store<K> {
     }
 
     /// The keys indexed under `value` in index `name`, sorted.
-    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<String>, Error> {
+    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<ObjectKey>, Error> {
         let state = self.read();
         let index = state.indices.get(name).ok_or_else(|| not_found(name))?;
-        let mut keys: Vec<String> = index
+        let mut keys: Vec<ObjectKey> = index
             .get(value)
             .into_iter()
-            .flat_map(HashMap::keys)
-            .map(|k| k.to_string())
+            .flat_map(hashbrown::HashMap::keys)
+            .cloned()
             .collect();
         keys.sort_unstable();
         Ok(keys)
@@ -330,11 +333,14 @@ impl<K: Resource> Writer<K> {
 
     /// An empty store reporting index function panics to `panics` (the informer's reporter).
     pub(crate) fn with_panic_reporter(indexers: Indexers<K>, panics: Arc<PanicReporter>) -> Self {
-        let indices = indexers.keys().map(|name| (name.clone(), Index::new())).collect();
+        let indices = indexers
+            .keys()
+            .map(|name| (name.clone(), IndexBuckets::new()))
+            .collect();
         Self {
             store: Store {
                 state: Arc::new(RwLock::new(State {
-                    items: HashMap::new(),
+                    items: Objects::new(),
                     indexers,
                     indices,
                     handles: HashMap::new(),
@@ -346,7 +352,7 @@ impl<K: Resource> Writer<K> {
 
     /// Stores `obj` under its key, replacing any previous object, and updates every index.
     pub fn add(&self, obj: Arc<K>) -> Option<Arc<K>> {
-        let key: SharedKey = object_key(obj.as_ref()).into();
+        let key = ObjectKey::of(obj.as_ref());
         self.insert(key, obj)
     }
 
@@ -356,12 +362,12 @@ impl<K: Resource> Writer<K> {
     }
 
     /// Stores `obj` under `key`; returns the object it replaced.
-    pub(crate) fn insert(&self, key: SharedKey, obj: Arc<K>) -> Option<Arc<K>> {
+    pub(crate) fn insert(&self, key: ObjectKey, obj: Arc<K>) -> Option<Arc<K>> {
         let mut panics = IndexPanics::new(&self.store.panics);
         let old = {
             let mut state = self.write();
             let state = &mut *state;
-            let old = state.items.insert(Arc::clone(&key), Arc::clone(&obj));
+            let old = state.items.insert(key.clone(), Arc::clone(&obj));
             update_indices(
                 &state.indexers,
                 &mut state.indices,
@@ -376,13 +382,21 @@ impl<K: Resource> Writer<K> {
         old
     }
 
-    /// Removes the object stored under `obj`'s key.
+    /// Removes the object stored under `obj`'s key (`&Arc<K>` works too).
     pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        self.delete_by_key(&object_key(obj))
+        self.remove(&parts_of(obj))
     }
 
     /// Removes the object stored under `key`; absent keys are a no-op.
-    pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
+    pub fn delete_by_key(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.remove(key)
+    }
+
+    /// Removes the object stored under the key `key` is equivalent to.
+    fn remove<Q>(&self, key: &Q) -> Option<Arc<K>>
+    where
+        Q: std::hash::Hash + hashbrown::Equivalent<ObjectKey> + ?Sized,
+    {
         let mut panics = IndexPanics::new(&self.store.panics);
         let old = {
             let mut state = self.write();
@@ -405,9 +419,9 @@ impl<K: Resource> Writer<K> {
     /// Replaces the whole content with `objects` and rebuilds every index
     /// (a later object with the same key wins).
     pub fn replace(&self, objects: impl IntoIterator<Item = Arc<K>>) {
-        let items: HashMap<SharedKey, Arc<K>> = objects
+        let items: Objects<K> = objects
             .into_iter()
-            .map(|obj| (SharedKey::from(object_key(obj.as_ref())), obj))
+            .map(|obj| (ObjectKey::of(obj.as_ref()), obj))
             .collect();
         let mut panics = IndexPanics::new(&self.store.panics);
         {
@@ -443,14 +457,14 @@ impl<K: Resource> Writer<K> {
                         names: vec![name.into_owned()],
                     });
                 }
-                state.handles.insert(name.into_owned(), index.source());
+                state.handles.insert(name.into_owned(), index.kind());
                 return Ok(());
             }
             let indexer = index.index_func();
             let built = build_index(&name, &indexer, &state.items, &mut panics);
             state.indices.insert(name.to_string(), built);
             state.indexers.insert(name.to_string(), indexer);
-            state.handles.insert(name.into_owned(), index.source());
+            state.handles.insert(name.into_owned(), index.kind());
         }
         panics.report();
         Ok(())
@@ -489,16 +503,25 @@ fn not_found(name: &str) -> Error {
     }
 }
 
-fn bucket_objects<K>(bucket: Option<&HashMap<SharedKey, Arc<K>>>) -> Vec<Arc<K>> {
+/// The parts of `obj`'s key, borrowed from its metadata.
+fn parts_of<K: Resource>(obj: &K) -> KeyParts<'_> {
+    let meta = obj.meta();
+    KeyParts {
+        namespace: meta.namespace.as_deref().unwrap_or(""),
+        name: meta.name.as_deref().unwrap_or(""),
+    }
+}
+
+fn bucket_objects<K>(bucket: Option<&Objects<K>>) -> Vec<Arc<K>> {
     bucket.map(|b| b.values().cloned().collect()).unwrap_or_default()
 }
 
-fn add_to_index<K>(index: &mut Index<K>, values: Vec<String>, key: &SharedKey, obj: &Arc<K>) {
+fn add_to_index<K>(index: &mut IndexBuckets<K>, values: Vec<String>, key: &ObjectKey, obj: &Arc<K>) {
     for value in values {
         index
             .entry(value)
             .or_default()
-            .insert(Arc::clone(key), Arc::clone(obj));
+            .insert(key.clone(), Arc::clone(obj));
     }
 }
 
@@ -518,14 +541,20 @@ impl<'a> IndexPanics<'a> {
     }
 
     /// The values `indexer` gives `obj`; `None` if it panicked (recorded).
-    fn values<K>(&mut self, name: &str, indexer: &IndexFunc<K>, obj: &K, key: &str) -> Option<Vec<String>> {
+    fn values<K>(
+        &mut self,
+        name: &str,
+        indexer: &IndexFunc<K>,
+        obj: &K,
+        key: &ObjectKey,
+    ) -> Option<Vec<String>> {
         catch(|| indexer(obj))
             .map_err(|message| {
                 let function = UserFunction::IndexFunction {
                     index: name.to_owned(),
                 };
                 self.caught
-                    .push(self.reporter.panic(function, Some(key.to_owned()), message));
+                    .push(self.reporter.panic(function, Some(key.clone()), message));
             })
             .ok()
     }
@@ -541,10 +570,10 @@ impl<'a> IndexPanics<'a> {
 fn build_index<K>(
     name: &str,
     indexer: &IndexFunc<K>,
-    items: &HashMap<SharedKey, Arc<K>>,
+    items: &Objects<K>,
     panics: &mut IndexPanics<'_>,
-) -> Index<K> {
-    let mut index = Index::new();
+) -> IndexBuckets<K> {
+    let mut index = IndexBuckets::new();
     for (key, obj) in items {
         if let Some(values) = panics.values(name, indexer, obj, key) {
             add_to_index(&mut index, values, key, obj);
@@ -555,7 +584,7 @@ fn build_index<K>(
 
 /// Removes `key` from every bucket of `index`: for an object whose index values cannot be
 /// computed again (its index function panicked).
-fn remove_from_every_bucket<K>(index: &mut Index<K>, key: &SharedKey) {
+fn remove_from_every_bucket<K>(index: &mut IndexBuckets<K>, key: &ObjectKey) {
     index.retain(|_, bucket| {
         bucket.remove(key);
         !bucket.is_empty()
@@ -564,10 +593,10 @@ fn remove_from_every_bucket<K>(index: &mut Index<K>, key: &SharedKey) {
 
 fn update_indices<K>(
     indexers: &Indexers<K>,
-    indices: &mut HashMap<String, Index<K>>,
+    indices: &mut HashMap<String, IndexBuckets<K>>,
     old: Option<&K>,
     new: Option<&Arc<K>>,
-    key: &SharedKey,
+    key: &ObjectKey,
     panics: &mut IndexPanics<'_>,
 ) {
     for (name, indexer) in indexers {
@@ -583,11 +612,11 @@ fn update_indices<K>(
         {
             // same bucket: only the object changes
             match index.get_mut(new_value.as_str()) {
-                Some(bucket) => bucket.insert(Arc::clone(key), Arc::clone(new)),
+                Some(bucket) => bucket.insert(key.clone(), Arc::clone(new)),
                 None => index
                     .entry(new_value.clone())
                     .or_default()
-                    .insert(Arc::clone(key), Arc::clone(new)),
+                    .insert(key.clone(), Arc::clone(new)),
             };
             continue;
         }
@@ -611,416 +640,6 @@ fn update_indices<K>(
     }
 }
 
+mod relist;
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-    use kube::api::ObjectMeta;
-
-    use super::*;
-
-    #[test]
-    fn an_update_within_the_same_bucket_is_seen_through_the_index() {
-        let store = Writer::new(namespace_indexers());
-        let pod = |rv: &str| {
-            Arc::new(Pod {
-                metadata: ObjectMeta {
-                    name: Some("a".into()),
-                    namespace: Some("ns".into()),
-                    resource_version: Some(rv.into()),
-                    ..ObjectMeta::default()
-                },
-                ..Pod::default()
-            })
-        };
-        store.add(pod("1"));
-        store.update(pod("2"));
-        let by_index = store
-            .by_index(NAMESPACE_INDEX, "ns")
-            .expect("the namespace index");
-        let versions: Vec<_> = by_index
-            .iter()
-            .map(|p| p.metadata.resource_version.as_deref())
-            .collect();
-        assert_eq!(versions, [Some("2")]);
-        let stored = store.get_by_key("ns/a").expect("stored");
-        assert!(
-            Arc::ptr_eq(&stored, &by_index[0]),
-            "the index holds the stored object"
-        );
-        let via_index = store
-            .index(NAMESPACE_INDEX, &pod("3"))
-            .expect("the namespace index");
-        assert!(Arc::ptr_eq(&stored, &via_index[0]));
-        store.delete_by_key("ns/a");
-        assert!(
-            store
-                .by_index(NAMESPACE_INDEX, "ns")
-                .expect("the namespace index")
-                .is_empty()
-        );
-        assert!(store.list_index_func_values(NAMESPACE_INDEX).is_empty());
-    }
-
-    /// A config map named `name` whose "val" data entry is the payload.
-    fn cm(name: &str, val: &str) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..ObjectMeta::default()
-            },
-            data: Some(BTreeMap::from([("val".to_owned(), val.to_owned())])),
-            ..ConfigMap::default()
-        })
-    }
-
-    fn val(obj: &ConfigMap) -> String {
-        obj.data
-            .as_ref()
-            .and_then(|d| d.get("val"))
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    fn indexers(
-        name: &str,
-        f: impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static,
-    ) -> Indexers<ConfigMap> {
-        HashMap::from([(name.to_owned(), Arc::new(f) as IndexFunc<ConfigMap>)])
-    }
-
-    fn sorted(mut v: Vec<String>) -> Vec<String> {
-        v.sort();
-        v
-    }
-
-    // Port of client-go TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex.
-    #[test]
-    fn delete_removes_empty_sets_from_index() {
-        let store = Writer::new(indexers("testmodes", |o| vec![val(o)]));
-        store.add(cm("testKey", "testKey"));
-        assert_eq!(
-            store.index_keys("testmodes", "testKey").unwrap_or_default().len(),
-            1
-        );
-        store.delete_by_key("testKey");
-        assert!(
-            store.list_index_func_values("testmodes").is_empty(),
-            "empty bucket must be removed"
-        );
-    }
-
-    // Port of client-go TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex.
-    #[test]
-    fn delete_keeps_non_empty_sets() {
-        let store = Writer::new(indexers("testmodes", |_| vec!["testIndex".to_owned()]));
-        store.add(cm("retain", "retain"));
-        store.add(cm("delete", "delete"));
-        assert_eq!(
-            store
-                .index_keys("testmodes", "testIndex")
-                .unwrap_or_default()
-                .len(),
-            2
-        );
-        store.delete_by_key("delete");
-        assert_eq!(
-            store.index_keys("testmodes", "testIndex").unwrap_or_default(),
-            vec!["retain"]
-        );
-    }
-
-    // Port of client-go TestThreadSafeStoreIndexingFunctionsWithMultipleValues.
-    #[test]
-    fn index_functions_with_multiple_values() {
-        let store = Writer::new(indexers("test", |o| {
-            val(o).split(',').map(str::to_owned).collect()
-        }));
-        let check = |foo: &[&str], bar: &[&str], baz: &[&str]| {
-            for (value, want) in [("foo", foo), ("bar", bar), ("baz", baz)] {
-                assert_eq!(
-                    store.index_keys("test", value).unwrap_or_default(),
-                    want,
-                    "bucket {value}"
-                );
-            }
-        };
-        store.add(cm("key1", "foo"));
-        store.add(cm("key2", "bar"));
-        check(&["key1"], &["key2"], &[]);
-        store.update(cm("key2", "foo,bar"));
-        check(&["key1", "key2"], &["key2"], &[]);
-        store.update(cm("key1", "foo,bar"));
-        check(&["key1", "key2"], &["key1", "key2"], &[]);
-        store.add(cm("key3", "foo,bar,baz"));
-        check(&["key1", "key2", "key3"], &["key1", "key2", "key3"], &["key3"]);
-        store.update(cm("key1", "foo"));
-        check(&["key1", "key2", "key3"], &["key2", "key3"], &["key3"]);
-        store.update(cm("key2", "bar"));
-        check(&["key1", "key3"], &["key2", "key3"], &["key3"]);
-        store.delete_by_key("key1");
-        check(&["key3"], &["key2", "key3"], &["key3"]);
-        store.delete_by_key("key3");
-        check(&[], &["key2"], &[]);
-    }
-
-    fn pod(name: &str, labels: &[(&str, &str)], annotations: &[(&str, &str)]) -> Arc<Pod> {
-        let map = |kv: &[(&str, &str)]| {
-            kv.iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect()
-        };
-        Arc::new(Pod {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                labels: Some(map(labels)),
-                annotations: Some(map(annotations)),
-                ..ObjectMeta::default()
-            },
-            ..Pod::default()
-        })
-    }
-
-    fn names(pods: Vec<Arc<Pod>>) -> Vec<String> {
-        sorted(pods.iter().filter_map(|p| p.metadata.name.clone()).collect())
-    }
-
-    // Port of client-go TestGetIndexFuncValues (index_test.go).
-    #[test]
-    fn list_index_func_values() {
-        let mut idx: Indexers<Pod> = HashMap::new();
-        idx.insert(
-            "testmodes".into(),
-            Arc::new(|p: &Pod| {
-                p.metadata
-                    .labels
-                    .iter()
-                    .flatten()
-                    .filter(|(k, _)| *k == "foo")
-                    .map(|(_, v)| v.clone())
-                    .collect()
-            }),
-        );
-        let store = Writer::new(idx);
-        store.add(pod("one", &[("foo", "bar")], &[]));
-        store.add(pod("two", &[("foo", "bar")], &[]));
-        store.add(pod("tre", &[("foo", "biz")], &[]));
-        assert_eq!(
-            sorted(store.list_index_func_values("testmodes")),
-            vec!["bar", "biz"]
-        );
-    }
-
-    // Port of client-go TestMultiIndexKeys (index_test.go).
-    #[test]
-    fn multi_index_keys() {
-        let mut idx: Indexers<Pod> = HashMap::new();
-        idx.insert(
-            "byUser".into(),
-            Arc::new(|p: &Pod| {
-                p.metadata
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get("users"))
-                    .map(|u| u.split(',').map(str::to_owned).collect())
-                    .unwrap_or_default()
-            }),
-        );
-        let store = Writer::new(idx);
-        store.add(pod("one", &[], &[("users", "ernie,bert")]));
-        store.add(pod("two", &[], &[("users", "bert,oscar")]));
-        store.add(pod("tre", &[], &[("users", "ernie,elmo")]));
-        let by = |v: &str| names(store.by_index("byUser", v).unwrap_or_default());
-        assert_eq!(by("ernie"), vec!["one", "tre"]);
-        assert_eq!(by("bert"), vec!["one", "two"]);
-        assert_eq!(by("elmo"), vec!["tre"]);
-        assert_eq!(by("oscar"), vec!["two"]);
-        assert!(by("elmo1").is_empty());
-
-        store.delete_by_key("tre");
-        assert_eq!(by("ernie"), vec!["one"]);
-        assert!(by("elmo").is_empty());
-
-        store.update(pod("two", &[], &[("users", "oscar")]));
-        assert_eq!(by("bert"), vec!["one"]);
-    }
-
-    // Port of client-go TestCache / doTestStore (store_test.go).
-    #[test]
-    fn store_add_update_delete_list_replace() {
-        let store = Writer::<ConfigMap>::default();
-        store.add(cm("foo", "bar"));
-        assert_eq!(store.get_by_key("foo").map(|o| val(&o)), Some("bar".into()));
-        store.update(cm("foo", "baz"));
-        assert_eq!(store.get_by_key("foo").map(|o| val(&o)), Some("baz".into()));
-        store.delete(&cm("foo", ""));
-        assert!(store.get_by_key("foo").is_none());
-
-        store.add(cm("a", "b"));
-        store.add(cm("c", "d"));
-        store.add(cm("e", "e"));
-        assert_eq!(
-            sorted(store.list().iter().map(|o| val(o)).collect()),
-            vec!["b", "d", "e"]
-        );
-
-        store.replace([cm("foo", "foo"), cm("bar", "bar")]);
-        assert_eq!(
-            sorted(store.list().iter().map(|o| val(o)).collect()),
-            vec!["bar", "foo"]
-        );
-        assert_eq!(sorted(store.list_keys()), vec!["bar", "foo"]);
-    }
-
-    // Port of client-go TestIndex / doTestIndex (store_test.go).
-    #[test]
-    fn index_returns_objects_sharing_a_value() {
-        let store = Writer::new(indexers("by_val", |o| vec![val(o)]));
-        for (k, v) in [("a", "b"), ("c", "b"), ("e", "f"), ("g", "h")] {
-            store.add(cm(k, v));
-        }
-        let keys_for = |v: &str| -> Vec<String> {
-            sorted(
-                store
-                    .index("by_val", &cm("probe", v))
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|o| o.metadata.name.clone())
-                    .collect(),
-            )
-        };
-        assert_eq!(keys_for("b"), vec!["a", "c"]);
-        assert_eq!(keys_for("f"), vec!["e"]);
-        assert_eq!(keys_for("h"), vec!["g"]);
-    }
-
-    #[test]
-    fn unknown_index_is_an_error() {
-        let store = Writer::<ConfigMap>::default();
-        let err = store.by_index("nope", "x").expect_err("unknown index");
-        assert!(err.to_string().contains("\"nope\""), "{err}");
-        assert!(store.index_keys("nope", "x").is_err());
-        assert!(store.index("nope", &cm("a", "b")).is_err());
-        assert!(store.list_index_func_values("nope").is_empty());
-    }
-
-    #[test]
-    fn add_indexers_indexes_existing_items_and_rejects_conflicts() {
-        let store = Writer::new(indexers("by_val", |o| vec![val(o)]));
-        store.add(cm("a", "x"));
-        store.add(cm("b", "y"));
-        let err = store
-            .add_indexers(HashMap::from([
-                (
-                    "by_val".to_owned(),
-                    Arc::new(|_: &ConfigMap| vec![]) as IndexFunc<ConfigMap>,
-                ),
-                (
-                    "by_name".to_owned(),
-                    Arc::new(|o: &ConfigMap| vec![o.metadata.name.clone().unwrap_or_default()]),
-                ),
-            ]))
-            .expect_err("conflict");
-        assert_eq!(
-            err,
-            Error::IndexerConflict {
-                names: vec!["by_val".into()]
-            }
-        );
-        assert!(!store.has_index("by_name"), "a conflict adds nothing");
-
-        store
-            .add_indexers(indexers("by_name", |o| {
-                vec![o.metadata.name.clone().unwrap_or_default()]
-            }))
-            .expect("no conflict");
-        assert_eq!(store.index_keys("by_name", "b").unwrap_or_default(), vec!["b"]);
-        store.add(cm("c", "z"));
-        assert_eq!(store.index_keys("by_name", "c").unwrap_or_default(), vec!["c"]);
-    }
-
-    #[test]
-    fn namespace_index_puts_cluster_scoped_objects_in_empty_bucket() {
-        let store = Writer::<Pod>::new(namespace_indexers());
-        let mut p = (*pod("a", &[], &[])).clone();
-        p.metadata.namespace = Some("ns1".into());
-        store.add(Arc::new(p));
-        store.add(pod("cluster", &[], &[]));
-        assert_eq!(
-            store.index_keys(NAMESPACE_INDEX, "ns1").unwrap_or_default(),
-            vec!["ns1/a"]
-        );
-        assert_eq!(
-            store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default(),
-            vec!["cluster"]
-        );
-    }
-
-    /// Indexes by the `val` entry, and panics on the value "panics".
-    fn panicking_on(
-        val_that_panics: &'static str,
-    ) -> impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static {
-        move |o| {
-            let v = val(o);
-            assert_ne!(v, val_that_panics, "index function bug");
-            vec![v]
-        }
-    }
-
-    #[test]
-    fn a_panicking_index_function_leaves_the_object_out_of_that_index_only() {
-        let mut both = indexers("by_val", panicking_on("panics"));
-        both.extend(namespace_indexers());
-        let store = Writer::new(both);
-        store.add(cm("a", "x"));
-        store.add(cm("b", "panics"));
-        assert_eq!(store.len(), 2, "both stored");
-        assert_eq!(store.index_keys("by_val", "x").unwrap_or_default(), vec!["a"]);
-        assert_eq!(store.list_index_func_values("by_val"), vec!["x"]);
-        assert_eq!(
-            sorted(store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default()),
-            vec!["a", "b"]
-        );
-
-        // an old value that cannot be computed again is found in every bucket
-        store.update(cm("a", "panics"));
-        assert!(store.list_index_func_values("by_val").is_empty());
-        store.update(cm("a", "y"));
-        assert_eq!(store.index_keys("by_val", "y").unwrap_or_default(), vec!["a"]);
-        store.delete(&cm("b", "panics"));
-        assert_eq!(
-            store.index_keys(NAMESPACE_INDEX, "").unwrap_or_default(),
-            vec!["a"]
-        );
-    }
-
-    #[test]
-    fn replace_and_add_indexers_skip_objects_whose_index_function_panics() {
-        let store = Writer::new(indexers("by_val", panicking_on("panics")));
-        store.replace([cm("a", "x"), cm("b", "panics")]);
-        assert_eq!(store.len(), 2);
-        assert_eq!(store.list_index_func_values("by_val"), vec!["x"]);
-        store
-            .add_indexers(indexers("by_val_too", panicking_on("x")))
-            .expect("added");
-        assert_eq!(store.list_index_func_values("by_val_too"), vec!["panics"]);
-    }
-
-    #[test]
-    fn an_index_query_whose_index_function_panics_is_an_error() {
-        let store = Writer::new(indexers("by_val", panicking_on("panics")));
-        store.add(cm("a", "x"));
-        let err = store.index("by_val", &cm("q", "panics")).expect_err("panicked");
-        assert_eq!(
-            err.to_string(),
-            "failed to query index \"by_val\": its index function panicked on the given object: \
-             assertion `left != right` failed: index function bug\n  left: \"panics\"\n right: \"panics\""
-        );
-        assert_eq!(
-            store.index("by_val", &cm("q", "x")).map(|v| v.len()),
-            Ok(1),
-            "the store still works"
-        );
-    }
-}
+mod tests;
