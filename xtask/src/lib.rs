@@ -1,9 +1,11 @@
 //! Workspace tasks: `cargo xtask codegen` regenerates the checked-in `k8s-informers` crate,
 //! and the embedded API server's tables of built-in merge strategies (from k8s-openapi's
 //! sources) and protobuf messages (from k8s-pb's); `cargo xtask verify-codegen` fails when any
-//! is stale.
+//! is stale; `cargo xtask module-cycles <crate-src-dir>...` reports the import circles between
+//! the modules of crates ([`module_cycles`]).
 
 pub mod builtin_schema;
+pub mod module_cycles;
 pub mod protobuf_table;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
-//! `cargo xtask codegen` and `cargo xtask verify-codegen` (see the library docs).
+//! `cargo xtask codegen`, `cargo xtask verify-codegen` and `cargo xtask module-cycles` (see the
+//! library docs).
 
-use std::{process::ExitCode, time::Instant};
+use std::{ffi::OsStr, process::ExitCode, time::Instant};
 
 use std::path::PathBuf;
 
@@ -20,9 +21,10 @@ fn tables() -> [(PathBuf, Generate); 2] {
     ]
 }
 
-const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen>\n\
+const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen | module-cycles <crate-src-dir>...>\n\
     codegen         regenerate k8s-informers and the test server's tables from k8s-openapi's and k8s-pb's sources\n\
-    verify-codegen  fail when either differs from what would be generated";
+    verify-codegen  fail when either differs from what would be generated\n\
+    module-cycles   report the import circles between the modules of crates (given by their src directories); exit 1 if any";
 
 /// Writes a generated table; whether it changed.
 fn write_table(file: &PathBuf, generate: Generate) -> Result<bool, String> {
@@ -112,10 +114,34 @@ fn verify() -> ExitCode {
     }
 }
 
+/// Prints the import circles of the crates whose source directories are `dirs`.
+fn module_cycles(dirs: &[PathBuf]) -> ExitCode {
+    if dirs.is_empty() {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    }
+    match xtask::module_cycles::check(dirs) {
+        Ok(report) => {
+            println!("{report}");
+            if report.circles.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(err) => {
+            eprintln!("xtask module-cycles: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    match std::env::args().nth(1).as_deref() {
+    let mut args = std::env::args_os().skip(1);
+    match args.next().as_deref().and_then(OsStr::to_str) {
         Some("codegen") => codegen(),
         Some("verify-codegen") => verify(),
+        Some("module-cycles") => module_cycles(&args.map(PathBuf::from).collect::<Vec<_>>()),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)
