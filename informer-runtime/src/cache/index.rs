@@ -35,12 +35,35 @@
 //! Kubernetes version. `k8s-informers` generates the few that controllers always need next to
 //! their resource's informer (`k8s_informers::core::v1::POD_BY_NODE_NAME`).
 
-use std::{borrow::Cow, fmt, sync::Arc};
+use std::{borrow::Cow, collections::HashMap, fmt, sync::Arc};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 
-use crate::cache::{IndexFunc, NAMESPACE_INDEX, namespace_index_func};
+/// The name of the built-in index of objects by namespace.
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+/// A function that maps an object to the values it is indexed under.
+///
+/// Returning no value leaves the object out of the index; returning `""` puts it in the `""`
+/// bucket (as the namespace index does for cluster-scoped objects). Duplicate values collapse.
+pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+
+/// Named index functions.
+pub type Indexers<K> = HashMap<String, IndexFunc<K>>;
+
+/// The namespace index function: `[namespace]`, or `[""]` for cluster-scoped objects
+/// (client-go's `MetaNamespaceIndexFunc`).
+pub fn namespace_index_func<K: Resource>(obj: &K) -> Vec<String> {
+    vec![obj.meta().namespace.clone().unwrap_or_default()]
+}
+
+/// Indexers holding only the namespace index, which every informer of a factory carries.
+pub fn namespace_indexers<K: Resource + 'static>() -> Indexers<K> {
+    let mut indexers: Indexers<K> = HashMap::new();
+    indexers.insert(NAMESPACE_INDEX.to_owned(), Arc::new(namespace_index_func::<K>));
+    indexers
+}
 
 /// The name of [`Index::BY_CONTROLLER_UID`].
 pub const BY_CONTROLLER_UID_INDEX: &str = "by-controller-uid";

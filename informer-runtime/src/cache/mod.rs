@@ -10,7 +10,7 @@ mod store;
 mod tombstone;
 mod undelta;
 
-pub use index::Index;
+pub use index::{Index, IndexFunc, Indexers, NAMESPACE_INDEX, namespace_index_func, namespace_indexers};
 pub use reflector_store::{BufferedRelist, ReflectorStore, Relist};
 pub use store::*;
 pub use tombstone::{DeletedFinalStateUnknown, MaybeTombstone};

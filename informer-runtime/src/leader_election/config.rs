@@ -5,12 +5,6 @@ use std::time::Duration;
 
 use super::error::{Error, Result};
 
-/// How much the wait between two acquisition attempts may grow at random: the waits are
-/// between `retry_period` and `retry_period × (1 + JITTER_FACTOR)`, so that replicas started
-/// together do not keep asking at the same instants. The renew deadline must exceed
-/// `retry_period × JITTER_FACTOR`.
-pub const JITTER_FACTOR: f64 = 1.2;
-
 /// Which lease to compete for, under which identity, and how fast.
 ///
 /// Every replica competing for a lease must use the same durations: each one decides that the
@@ -76,7 +70,7 @@ impl Config {
         self
     }
 
-    /// The wait between two attempts to acquire (with jitter, see [`JITTER_FACTOR`]) or to
+    /// The wait between two attempts to acquire (with jitter, see [`JITTER_FACTOR`](super::JITTER_FACTOR)) or to
     /// renew (default 2 s).
     pub fn retry_period(mut self, duration: Duration) -> Self {
         self.retry_period = duration;

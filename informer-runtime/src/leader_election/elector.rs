@@ -11,11 +11,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::config::{Config, JITTER_FACTOR};
 use super::error::{Error, Result};
 use super::leadership::{Leadership, Term};
 use super::lease_lock::{self, LeaseLock};
 use super::stats::{Counters, LeaderElectionStats};
+use super::{JITTER_FACTOR, config::Config};
 use crate::deadline::{FAR_FUTURE, saturating_deadline};
 
 /// Competes with the other replicas for one Lease and tells this replica when it leads.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::config::JITTER_FACTOR;
+use super::JITTER_FACTOR;
 
 /// A `Result` of leader election.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -84,11 +84,17 @@ mod leadership;
 mod lease_lock;
 mod stats;
 
-pub use config::{Config, JITTER_FACTOR};
+pub use config::Config;
 pub use elector::LeaderElector;
 pub use error::{Error, Result};
 pub use leadership::{Leadership, Term};
 pub use stats::LeaderElectionStats;
+
+/// How much the wait between two acquisition attempts may grow at random: the waits are
+/// between `retry_period` and `retry_period × (1 + JITTER_FACTOR)`, so that replicas started
+/// together do not keep asking at the same instants. The renew deadline must exceed
+/// `retry_period × JITTER_FACTOR`.
+pub const JITTER_FACTOR: f64 = 1.2;
 
 #[cfg(test)]
 mod tests;

@@ -48,6 +48,25 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
     }
 }
 
+impl<K: Resource> DeltaFifo<K> {
+    /// Replaces the queue's view of the world with `list` (a relist): every listed object gets a
+    /// `Replaced` (or `Sync`) change, and every queued or known key that is not listed gets a
+    /// `Deleted` change carrying a tombstone with the newest object the queue or the consumer
+    /// had. The first replace defines the initial population that [`DeltaFifo::has_synced`]
+    /// waits for. The resource version is not used by this queue.
+    ///
+    /// A reflector hands its relists over page by page instead
+    /// ([`ReflectorStore::begin_relist`](crate::cache::ReflectorStore::begin_relist)): each
+    /// page is queued as it arrives, and the tombstones and the initial population come with
+    /// the end of the list.
+    pub fn replace(&self, list: Vec<K>, resource_version: &str) {
+        let prepared = list.into_iter().map(|obj| self.prepare(obj)).collect();
+        let mut relist = FifoRelist::new(self);
+        relist.page(prepared);
+        relist.finish(resource_version);
+    }
+}
+
 /// A relist of the queue: the keys its pages listed so far.
 pub(super) struct FifoRelist<'a, K> {
     fifo: &'a DeltaFifo<K>,

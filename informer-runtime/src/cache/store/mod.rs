@@ -9,38 +9,13 @@ use std::{
 use kube::Resource;
 
 use crate::{
-    cache::index::{self, IndexKind},
+    cache::index::{self, IndexFunc, IndexKind, Indexers},
     key::{KeyParts, ObjectKey},
     user_panic::{PanicReporter, UserFunction, UserPanic, catch},
 };
 
 /// The objects of a store, or of one index bucket, by key.
 type Objects<K> = hashbrown::HashMap<ObjectKey, Arc<K>>;
-
-/// The name of the built-in index of objects by namespace.
-pub const NAMESPACE_INDEX: &str = "namespace";
-
-/// A function that maps an object to the values it is indexed under.
-///
-/// Returning no value leaves the object out of the index; returning `""` puts it in the `""`
-/// bucket (as the namespace index does for cluster-scoped objects). Duplicate values collapse.
-pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
-
-/// Named index functions.
-pub type Indexers<K> = HashMap<String, IndexFunc<K>>;
-
-/// The namespace index function: `[namespace]`, or `[""]` for cluster-scoped objects
-/// (client-go's `MetaNamespaceIndexFunc`).
-pub fn namespace_index_func<K: Resource>(obj: &K) -> Vec<String> {
-    vec![obj.meta().namespace.clone().unwrap_or_default()]
-}
-
-/// Indexers holding only the namespace index, which every informer of a factory carries.
-pub fn namespace_indexers<K: Resource + 'static>() -> Indexers<K> {
-    let mut indexers: Indexers<K> = HashMap::new();
-    indexers.insert(NAMESPACE_INDEX.to_owned(), Arc::new(namespace_index_func::<K>));
-    indexers
-}
 
 /// The result of a store operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -4,6 +4,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::ObjectMeta;
 
 use super::*;
+use crate::cache::{NAMESPACE_INDEX, namespace_indexers};
 
 fn key(text: &str) -> ObjectKey {
     text.parse().expect("a valid key")
