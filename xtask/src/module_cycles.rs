@@ -44,8 +44,13 @@
 //! # Circles
 //!
 //! Each strongly connected component of more than one file is a circle, reported with the
-//! edges inside it and the names that make them (the item's name where it is defined); the
-//! last line counts the circles and the files of the crates:
+//! edges inside it and the names that make them (the item's name where it is defined). The
+//! same is done a second time with every top-level module taken whole (`cache` for
+//! `cache/store.rs` and `cache/index.rs`, `crate` for the root alone), so that two parts of
+//! the crate that import from each other through different files are a circle too
+//! (`cache/undelta.rs` naming the reflector while the reflector names `cache/store.rs`); a
+//! circle of whole modules made of the same edges as a circle of files is reported once. The last line
+//! counts the circles and the files of the crates:
 //!
 //! ```text
 //! circle: a <-> b (src/a.rs -> src/b.rs: Thing; src/b.rs -> src/a.rs: helper)
@@ -59,7 +64,7 @@ mod syntax;
 mod tests;
 mod tree;
 
-use std::{fmt, path::PathBuf};
+use std::{collections::BTreeSet, fmt, path::PathBuf};
 
 pub use tree::Error;
 
@@ -106,31 +111,65 @@ pub fn check(dirs: &[PathBuf]) -> Result<Report, Error> {
     Ok(report)
 }
 
-/// The circles of one crate.
+/// The circles of one crate: between files, then between whole top-level modules.
 fn circles(krate: &Crate) -> Vec<Circle> {
     let edges = krate.edges();
-    let mut adjacency = vec![Vec::new(); krate.files.len()];
+    let files: Vec<String> = (0..krate.files.len())
+        .map(|file| krate.module_name(krate.files[file].module))
+        .collect();
+    let mut found = grouped_circles(krate, &edges, &files);
+    let top_level: Vec<String> = files
+        .iter()
+        .map(|module| module.split("::").next().unwrap_or("crate").to_owned())
+        .collect();
+    for circle in grouped_circles(krate, &edges, &top_level) {
+        let reported =
+            |file_circle: &Circle| file_circle.modules == circle.modules || file_circle.edges == circle.edges;
+        if !found.iter().any(reported) {
+            found.push(circle);
+        }
+    }
+    found
+}
+
+/// The circles between groups of files, `group[file]` naming each file's group.
+fn grouped_circles(krate: &Crate, edges: &resolve::Edges, group: &[String]) -> Vec<Circle> {
+    let names: Vec<&String> = group.iter().collect::<BTreeSet<_>>().into_iter().collect();
+    let index = |file: usize| names.binary_search(&&group[file]).unwrap_or_default();
+    let mut adjacency = vec![Vec::new(); names.len()];
     for &(from, to) in edges.keys() {
-        adjacency[from].push(to);
+        if index(from) != index(to) {
+            adjacency[index(from)].push(index(to));
+        }
     }
     let components = graph::components(&adjacency).into_iter();
     let circles = components.filter(|component| component.len() > 1);
     circles
-        .map(|component| circle(krate, &edges, &component))
+        .map(|component| {
+            let members: Vec<usize> = (0..group.len())
+                .filter(|&file| component.contains(&index(file)))
+                .collect();
+            let modules = component.iter().map(|&g| names[g].clone()).collect();
+            circle(krate, edges, &members, modules, &index)
+        })
         .collect()
 }
 
-/// The circle of a component of files.
-fn circle(krate: &Crate, edges: &resolve::Edges, component: &[usize]) -> Circle {
+/// The circle of the files `members` (the groups `modules`): the edges between its groups.
+fn circle(
+    krate: &Crate,
+    edges: &resolve::Edges,
+    members: &[usize],
+    mut modules: Vec<String>,
+    group: &dyn Fn(usize) -> usize,
+) -> Circle {
     let path = |file: usize| krate.files[file].path.clone();
-    let mut modules: Vec<String> = component
-        .iter()
-        .map(|&file| krate.module_name(krate.files[file].module))
-        .collect();
     modules.sort();
     let mut inside: Vec<Edge> = edges
         .iter()
-        .filter(|((from, to), _)| component.contains(from) && component.contains(to))
+        .filter(|((from, to), _)| {
+            members.contains(from) && members.contains(to) && group(*from) != group(*to)
+        })
         .map(|(&(from, to), names)| Edge {
             from: path(from),
             to: path(to),

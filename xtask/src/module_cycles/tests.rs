@@ -297,3 +297,43 @@ fn bad_input_is_an_error() {
         "{error}"
     );
 }
+
+#[test]
+fn two_top_level_modules_that_import_each_other_through_different_files_are_a_circle() {
+    let krate = TempCrate::new(&[
+        ("lib.rs", "mod cache;\nmod reflector;\n"),
+        (
+            "cache/mod.rs",
+            "mod store;\nmod undelta;\npub use store::Writer;\n",
+        ),
+        ("cache/store.rs", "pub struct Writer;\n"),
+        (
+            "cache/undelta.rs",
+            "pub struct Undelta;\nimpl crate::reflector::Sink for Undelta {}\n",
+        ),
+        (
+            "reflector.rs",
+            "pub trait Sink {}\npub fn run(_: &crate::cache::Writer) {}\n",
+        ),
+    ]);
+    assert_eq!(
+        krate.report(),
+        "circle: cache <-> reflector (src/cache/undelta.rs -> src/reflector.rs: Sink; \
+         src/reflector.rs -> src/cache/store.rs: Writer)\n\
+         1 module circles among 5 modules"
+    );
+}
+
+#[test]
+fn a_circle_of_top_level_files_is_reported_once() {
+    let krate = TempCrate::new(&[
+        ("lib.rs", "mod a;\nmod b;\n"),
+        ("a.rs", "pub struct A;\npub fn f(_: crate::b::B) {}\n"),
+        ("b.rs", "pub struct B;\npub fn g(_: crate::a::A) {}\n"),
+    ]);
+    assert_eq!(
+        krate.report(),
+        "circle: a <-> b (src/a.rs -> src/b.rs: B; src/b.rs -> src/a.rs: A)\n\
+         1 module circles among 3 modules"
+    );
+}
