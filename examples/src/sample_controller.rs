@@ -15,7 +15,7 @@ use std::{sync::Arc, time::Duration};
 use informer_runtime::{
     ObjectKey,
     controller::{self, Action},
-    events::{self, Event, EventRecorder, EventType, Reporter},
+    events::{self, EventRecorder, EventType, NewEvent, Reporter},
     factory::SharedInformerFactory,
     key::ObjectKeyExt,
     lister::Lister,
@@ -216,7 +216,7 @@ pub async fn reconcile(foo: Arc<Foo>, context: Arc<Context>) -> Result<Action, E
 impl Context {
     /// Records an event about `foo` (returns at once; see [`EventRecorder`]).
     fn record_event(&self, foo: &Foo, type_: EventType, reason: &str, note: String) {
-        let event = Event {
+        let event = NewEvent {
             type_,
             reason: reason.into(),
             note: Some(note),

@@ -14,15 +14,15 @@
 //! - **Never blocks.** [`EventRecorder::record`] puts the event on a bounded queue and returns;
 //!   one background task publishes queued events in order. When the queue is full (the API
 //!   server is slow or down), the event is dropped, counted in
-//!   [`Stats::dropped_queue_full`] and logged as a warning.
+//!   [`EventRecorderStats::dropped_queue_full`] and logged as a warning.
 //! - **Spam filter.** Each object (by API version, kind, namespace, name and uid) has a token
 //!   bucket: a burst of 25 events, then one more per 5 minutes (client-go's
 //!   `EventSourceObjectSpamFilter`). Events beyond it are dropped, counted in
-//!   [`Stats::dropped_spam`] and logged at debug level.
+//!   [`EventRecorderStats::dropped_spam`] and logged at debug level.
 //! - **Retries.** A publish failing with a transient error (429, a 5xx, a connection error or a
 //!   timeout) is retried with exponential backoff; a permanent one (any other 4xx, such as 403
 //!   or 404 for a missing namespace) is not. Every failure is logged, and every event given
-//!   up on is counted in [`Stats::failed`]. (A `kube::Client` built with its default retry
+//!   up on is counted in [`EventRecorderStats::failed`]. (A `kube::Client` built with its default retry
 //!   policy also retries 429, 503 and 504 answers itself, before the recorder sees them.)
 //! - **Flush.** [`EventRecorder::flush`] waits, up to a deadline, until every queued event is
 //!   published or given up on, e.g. before a controller exits.
@@ -39,7 +39,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
 //!
-//! use informer_runtime::events::{Event, EventRecorder, EventType, Reporter};
+//! use informer_runtime::events::{EventRecorder, EventType, NewEvent, Reporter};
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! # let server = informer_testserver::TestServer::start().await?;
 //! # let client = server.client()?;
@@ -58,7 +58,7 @@
 //! // In a reconcile: returns at once, whatever the API server is doing.
 //! recorder.record(
 //!     &settings,
-//!     Event {
+//!     NewEvent {
 //!         type_: EventType::Normal,
 //!         reason: "Synced".into(),
 //!         note: Some("settings applied".into()),
@@ -92,7 +92,11 @@ use tokio::{
     time::Instant,
 };
 
-pub use kube::runtime::events::{Event, EventType, Reporter};
+/// What [`EventRecorder::record`] takes: the type, reason, note and action of one Event, and
+/// optionally a second object it relates to (kube's `events::Event`, named for what it is here
+/// so that it does not clash with k8s-openapi's `Event` objects or the finalizer's events).
+pub use kube::runtime::events::Event as NewEvent;
+pub use kube::runtime::events::{EventType, Reporter};
 
 use crate::deadline::saturating_deadline;
 
@@ -194,7 +198,7 @@ impl Config {
 /// Every recorded event ends in exactly one of `dropped_spam`, `dropped_queue_full`,
 /// `dropped_stopped` or `queued`; every queued one, once handled, in `published` or `failed`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
+pub struct EventRecorderStats {
     /// Calls to [`EventRecorder::record`] and [`EventRecorder::record_for`].
     pub recorded: u64,
     /// Events accepted onto the queue.
@@ -249,7 +253,7 @@ struct Shared {
 
 /// One event waiting to be published.
 struct Queued {
-    event: Event,
+    event: NewEvent,
     reference: ObjectReference,
 }
 
@@ -309,7 +313,7 @@ impl EventRecorder {
 
     /// Records `event` about `object`; returns at once. The event is dropped (and counted)
     /// when the object's spam-filter bucket is empty or the queue is full.
-    pub fn record<K>(&self, object: &K, event: Event)
+    pub fn record<K>(&self, object: &K, event: NewEvent)
     where
         K: Resource<DynamicType = ()>,
     {
@@ -319,7 +323,7 @@ impl EventRecorder {
     /// Records `event` about the object `reference` points to; returns at once. The event is
     /// dropped (and counted) when the object's spam-filter bucket is empty or the queue is
     /// full.
-    pub fn record_for(&self, reference: ObjectReference, event: Event) {
+    pub fn record_for(&self, reference: ObjectReference, event: NewEvent) {
         let counters = &self.shared.counters;
         bump(&counters.recorded);
         let allowed = self
@@ -373,10 +377,10 @@ impl EventRecorder {
     }
 
     /// The counts so far, shared by all clones.
-    pub fn stats(&self) -> Stats {
+    pub fn stats(&self) -> EventRecorderStats {
         let c = &self.shared.counters;
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        Stats {
+        EventRecorderStats {
             recorded: load(&c.recorded),
             queued: load(&c.queued),
             published: load(&c.published),

@@ -10,14 +10,14 @@
 //!
 //! | the object | what [`finalizer`] does | returns |
 //! |---|---|---|
-//! | not being deleted, without the finalizer | adds the finalizer, runs nothing | [`Outcome::FinalizerAdded`] |
-//! | not being deleted, with the finalizer | runs `reconcile(Event::Apply(object))` | [`Outcome::Reconciled`] |
-//! | being deleted, with the finalizer | runs `reconcile(Event::Cleanup(object))`, then removes the finalizer | [`Outcome::Reconciled`] |
-//! | being deleted, without the finalizer | runs nothing | [`Outcome::Deleting`] |
+//! | not being deleted, without the finalizer | adds the finalizer, runs nothing | [`FinalizerOutcome::FinalizerAdded`] |
+//! | not being deleted, with the finalizer | runs `reconcile(FinalizerEvent::Apply(object))` | [`FinalizerOutcome::Reconciled`] |
+//! | being deleted, with the finalizer | runs `reconcile(FinalizerEvent::Cleanup(object))`, then removes the finalizer | [`FinalizerOutcome::Reconciled`] |
+//! | being deleted, without the finalizer | runs nothing | [`FinalizerOutcome::Deleting`] |
 //!
 //! Adding the finalizer changes the object, so its informer delivers the change and the next
-//! reconcile runs `Apply`: on [`Outcome::FinalizerAdded`] and [`Outcome::Deleting`] a
-//! controller waits for the next change rather than requeueing. [`Outcome::unwrap_or_else`]
+//! reconcile runs `Apply`: on [`FinalizerOutcome::FinalizerAdded`] and [`FinalizerOutcome::Deleting`] a
+//! controller waits for the next change rather than requeueing. [`FinalizerOutcome::unwrap_or_else`]
 //! turns the outcome into the controller's own result type (`T`), whatever it is.
 //!
 //! Both patches are JSON patches guarded by a `test` operation: adding tests that the list is
@@ -36,7 +36,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::{sync::Arc, time::Duration};
 //!
-//! use informer_runtime::finalizer::{self, Event, Outcome};
+//! use informer_runtime::finalizer::{self, FinalizerEvent, FinalizerOutcome};
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kube::Api;
 //! # let server = informer_testserver::TestServer::start().await?;
@@ -59,8 +59,8 @@
 //! ) -> Result<Requeue, finalizer::Error<BackendError>> {
 //!     let outcome = finalizer::finalizer(api, "example.com/cleanup", cm, |event| async move {
 //!         match event {
-//!             Event::Apply(_cm) => Ok::<_, BackendError>(Some(Duration::from_secs(300))),
-//!             Event::Cleanup(_cm) => Ok(None),
+//!             FinalizerEvent::Apply(_cm) => Ok::<_, BackendError>(Some(Duration::from_secs(300))),
+//!             FinalizerEvent::Cleanup(_cm) => Ok(None),
 //!         }
 //!     })
 //!     .await?;
@@ -92,7 +92,7 @@ use serde_json::Value;
 
 /// What [`finalizer`] asks the reconcile to do with the object.
 #[derive(Debug)]
-pub enum Event<K> {
+pub enum FinalizerEvent<K> {
     /// The object exists and is not being deleted, and carries the finalizer: bring the world in
     /// line with it.
     Apply(Arc<K>),
@@ -104,7 +104,7 @@ pub enum Event<K> {
 /// What [`finalizer`] did, beyond running the reconcile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "an outcome tells whether the reconcile ran"]
-pub enum Outcome<T> {
+pub enum FinalizerOutcome<T> {
     /// The reconcile ran (`Apply`, or `Cleanup` followed by removing the finalizer) and
     /// returned this value.
     Reconciled(T),
@@ -116,7 +116,7 @@ pub enum Outcome<T> {
     Deleting,
 }
 
-impl<T> Outcome<T> {
+impl<T> FinalizerOutcome<T> {
     /// The value the reconcile returned, if it ran.
     pub fn reconciled(self) -> Option<T> {
         match self {
@@ -138,10 +138,10 @@ pub enum Error<E>
 where
     E: std::error::Error + 'static,
 {
-    /// The reconcile failed on [`Event::Apply`].
+    /// The reconcile failed on [`FinalizerEvent::Apply`].
     #[error("failed to apply the object")]
     ApplyFailed(#[source] E),
-    /// The reconcile failed on [`Event::Cleanup`]; the finalizer stays.
+    /// The reconcile failed on [`FinalizerEvent::Cleanup`]; the finalizer stays.
     #[error("failed to clean up the object")]
     CleanupFailed(#[source] E),
     /// The patch adding the finalizer failed (422 when the finalizer list changed since the
@@ -158,7 +158,7 @@ where
 }
 
 /// Runs `reconcile` for `object` behind the finalizer `finalizer_name`: adds the finalizer
-/// first, runs [`Event::Apply`] while the object lives and [`Event::Cleanup`] when it is being
+/// first, runs [`FinalizerEvent::Apply`] while the object lives and [`FinalizerEvent::Cleanup`] when it is being
 /// deleted, then removes the finalizer. See the [module documentation](self) for the table of
 /// cases.
 ///
@@ -176,11 +176,11 @@ pub async fn finalizer<K, T, E, F, Fut>(
     finalizer_name: &str,
     object: Arc<K>,
     reconcile: F,
-) -> Result<Outcome<T>, Error<E>>
+) -> Result<FinalizerOutcome<T>, Error<E>>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
     E: std::error::Error + 'static,
-    F: FnOnce(Event<K>) -> Fut,
+    F: FnOnce(FinalizerEvent<K>) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
     let Some(name) = object.meta().name.clone() else {
@@ -189,28 +189,28 @@ where
     let position = object.finalizers().iter().position(|f| f == finalizer_name);
     let deleting = object.meta().deletion_timestamp.is_some();
     match (position, deleting) {
-        (Some(_), false) => reconcile(Event::Apply(object))
+        (Some(_), false) => reconcile(FinalizerEvent::Apply(object))
             .await
-            .map(Outcome::Reconciled)
+            .map(FinalizerOutcome::Reconciled)
             .map_err(Error::ApplyFailed),
         (Some(index), true) => {
-            let value = reconcile(Event::Cleanup(object))
+            let value = reconcile(FinalizerEvent::Cleanup(object))
                 .await
                 .map_err(Error::CleanupFailed)?;
             let patch = removal(finalizer_name, index);
             api.patch::<()>(&name, &PatchParams::default(), &Patch::Json(patch))
                 .await
                 .map_err(Error::RemoveFinalizer)?;
-            Ok(Outcome::Reconciled(value))
+            Ok(FinalizerOutcome::Reconciled(value))
         }
         (None, false) => {
             let patch = addition(object.meta().finalizers.as_deref(), finalizer_name);
             api.patch::<()>(&name, &PatchParams::default(), &Patch::Json(patch))
                 .await
                 .map_err(Error::AddFinalizer)?;
-            Ok(Outcome::FinalizerAdded)
+            Ok(FinalizerOutcome::FinalizerAdded)
         }
-        (None, true) => Ok(Outcome::Deleting),
+        (None, true) => Ok(FinalizerOutcome::Deleting),
     }
 }
 

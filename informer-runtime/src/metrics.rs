@@ -43,7 +43,7 @@ use prometheus_client::{
 use prometheus_client::metrics::family::Family;
 
 use crate::{
-    controller::{Controller, Outcome, ReconcileMetrics},
+    controller::{Controller, ReconcileMetrics, ReconcileOutcome},
     factory::{SharedInformerFactory, TypedResource},
     workqueue::QueueMetrics,
 };
@@ -330,14 +330,14 @@ impl ControllerMetrics {
 }
 
 impl ReconcileMetrics for ControllerMetrics {
-    fn reconciled(&self, outcome: Outcome, duration: Duration) {
+    fn reconciled(&self, outcome: ReconcileOutcome, duration: Duration) {
         self.reconciles
             .get_or_create(&vec![("result", outcome.as_str())])
             .inc();
         match outcome {
-            Outcome::Success => {}
-            Outcome::Error => drop(self.errors.inc()),
-            Outcome::Panic => drop(self.panics.inc()),
+            ReconcileOutcome::Success => {}
+            ReconcileOutcome::Error => drop(self.errors.inc()),
+            ReconcileOutcome::Panic => drop(self.panics.inc()),
         }
         self.reconcile_time.observe(duration.as_secs_f64());
     }

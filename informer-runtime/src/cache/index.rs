@@ -260,7 +260,7 @@ impl<K: Resource> Index<K> {
         }
     }
 
-    /// The index function, for the string API ([`Indexers`](crate::cache::Indexers)).
+    /// The index function, for the string API ([`Indexers`]).
     pub fn index_func(&self) -> IndexFunc<K>
     where
         K: 'static,

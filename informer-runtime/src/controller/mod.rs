@@ -67,11 +67,11 @@
 //!   doubling to 1000 s per object, 10/s overall: client-go's defaults; see
 //!   [`rate_limiter`](Controller::rate_limiter)).
 //! - **Panics do not kill workers.** A panic in the reconcile function or the error policy is
-//!   caught, logged at error level, counted ([`Stats::panics`]) and retried with backoff; the
+//!   caught, logged at error level, counted ([`ControllerStats::panics`]) and retried with backoff; the
 //!   worker goes on with the next object and the queue is always told the object is done.
 //! - **Deleted objects are not reconciled.** The reconcile gets the object the cache holds
 //!   when a worker takes its name; a name whose object is gone (deleted, or a name from a
-//!   watch mapper that matches nothing) is dropped and counted ([`Stats::skipped_missing`]).
+//!   watch mapper that matches nothing) is dropped and counted ([`ControllerStats::skipped_missing`]).
 //!   To act on deletion, add a finalizer: the API server then keeps the object, with a
 //!   deletion timestamp, until your reconcile has cleaned up and removed the finalizer.
 //! - **Graceful shutdown.** When the token passed to
@@ -114,9 +114,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 pub use action::Action;
-pub use stats::{Outcome, ReconcileMetrics, Stats};
+pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
 
-use relation::{Queue, Source, Wiring};
+use relation::{ControllerQueue, Relation, Wiring};
 use worker::Worker;
 
 use crate::{
@@ -191,7 +191,7 @@ pub struct Controller<K: TypedResource> {
     rate_limiter: Box<dyn RateLimiter<ObjectKey>>,
     queue_metrics: Option<Arc<dyn QueueMetrics>>,
     shutdown: CancellationToken,
-    stats: Stats,
+    stats: ControllerStats,
 }
 
 impl<K: TypedResource> fmt::Debug for Controller<K> {
@@ -222,7 +222,7 @@ impl<K: TypedResource> Controller<K> {
             rate_limiter: Box::new(default_controller_rate_limiter()),
             queue_metrics: None,
             shutdown: CancellationToken::new(),
-            stats: Stats::default(),
+            stats: ControllerStats::default(),
         }
     }
 
@@ -304,7 +304,7 @@ impl<K: TypedResource> Controller<K> {
     }
 
     /// A live view of what the controller does, readable while it runs and after.
-    pub fn stats(&self) -> Stats {
+    pub fn stats(&self) -> ControllerStats {
         self.stats.clone()
     }
 
@@ -333,7 +333,7 @@ impl<K: TypedResource> Controller<K> {
         E: fmt::Display + Send + 'static,
         P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
     {
-        let queue: Queue = Arc::new(match self.queue_metrics.clone() {
+        let queue: ControllerQueue = Arc::new(match self.queue_metrics.clone() {
             Some(metrics) => RateLimitingQueue::with_metrics(self.rate_limiter, metrics),
             None => RateLimitingQueue::new(self.rate_limiter),
         });
@@ -342,7 +342,7 @@ impl<K: TypedResource> Controller<K> {
             name: self.name,
             queue,
             shutdown: self.shutdown,
-            sources: Vec::new(),
+            relations: Vec::new(),
         };
         let mut wiring = vec![relation::main(self.informer.clone())];
         wiring.extend(self.wiring);
@@ -384,9 +384,9 @@ struct RunParts<K, Ctx, R, P> {
 /// A controller between `run` and its return: its queue and registered handlers.
 struct Running {
     name: String,
-    queue: Queue,
+    queue: ControllerQueue,
     shutdown: CancellationToken,
-    sources: Vec<Box<dyn Source>>,
+    relations: Vec<Box<dyn Relation>>,
 }
 
 impl Running {
@@ -452,11 +452,11 @@ impl Running {
     /// Registers every handler; on failure, the ones registered are removed by `stop`.
     fn register(&mut self, wiring: Vec<Wiring>) -> Result<()> {
         for wire in wiring {
-            let source = wire(&self.queue).map_err(|source| Error::Register {
+            let relation = wire(&self.queue).map_err(|source| Error::Register {
                 controller: self.name.clone(),
                 source,
             })?;
-            self.sources.push(source);
+            self.relations.push(relation);
         }
         Ok(())
     }
@@ -466,10 +466,10 @@ impl Running {
     async fn wait_for_sync(&self) -> Result<bool> {
         let mut next_report = tokio::time::Instant::now() + SYNC_REPORT_INTERVAL;
         loop {
-            if self.sources.iter().all(|source| source.has_synced()) {
+            if self.relations.iter().all(|relation| relation.has_synced()) {
                 return Ok(true);
             }
-            if let Some(stopped) = self.stopped_source() {
+            if let Some(stopped) = self.stopped_relation() {
                 return Err(stopped);
             }
             if tokio::time::Instant::now() >= next_report {
@@ -484,38 +484,38 @@ impl Running {
     }
 
     fn report_unsynced(&self) {
-        for source in self.sources.iter().filter(|source| !source.has_synced()) {
+        for relation in self.relations.iter().filter(|relation| !relation.has_synced()) {
             tracing::warn!(
                 controller = %self.name,
-                informer = source.informer(),
-                handler_panics = source.panics(),
+                informer = relation.informer(),
+                handler_panics = relation.panics(),
                 "still waiting for an informer to sync before starting workers (is the factory started? did a mapper panic?)"
             );
         }
     }
 
     /// The error for the first informer that stopped, if any.
-    fn stopped_source(&self) -> Option<Error> {
-        self.sources
+    fn stopped_relation(&self) -> Option<Error> {
+        self.relations
             .iter()
-            .find(|source| source.until_stopped().now_or_never().is_some())
-            .map(|source| Error::InformerStopped {
+            .find(|relation| relation.until_stopped().now_or_never().is_some())
+            .map(|relation| Error::InformerStopped {
                 controller: self.name.clone(),
-                informer: source.informer().to_owned(),
+                informer: relation.informer().to_owned(),
             })
     }
 
     /// Resolves at shutdown (`Ok`) or when an informer stops (`Err`).
     async fn until_stopped_or_shutdown(&self) -> Result<()> {
-        if self.sources.is_empty() {
+        if self.relations.is_empty() {
             self.shutdown.cancelled().await;
             return Ok(());
         }
         let any_stopped =
-            futures::future::select_all(self.sources.iter().map(|source| source.until_stopped()));
+            futures::future::select_all(self.relations.iter().map(|relation| relation.until_stopped()));
         tokio::select! {
             () = self.shutdown.cancelled() => Ok(()),
-            _ = any_stopped => Err(self.stopped_source().unwrap_or_else(|| Error::InformerStopped {
+            _ = any_stopped => Err(self.stopped_relation().unwrap_or_else(|| Error::InformerStopped {
                 controller: self.name.clone(),
                 informer: "unknown".into(),
             })),
@@ -525,8 +525,8 @@ impl Running {
     /// Shuts the queue down and removes the handlers.
     fn stop(&mut self) {
         self.queue.shut_down();
-        for source in self.sources.drain(..) {
-            source.remove();
+        for relation in self.relations.drain(..) {
+            relation.remove();
         }
     }
 
@@ -559,7 +559,7 @@ impl Running {
 /// Feeds a trigger's requests to the queue until `stop` fires or the trigger ends.
 async fn forward<K: TypedResource>(
     mut trigger: futures::stream::BoxStream<'static, Trigger>,
-    queue: Queue,
+    queue: ControllerQueue,
     store: crate::cache::Store<K>,
     stop: CancellationToken,
 ) {

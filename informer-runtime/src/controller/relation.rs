@@ -17,13 +17,13 @@ use crate::{
 };
 
 /// The controller's queue.
-pub(crate) type Queue = Arc<RateLimitingQueue<ObjectKey>>;
+pub(crate) type ControllerQueue = Arc<RateLimitingQueue<ObjectKey>>;
 
 /// A relation not registered yet: registers its handler on the controller's queue.
-pub(crate) type Wiring = Box<dyn FnOnce(&Queue) -> informer::Result<Box<dyn Source>> + Send>;
+pub(crate) type Wiring = Box<dyn FnOnce(&ControllerQueue) -> informer::Result<Box<dyn Relation>> + Send>;
 
 /// A registered handler of the controller, whatever its object type.
-pub(crate) trait Source: Send + Sync {
+pub(crate) trait Relation: Send + Sync {
     /// The informer's description (`pods`, `foos`).
     fn informer(&self) -> &str;
     /// Whether the informer synced and the handler handled its initial list.
@@ -42,7 +42,7 @@ struct Registered<C> {
     registration: Registration<C>,
 }
 
-impl<C: Resource + Clone + Send + Sync + 'static> Source for Registered<C> {
+impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
     fn informer(&self) -> &str {
         self.informer.description()
     }
@@ -65,9 +65,9 @@ impl<C: Resource + Clone + Send + Sync + 'static> Source for Registered<C> {
     }
 }
 
-impl fmt::Debug for dyn Source {
+impl fmt::Debug for dyn Relation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Source")
+        f.debug_struct("Relation")
             .field("informer", &self.informer())
             .field("synced", &self.has_synced())
             .finish()
@@ -75,7 +75,7 @@ impl fmt::Debug for dyn Source {
 }
 
 /// Registers `handler` on `informer`.
-fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Source>>
+fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Relation>>
 where
     C: Resource + Clone + Send + Sync + 'static,
     H: informer::handler::ResourceEventHandler<C>,

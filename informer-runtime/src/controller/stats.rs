@@ -1,4 +1,4 @@
-//! [`Stats`]: a live view of what a controller did.
+//! [`ControllerStats`]: a live view of what a controller did.
 
 use std::{
     fmt,
@@ -13,7 +13,7 @@ use crate::{key::ObjectKey, workqueue::RateLimitingQueue};
 
 /// How one reconcile ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
+pub enum ReconcileOutcome {
     /// The reconcile function returned `Ok`.
     Success,
     /// The reconcile function returned `Err`.
@@ -22,7 +22,7 @@ pub enum Outcome {
     Panic,
 }
 
-impl Outcome {
+impl ReconcileOutcome {
     /// The label of this outcome in metrics (`success`, `error`, `panic`).
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -37,7 +37,7 @@ impl Outcome {
 /// feature: `metrics::ControllerMetrics`).
 pub trait ReconcileMetrics: Send + Sync {
     /// A reconcile ended with `outcome` after `duration`.
-    fn reconciled(&self, outcome: Outcome, duration: Duration);
+    fn reconciled(&self, outcome: ReconcileOutcome, duration: Duration);
     /// A worker started (`true`) or finished (`false`) a reconcile.
     fn worker_active(&self, active: bool) {
         let _ = active;
@@ -62,12 +62,12 @@ pub(crate) struct Counters {
 
 impl Counters {
     /// Records one reconcile.
-    pub(crate) fn reconciled(&self, outcome: Outcome, duration: Duration) {
+    pub(crate) fn reconciled(&self, outcome: ReconcileOutcome, duration: Duration) {
         self.reconciles.fetch_add(1, Ordering::Relaxed);
         match outcome {
-            Outcome::Success => {}
-            Outcome::Error => drop(self.errors.fetch_add(1, Ordering::Relaxed)),
-            Outcome::Panic => drop(self.panics.fetch_add(1, Ordering::Relaxed)),
+            ReconcileOutcome::Success => {}
+            ReconcileOutcome::Error => drop(self.errors.fetch_add(1, Ordering::Relaxed)),
+            ReconcileOutcome::Panic => drop(self.panics.fetch_add(1, Ordering::Relaxed)),
         }
         let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
         self.reconcile_nanos.fetch_add(nanos, Ordering::Relaxed);
@@ -92,13 +92,13 @@ impl Counters {
 /// A live view of a controller's activity ([`Controller::stats`](super::Controller::stats)):
 /// cheap to clone, readable while it runs and after.
 #[derive(Clone, Default)]
-pub struct Stats {
+pub struct ControllerStats {
     pub(crate) counters: Arc<Counters>,
 }
 
-impl fmt::Debug for Stats {
+impl fmt::Debug for ControllerStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Stats")
+        f.debug_struct("ControllerStats")
             .field("reconciles", &self.reconciles())
             .field("errors", &self.errors())
             .field("panics", &self.panics())
@@ -109,7 +109,7 @@ impl fmt::Debug for Stats {
     }
 }
 
-impl Stats {
+impl ControllerStats {
     /// Reconciles finished so far, whatever their outcome.
     pub fn reconciles(&self) -> u64 {
         self.counters.reconciles.load(Ordering::Relaxed)

@@ -9,8 +9,8 @@ use tracing::Instrument;
 
 use super::{
     Action,
-    relation::Queue,
-    stats::{Counters, Outcome},
+    relation::ControllerQueue,
+    stats::{Counters, ReconcileOutcome},
 };
 use crate::{
     cache::Store,
@@ -22,7 +22,7 @@ use crate::{
 pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) controller: String,
     pub(crate) store: Store<K>,
-    pub(crate) queue: Queue,
+    pub(crate) queue: ControllerQueue,
     pub(crate) counters: Arc<Counters>,
     pub(crate) reconcile: R,
     pub(crate) error_policy: P,
@@ -31,7 +31,7 @@ pub(crate) struct Worker<K, Ctx, R, P> {
 
 /// Calls `done` for a key when dropped: after its reconcile, whatever happened in it.
 struct Done<'a> {
-    queue: &'a Queue,
+    queue: &'a ControllerQueue,
     key: &'a ObjectKey,
 }
 
@@ -108,7 +108,7 @@ where
     }
 
     /// Runs the reconcile (and the error policy on an error), catching panics.
-    async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (Outcome, Action) {
+    async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
         let span = tracing::info_span!("reconcile", controller = %self.controller, object = %key);
         let called = catch(|| (self.reconcile)(Arc::clone(&object), Arc::clone(&self.context)));
         let result = match called {
@@ -119,21 +119,21 @@ where
             Err(message) => Err(message),
         };
         match result {
-            Ok(Ok(action)) => (Outcome::Success, action),
+            Ok(Ok(action)) => (ReconcileOutcome::Success, action),
             Ok(Err(error)) => {
                 tracing::warn!(controller = %self.controller, object = %key, %error, "failed to reconcile; the error policy decides when to retry");
                 let policy = catch(|| (self.error_policy)(object, &error, Arc::clone(&self.context)));
                 match policy {
-                    Ok(action) => (Outcome::Error, action),
+                    Ok(action) => (ReconcileOutcome::Error, action),
                     Err(message) => {
                         self.report_panic(key, "error policy", &message);
-                        (Outcome::Panic, Action::requeue_with_backoff())
+                        (ReconcileOutcome::Panic, Action::requeue_with_backoff())
                     }
                 }
             }
             Err(message) => {
                 self.report_panic(key, "reconcile", &message);
-                (Outcome::Panic, Action::requeue_with_backoff())
+                (ReconcileOutcome::Panic, Action::requeue_with_backoff())
             }
         }
     }

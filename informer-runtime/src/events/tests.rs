@@ -24,8 +24,8 @@ fn config_map(name: &str) -> ConfigMap {
     }
 }
 
-fn event(reason: &str) -> Event {
-    Event {
+fn event(reason: &str) -> NewEvent {
+    NewEvent {
         type_: EventType::Normal,
         reason: reason.into(),
         note: Some(format!("{reason} happened")),

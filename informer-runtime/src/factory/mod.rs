@@ -32,7 +32,6 @@ use crate::{
 };
 
 type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
-type FactoryWatchErrorHandler = Arc<dyn Fn(&str, &reflector::Error) + Send + Sync>;
 
 /// A resource type the factory makes informers of by itself, with its client, namespace and
 /// list tweaks ([`SharedInformerFactory::informer`]): any typed resource, such as a k8s-openapi
@@ -177,7 +176,7 @@ struct Options {
     metadata_transform: Option<MetadataTransform>,
     transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     compact_objects: bool,
-    watch_error_handler: Option<FactoryWatchErrorHandler>,
+    watch_error_handler: Option<reflector::WatchErrorHandler>,
     /// Run the informers on the runtime that calls `start` rather than on a thread of the
     /// factory's own.
     on_caller_runtime: bool,

@@ -44,12 +44,13 @@ async fn fetch(api: &Api<ConfigMap>, name: &str) -> Arc<ConfigMap> {
 /// A reconcile returning which event it saw, counting its runs.
 fn recording(
     runs: &AtomicUsize,
-) -> impl FnOnce(Event<ConfigMap>) -> futures::future::Ready<Result<&'static str, ReconcileError>> + '_ {
+) -> impl FnOnce(FinalizerEvent<ConfigMap>) -> futures::future::Ready<Result<&'static str, ReconcileError>> + '_
+{
     move |event| {
         runs.fetch_add(1, Ordering::SeqCst);
         futures::future::ready(Ok(match event {
-            Event::Apply(_) => "apply",
-            Event::Cleanup(_) => "cleanup",
+            FinalizerEvent::Apply(_) => "apply",
+            FinalizerEvent::Cleanup(_) => "cleanup",
         }))
     }
 }
@@ -64,7 +65,7 @@ async fn adds_the_finalizer_before_applying() {
     })
     .await
     .expect("finalizer added");
-    assert_eq!(outcome, Outcome::FinalizerAdded);
+    assert_eq!(outcome, FinalizerOutcome::FinalizerAdded);
     assert_eq!(
         ran.load(Ordering::SeqCst),
         0,
@@ -77,7 +78,7 @@ async fn adds_the_finalizer_before_applying() {
     let outcome = finalizer(&api, FINALIZER, stored, recording(&runs))
         .await
         .expect("applied");
-    assert_eq!(outcome, Outcome::Reconciled("apply"));
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("apply"));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(fetch(&api, "cm").await.finalizers(), [FINALIZER.to_string()]);
 }
@@ -89,7 +90,7 @@ async fn appends_to_an_existing_finalizer_list() {
     let outcome = finalizer(&api, FINALIZER, fetch(&api, "cm").await, recording(&runs))
         .await
         .expect("finalizer added");
-    assert_eq!(outcome, Outcome::FinalizerAdded);
+    assert_eq!(outcome, FinalizerOutcome::FinalizerAdded);
     assert_eq!(
         fetch(&api, "cm").await.finalizers(),
         ["other.io/keep".to_string(), FINALIZER.to_string()]
@@ -112,7 +113,7 @@ async fn cleanup_runs_then_the_finalizer_goes_and_the_object_with_it() {
     let outcome = finalizer(&api, FINALIZER, terminating, recording(&runs))
         .await
         .expect("cleaned up");
-    assert_eq!(outcome, Outcome::Reconciled("cleanup"));
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("cleanup"));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert!(
         api.get_opt("cm").await.expect("get succeeds").is_none(),
@@ -134,7 +135,7 @@ async fn cleanup_keeps_the_other_finalizers() {
     let outcome = finalizer(&api, FINALIZER, fetch(&api, "cm").await, recording(&runs))
         .await
         .expect("cleaned up");
-    assert_eq!(outcome, Outcome::Reconciled("cleanup"));
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("cleanup"));
     let stored = fetch(&api, "cm").await;
     assert_eq!(stored.finalizers(), ["other.io/keep".to_string()]);
     assert!(stored.metadata.deletion_timestamp.is_some());
@@ -238,7 +239,7 @@ async fn being_deleted_without_the_finalizer_runs_nothing() {
     })
     .await
     .expect("nothing to do");
-    assert_eq!(outcome, Outcome::Deleting);
+    assert_eq!(outcome, FinalizerOutcome::Deleting);
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert_eq!(
         fetch(&api, "cm").await.finalizers(),
@@ -260,9 +261,9 @@ async fn an_unnamed_object_is_an_error() {
 
 #[test]
 fn outcomes_convert_to_the_reconciles_type() {
-    assert_eq!(Outcome::Reconciled(3).unwrap_or_else(|| 0), 3);
-    assert_eq!(Outcome::<i32>::FinalizerAdded.unwrap_or_else(|| 0), 0);
-    assert_eq!(Outcome::<i32>::Deleting.reconciled(), None);
+    assert_eq!(FinalizerOutcome::Reconciled(3).unwrap_or_else(|| 0), 3);
+    assert_eq!(FinalizerOutcome::<i32>::FinalizerAdded.unwrap_or_else(|| 0), 0);
+    assert_eq!(FinalizerOutcome::<i32>::Deleting.reconciled(), None);
 }
 
 #[test]

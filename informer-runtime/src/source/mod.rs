@@ -6,8 +6,11 @@
 mod exact_json;
 mod kube_lister_watcher;
 pub(crate) mod pager;
-#[doc(hidden)]
+#[cfg(feature = "unstable-watch-body")]
+#[cfg_attr(docsrs, doc(cfg(feature = "unstable-watch-body")))]
 pub mod watch_body;
+#[cfg(not(feature = "unstable-watch-body"))]
+mod watch_body;
 
 pub use kube_lister_watcher::{ApiScope, DEFAULT_RESPONSE_TIMEOUT, KubeListerWatcher};
 use std::{error::Error as StdError, fmt};
@@ -208,8 +211,7 @@ pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
 /// Watch streams report server `ERROR` events as [`WatchEvent::Error`] and transport or decode
 /// failures as `Err` items; they never panic. A connection that ends or times out in the
 /// middle of a watch ([`Error::is_probable_eof`]) ends the stream without an `Err` item (as
-/// [`decode_watch_body`](crate::source::watch_body::decode_watch_body) does), so the reflector
-/// re-watches instead of relisting.
+/// [`KubeListerWatcher`] does), so the reflector re-watches instead of relisting.
 pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
     /// Lists the objects.
     fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>>;

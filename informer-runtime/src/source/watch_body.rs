@@ -4,6 +4,10 @@
 //! kube-apiserver writes every watch event as one line, usually in one HTTP chunk of its own.
 //! A line that lies inside one chunk is decoded in place; only a line split across chunks is
 //! copied, into a buffer reused from line to line. No `String` is built per event.
+//!
+//! Public only with the `unstable-watch-body` feature (for the workspace's benchmark), and not
+//! part of the supported API then either.
+#![cfg_attr(not(feature = "unstable-watch-body"), allow(unreachable_pub))]
 
 use bytes::{Buf, Bytes};
 use futures::{Stream, StreamExt};
@@ -15,9 +19,8 @@ use crate::source::{BoxError, Error, exact_json, is_connection_end};
 /// A split line longer than this gives its buffer back once decoded.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
 
-/// The events in a watch body, given as a stream of its chunks (for a lister-watcher over
-/// another HTTP client; [`KubeListerWatcher`](crate::source::KubeListerWatcher)
-/// uses it on kube's responses).
+/// The events in a watch body, given as a stream of its chunks
+/// ([`KubeListerWatcher`](crate::source::KubeListerWatcher) uses it on kube's responses).
 ///
 /// A line that is not an event but a `Status` (an error the server wrote instead of an event)
 /// becomes [`Error::Api`]; a line that is neither becomes [`Error::Decode`] and the stream goes

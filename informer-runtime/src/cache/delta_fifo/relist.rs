@@ -56,7 +56,7 @@ impl<K: Resource> DeltaFifo<K> {
     /// waits for. The resource version is not used by this queue.
     ///
     /// A reflector hands its relists over page by page instead
-    /// ([`ReflectorStore::begin_relist`](crate::cache::ReflectorStore::begin_relist)): each
+    /// ([`ReflectorStore::begin_relist`]): each
     /// page is queued as it arrives, and the tombstones and the initial population come with
     /// the end of the list.
     pub fn replace(&self, list: Vec<K>, resource_version: &str) {

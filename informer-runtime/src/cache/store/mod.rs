@@ -415,7 +415,7 @@ impl<K: Resource> Writer<K> {
     /// running, non-empty store).
     ///
     /// Registering the same handle again is a no-op. A name taken by another function fails
-    /// with [`Error::IndexerConflict`], except that an existing [`NAMESPACE_INDEX`] counts as
+    /// with [`Error::IndexerConflict`], except that an existing [`NAMESPACE_INDEX`](crate::cache::NAMESPACE_INDEX) counts as
     /// [`Index::NAMESPACE`](index::Index::NAMESPACE).
     pub fn add_index(&self, index: &index::Index<K>) -> Result<(), Error>
     where
