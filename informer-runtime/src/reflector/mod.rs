@@ -12,8 +12,9 @@
 //! - the watch starts from the list's version with bookmarks, with a random server timeout of
 //!   5 to 10 minutes; a clean close, a connection reset or a read timeout re-opens it from the
 //!   last version without relisting; 429, unreachable servers and watches that close at once
-//!   without an event retry the watch after a backoff; 410 and other errors end the round, so
-//!   the next round relists;
+//!   without an event retry the watch after a backoff, but after
+//!   [`MAX_CONSECUTIVE_VERY_SHORT_WATCHES`] watches in a row that closed at once the reflector
+//!   relists; 410 and other errors end the round, so the next round relists;
 //! - optionally the initial list is streamed by the watch itself (`sendInitialEvents`), its
 //!   events reaching the store as they arrive like the pages of a list, falling back to a
 //!   plain list if the server refuses;
@@ -55,6 +56,12 @@ pub const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// A watch that closes within this time without any event is an error.
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// After this many watches in a row that closed at once without an event, the reflector
+/// relists instead of watching from the same resource version again, so a server or proxy that
+/// keeps closing watches at a stale version cannot hold the cache stale (client-go relists after
+/// the first one).
+pub const MAX_CONSECUTIVE_VERY_SHORT_WATCHES: u32 = 3;
 
 /// After this many streams that close before the initial-events bookmark, a streaming list
 /// falls back to a plain list instead of retrying forever.
@@ -546,6 +553,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             self.config.max_internal_error_retry_duration,
             Duration::from_secs(60),
         );
+        let mut very_short_watches = 0;
         loop {
             if cancel.is_cancelled() {
                 return Ok(());
@@ -586,7 +594,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 }
             };
             let err = match self.handle_watch(stream, cancel).await {
-                Ok(()) => continue,
+                Ok(()) => {
+                    very_short_watches = 0;
+                    continue;
+                }
                 Err(WatchEnd::Stopped) => return Ok(()),
                 Err(WatchEnd::Failed(err)) => err,
             };
@@ -595,8 +606,16 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 retry.record();
             }
             self.report(&err);
+            if matches!(err, Error::VeryShortWatch { .. }) {
+                very_short_watches += 1;
+                if very_short_watches >= MAX_CONSECUTIVE_VERY_SHORT_WATCHES {
+                    tracing::info!(resource = %self.resource, watches = very_short_watches, "relisting: watches keep closing at once without an event");
+                    return Ok(());
+                }
+            }
             // The last resource version is still good after a 429 or a watch that closed at
-            // once (client-go relists after the latter): back off and watch again.
+            // once (client-go relists after the latter; a few in a row relist above): back off
+            // and watch again.
             let rewatch = matches!(err, Error::VeryShortWatch { .. })
                 || err.api_error().is_some_and(source::Error::is_too_many_requests);
             if rewatch {

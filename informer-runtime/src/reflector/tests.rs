@@ -354,6 +354,99 @@ async fn empty_watch_closed_within_a_second_is_a_very_short_watch_and_rewatched(
     }
 }
 
+/// A watch that closes at once, after a short while (paused time), without any event.
+fn closes_at_once() -> WatchStream<Pod> {
+    stream::once(tokio::time::sleep(Duration::from_millis(10)))
+        .filter_map(|()| ready(None))
+        .boxed()
+}
+
+/// Runs the reflector until `done` holds for the lister-watcher, then stops it.
+async fn run_until(
+    r: &Reflector<Pod>,
+    lw: &Arc<ScriptedLw>,
+    done: impl Fn(&ScriptedLw) -> bool + Send + 'static,
+) {
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    let watching = Arc::clone(lw);
+    tokio::spawn(async move {
+        while !done(&watching) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stopper.cancel();
+    });
+    tokio::time::timeout(Duration::from_secs(600), r.run(cancel))
+        .await
+        .expect("the reflector stops once the script is done");
+}
+
+/// A server (or a proxy in front of it) that keeps closing watches at once at a version cannot
+/// hold the cache at that version: after `MAX_CONSECUTIVE_VERY_SHORT_WATCHES` such watches in a
+/// row the reflector relists, and watches from the new list's version.
+#[tokio::test(start_paused = true)]
+async fn watches_that_keep_closing_at_once_end_in_a_relist() {
+    let limit = MAX_CONSECUTIVE_VERY_SHORT_WATCHES as usize;
+    let lw = ScriptedLw::new(
+        |n, _| {
+            Ok(list_of(
+                &(n + 1).to_string(),
+                vec![pod("p", &(n + 1).to_string())],
+                None,
+            ))
+        },
+        move |n, _| {
+            if n < limit {
+                Ok(closes_at_once())
+            } else {
+                Ok(stream::pending().boxed())
+            }
+        },
+    );
+    let (log, handler) = error_log();
+    let writer = Writer::<Pod>::default();
+    let store = writer.store();
+    let r = reflector(Arc::clone(&lw), Arc::new(writer), no_jitter()).watch_error_handler(handler);
+    run_until(&r, &lw, move |lw| lw.watches().len() > limit).await;
+    assert_eq!(lw.list_versions(), ["0", "1"], "relisted at the last version");
+    let watched: Vec<_> = lw
+        .watches()
+        .iter()
+        .map(|w| w.resource_version.clone().unwrap_or_default())
+        .collect();
+    let mut expected = vec!["1".to_owned(); limit];
+    expected.push("2".to_owned());
+    assert_eq!(watched, expected, "the next watch starts from the new list");
+    let log = log.lock().expect("lock").clone();
+    assert_eq!(log.len(), limit, "{log:?}");
+    assert!(log.iter().all(|e| e.contains("very short watch")), "{log:?}");
+    assert_eq!(store_versions(&store), ["p@2"], "the relist refreshed the cache");
+}
+
+/// Only watches in a row count: a watch that delivers an event starts the count again.
+#[tokio::test(start_paused = true)]
+async fn a_watch_with_events_resets_the_count_of_very_short_watches() {
+    let limit = MAX_CONSECUTIVE_VERY_SHORT_WATCHES as usize;
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        move |n, _| {
+            Ok(match n {
+                n if n == limit - 1 => closing_stream(vec![WatchEvent::Added(pod("p", "2"))]),
+                n if n < 2 * limit - 1 => closes_at_once(),
+                _ => stream::pending().boxed(),
+            })
+        },
+    );
+    let r = reflector(Arc::clone(&lw), fifo(), no_jitter());
+    run_until(&r, &lw, move |lw| lw.watches().len() >= 2 * limit).await;
+    assert_eq!(
+        lw.lists().len(),
+        1,
+        "never {limit} very short watches in a row: no relist"
+    );
+    assert_eq!(r.last_sync_resource_version(), "2");
+}
+
 // TestReflectorWatchHandler
 #[tokio::test(start_paused = true)]
 async fn watch_events_update_the_store_and_the_resource_version() {
@@ -1308,6 +1401,62 @@ async fn streamed_initial_events_reach_the_store_as_they_arrive() {
     events.unbounded_send(bookmark("6", true)).expect("sent");
     assert!(settles(|| r.last_sync_resource_version() == "6").await);
     assert_eq!(store_versions(&store), ["a@5"]);
+    round.abort();
+}
+
+/// A streaming list that breaks before its end bookmark leaves what it streamed in the store
+/// until a retried stream completes; then the store holds exactly the completed snapshot: what
+/// only the broken stream had (deleted on the server meanwhile) is gone, and what both had is
+/// at the newer version.
+#[tokio::test(start_paused = true)]
+async fn a_broken_stream_retried_leaves_only_what_the_completed_snapshot_has() {
+    let writer = Writer::<Pod>::default();
+    writer.add(Arc::new(pod("before", "1")));
+    let store = writer.store();
+    let (events, retried) = mpsc::unbounded::<WatchEvent<Pod>>();
+    let retried = Mutex::new(Some(retried));
+    let lw = ScriptedLw::new(
+        |_, _| {
+            Err(source::Error::status(
+                500,
+                "InternalError",
+                "no list in this test",
+            ))
+        },
+        move |n, _| match n {
+            0 => Ok(closing_stream(vec![
+                WatchEvent::Added(pod("a", "5")),
+                WatchEvent::Added(pod("b", "5")),
+            ])),
+            _ => Ok(retried
+                .lock()
+                .expect("lock")
+                .take()
+                .expect("one retry")
+                .map(Ok)
+                .boxed()),
+        },
+    );
+    let r = Arc::new(reflector(Arc::clone(&lw), Arc::new(writer), streaming()));
+    let round = tokio::spawn({
+        let r = Arc::clone(&r);
+        async move { r.list_and_watch(&CancellationToken::new()).await }
+    });
+    assert!(settles(|| lw.watches().len() == 2).await, "the stream is retried");
+    assert_eq!(
+        store_versions(&store),
+        ["a@5", "b@5", "before@1"],
+        "the broken stream's objects stay until a stream completes"
+    );
+    assert_eq!(r.last_sync_resource_version(), "", "no snapshot completed");
+
+    events
+        .unbounded_send(WatchEvent::Added(pod("a", "6")))
+        .expect("sent");
+    events.unbounded_send(bookmark("7", true)).expect("sent");
+    assert!(settles(|| r.last_sync_resource_version() == "7").await);
+    assert_eq!(store_versions(&store), ["a@6"], "exactly the completed snapshot");
+    assert!(lw.lists().is_empty(), "no fallback to a list");
     round.abort();
 }
 
