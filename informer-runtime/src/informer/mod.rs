@@ -6,6 +6,44 @@
 //! exactly as client-go's `processDeltas` does: a change to a cached key is an update, else an
 //! add; an update whose resource version did not change (a resync, or a relist of an unchanged
 //! object) reaches only handlers due for a resync.
+//!
+//! # What listers and handlers see during a relist
+//!
+//! A relist (the first list, or a list after a 410, a failed watch or watches that keep
+//! closing) reaches the cache as it arrives instead of all at once when it ends, so that it
+//! costs about one page of memory beyond the cache rather than a second copy of it. This is how
+//! it differs from client-go, which applies nothing before the list (or, for a streaming list,
+//! the bookmark that ends the initial events) is complete:
+//!
+//! - **A paged list** (500 objects a page by default): each page's objects are stored as the
+//!   page arrives. A handler gets an add for an object the cache did not hold (with
+//!   `is_in_initial_list` true during the informer's first list), and an update (old, new) for
+//!   one it held; an update that changes nothing (the same resource version) reaches only
+//!   handlers due for a resync, as client-go's relists do. Objects that no page listed are
+//!   deleted only when the list ends: each handler gets a delete carrying a
+//!   [`DeletedFinalStateUnknown`](crate::cache::DeletedFinalStateUnknown) tombstone with the
+//!   last state the cache held. Until then, listers see the pages so far at their listed
+//!   versions beside the objects of the old state not listed yet (which may include objects
+//!   deleted meanwhile): never less than the old state, never an object older than the cache
+//!   held before.
+//! - **A streaming list** (`sendInitialEvents`, [`InitialListStrategy::StreamingList`]): every
+//!   initial event is applied as a page of one object, and deletions among the initial events
+//!   delete at once; the bookmark that ends the initial events ends the list as the last page
+//!   does. A stream that breaks before that bookmark leaves what it streamed in the cache, and
+//!   the stream is retried (or, after three streams without the bookmark, replaced by a paged
+//!   list); when one completes, the cache holds exactly that complete snapshot: what only the
+//!   broken stream had gets its tombstone then.
+//! - **A list that fails midway** (or is cancelled) keeps what its pages applied, each object at
+//!   least as new as before, and removes nothing; the next list that completes removes what
+//!   vanished. A list that starts over (an expired continuation) counts only the pages of the
+//!   list that completes.
+//! - **`has_synced`** turns true once the first list has completed and every change it queued
+//!   (its pages not yet handled and its tombstones) has been handled, and stays true through
+//!   later relists (client-go's semantics): before the first list completes, listers may
+//!   already answer from the pages so far, but `has_synced`, [`SharedIndexInformer::wait_for_sync`]
+//!   and a handler's [`Registration::has_synced`] say the cache is not complete.
+//!
+//! [`InitialListStrategy::StreamingList`]: crate::reflector::InitialListStrategy::StreamingList
 
 pub mod enqueue;
 pub mod handler;

@@ -1488,3 +1488,149 @@ async fn huge_durations_saturate_instead_of_panicking() {
     assert!(!i.is_stopped());
     running.stop().await;
 }
+
+/// Streams scripted watches (the first that closes before its end bookmark, then one fed by
+/// the test), and refuses lists.
+struct ScriptedStreams {
+    streams: Mutex<std::collections::VecDeque<crate::source::WatchStream<Pod>>>,
+    watches: AtomicUsize,
+}
+
+impl ListerWatcher<Pod> for ScriptedStreams {
+    fn list(
+        &self,
+        _: &crate::source::ListOptions,
+    ) -> futures::future::BoxFuture<'_, Result<kube::core::ObjectList<Pod>, crate::source::Error>> {
+        Box::pin(async {
+            Err(crate::source::Error::status(
+                500,
+                "InternalError",
+                "no list in this test",
+            ))
+        })
+    }
+
+    fn watch(
+        &self,
+        _: &crate::source::ListOptions,
+    ) -> futures::future::BoxFuture<'_, Result<crate::source::WatchStream<Pod>, crate::source::Error>> {
+        self.watches.fetch_add(1, Ordering::SeqCst);
+        let next = self.streams.lock().expect("lock").pop_front();
+        Box::pin(async move { Ok(next.unwrap_or_else(|| futures::stream::pending().boxed())) })
+    }
+}
+
+fn at(name: &str, resource_version: &str) -> Pod {
+    let mut p = pod(name);
+    p.metadata.resource_version = Some(resource_version.into());
+    p
+}
+
+/// What handlers see of a streaming list that breaks before its end bookmark and is retried:
+/// the broken stream's objects as initial adds, the informer not synced, then, once a stream
+/// completes, updates to the completed snapshot and tombstones for what it lacks, and only then
+/// `has_synced`. The cache ends as the completed snapshot.
+#[tokio::test(start_paused = true)]
+async fn a_broken_streaming_list_retried_ends_in_the_completed_snapshot() {
+    use kube::core::WatchEvent;
+
+    let (events, retried) = futures::channel::mpsc::unbounded::<WatchEvent<Pod>>();
+    let broken = futures::stream::iter([WatchEvent::Added(at("a", "5")), WatchEvent::Added(at("b", "5"))])
+        .map(Ok)
+        .boxed();
+    let source = Arc::new(ScriptedStreams {
+        streams: Mutex::new([broken, retried.map(Ok).boxed()].into()),
+        watches: AtomicUsize::new(0),
+    });
+    let i = SharedIndexInformer::from_arc(
+        Arc::clone(&source) as Arc<dyn ListerWatcher<Pod>>,
+        Config {
+            reflector: reflector::Config {
+                initial_list_strategy: reflector::InitialListStrategy::StreamingList,
+                ..reflector::Config::default()
+            },
+            ..Config::default()
+        },
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = |seen: &Arc<Mutex<Vec<String>>>, line: String| seen.lock().expect("lock").push(line);
+    let registration = i
+        .add_event_handler(
+            EventHandlerFuncs::new()
+                .added({
+                    let seen = Arc::clone(&seen);
+                    move |p: Arc<Pod>, initial| {
+                        log(
+                            &seen,
+                            format!("add {}@{} initial={initial}", name_of(&p), rv_of(&p)),
+                        )
+                    }
+                })
+                .updated({
+                    let seen = Arc::clone(&seen);
+                    move |old: Arc<Pod>, new: Arc<Pod>| {
+                        log(
+                            &seen,
+                            format!("update {}@{} -> @{}", name_of(&new), rv_of(&old), rv_of(&new)),
+                        );
+                    }
+                })
+                .deleted({
+                    let seen = Arc::clone(&seen);
+                    move |gone| {
+                        log(
+                            &seen,
+                            format!("delete {} tombstone={}", gone.key(), gone.is_tombstone()),
+                        )
+                    }
+                }),
+        )
+        .expect("added");
+    let running = run(&i);
+
+    eventually("the retried stream and the broken stream's adds", || {
+        source.watches.load(Ordering::SeqCst) == 2 && seen.lock().expect("lock").len() == 2
+    })
+    .await;
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["add a@5 initial=true", "add b@5 initial=true"]
+    );
+    assert!(i.store().get_by_key(&ObjectKey::new("", "b")).is_some());
+    assert!(!i.has_synced(), "no stream completed");
+    assert!(!registration.has_synced());
+
+    events
+        .unbounded_send(WatchEvent::Added(at("a", "6")))
+        .expect("sent");
+    events
+        .unbounded_send(crate::testing::bookmark("7", true))
+        .expect("sent");
+    synced(&i).await;
+    eventually("the handler's sync", || registration.has_synced()).await;
+    eventually("the update and the tombstone", || {
+        seen.lock().expect("lock").len() == 4
+    })
+    .await;
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        [
+            "add a@5 initial=true",
+            "add b@5 initial=true",
+            "update a@5 -> @6",
+            "delete b tombstone=true",
+        ]
+    );
+    let cached: Vec<String> = i
+        .store()
+        .list()
+        .iter()
+        .map(|p| format!("{}@{}", name_of(p), rv_of(p)))
+        .collect();
+    assert_eq!(cached, ["a@6"], "exactly the completed snapshot");
+    running.stop().await;
+}
+
+fn rv_of(p: &Pod) -> String {
+    p.metadata.resource_version.clone().unwrap_or_default()
+}

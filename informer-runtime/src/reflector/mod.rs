@@ -19,6 +19,15 @@
 //!   events reaching the store as they arrive like the pages of a list, falling back to a
 //!   plain list if the server refuses;
 //! - a resync timer asks the store to re-deliver known objects.
+//!
+//! A relist is handed to the store as it arrives ([`ReflectorStore::begin_relist`]): every
+//! page of a list and every initial event of a streaming list is a [`Relist::page`], the end of
+//! the list (or the bookmark that ends the initial events) its [`Relist::finish`], which removes
+//! what no page listed. A store that applies pages at once (the informer's queue, a plain
+//! cache) shows the pages so far beside what it held before until the finish; a list that fails
+//! or a stream that breaks before its end finishes nothing, and the next relist that completes
+//! leaves exactly its snapshot. The [informer docs](crate::informer#what-listers-and-handlers-see-during-a-relist)
+//! say what listers and handlers see meanwhile.
 
 pub mod backoff;
 mod retry_window;
