@@ -267,7 +267,10 @@ enum WatchEnd {
 
 enum StreamEnd {
     Synced(String),
+    /// The server closed the stream.
     Closed,
+    /// The connection ended (reset, cut, timed out): never a very short watch.
+    ConnectionEnded,
     Failed(source::Error),
 }
 
@@ -734,7 +737,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         resource: self.resource.clone(),
                     });
                 }
-                StreamEnd::Closed => {
+                StreamEnd::Closed | StreamEnd::ConnectionEnded => {
                     closed_early += 1;
                     if closed_early >= MAX_STREAMS_WITHOUT_INITIAL_EVENTS_END {
                         return Err(Error::InitialEventsEndMissing {
@@ -800,6 +803,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             };
             match item {
                 None => break StreamEnd::Closed,
+                Some(Err(err)) if err.is_probable_eof() => {
+                    tracing::debug!(resource = %self.resource, error = %err, "the streaming list's connection ended");
+                    break StreamEnd::ConnectionEnded;
+                }
                 Some(Err(err)) => break StreamEnd::Failed(err),
                 Some(Ok(event)) => {
                     events += 1;

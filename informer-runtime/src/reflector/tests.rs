@@ -423,6 +423,32 @@ async fn watches_that_keep_closing_at_once_end_in_a_relist() {
     assert_eq!(store_versions(&store), ["p@2"], "the relist refreshed the cache");
 }
 
+/// Connection resets are not watches the server closed: any number of them in a row, even at
+/// once and without an event, re-watch from the last version and never relist.
+#[tokio::test(start_paused = true)]
+async fn connection_resets_never_count_as_very_short_watches() {
+    let resets = 3 * MAX_CONSECUTIVE_VERY_SHORT_WATCHES as usize;
+    let lw = ScriptedLw::new(
+        |_, _| Ok(list_of("1", vec![], None)),
+        move |n, _| {
+            if n < resets {
+                let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+                Ok(stream::iter([Err(source::Error::Transport(Box::new(reset)))]).boxed())
+            } else {
+                Ok(stream::pending().boxed())
+            }
+        },
+    );
+    let (log, handler) = error_log();
+    let r = reflector(Arc::clone(&lw), fifo(), no_jitter()).watch_error_handler(handler);
+    run_until(&r, &lw, move |lw| lw.watches().len() > resets).await;
+    assert_eq!(lw.lists().len(), 1, "no relist after {resets} resets");
+    assert!(
+        log.lock().expect("lock").is_empty(),
+        "a reset is no error to report"
+    );
+}
+
 /// Only watches in a row count: a watch that delivers an event starts the count again.
 #[tokio::test(start_paused = true)]
 async fn a_watch_with_events_resets_the_count_of_very_short_watches() {

@@ -184,7 +184,7 @@ impl Error {
 /// Whether `err` or one of its sources says the connection ended or timed out: an I/O error
 /// of such a kind, or hyper's incomplete message, timeout or cancelled request (the connection
 /// closed before the request went out).
-pub(crate) fn is_connection_end(err: &(dyn StdError + 'static)) -> bool {
+fn is_connection_end(err: &(dyn StdError + 'static)) -> bool {
     std::iter::successors(Some(err), |&e| e.source()).any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| is_connection_end_kind(io.kind()))
@@ -210,8 +210,10 @@ pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
 /// Implementations apply their own scope (namespace, selectors) to the options they receive.
 /// Watch streams report server `ERROR` events as [`WatchEvent::Error`] and transport or decode
 /// failures as `Err` items; they never panic. A connection that ends or times out in the
-/// middle of a watch ([`Error::is_probable_eof`]) ends the stream without an `Err` item (as
-/// [`KubeListerWatcher`] does), so the reflector re-watches instead of relisting.
+/// middle of a watch ends the stream with an `Err` item for which [`Error::is_probable_eof`]
+/// holds (as [`KubeListerWatcher`] does): the reflector re-watches from the last event without
+/// relisting. A stream that ends without an error is a watch the server closed: watches that
+/// keep closing at once without an event end in a relist.
 pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
     /// Lists the objects.
     fn list(&self, options: &ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>>;

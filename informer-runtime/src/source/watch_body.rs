@@ -14,7 +14,7 @@ use futures::{Stream, StreamExt};
 use kube::core::{Status, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use crate::source::{BoxError, Error, exact_json, is_connection_end};
+use crate::source::{BoxError, Error, exact_json};
 
 /// A split line longer than this gives its buffer back once decoded.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
@@ -24,11 +24,11 @@ const KEPT_LINE_CAPACITY: usize = 1 << 20;
 ///
 /// A line that is not an event but a `Status` (an error the server wrote instead of an event)
 /// becomes [`Error::Api`]; a line that is neither becomes [`Error::Decode`] and the stream goes
-/// on with the next line. A body error that means the connection ended (reset, closed in the
-/// middle of a chunk, timed out: see [`Error::is_probable_eof`]) ends the stream like a normal
-/// close, dropping a line it cut short, so the watch is re-opened from the last event. Any
-/// other body error ends the stream with it: an [`Error`] as it is, anything else as
-/// [`Error::Transport`].
+/// on with the next line. A body error ends the stream with it, dropping a line it cut short:
+/// an [`Error`] as it is, anything else as [`Error::Transport`]. When the error means that the
+/// connection ended (reset, closed in the middle of a chunk, timed out:
+/// [`Error::is_probable_eof`]), the reflector re-opens the watch from the last event; a body
+/// that ends without an error is a watch the server closed.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -113,12 +113,8 @@ where
                 Some(Ok(chunk)) => self.chunk = chunk,
                 Some(Err(err)) => {
                     self.ended = true;
-                    let err: BoxError = err.into();
-                    if !is_connection_end(err.as_ref()) {
-                        self.split_line.clear();
-                        return Some(Err(body_error(err)));
-                    }
-                    tracing::debug!(error = %err, "the watch connection ended");
+                    self.split_line.clear();
+                    return Some(Err(body_error(err.into())));
                 }
                 None => self.ended = true,
             }
@@ -303,7 +299,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_connection_that_ends_ends_the_stream_and_other_body_errors_are_reported() {
+    async fn a_connection_that_ends_ends_the_stream_with_a_probable_eof_and_other_body_errors_are_reported() {
         use std::io::{Error as IoError, ErrorKind};
         let a = event_line("ADDED", "a", 1);
         for kind in [
@@ -315,8 +311,18 @@ mod tests {
                 Ok(Bytes::from(a.clone())),
                 Ok(Bytes::from_static(b"{\"type\":")),
                 Err(IoError::new(kind, "from the socket")),
+                Ok(Bytes::from(event_line("ADDED", "b", 2))),
             ]);
-            assert_eq!(names(&decode_all(cut).await), ["added a"], "{kind:?}");
+            let events = decode_all(cut).await;
+            assert_eq!(
+                names(&events),
+                ["added a", "transport error"],
+                "{kind:?}: the cut line is dropped"
+            );
+            assert!(
+                events[1].as_ref().is_err_and(Error::is_probable_eof),
+                "{kind:?}: the connection ended, not the server's watch"
+            );
         }
 
         let other = stream::iter(vec![
@@ -336,9 +342,10 @@ mod tests {
     async fn a_lister_watcher_error_in_the_body_keeps_its_class() {
         let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
         let body = stream::iter(vec![Err::<Bytes, _>(Error::Transport(Box::new(reset)))]);
+        let events = decode_all(body).await;
         assert!(
-            decode_all(body).await.is_empty(),
-            "a reset behind a lister-watcher error ends the stream"
+            matches!(&events[..], [Err(err)] if err.is_probable_eof()),
+            "a reset behind a lister-watcher error ends the stream with it"
         );
         let body = stream::iter(vec![Err::<Bytes, _>(Error::Decode("not gzip".into()))]);
         assert_eq!(
