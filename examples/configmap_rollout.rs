@@ -11,12 +11,9 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use informer_examples::{
-    configmap_rollout::{self, CONFIG_ANNOTATION},
-    sample_controller::wait_until,
-};
+use informer_examples::configmap_rollout::{self, CONFIG_ANNOTATION};
 use informer_runtime::SharedInformerFactory;
-use informer_testserver::TestServer;
+use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     core::v1::{ConfigMap, ConfigMapVolumeSource, Container, PodSpec, PodTemplateSpec, Volume},
@@ -77,10 +74,11 @@ async fn demo(client: &Client) -> Result<(), BoxError> {
     deployments.create(&PostParams::default(), &web()).await?;
     let stamped = async |version: &str| {
         let want = format!("settings@{version}");
-        wait_until(Duration::from_secs(10), async || {
+        eventually_async("the deployment's stamp", Duration::from_secs(10), async || {
             stamp(&deployments).await.as_deref() == Some(want.as_str())
         })
         .await
+        .is_ok()
     };
     let first = config.metadata.resource_version.clone().unwrap_or_default();
     println!("web rolled out with the first config: {}", stamped(&first).await);

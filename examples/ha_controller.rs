@@ -12,11 +12,11 @@
 
 use std::time::{Duration, Instant};
 
-use informer_examples::{
-    ha_controller::{Durations, Replica, handled_by},
-    sample_controller::wait_until,
+use informer_examples::ha_controller::{Durations, Replica, handled_by};
+use informer_testserver::{
+    TestServer,
+    wait::{eventually, eventually_async},
 };
-use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Client,
@@ -98,15 +98,17 @@ async fn main() -> Result<(), BoxError> {
 /// Waits for one of `replicas` to lead and returns its position.
 async fn leader(replicas: &[Replica]) -> Option<usize> {
     let deadline = DURATIONS.lease * 10;
-    let found = wait_until(deadline, async || replicas.iter().any(Replica::is_leader)).await;
-    found.then(|| replicas.iter().position(Replica::is_leader))?
+    let found = eventually("a leader", deadline, || replicas.iter().any(Replica::is_leader)).await;
+    found
+        .ok()
+        .and_then(|()| replicas.iter().position(Replica::is_leader))
 }
 
 /// Prints what the new leader did: its term's stamp on every ConfigMap, including those it
 /// never saw change while it was a follower.
 async fn report(config_maps: &Api<ConfigMap>, leader: &Replica, what: &str) -> Result<(), BoxError> {
     let stamp = format!("of {}", leader.identity());
-    let all_stamped = wait_until(Duration::from_secs(10), async || {
+    let all_stamped = eventually_async("every config map stamped", Duration::from_secs(10), async || {
         let Ok(list) = config_maps.list(&ListParams::default()).await else {
             return false;
         };
@@ -114,7 +116,8 @@ async fn report(config_maps: &Api<ConfigMap>, leader: &Replica, what: &str) -> R
             .iter()
             .all(|cm| handled_by(cm).is_some_and(|by| by.ends_with(&stamp)))
     })
-    .await;
+    .await
+    .is_ok();
     let list = config_maps.list(&ListParams::default()).await?;
     let term = list.items.first().and_then(handled_by).unwrap_or("no term");
     println!(

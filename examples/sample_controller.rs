@@ -15,9 +15,9 @@
 
 use std::time::Duration;
 
-use informer_examples::sample_controller::{self, Foo, FooSpec, wait_until};
+use informer_examples::sample_controller::{self, Foo, FooSpec};
 use informer_runtime::factory::SharedInformerFactory;
-use informer_testserver::TestServer;
+use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::{Api, Client, CustomResourceExt, api::PostParams};
 use tokio_util::sync::CancellationToken;
@@ -61,26 +61,29 @@ async fn main() -> Result<(), BoxError> {
         };
         foos.create(&PostParams::default(), &Foo::new("example-foo", spec))
             .await?;
-        let created = wait_until(Duration::from_secs(10), async || {
+        let created = eventually_async("the deployment", Duration::from_secs(10), async || {
             replicas(deployments.get_opt("example-foo").await.ok().flatten()) == Some(2)
         })
-        .await;
+        .await
+        .is_ok();
         println!("deployment example-foo created with 2 replicas: {created}");
 
         let mut foo = foos.get("example-foo").await?;
         foo.spec.replicas = Some(3);
         foos.replace("example-foo", &PostParams::default(), &foo).await?;
-        let scaled = wait_until(Duration::from_secs(10), async || {
+        let scaled = eventually_async("the scaled deployment", Duration::from_secs(10), async || {
             replicas(deployments.get_opt("example-foo").await.ok().flatten()) == Some(3)
         })
-        .await;
+        .await
+        .is_ok();
         println!("deployment example-foo scaled to 3 replicas: {scaled}");
 
         deployments.delete("example-foo", &Default::default()).await?;
-        let recreated = wait_until(Duration::from_secs(10), async || {
+        let recreated = eventually_async("the recreated deployment", Duration::from_secs(10), async || {
             deployments.get_opt("example-foo").await.ok().flatten().is_some()
         })
-        .await;
+        .await
+        .is_ok();
         println!("deployment example-foo recreated after deletion: {recreated}");
     } else {
         println!("running; Ctrl-C to stop");

@@ -275,15 +275,3 @@ fn new_deployment(foo: &Foo) -> Deployment {
         ..Deployment::default()
     }
 }
-
-/// Waits `timeout` at most for `condition`, checking every 20 ms.
-pub async fn wait_until(timeout: Duration, mut condition: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + timeout;
-    while tokio::time::Instant::now() < deadline {
-        if condition().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use informer_examples::sample_controller::{self, Foo, FooSpec, wait_until};
+use informer_examples::sample_controller::{self, Foo, FooSpec};
 use informer_runtime::SharedInformerFactory;
-use informer_testserver::TestServer;
+use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::{apps::v1::Deployment, events::v1::Event};
 use kube::{
     Api, CustomResourceExt,
@@ -115,10 +115,11 @@ async fn new_foo_gets_its_deployment(running: &Running) -> Deployment {
         .create(&PostParams::default(), &Foo::new("web-foo", spec))
         .await
         .expect("created");
-    assert!(
-        wait_until(WAIT, async || running.deployment_replicas_are(2).await).await,
-        "deployment created"
-    );
+    eventually_async("deployment created", WAIT, async || {
+        running.deployment_replicas_are(2).await
+    })
+    .await
+    .expect("the controller acts in time");
     let created = running.deployment().await.expect("exists");
     let owner = &created.metadata.owner_references.as_ref().expect("owned")[0];
     assert_eq!(
@@ -137,20 +138,18 @@ async fn deployment_status_reaches_foo(running: &Running) {
         .patch_status("web", &PatchParams::default(), &Patch::Merge(&status))
         .await
         .expect("status");
-    assert!(
-        wait_until(WAIT, async || {
-            running
-                .foos
-                .get("web-foo")
-                .await
-                .ok()
-                .and_then(|f| f.status)
-                .map(|s| s.available_replicas)
-                == Some(2)
-        })
-        .await,
-        "foo status updated"
-    );
+    eventually_async("foo status updated", WAIT, async || {
+        running
+            .foos
+            .get("web-foo")
+            .await
+            .ok()
+            .and_then(|f| f.status)
+            .map(|s| s.available_replicas)
+            == Some(2)
+    })
+    .await
+    .expect("the controller acts in time");
 }
 
 /// Scaling the Foo scales the Deployment.
@@ -162,10 +161,11 @@ async fn scaling_foo_scales_deployment(running: &Running) {
         .replace("web-foo", &PostParams::default(), &scaled)
         .await
         .expect("updated");
-    assert!(
-        wait_until(WAIT, async || running.deployment_replicas_are(5).await).await,
-        "deployment scaled"
-    );
+    eventually_async("deployment scaled", WAIT, async || {
+        running.deployment_replicas_are(5).await
+    })
+    .await
+    .expect("the controller acts in time");
 }
 
 /// A deleted Deployment is recreated, and an event says so.
@@ -175,23 +175,21 @@ async fn deleted_deployment_is_recreated(running: &Running, created: &Deployment
         .delete("web", &Default::default())
         .await
         .expect("deleted");
-    assert!(
-        wait_until(WAIT, async || {
-            running
-                .deployment()
-                .await
-                .is_some_and(|d| d.metadata.uid != created.metadata.uid)
-        })
-        .await,
-        "deployment recreated"
-    );
+    eventually_async("deployment recreated", WAIT, async || {
+        running
+            .deployment()
+            .await
+            .is_some_and(|d| d.metadata.uid != created.metadata.uid)
+    })
+    .await
+    .expect("the controller acts in time");
     // the controller records its event after it recreated the Deployment: wait for it too
-    let recorded = wait_until(WAIT, async || {
+    let recorded = eventually_async("a Recreated event", WAIT, async || {
         running.event_reasons().await.iter().any(|r| r == "Recreated")
     })
     .await;
     let reasons = running.event_reasons().await;
-    assert!(recorded, "{reasons:?}");
+    assert!(recorded.is_ok(), "{reasons:?}");
     assert!(reasons.iter().any(|r| r == "Synced"), "{reasons:?}");
 }
 
@@ -218,20 +216,18 @@ async fn foreign_deployment_is_left_alone(running: &Running) {
         .create(&PostParams::default(), &Foo::new("greedy", spec))
         .await
         .expect("created");
-    assert!(
-        wait_until(WAIT, async || {
-            let list = running
-                .events
-                .list(&ListParams::default())
-                .await
-                .map(|l| l.items)
-                .unwrap_or_default();
-            list.iter()
-                .any(|e| e.reason.as_deref() == Some("ErrResourceExists"))
-        })
-        .await,
-        "warning event"
-    );
+    eventually_async("warning event", WAIT, async || {
+        let list = running
+            .events
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default();
+        list.iter()
+            .any(|e| e.reason.as_deref() == Some("ErrResourceExists"))
+    })
+    .await
+    .expect("the controller acts in time");
     assert_eq!(
         replicas(&running.deployments.get_opt("taken").await.ok().flatten()),
         None,

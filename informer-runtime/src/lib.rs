@@ -117,6 +117,7 @@
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type, started, synced and stopped together |
 //! | [`leader_election`] | one leader among replicas on a Lease: [`LeaderElector`](leader_election::LeaderElector), its [`Leadership`](leader_election::Leadership) token and term |
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
+//! | [`selector`] | label selectors written as text (`app=web,tier!=db`), parsed into kube's `Selector` for listers |
 //! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
 //! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
 //! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series, with a per-object spam filter, retries and counts |
@@ -166,6 +167,7 @@ pub mod lister;
 pub mod metrics;
 pub mod prelude;
 pub mod reflector;
+pub mod selector;
 pub mod source;
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]

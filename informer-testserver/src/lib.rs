@@ -221,8 +221,10 @@
 //! - [`registry`]: [`ResourceType`] and the built-in types every server serves;
 //! - [`seed`]: the parser behind [`TestServer::seed_str`], for tests that want the objects
 //!   without a server;
-//! - [`selector`]: the label selector parser the server uses (kube-apiserver's grammar, into a
-//!   `kube::core::Selector`).
+//! - [`selector`]: the label selector parser the server uses (`informer-runtime`'s, with
+//!   kube-apiserver's grammar, into a `kube::core::Selector`);
+//! - [`wait`]: [`eventually`](wait::eventually) and [`eventually_async`](wait::eventually_async),
+//!   for a test that waits for what a controller or an informer does in the background.
 //!
 //! # The binary
 //!
@@ -263,6 +265,7 @@ mod storage;
 mod strategic_merge;
 mod table;
 mod validation;
+pub mod wait;
 mod watch;
 
 pub use faults::{Failure, Stall};

@@ -1,14 +1,13 @@
 //! Label and field selectors: parsing with kube-apiserver's grammar, and the object filters the
 //! server applies to lists and watches.
 //!
-//! kube-core matches selectors ([`Selector`], [`Expression`], [`SelectorExt`]) but has no parser for
-//! the string form sent in `labelSelector`; [`parse_label_selector`] parses it with kube-apiserver's
-//! grammar: comma-separated requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`
-//! and `!k` (the numeric `>` and `<` are not supported).
+//! Label selectors (`labelSelector`) are parsed by the runtime's parser with kube-apiserver's
+//! grammar ([`parse_label_selector`]) and matched by kube-core; field selectors
+//! (`fieldSelector`) are parsed and matched here.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use kube::core::{Expression, Selector, SelectorExt};
+use kube::core::{Selector, SelectorExt};
 use serde_json::Value;
 
 /// Errors of selector parsing.
@@ -32,91 +31,8 @@ pub enum SelectorError {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    Not,
-    Eq,
-    DoubleEq,
-    NotEq,
-    Open,
-    Close,
-    Comma,
-    Gt,
-    Lt,
-}
-
-fn lex(s: &str) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    let mut chars = s.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        match c {
-            c if c.is_whitespace() => {
-                chars.next();
-            }
-            '(' | ')' | ',' | '>' | '<' => {
-                chars.next();
-                tokens.push(match c {
-                    '(' => Token::Open,
-                    ')' => Token::Close,
-                    ',' => Token::Comma,
-                    '>' => Token::Gt,
-                    _ => Token::Lt,
-                });
-            }
-            '!' | '=' => {
-                chars.next();
-                if chars.peek() == Some(&'=') {
-                    chars.next();
-                    tokens.push(if c == '!' { Token::NotEq } else { Token::DoubleEq });
-                } else {
-                    tokens.push(if c == '!' { Token::Not } else { Token::Eq });
-                }
-            }
-            _ => {
-                let mut ident = String::new();
-                while let Some(&c) = chars.peek() {
-                    if c.is_whitespace() || "!=(),<>".contains(c) {
-                        break;
-                    }
-                    ident.push(c);
-                    chars.next();
-                }
-                tokens.push(Token::Ident(ident));
-            }
-        }
-    }
-    tokens
-}
-
-fn is_name_part(s: &str, max: usize) -> bool {
-    let bytes = s.as_bytes();
-    !s.is_empty()
-        && s.len() <= max
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-}
-
-fn valid_key(key: &str) -> bool {
-    match key.split_once('/') {
-        Some((prefix, name)) => {
-            !prefix.is_empty()
-                && prefix.len() <= 253
-                && prefix.split('.').all(|l| is_name_part(l, 63) && !l.contains('_'))
-                && is_name_part(name, 63)
-        }
-        None => is_name_part(key, 63),
-    }
-}
-
-fn valid_value(value: &str) -> bool {
-    value.is_empty() || is_name_part(value, 63)
-}
-
-/// Parses a label selector string (`labelSelector=`) into a kube [`Selector`].
+/// Parses a label selector string (`labelSelector=`) into a kube [`Selector`], with the
+/// runtime's parser ([`informer_runtime::selector::parse_label_selector`]).
 ///
 /// ```
 /// use informer_testserver::selector::parse_label_selector;
@@ -128,134 +44,10 @@ fn valid_value(value: &str) -> bool {
 /// assert!(selector.matches(&labels));
 /// ```
 pub fn parse_label_selector(input: &str) -> Result<Selector, SelectorError> {
-    let err = |reason: String| SelectorError::Label {
-        selector: input.to_string(),
-        reason,
-    };
-    let tokens = lex(input);
-    let mut exprs = Vec::new();
-    let mut pos = 0;
-    if tokens.is_empty() {
-        return Ok(Selector::default());
-    }
-    loop {
-        let expr = match tokens.get(pos) {
-            Some(Token::Not) => {
-                pos += 1;
-                match tokens.get(pos) {
-                    Some(Token::Ident(key)) => {
-                        pos += 1;
-                        check_key(key).map_err(err)?;
-                        Expression::DoesNotExist(key.clone())
-                    }
-                    other => return Err(err(format!("expected a key after '!', found {other:?}"))),
-                }
-            }
-            Some(Token::Ident(key)) => {
-                pos += 1;
-                check_key(key).map_err(err)?;
-                match tokens.get(pos) {
-                    None | Some(Token::Comma) => Expression::Exists(key.clone()),
-                    Some(op @ (Token::Eq | Token::DoubleEq | Token::NotEq)) => {
-                        pos += 1;
-                        let value = match tokens.get(pos) {
-                            Some(Token::Ident(v)) => {
-                                pos += 1;
-                                v.clone()
-                            }
-                            None | Some(Token::Comma) => String::new(),
-                            Some(other) => return Err(err(format!("unexpected {other:?} after operator"))),
-                        };
-                        check_value(&value).map_err(err)?;
-                        if *op == Token::NotEq {
-                            Expression::NotEqual(key.clone(), value)
-                        } else {
-                            Expression::Equal(key.clone(), value)
-                        }
-                    }
-                    Some(Token::Ident(op)) if op == "in" || op == "notin" => {
-                        pos += 1;
-                        let values = parse_set(&tokens, &mut pos).map_err(err)?;
-                        if op == "in" {
-                            Expression::In(key.clone(), values)
-                        } else {
-                            Expression::NotIn(key.clone(), values)
-                        }
-                    }
-                    Some(Token::Gt | Token::Lt) => {
-                        return Err(err("the operators '>' and '<' are not supported".into()));
-                    }
-                    Some(other) => return Err(err(format!("unexpected {other:?} after key {key:?}"))),
-                }
-            }
-            other => return Err(err(format!("expected a requirement, found {other:?}"))),
-        };
-        exprs.push(expr);
-        match tokens.get(pos) {
-            None => break,
-            Some(Token::Comma) => {
-                pos += 1;
-                if pos >= tokens.len() {
-                    return Err(err("trailing ','".into()));
-                }
-            }
-            Some(other) => return Err(err(format!("expected ',' found {other:?}"))),
-        }
-    }
-    Ok(Selector::from_iter(exprs))
-}
-
-fn check_key(key: &str) -> Result<(), String> {
-    if valid_key(key) {
-        Ok(())
-    } else {
-        Err(format!("invalid label key {key:?}"))
-    }
-}
-
-fn check_value(value: &str) -> Result<(), String> {
-    if valid_value(value) {
-        Ok(())
-    } else {
-        Err(format!("invalid label value {value:?}"))
-    }
-}
-
-fn parse_set(tokens: &[Token], pos: &mut usize) -> Result<BTreeSet<String>, String> {
-    if tokens.get(*pos) != Some(&Token::Open) {
-        return Err("expected '(' after set operator".into());
-    }
-    *pos += 1;
-    let mut values = BTreeSet::new();
-    let mut expect_value = true;
-    loop {
-        match tokens.get(*pos) {
-            Some(Token::Ident(v)) if expect_value => {
-                check_value(v)?;
-                values.insert(v.clone());
-                expect_value = false;
-            }
-            Some(Token::Comma) => {
-                if expect_value {
-                    values.insert(String::new());
-                }
-                expect_value = true;
-            }
-            Some(Token::Close) => {
-                if expect_value && !values.is_empty() {
-                    values.insert(String::new());
-                }
-                *pos += 1;
-                break;
-            }
-            other => return Err(format!("unexpected {other:?} in value set")),
-        }
-        *pos += 1;
-    }
-    if values.is_empty() {
-        return Err("for 'in', 'notin' operators, values set can't be empty".into());
-    }
-    Ok(values)
+    informer_runtime::selector::parse_label_selector(input).map_err(|err| SelectorError::Label {
+        selector: err.selector,
+        reason: err.reason,
+    })
 }
 
 /// One field requirement: `path=value` or `path!=value`.
@@ -420,67 +212,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn exprs(s: &str) -> Vec<Expression> {
-        parse_label_selector(s)
-            .expect("valid selector")
-            .into_iter()
-            .collect()
-    }
-
     #[test]
-    fn parses_every_operator() {
-        assert_eq!(exprs(""), vec![]);
-        assert_eq!(exprs("a=b"), vec![Expression::Equal("a".into(), "b".into())]);
-        assert_eq!(exprs("a==b"), vec![Expression::Equal("a".into(), "b".into())]);
+    fn label_selectors_parse_with_the_runtime_and_fail_as_label_errors() {
+        let selector = parse_label_selector("app=web,tier notin (db)").expect("valid");
+        let labels = BTreeMap::from([("app".to_owned(), "web".to_owned())]);
+        assert!(selector.matches(&labels));
         assert_eq!(
-            exprs("a != b"),
-            vec![Expression::NotEqual("a".into(), "b".into())]
+            parse_label_selector("a in ()"),
+            Err(SelectorError::Label {
+                selector: "a in ()".into(),
+                reason: "for 'in', 'notin' operators, values set can't be empty".into(),
+            })
         );
-        assert_eq!(exprs("a"), vec![Expression::Exists("a".into())]);
-        assert_eq!(exprs("!a"), vec![Expression::DoesNotExist("a".into())]);
-        assert_eq!(exprs("a="), vec![Expression::Equal("a".into(), "".into())]);
-        assert_eq!(
-            exprs("env in (prod, dev),tier notin (x)"),
-            vec![
-                Expression::In("env".into(), ["prod".to_string(), "dev".to_string()].into()),
-                Expression::NotIn("tier".into(), ["x".to_string()].into()),
-            ]
-        );
-        assert_eq!(
-            exprs("example.com/app=x,!k8s.io/gone"),
-            vec![
-                Expression::Equal("example.com/app".into(), "x".into()),
-                Expression::DoesNotExist("k8s.io/gone".into()),
-            ]
-        );
-    }
-
-    #[test]
-    fn rejects_malformed_selectors() {
-        for bad in [
-            "a=b,", "=b", "a in b", "a in ()", "a b", "a>1", "a=b=c", "-a=b", "a=(b)", "!", "a,,b",
-        ] {
-            assert!(parse_label_selector(bad).is_err(), "{bad} should be rejected");
-        }
-    }
-
-    #[test]
-    fn matches_like_kube_apiserver() {
-        let sel = parse_label_selector("app=web,tier notin (db),!legacy").expect("valid");
-        assert!(sel.matches(&labels(&[("app", "web")])));
-        assert!(sel.matches(&labels(&[("app", "web"), ("tier", "fe")])));
-        assert!(!sel.matches(&labels(&[("app", "web"), ("tier", "db")])));
-        assert!(!sel.matches(&labels(&[("app", "web"), ("legacy", "")])));
-        assert!(!sel.matches(&labels(&[("app", "api")])));
-        let sel = parse_label_selector("app!=web").expect("valid");
-        assert!(sel.matches(&labels(&[])));
     }
 
     #[test]

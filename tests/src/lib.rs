@@ -36,14 +36,10 @@ pub fn pod(namespace: &str, name: &str, labels: &[(&str, &str)]) -> Pod {
     }
 }
 
-/// Waits until `condition` holds, checking every 5 ms, for at most `timeout`.
-pub async fn eventually(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + timeout;
-    while !condition() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
+/// Waits until `condition` holds for at most `timeout`
+/// ([`informer_testserver::wait::eventually`]), failing the test if it does not.
+pub async fn eventually(what: &str, timeout: Duration, condition: impl FnMut() -> bool) {
+    if let Err(timed_out) = informer_testserver::wait::eventually(what, timeout, condition).await {
+        panic!("{timed_out}");
     }
 }

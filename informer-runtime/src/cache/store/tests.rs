@@ -396,3 +396,16 @@ fn an_index_query_whose_index_function_panics_is_an_error() {
         "the store still works"
     );
 }
+
+/// Reads and deletes by an object take the shared object as it is handed out (`&Arc<K>`),
+/// and find its key without building it.
+#[test]
+fn objects_are_found_and_deleted_by_a_shared_object() {
+    let store = Writer::<ConfigMap>::default();
+    let shared = cm("a", "1");
+    store.add(Arc::clone(&shared));
+    let found = store.get(&shared).expect("found by the shared object");
+    assert!(Arc::ptr_eq(&found, &shared));
+    assert!(store.delete(&shared).is_some());
+    assert!(store.get(&shared).is_none());
+}
