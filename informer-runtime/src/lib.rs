@@ -112,7 +112,8 @@
 //! |---|---|
 //! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`] |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
-//! | [`cache`] | keys, tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO |
+//! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |
+//! | [`cache`] | tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |
 //! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]), the [`Enqueue`](informer::enqueue::Enqueue) handler that feeds work queues, and statistics |
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type, started, synced and stopped together |
 //! | [`leader_election`] | one leader among replicas on a Lease: [`LeaderElector`](leader_election::LeaderElector), its [`Leadership`](leader_election::Leadership) token and term |

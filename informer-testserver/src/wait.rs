@@ -24,7 +24,7 @@
 //!
 //! // A condition on local state (a cache, a counter):
 //! eventually("the server to hold one config map", Duration::from_secs(5), || {
-//!     server.list("configmaps").len() == 1
+//!     server.list("v1", "ConfigMap", Some("default")).is_ok_and(|objects| objects.len() == 1)
 //! })
 //! .await?;
 //! // A condition that asks the API server:
