@@ -71,17 +71,20 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     #[cfg(feature = "admissionregistration")]
     /// The informers of the `admissionregistration.k8s.io` API group.
+    #[inline]
     pub fn admissionregistration(
         &self,
     ) -> self::admissionregistration::Admissionregistration {
@@ -89,120 +92,143 @@ impl Informers {
     }
     #[cfg(feature = "apiextensions")]
     /// The informers of the `apiextensions.k8s.io` API group.
+    #[inline]
     pub fn apiextensions(&self) -> self::apiextensions::Apiextensions {
         self::apiextensions::Apiextensions::new(&self.factory)
     }
     #[cfg(feature = "apiregistration")]
     /// The informers of the `apiregistration.k8s.io` API group.
+    #[inline]
     pub fn apiregistration(&self) -> self::apiregistration::Apiregistration {
         self::apiregistration::Apiregistration::new(&self.factory)
     }
     #[cfg(feature = "apps")]
     /// The informers of the `apps` API group.
+    #[inline]
     pub fn apps(&self) -> self::apps::Apps {
         self::apps::Apps::new(&self.factory)
     }
     #[cfg(feature = "autoscaling")]
     /// The informers of the `autoscaling` API group.
+    #[inline]
     pub fn autoscaling(&self) -> self::autoscaling::Autoscaling {
         self::autoscaling::Autoscaling::new(&self.factory)
     }
     #[cfg(feature = "batch")]
     /// The informers of the `batch` API group.
+    #[inline]
     pub fn batch(&self) -> self::batch::Batch {
         self::batch::Batch::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     /// The informers of the `certificates.k8s.io` API group.
+    #[inline]
     pub fn certificates(&self) -> self::certificates::Certificates {
         self::certificates::Certificates::new(&self.factory)
     }
     #[cfg(feature = "coordination")]
     /// The informers of the `coordination.k8s.io` API group.
+    #[inline]
     pub fn coordination(&self) -> self::coordination::Coordination {
         self::coordination::Coordination::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     #[cfg(feature = "discovery")]
     /// The informers of the `discovery.k8s.io` API group.
+    #[inline]
     pub fn discovery(&self) -> self::discovery::Discovery {
         self::discovery::Discovery::new(&self.factory)
     }
     #[cfg(feature = "events")]
     /// The informers of the `events.k8s.io` API group.
+    #[inline]
     pub fn events(&self) -> self::events::Events {
         self::events::Events::new(&self.factory)
     }
     #[cfg(feature = "flowcontrol")]
     /// The informers of the `flowcontrol.apiserver.k8s.io` API group.
+    #[inline]
     pub fn flowcontrol(&self) -> self::flowcontrol::Flowcontrol {
         self::flowcontrol::Flowcontrol::new(&self.factory)
     }
     #[cfg(feature = "internal")]
     /// The informers of the `internal.apiserver.k8s.io` API group.
+    #[inline]
     pub fn internal(&self) -> self::internal::Internal {
         self::internal::Internal::new(&self.factory)
     }
     #[cfg(feature = "lifecycle")]
     #[cfg(k8s_1_37)]
     /// The informers of the `lifecycle.k8s.io` API group.
+    #[inline]
     pub fn lifecycle(&self) -> self::lifecycle::Lifecycle {
         self::lifecycle::Lifecycle::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     /// The informers of the `networking.k8s.io` API group.
+    #[inline]
     pub fn networking(&self) -> self::networking::Networking {
         self::networking::Networking::new(&self.factory)
     }
     #[cfg(feature = "node")]
     /// The informers of the `node.k8s.io` API group.
+    #[inline]
     pub fn node(&self) -> self::node::Node {
         self::node::Node::new(&self.factory)
     }
     #[cfg(feature = "policy")]
     /// The informers of the `policy` API group.
+    #[inline]
     pub fn policy(&self) -> self::policy::Policy {
         self::policy::Policy::new(&self.factory)
     }
     #[cfg(feature = "rbac")]
     /// The informers of the `rbac.authorization.k8s.io` API group.
+    #[inline]
     pub fn rbac(&self) -> self::rbac::Rbac {
         self::rbac::Rbac::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The informers of the `resource.k8s.io` API group.
+    #[inline]
     pub fn resource(&self) -> self::resource::Resource {
         self::resource::Resource::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     /// The informers of the `scheduling.k8s.io` API group.
+    #[inline]
     pub fn scheduling(&self) -> self::scheduling::Scheduling {
         self::scheduling::Scheduling::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     /// The informers of the `storage.k8s.io` API group.
+    #[inline]
     pub fn storage(&self) -> self::storage::Storage {
         self::storage::Storage::new(&self.factory)
     }
     #[cfg(feature = "storagemigration")]
     #[cfg(any(k8s_1_37, k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The informers of the `storagemigration.k8s.io` API group.
+    #[inline]
     pub fn storagemigration(&self) -> self::storagemigration::Storagemigration {
         self::storagemigration::Storagemigration::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }

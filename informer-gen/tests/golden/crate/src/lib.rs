@@ -18,41 +18,50 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `apps` API group.
+    #[inline]
     pub fn apps(&self) -> self::apps::Apps {
         self::apps::Apps::new(&self.factory)
     }
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
+    #[inline]
     pub fn example_com(&self) -> self::example_com::ExampleCom {
         self::example_com::ExampleCom::new(&self.factory)
     }
     /// The informers of the `example.org` API group.
+    #[inline]
     pub fn example_org(&self) -> self::example_org::ExampleOrg {
         self::example_org::ExampleOrg::new(&self.factory)
     }
     #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
+    #[inline]
     pub fn extra_example_com(&self) -> self::extra_example_com::ExtraExampleCom {
         self::extra_example_com::ExtraExampleCom::new(&self.factory)
     }
     /// The informers of the `my-group.io` API group.
+    #[inline]
     pub fn my_group_io(&self) -> self::my_group_io::MyGroupIo {
         self::my_group_io::MyGroupIo::new(&self.factory)
     }
     /// The informers of the `networking.example.com` API group.
+    #[inline]
     pub fn networking_example_com(
         &self,
     ) -> self::networking_example_com::NetworkingExampleCom {
@@ -61,12 +70,14 @@ impl Informers {
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }
