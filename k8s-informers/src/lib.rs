@@ -39,7 +39,11 @@
 //!
 //! # Features
 //!
-//! One Cargo feature per API group, named after its accessor, all enabled by default; disable default features and enable the groups you use to compile less: `admissionregistration`, `apiextensions`, `apiregistration`, `apps`, `autoscaling`, `batch`, `certificates`, `coordination`, `core`, `discovery`, `events`, `flowcontrol`, `internal`, `lifecycle`, `networking`, `node`, `policy`, `rbac`, `resource`, `scheduling`, `storage`, `storagemigration`.
+//! One Cargo feature per API group, named after its accessor, all enabled by default: `admissionregistration`, `apiextensions`, `apiregistration`, `apps`, `autoscaling`, `batch`, `certificates`, `coordination`, `core`, `discovery`, `events`, `flowcontrol`, `internal`, `lifecycle`, `networking`, `node`, `policy`, `rbac`, `resource`, `scheduling`, `storage`, `storagemigration`.
+//!
+//! # Build cost
+//!
+//! The functions of this crate are `#[inline]`, so it compiles no informer itself and a group costs little to enable: the crate that calls an accessor compiles the informer of that resource (the runtime's informer, lister and decoder for its type), as `factory.informer::<K>()` would. [`Informers::for_resource`] and [`Informers::for_resource_metadata`] compile the informers of every enabled resource in the crate that calls them: a crate that calls them compiles less with only the groups it needs.
 //!
 //! # Index handles
 //!
