@@ -39,7 +39,11 @@
 //!
 //! # Features
 //!
-//! One Cargo feature per API group, named after its accessor, all enabled by default; disable default features and enable the groups you use to compile less: `admissionregistration`, `apiextensions`, `apiregistration`, `apps`, `autoscaling`, `batch`, `certificates`, `coordination`, `core`, `discovery`, `events`, `flowcontrol`, `internal`, `lifecycle`, `networking`, `node`, `policy`, `rbac`, `resource`, `scheduling`, `storage`, `storagemigration`.
+//! One Cargo feature per API group, named after its accessor, all enabled by default: `admissionregistration`, `apiextensions`, `apiregistration`, `apps`, `autoscaling`, `batch`, `certificates`, `coordination`, `core`, `discovery`, `events`, `flowcontrol`, `internal`, `lifecycle`, `networking`, `node`, `policy`, `rbac`, `resource`, `scheduling`, `storage`, `storagemigration`.
+//!
+//! # Build cost
+//!
+//! The functions of this crate are `#[inline]`, so it compiles no informer itself and a group costs little to enable: the crate that calls an accessor compiles the informer of that resource (the runtime's informer, lister and decoder for its type), as `factory.informer::<K>()` would. [`Informers::for_resource`] and [`Informers::for_resource_metadata`] compile the informers of every enabled resource in the crate that calls them: a crate that calls them compiles less with only the groups it needs.
 //!
 //! # Index handles
 //!
@@ -71,17 +75,20 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     #[cfg(feature = "admissionregistration")]
     /// The informers of the `admissionregistration.k8s.io` API group.
+    #[inline]
     pub fn admissionregistration(
         &self,
     ) -> self::admissionregistration::Admissionregistration {
@@ -89,120 +96,143 @@ impl Informers {
     }
     #[cfg(feature = "apiextensions")]
     /// The informers of the `apiextensions.k8s.io` API group.
+    #[inline]
     pub fn apiextensions(&self) -> self::apiextensions::Apiextensions {
         self::apiextensions::Apiextensions::new(&self.factory)
     }
     #[cfg(feature = "apiregistration")]
     /// The informers of the `apiregistration.k8s.io` API group.
+    #[inline]
     pub fn apiregistration(&self) -> self::apiregistration::Apiregistration {
         self::apiregistration::Apiregistration::new(&self.factory)
     }
     #[cfg(feature = "apps")]
     /// The informers of the `apps` API group.
+    #[inline]
     pub fn apps(&self) -> self::apps::Apps {
         self::apps::Apps::new(&self.factory)
     }
     #[cfg(feature = "autoscaling")]
     /// The informers of the `autoscaling` API group.
+    #[inline]
     pub fn autoscaling(&self) -> self::autoscaling::Autoscaling {
         self::autoscaling::Autoscaling::new(&self.factory)
     }
     #[cfg(feature = "batch")]
     /// The informers of the `batch` API group.
+    #[inline]
     pub fn batch(&self) -> self::batch::Batch {
         self::batch::Batch::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     /// The informers of the `certificates.k8s.io` API group.
+    #[inline]
     pub fn certificates(&self) -> self::certificates::Certificates {
         self::certificates::Certificates::new(&self.factory)
     }
     #[cfg(feature = "coordination")]
     /// The informers of the `coordination.k8s.io` API group.
+    #[inline]
     pub fn coordination(&self) -> self::coordination::Coordination {
         self::coordination::Coordination::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     #[cfg(feature = "discovery")]
     /// The informers of the `discovery.k8s.io` API group.
+    #[inline]
     pub fn discovery(&self) -> self::discovery::Discovery {
         self::discovery::Discovery::new(&self.factory)
     }
     #[cfg(feature = "events")]
     /// The informers of the `events.k8s.io` API group.
+    #[inline]
     pub fn events(&self) -> self::events::Events {
         self::events::Events::new(&self.factory)
     }
     #[cfg(feature = "flowcontrol")]
     /// The informers of the `flowcontrol.apiserver.k8s.io` API group.
+    #[inline]
     pub fn flowcontrol(&self) -> self::flowcontrol::Flowcontrol {
         self::flowcontrol::Flowcontrol::new(&self.factory)
     }
     #[cfg(feature = "internal")]
     /// The informers of the `internal.apiserver.k8s.io` API group.
+    #[inline]
     pub fn internal(&self) -> self::internal::Internal {
         self::internal::Internal::new(&self.factory)
     }
     #[cfg(feature = "lifecycle")]
     #[cfg(k8s_1_37)]
     /// The informers of the `lifecycle.k8s.io` API group.
+    #[inline]
     pub fn lifecycle(&self) -> self::lifecycle::Lifecycle {
         self::lifecycle::Lifecycle::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     /// The informers of the `networking.k8s.io` API group.
+    #[inline]
     pub fn networking(&self) -> self::networking::Networking {
         self::networking::Networking::new(&self.factory)
     }
     #[cfg(feature = "node")]
     /// The informers of the `node.k8s.io` API group.
+    #[inline]
     pub fn node(&self) -> self::node::Node {
         self::node::Node::new(&self.factory)
     }
     #[cfg(feature = "policy")]
     /// The informers of the `policy` API group.
+    #[inline]
     pub fn policy(&self) -> self::policy::Policy {
         self::policy::Policy::new(&self.factory)
     }
     #[cfg(feature = "rbac")]
     /// The informers of the `rbac.authorization.k8s.io` API group.
+    #[inline]
     pub fn rbac(&self) -> self::rbac::Rbac {
         self::rbac::Rbac::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The informers of the `resource.k8s.io` API group.
+    #[inline]
     pub fn resource(&self) -> self::resource::Resource {
         self::resource::Resource::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     /// The informers of the `scheduling.k8s.io` API group.
+    #[inline]
     pub fn scheduling(&self) -> self::scheduling::Scheduling {
         self::scheduling::Scheduling::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     /// The informers of the `storage.k8s.io` API group.
+    #[inline]
     pub fn storage(&self) -> self::storage::Storage {
         self::storage::Storage::new(&self.factory)
     }
     #[cfg(feature = "storagemigration")]
     #[cfg(any(k8s_1_37, k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The informers of the `storagemigration.k8s.io` API group.
+    #[inline]
     pub fn storagemigration(&self) -> self::storagemigration::Storagemigration {
         self::storagemigration::Storagemigration::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }
@@ -540,9 +570,12 @@ impl Informers {
     /// The informer of the resource `gvr` names, as a generic informer: the same
     /// informer (and cache) as the typed accessor returns.
     ///
+    /// Compiles the informer of every resource here into the crate that calls it.
+    ///
     /// # Errors
     ///
     /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    #[inline]
     pub fn for_resource(
         &self,
         gvr: &::informer_runtime::__codegen::GroupVersionResource,
@@ -550,1161 +583,1037 @@ impl Informers {
         ::informer_runtime::__codegen::GenericInformer,
         ::informer_runtime::__codegen::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+        const INFORMERS: &[::informer_runtime::__codegen::GenericInformerEntry] = &[
             #[cfg(feature = "core")]
-            ("", "v1", "configmaps") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::ConfigMap,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "configmaps",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::ConfigMap,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "endpoints") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Endpoints,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "endpoints",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Endpoints,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "events") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Event,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "events",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Event,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "limitranges") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::LimitRange,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "limitranges",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::LimitRange,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "namespaces") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Namespace,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "namespaces",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Namespace,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "nodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Node,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "nodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Node,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "persistentvolumeclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "persistentvolumeclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "persistentvolumes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::PersistentVolume,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "persistentvolumes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::PersistentVolume,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "pods") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Pod,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "pods",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Pod,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "podtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::PodTemplate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "podtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::PodTemplate,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "replicationcontrollers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::ReplicationController,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "replicationcontrollers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::ReplicationController,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "resourcequotas") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::ResourceQuota,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "resourcequotas",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::ResourceQuota,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "secrets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Secret,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "secrets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Secret,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "serviceaccounts") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::ServiceAccount,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "serviceaccounts",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::ServiceAccount,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "services") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::core::v1::Service,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "services",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::core::v1::Service,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingadmissionpolicybindings",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingwebhookconfigurations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "validatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             (
                 "admissionregistration.k8s.io",
                 "v1",
                 "validatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "validatingwebhookconfigurations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1alpha1", "mutatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1alpha1",
+                "mutatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             (
                 "admissionregistration.k8s.io",
                 "v1alpha1",
                 "mutatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1beta1",
+                "mutatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
                 "mutatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(k8s_1_33)]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
                 "validatingadmissionpolicies",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(k8s_1_33)]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
                 "validatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                >,
+            ),
             #[cfg(feature = "apiextensions")]
-            ("apiextensions.k8s.io", "v1", "customresourcedefinitions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                >,
+            ),
             #[cfg(feature = "apiregistration")]
-            ("apiregistration.k8s.io", "v1", "apiservices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apiregistration.k8s.io",
+                "v1",
+                "apiservices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "controllerrevisions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::apps::v1::ControllerRevision,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "controllerrevisions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::apps::v1::ControllerRevision,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "daemonsets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::apps::v1::DaemonSet,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "daemonsets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::apps::v1::DaemonSet,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "deployments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::apps::v1::Deployment,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "deployments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::apps::v1::Deployment,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "replicasets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::apps::v1::ReplicaSet,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "replicasets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::apps::v1::ReplicaSet,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "statefulsets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::apps::v1::StatefulSet,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "statefulsets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::apps::v1::StatefulSet,
+                >,
+            ),
             #[cfg(feature = "autoscaling")]
-            ("autoscaling", "v1", "horizontalpodautoscalers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "autoscaling",
+                "v1",
+                "horizontalpodautoscalers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
+                >,
+            ),
             #[cfg(feature = "autoscaling")]
-            ("autoscaling", "v2", "horizontalpodautoscalers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "autoscaling",
+                "v2",
+                "horizontalpodautoscalers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+                >,
+            ),
             #[cfg(feature = "batch")]
-            ("batch", "v1", "cronjobs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::batch::v1::CronJob,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "batch",
+                "v1",
+                "cronjobs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::batch::v1::CronJob,
+                >,
+            ),
             #[cfg(feature = "batch")]
-            ("batch", "v1", "jobs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::batch::v1::Job,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "batch",
+                "v1",
+                "jobs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::batch::v1::Job,
+                >,
+            ),
             #[cfg(feature = "certificates")]
-            ("certificates.k8s.io", "v1", "certificatesigningrequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1",
+                "certificatesigningrequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(k8s_1_37)]
-            ("certificates.k8s.io", "v1", "clustertrustbundles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1",
+                "clustertrustbundles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(k8s_1_37)]
-            ("certificates.k8s.io", "v1", "podcertificaterequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1",
+                "podcertificaterequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("certificates.k8s.io", "v1alpha1", "clustertrustbundles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1alpha1",
+                "clustertrustbundles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(k8s_1_34)]
-            ("certificates.k8s.io", "v1alpha1", "podcertificaterequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1alpha1",
+                "podcertificaterequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+                >,
+            ),
             #[cfg(feature = "certificates")]
-            ("certificates.k8s.io", "v1beta1", "clustertrustbundles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1beta1",
+                "clustertrustbundles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("certificates.k8s.io", "v1beta1", "podcertificaterequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1beta1",
+                "podcertificaterequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
+                >,
+            ),
             #[cfg(feature = "coordination")]
-            ("coordination.k8s.io", "v1", "leases") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::coordination::v1::Lease,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "coordination.k8s.io",
+                "v1",
+                "leases",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::coordination::v1::Lease,
+                >,
+            ),
             #[cfg(feature = "coordination")]
-            ("coordination.k8s.io", "v1alpha2", "leasecandidates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "coordination.k8s.io",
+                "v1alpha2",
+                "leasecandidates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
+                >,
+            ),
             #[cfg(feature = "coordination")]
-            ("coordination.k8s.io", "v1beta1", "leasecandidates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "coordination.k8s.io",
+                "v1beta1",
+                "leasecandidates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+                >,
+            ),
             #[cfg(feature = "discovery")]
-            ("discovery.k8s.io", "v1", "endpointslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::discovery::v1::EndpointSlice,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "discovery.k8s.io",
+                "v1",
+                "endpointslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::discovery::v1::EndpointSlice,
+                >,
+            ),
             #[cfg(feature = "events")]
-            ("events.k8s.io", "v1", "events") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::events::v1::Event,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "events.k8s.io",
+                "v1",
+                "events",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::events::v1::Event,
+                >,
+            ),
             #[cfg(feature = "flowcontrol")]
-            ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "flowschemas",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
+                >,
+            ),
             #[cfg(feature = "flowcontrol")]
-            ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "prioritylevelconfigurations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
+                >,
+            ),
             #[cfg(feature = "internal")]
-            ("internal.apiserver.k8s.io", "v1alpha1", "storageversions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "internal.apiserver.k8s.io",
+                "v1alpha1",
+                "storageversions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
+                >,
+            ),
             #[cfg(feature = "lifecycle")]
             #[cfg(k8s_1_37)]
-            ("lifecycle.k8s.io", "v1alpha1", "evictionrequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "lifecycle.k8s.io",
+                "v1alpha1",
+                "evictionrequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+                >,
+            ),
             #[cfg(feature = "lifecycle")]
             #[cfg(k8s_1_37)]
-            ("lifecycle.k8s.io", "v1alpha1", "evictions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "lifecycle.k8s.io",
+                "v1alpha1",
+                "evictions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "ingressclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1::IngressClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "ingressclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1::IngressClass,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "ingresses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1::Ingress,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "ingresses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1::Ingress,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "ipaddresses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1::IPAddress,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "ipaddresses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1::IPAddress,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "networkpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1::NetworkPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "networkpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1::NetworkPolicy,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "servicecidrs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1::ServiceCIDR,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "servicecidrs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1::ServiceCIDR,
+                >,
+            ),
             #[cfg(feature = "networking")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("networking.k8s.io", "v1beta1", "ipaddresses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1beta1::IPAddress,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1beta1",
+                "ipaddresses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1beta1::IPAddress,
+                >,
+            ),
             #[cfg(feature = "networking")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("networking.k8s.io", "v1beta1", "servicecidrs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::networking::v1beta1::ServiceCIDR,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1beta1",
+                "servicecidrs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::networking::v1beta1::ServiceCIDR,
+                >,
+            ),
             #[cfg(feature = "node")]
-            ("node.k8s.io", "v1", "runtimeclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::node::v1::RuntimeClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "node.k8s.io",
+                "v1",
+                "runtimeclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::node::v1::RuntimeClass,
+                >,
+            ),
             #[cfg(feature = "policy")]
-            ("policy", "v1", "poddisruptionbudgets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "policy",
+                "v1",
+                "poddisruptionbudgets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterrolebindings",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "clusterroles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::rbac::v1::ClusterRole,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterroles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::rbac::v1::ClusterRole,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "rolebindings") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::rbac::v1::RoleBinding,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "rolebindings",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::rbac::v1::RoleBinding,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "roles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::rbac::v1::Role,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "roles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::rbac::v1::Role,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1::DeviceClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1::DeviceClass,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_37)]
-            ("resource.k8s.io", "v1", "devicetaintrules") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1::DeviceTaintRule,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "devicetaintrules",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1::DeviceTaintRule,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1::ResourceClaim,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1::ResourceClaim,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1::ResourceSlice,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1::ResourceSlice,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1alpha3::DeviceClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1alpha3::DeviceClass,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1alpha3", "devicetaintrules") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "devicetaintrules",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1alpha3::ResourceClaim,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1alpha3::ResourceClaim,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1alpha3::ResourceClaimTemplate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1alpha3::ResourceClaimTemplate,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourcepoolstatusrequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1alpha3::ResourceSlice,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1alpha3::ResourceSlice,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta1::DeviceClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta1::DeviceClass,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta2::DeviceClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta2::DeviceClass,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1beta2", "devicetaintrules") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "devicetaintrules",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
-            ("scheduling.k8s.io", "v1", "priorityclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1::PriorityClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1",
+                "priorityclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1::PriorityClass,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_35)]
-            ("scheduling.k8s.io", "v1alpha1", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1alpha1::Workload,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha1",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1alpha1::Workload,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_36)]
-            ("scheduling.k8s.io", "v1alpha2", "podgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1alpha2::PodGroup,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha2",
+                "podgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1alpha2::PodGroup,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_36)]
-            ("scheduling.k8s.io", "v1alpha2", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1alpha2::Workload,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha2",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1alpha3", "compositepodgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha3",
+                "compositepodgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1alpha3", "podgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1alpha3::PodGroup,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha3",
+                "podgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1alpha3::PodGroup,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1alpha3", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1alpha3::Workload,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha3",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1alpha3::Workload,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1beta1", "podgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1beta1::PodGroup,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1beta1",
+                "podgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1beta1::PodGroup,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1beta1", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::scheduling::v1beta1::Workload,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1beta1",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::scheduling::v1beta1::Workload,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "csidrivers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1::CSIDriver,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "csidrivers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1::CSIDriver,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "csinodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1::CSINode,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "csinodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1::CSINode,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "csistoragecapacities") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "csistoragecapacities",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "storageclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1::StorageClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "storageclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1::StorageClass,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "volumeattachments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1::VolumeAttachment,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "volumeattachments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1::VolumeAttachment,
+                >,
+            ),
             #[cfg(feature = "storage")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("storage.k8s.io", "v1", "volumeattributesclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "volumeattributesclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
+                >,
+            ),
             #[cfg(feature = "storage")]
             #[cfg(any(k8s_1_33, k8s_1_34))]
-            ("storage.k8s.io", "v1alpha1", "volumeattributesclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1alpha1",
+                "volumeattributesclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
+                >,
+            ),
             #[cfg(feature = "storage")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("storage.k8s.io", "v1beta1", "volumeattributesclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1beta1",
+                "volumeattributesclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
+                >,
+            ),
             #[cfg(feature = "storagemigration")]
             #[cfg(k8s_1_37)]
-            ("storagemigration.k8s.io", "v1", "storageversionmigrations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storagemigration.k8s.io",
+                "v1",
+                "storageversionmigrations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
+                >,
+            ),
             #[cfg(feature = "storagemigration")]
             #[cfg(any(k8s_1_33, k8s_1_34))]
-            ("storagemigration.k8s.io", "v1alpha1", "storageversionmigrations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storagemigration.k8s.io",
+                "v1alpha1",
+                "storageversionmigrations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration,
+                >,
+            ),
             #[cfg(feature = "storagemigration")]
             #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("storagemigration.k8s.io", "v1beta1", "storageversionmigrations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            _ => {
-                ::informer_runtime::__codegen::Err(
-                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
-                )
-            }
-        }
+            (
+                "storagemigration.k8s.io",
+                "v1beta1",
+                "storageversionmigrations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+                >,
+            ),
+        ];
+        ::informer_runtime::__codegen::generic_informer_from(
+            &self.factory,
+            INFORMERS,
+            gvr,
+        )
     }
     /// The metadata-only informer of the resource `gvr` names (its cache holds
     /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
     /// informer as the factory's `metadata_informer` of that type.
     ///
+    /// Compiles the metadata-only informer of every resource here into the crate that
+    /// calls it.
+    ///
     /// # Errors
     ///
     /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    #[inline]
     pub fn for_resource_metadata(
         &self,
         gvr: &::informer_runtime::__codegen::GroupVersionResource,
@@ -1712,1368 +1621,1240 @@ impl Informers {
         ::informer_runtime::__codegen::GenericInformer,
         ::informer_runtime::__codegen::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+        const INFORMERS: &[::informer_runtime::__codegen::GenericInformerEntry] = &[
             #[cfg(feature = "core")]
-            ("", "v1", "configmaps") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::ConfigMap,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "configmaps",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::ConfigMap,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "endpoints") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Endpoints,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "endpoints",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Endpoints,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "events") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Event,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "events",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Event,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "limitranges") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::LimitRange,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "limitranges",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::LimitRange,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "namespaces") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Namespace,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "namespaces",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Namespace,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "nodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Node,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "nodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Node,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "persistentvolumeclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "persistentvolumeclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "persistentvolumes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::PersistentVolume,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "persistentvolumes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::PersistentVolume,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "pods") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Pod,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "pods",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Pod,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "podtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::PodTemplate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "podtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::PodTemplate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "replicationcontrollers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::ReplicationController,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "replicationcontrollers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::ReplicationController,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "resourcequotas") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::ResourceQuota,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "resourcequotas",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::ResourceQuota,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "secrets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Secret,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "secrets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Secret,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "serviceaccounts") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::ServiceAccount,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "serviceaccounts",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::ServiceAccount,
+                    >,
+                >,
+            ),
             #[cfg(feature = "core")]
-            ("", "v1", "services") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::core::v1::Service,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "",
+                "v1",
+                "services",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::core::v1::Service,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingadmissionpolicybindings",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "mutatingwebhookconfigurations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "validatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             (
                 "admissionregistration.k8s.io",
                 "v1",
                 "validatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "validatingwebhookconfigurations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
-            ("admissionregistration.k8s.io", "v1alpha1", "mutatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1alpha1",
+                "mutatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             (
                 "admissionregistration.k8s.io",
                 "v1alpha1",
                 "mutatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "admissionregistration.k8s.io",
+                "v1beta1",
+                "mutatingadmissionpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
                 "mutatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(k8s_1_33)]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
                 "validatingadmissionpolicies",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "admissionregistration")]
             #[cfg(k8s_1_33)]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
                 "validatingadmissionpolicybindings",
-            ) => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apiextensions")]
-            ("apiextensions.k8s.io", "v1", "customresourcedefinitions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apiregistration")]
-            ("apiregistration.k8s.io", "v1", "apiservices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apiregistration.k8s.io",
+                "v1",
+                "apiservices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "controllerrevisions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::apps::v1::ControllerRevision,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "controllerrevisions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::apps::v1::ControllerRevision,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "daemonsets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::apps::v1::DaemonSet,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "daemonsets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::apps::v1::DaemonSet,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "deployments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::apps::v1::Deployment,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "deployments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::apps::v1::Deployment,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "replicasets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::apps::v1::ReplicaSet,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "replicasets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::apps::v1::ReplicaSet,
+                    >,
+                >,
+            ),
             #[cfg(feature = "apps")]
-            ("apps", "v1", "statefulsets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::apps::v1::StatefulSet,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "apps",
+                "v1",
+                "statefulsets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::apps::v1::StatefulSet,
+                    >,
+                >,
+            ),
             #[cfg(feature = "autoscaling")]
-            ("autoscaling", "v1", "horizontalpodautoscalers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "autoscaling",
+                "v1",
+                "horizontalpodautoscalers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
+                    >,
+                >,
+            ),
             #[cfg(feature = "autoscaling")]
-            ("autoscaling", "v2", "horizontalpodautoscalers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "autoscaling",
+                "v2",
+                "horizontalpodautoscalers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+                    >,
+                >,
+            ),
             #[cfg(feature = "batch")]
-            ("batch", "v1", "cronjobs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::batch::v1::CronJob,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "batch",
+                "v1",
+                "cronjobs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::batch::v1::CronJob,
+                    >,
+                >,
+            ),
             #[cfg(feature = "batch")]
-            ("batch", "v1", "jobs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::batch::v1::Job,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "batch",
+                "v1",
+                "jobs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::batch::v1::Job,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
-            ("certificates.k8s.io", "v1", "certificatesigningrequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1",
+                "certificatesigningrequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(k8s_1_37)]
-            ("certificates.k8s.io", "v1", "clustertrustbundles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1",
+                "clustertrustbundles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(k8s_1_37)]
-            ("certificates.k8s.io", "v1", "podcertificaterequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1",
+                "podcertificaterequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("certificates.k8s.io", "v1alpha1", "clustertrustbundles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1alpha1",
+                "clustertrustbundles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(k8s_1_34)]
-            ("certificates.k8s.io", "v1alpha1", "podcertificaterequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1alpha1",
+                "podcertificaterequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
-            ("certificates.k8s.io", "v1beta1", "clustertrustbundles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1beta1",
+                "clustertrustbundles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+                    >,
+                >,
+            ),
             #[cfg(feature = "certificates")]
             #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("certificates.k8s.io", "v1beta1", "podcertificaterequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "certificates.k8s.io",
+                "v1beta1",
+                "podcertificaterequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
+                    >,
+                >,
+            ),
             #[cfg(feature = "coordination")]
-            ("coordination.k8s.io", "v1", "leases") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::coordination::v1::Lease,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "coordination.k8s.io",
+                "v1",
+                "leases",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::coordination::v1::Lease,
+                    >,
+                >,
+            ),
             #[cfg(feature = "coordination")]
-            ("coordination.k8s.io", "v1alpha2", "leasecandidates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "coordination.k8s.io",
+                "v1alpha2",
+                "leasecandidates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "coordination")]
-            ("coordination.k8s.io", "v1beta1", "leasecandidates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "coordination.k8s.io",
+                "v1beta1",
+                "leasecandidates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "discovery")]
-            ("discovery.k8s.io", "v1", "endpointslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::discovery::v1::EndpointSlice,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "discovery.k8s.io",
+                "v1",
+                "endpointslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::discovery::v1::EndpointSlice,
+                    >,
+                >,
+            ),
             #[cfg(feature = "events")]
-            ("events.k8s.io", "v1", "events") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::events::v1::Event,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "events.k8s.io",
+                "v1",
+                "events",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::events::v1::Event,
+                    >,
+                >,
+            ),
             #[cfg(feature = "flowcontrol")]
-            ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "flowschemas",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
+                    >,
+                >,
+            ),
             #[cfg(feature = "flowcontrol")]
-            ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "prioritylevelconfigurations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
+                    >,
+                >,
+            ),
             #[cfg(feature = "internal")]
-            ("internal.apiserver.k8s.io", "v1alpha1", "storageversions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "internal.apiserver.k8s.io",
+                "v1alpha1",
+                "storageversions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
+                    >,
+                >,
+            ),
             #[cfg(feature = "lifecycle")]
             #[cfg(k8s_1_37)]
-            ("lifecycle.k8s.io", "v1alpha1", "evictionrequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "lifecycle.k8s.io",
+                "v1alpha1",
+                "evictionrequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+                    >,
+                >,
+            ),
             #[cfg(feature = "lifecycle")]
             #[cfg(k8s_1_37)]
-            ("lifecycle.k8s.io", "v1alpha1", "evictions") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "lifecycle.k8s.io",
+                "v1alpha1",
+                "evictions",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "ingressclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1::IngressClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "ingressclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1::IngressClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "ingresses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1::Ingress,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "ingresses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1::Ingress,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "ipaddresses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1::IPAddress,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "ipaddresses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1::IPAddress,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "networkpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1::NetworkPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "networkpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1::NetworkPolicy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
-            ("networking.k8s.io", "v1", "servicecidrs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1::ServiceCIDR,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1",
+                "servicecidrs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1::ServiceCIDR,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("networking.k8s.io", "v1beta1", "ipaddresses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1beta1::IPAddress,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1beta1",
+                "ipaddresses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1beta1::IPAddress,
+                    >,
+                >,
+            ),
             #[cfg(feature = "networking")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("networking.k8s.io", "v1beta1", "servicecidrs") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::networking::v1beta1::ServiceCIDR,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "networking.k8s.io",
+                "v1beta1",
+                "servicecidrs",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::networking::v1beta1::ServiceCIDR,
+                    >,
+                >,
+            ),
             #[cfg(feature = "node")]
-            ("node.k8s.io", "v1", "runtimeclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::node::v1::RuntimeClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "node.k8s.io",
+                "v1",
+                "runtimeclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::node::v1::RuntimeClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "policy")]
-            ("policy", "v1", "poddisruptionbudgets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "policy",
+                "v1",
+                "poddisruptionbudgets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+                    >,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterrolebindings",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "clusterroles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::rbac::v1::ClusterRole,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterroles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::rbac::v1::ClusterRole,
+                    >,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "rolebindings") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::rbac::v1::RoleBinding,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "rolebindings",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::rbac::v1::RoleBinding,
+                    >,
+                >,
+            ),
             #[cfg(feature = "rbac")]
-            ("rbac.authorization.k8s.io", "v1", "roles") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::rbac::v1::Role,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "roles",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::rbac::v1::Role,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1::DeviceClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1::DeviceClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_37)]
-            ("resource.k8s.io", "v1", "devicetaintrules") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1::DeviceTaintRule,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "devicetaintrules",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1::DeviceTaintRule,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1::ResourceClaim,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1::ResourceClaim,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1::ResourceSlice,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1::ResourceSlice,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1alpha3::DeviceClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1alpha3::DeviceClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1alpha3", "devicetaintrules") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "devicetaintrules",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1alpha3::ResourceClaim,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1alpha3::ResourceClaim,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1alpha3::ResourceClaimTemplate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1alpha3::ResourceClaimTemplate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourcepoolstatusrequests",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(k8s_1_33)]
-            ("resource.k8s.io", "v1alpha3", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1alpha3::ResourceSlice,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1alpha3",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1alpha3::ResourceSlice,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta1::DeviceClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta1::DeviceClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta1", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta1",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "deviceclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta2::DeviceClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "deviceclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta2::DeviceClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
             #[cfg(any(k8s_1_36, k8s_1_37))]
-            ("resource.k8s.io", "v1beta2", "devicetaintrules") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "devicetaintrules",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "resourceclaims") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "resourceclaims",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "resourceclaimtemplates") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "resourceclaimtemplates",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+                    >,
+                >,
+            ),
             #[cfg(feature = "resource")]
-            ("resource.k8s.io", "v1beta2", "resourceslices") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "resource.k8s.io",
+                "v1beta2",
+                "resourceslices",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
-            ("scheduling.k8s.io", "v1", "priorityclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1::PriorityClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1",
+                "priorityclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1::PriorityClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_35)]
-            ("scheduling.k8s.io", "v1alpha1", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1alpha1::Workload,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha1",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1alpha1::Workload,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_36)]
-            ("scheduling.k8s.io", "v1alpha2", "podgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1alpha2::PodGroup,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha2",
+                "podgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1alpha2::PodGroup,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_36)]
-            ("scheduling.k8s.io", "v1alpha2", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1alpha2::Workload,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha2",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1alpha2::Workload,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1alpha3", "compositepodgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha3",
+                "compositepodgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1alpha3", "podgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1alpha3::PodGroup,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha3",
+                "podgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1alpha3::PodGroup,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1alpha3", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1alpha3::Workload,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1alpha3",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1alpha3::Workload,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1beta1", "podgroups") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1beta1::PodGroup,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1beta1",
+                "podgroups",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1beta1::PodGroup,
+                    >,
+                >,
+            ),
             #[cfg(feature = "scheduling")]
             #[cfg(k8s_1_37)]
-            ("scheduling.k8s.io", "v1beta1", "workloads") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::scheduling::v1beta1::Workload,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "scheduling.k8s.io",
+                "v1beta1",
+                "workloads",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::scheduling::v1beta1::Workload,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "csidrivers") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1::CSIDriver,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "csidrivers",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1::CSIDriver,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "csinodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1::CSINode,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "csinodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1::CSINode,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "csistoragecapacities") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "csistoragecapacities",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "storageclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1::StorageClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "storageclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1::StorageClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
-            ("storage.k8s.io", "v1", "volumeattachments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1::VolumeAttachment,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "volumeattachments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1::VolumeAttachment,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
             #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("storage.k8s.io", "v1", "volumeattributesclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1",
+                "volumeattributesclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
             #[cfg(any(k8s_1_33, k8s_1_34))]
-            ("storage.k8s.io", "v1alpha1", "volumeattributesclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1alpha1",
+                "volumeattributesclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storage")]
             #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
-            ("storage.k8s.io", "v1beta1", "volumeattributesclasses") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storage.k8s.io",
+                "v1beta1",
+                "volumeattributesclasses",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storagemigration")]
             #[cfg(k8s_1_37)]
-            ("storagemigration.k8s.io", "v1", "storageversionmigrations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storagemigration.k8s.io",
+                "v1",
+                "storageversionmigrations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storagemigration")]
             #[cfg(any(k8s_1_33, k8s_1_34))]
-            ("storagemigration.k8s.io", "v1alpha1", "storageversionmigrations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+            (
+                "storagemigration.k8s.io",
+                "v1alpha1",
+                "storageversionmigrations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration,
+                    >,
+                >,
+            ),
             #[cfg(feature = "storagemigration")]
             #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
-            ("storagemigration.k8s.io", "v1beta1", "storageversionmigrations") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            _ => {
-                ::informer_runtime::__codegen::Err(
-                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
-                )
-            }
-        }
+            (
+                "storagemigration.k8s.io",
+                "v1beta1",
+                "storageversionmigrations",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+                    >,
+                >,
+            ),
+        ];
+        ::informer_runtime::__codegen::generic_informer_from(
+            &self.factory,
+            INFORMERS,
+            gvr,
+        )
     }
 }

@@ -13,32 +13,38 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
+    #[inline]
     pub fn example_com(&self) -> self::example_com::ExampleCom {
         self::example_com::ExampleCom::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }

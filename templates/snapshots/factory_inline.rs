@@ -13,32 +13,38 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
+    #[inline]
     pub fn example_com(&self) -> self::example_com::ExampleCom {
         self::example_com::ExampleCom::new(&self.factory)
     }
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }
@@ -52,6 +58,7 @@ pub mod core {
     }
     impl Core {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -60,6 +67,7 @@ pub mod core {
             }
         }
         /// The informers of `core` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
@@ -73,6 +81,7 @@ pub mod core {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -81,6 +90,7 @@ pub mod core {
                 }
             }
             /// The shared informer and lister of `Pod` (pods).
+            #[inline]
             pub fn pods(&self) -> PodInformer {
                 PodInformer::new(&self.factory)
             }
@@ -92,6 +102,7 @@ pub mod core {
         }
         impl PodInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -100,17 +111,20 @@ pub mod core {
                 }
             }
             /// The factory's informer of `Pod`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::k8s::Pod> {
                 self.factory.informer::<::k8s::Pod>()
             }
             /// A lister over the cache of the factory's `Pod` informer.
+            #[inline]
             pub fn lister(&self) -> PodLister {
                 PodLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Pod` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_pod_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -126,6 +140,7 @@ pub mod core {
             )
         }
         /// Like [`new_pod_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_pod_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -161,12 +176,14 @@ pub mod core {
         }
         impl PodLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::k8s::Pod>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Pod` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -176,6 +193,7 @@ pub mod core {
                 self.lister.list(selector)
             }
             /// The `Pod` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::k8s::Pod>,
@@ -189,6 +207,7 @@ pub mod core {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::k8s::Pod> {
@@ -197,6 +216,7 @@ pub mod core {
         }
         impl PodLister {
             /// The `Pod` objects in `namespace`.
+            #[inline]
             pub fn pods(&self, namespace: &str) -> PodNamespaceLister {
                 PodNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -210,10 +230,12 @@ pub mod core {
         }
         impl PodNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Pod` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -223,6 +245,7 @@ pub mod core {
                 self.lister.list(selector)
             }
             /// The `Pod` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -232,6 +255,7 @@ pub mod core {
                 self.lister.get(name)
             }
             /// The `Pod` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::k8s::Pod>,
@@ -256,6 +280,7 @@ pub mod example_com {
     }
     impl ExampleCom {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -264,10 +289,12 @@ pub mod example_com {
             }
         }
         /// The informers of `example.com` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
         /// The informers of `example.com` version `v2`.
+        #[inline]
         pub fn v2(&self) -> self::v2::V2 {
             self::v2::V2::new(&self.factory)
         }
@@ -281,6 +308,7 @@ pub mod example_com {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -290,10 +318,12 @@ pub mod example_com {
             }
             #[cfg(feature = "policies")]
             /// The shared informer and lister of `ClusterPolicy` (clusterpolicies).
+            #[inline]
             pub fn cluster_policies(&self) -> ClusterPolicyInformer {
                 ClusterPolicyInformer::new(&self.factory)
             }
             /// The shared informer and lister of `Foo` (foos).
+            #[inline]
             pub fn foos(&self) -> FooInformer {
                 FooInformer::new(&self.factory)
             }
@@ -307,6 +337,7 @@ pub mod example_com {
         #[cfg(feature = "policies")]
         impl ClusterPolicyInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -315,6 +346,7 @@ pub mod example_com {
                 }
             }
             /// The factory's informer of `ClusterPolicy`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -323,12 +355,14 @@ pub mod example_com {
                 self.factory.informer::<::sample::v1::ClusterPolicy>()
             }
             /// A lister over the cache of the factory's `ClusterPolicy` informer.
+            #[inline]
             pub fn lister(&self) -> ClusterPolicyLister {
                 ClusterPolicyLister::new(self.informer().lister())
             }
         }
         #[cfg(feature = "policies")]
         /// A new informer of the cluster-scoped `ClusterPolicy`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_cluster_policy_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -347,6 +381,7 @@ pub mod example_com {
         }
         #[cfg(feature = "policies")]
         /// Like [`new_cluster_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_cluster_policy_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -387,6 +422,7 @@ pub mod example_com {
         #[cfg(feature = "policies")]
         impl ClusterPolicyLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<
                     ::sample::v1::ClusterPolicy,
@@ -395,6 +431,7 @@ pub mod example_com {
                 Self { lister }
             }
             /// The `ClusterPolicy` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -404,6 +441,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `ClusterPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -419,6 +457,7 @@ pub mod example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::sample::v1::ClusterPolicy> {
@@ -428,6 +467,7 @@ pub mod example_com {
         #[cfg(feature = "policies")]
         impl ClusterPolicyLister {
             /// The `ClusterPolicy` named `name`, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -444,6 +484,7 @@ pub mod example_com {
         }
         impl FooInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -452,17 +493,20 @@ pub mod example_com {
                 }
             }
             /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
                 self.factory.informer::<::sample::v1::Foo>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
+            #[inline]
             pub fn lister(&self) -> FooLister {
                 FooLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -478,6 +522,7 @@ pub mod example_com {
             )
         }
         /// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -513,12 +558,14 @@ pub mod example_com {
         }
         impl FooLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::sample::v1::Foo>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -528,6 +575,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
@@ -541,6 +589,7 @@ pub mod example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::sample::v1::Foo> {
@@ -549,6 +598,7 @@ pub mod example_com {
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
+            #[inline]
             pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
                 FooNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -562,10 +612,12 @@ pub mod example_com {
         }
         impl FooNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Foo` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -575,6 +627,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -584,6 +637,7 @@ pub mod example_com {
                 self.lister.get(name)
             }
             /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
@@ -607,6 +661,7 @@ pub mod example_com {
         }
         impl V2 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -615,6 +670,7 @@ pub mod example_com {
                 }
             }
             /// The shared informer and lister of `Foo` (foos).
+            #[inline]
             pub fn foos(&self) -> FooInformer {
                 FooInformer::new(&self.factory)
             }
@@ -626,6 +682,7 @@ pub mod example_com {
         }
         impl FooInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -634,17 +691,20 @@ pub mod example_com {
                 }
             }
             /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v2::Foo> {
                 self.factory.informer::<::sample::v2::Foo>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
+            #[inline]
             pub fn lister(&self) -> FooLister {
                 FooLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -660,6 +720,7 @@ pub mod example_com {
             )
         }
         /// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -695,12 +756,14 @@ pub mod example_com {
         }
         impl FooLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::sample::v2::Foo>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -710,6 +773,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::sample::v2::Foo>,
@@ -723,6 +787,7 @@ pub mod example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::sample::v2::Foo> {
@@ -731,6 +796,7 @@ pub mod example_com {
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
+            #[inline]
             pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
                 FooNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -744,10 +810,12 @@ pub mod example_com {
         }
         impl FooNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Foo` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -757,6 +825,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -766,6 +835,7 @@ pub mod example_com {
                 self.lister.get(name)
             }
             /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::sample::v2::Foo>,

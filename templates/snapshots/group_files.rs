@@ -5,16 +5,19 @@ pub struct ExampleCom {
 }
 impl ExampleCom {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The informers of `example.com` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     /// The informers of `example.com` version `v2`.
+    #[inline]
     pub fn v2(&self) -> self::v2::V2 {
         self::v2::V2::new(&self.factory)
     }

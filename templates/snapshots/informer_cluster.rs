@@ -7,24 +7,28 @@ pub struct ClusterPolicyInformer {
 #[cfg(feature = "policies")]
 impl ClusterPolicyInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::my_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ClusterPolicy`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::my_runtime::__codegen::SharedIndexInformer<::sample::v1::ClusterPolicy> {
         self.factory.informer::<::sample::v1::ClusterPolicy>()
     }
     /// A lister over the cache of the factory's `ClusterPolicy` informer.
+    #[inline]
     pub fn lister(&self) -> ClusterPolicyLister {
         ClusterPolicyLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "policies")]
 /// A new informer of the cluster-scoped `ClusterPolicy`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_cluster_policy_informer(
     client: ::my_runtime::__codegen::Client,
     resync_period: ::my_runtime::__codegen::Duration,
@@ -39,6 +43,7 @@ pub fn new_cluster_policy_informer(
 }
 #[cfg(feature = "policies")]
 /// Like [`new_cluster_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_cluster_policy_informer(
     client: ::my_runtime::__codegen::Client,
     resync_period: ::my_runtime::__codegen::Duration,

@@ -5,23 +5,27 @@ pub struct FooInformer {
 }
 impl FooInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
         self.factory.informer::<::sample::v1::Foo>()
     }
     /// A lister over the cache of the factory's `Foo` informer.
+    #[inline]
     pub fn lister(&self) -> FooLister {
         FooLister::new(self.informer().lister())
     }
 }
 /// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_foo_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -37,6 +41,7 @@ pub fn new_foo_informer(
     )
 }
 /// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_foo_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,

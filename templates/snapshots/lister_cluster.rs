@@ -7,12 +7,14 @@ pub struct ClusterPolicyLister {
 #[cfg(feature = "policies")]
 impl ClusterPolicyLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::sample::v1::ClusterPolicy>,
     ) -> Self {
         Self { lister }
     }
     /// The `ClusterPolicy` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -22,6 +24,7 @@ impl ClusterPolicyLister {
         self.lister.list(selector)
     }
     /// The `ClusterPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::sample::v1::ClusterPolicy>,
@@ -35,6 +38,7 @@ impl ClusterPolicyLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::sample::v1::ClusterPolicy> {
@@ -44,6 +48,7 @@ impl ClusterPolicyLister {
 #[cfg(feature = "policies")]
 impl ClusterPolicyLister {
     /// The `ClusterPolicy` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

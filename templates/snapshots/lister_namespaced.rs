@@ -5,12 +5,14 @@ pub struct FooLister {
 }
 impl FooLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::sample::v1::Foo>,
     ) -> Self {
         Self { lister }
     }
     /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -20,6 +22,7 @@ impl FooLister {
         self.lister.list(selector)
     }
     /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,
@@ -33,6 +36,7 @@ impl FooLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::sample::v1::Foo> {
@@ -41,6 +45,7 @@ impl FooLister {
 }
 impl FooLister {
     /// The `Foo` objects in `namespace`.
+    #[inline]
     pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
         FooNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -54,10 +59,12 @@ pub struct FooNamespaceLister {
 }
 impl FooNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Foo` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -67,6 +74,7 @@ impl FooNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Foo` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -76,6 +84,7 @@ impl FooNamespaceLister {
         self.lister.get(name)
     }
     /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::sample::v1::Foo>,

@@ -5,6 +5,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -12,10 +13,12 @@ impl V1 {
     }
     #[cfg(feature = "policies")]
     /// The shared informer and lister of `ClusterPolicy` (clusterpolicies).
+    #[inline]
     pub fn cluster_policies(&self) -> ClusterPolicyInformer {
         ClusterPolicyInformer::new(&self.factory)
     }
     /// The shared informer and lister of `Foo` (foos).
+    #[inline]
     pub fn foos(&self) -> FooInformer {
         FooInformer::new(&self.factory)
     }

@@ -3,18 +3,19 @@
 
 use std::time::Duration;
 
-use informer_runtime::SharedInformerFactory;
+use informer_runtime::{SharedInformerFactory, factory::Error as FactoryError};
 use informer_tests::{eventually, pod};
 use informer_testserver::TestServer;
 use k8s_informers::Informers;
 use k8s_openapi::api::{
     apps::v1::{Deployment, DeploymentSpec},
+    autoscaling,
     core::v1::{Namespace, Node},
 };
 use kube::{
     Api,
     api::ObjectMeta,
-    core::{GroupVersionResource, Selector},
+    core::{GroupVersionResource, PartialObjectMeta, Selector},
 };
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -135,24 +136,127 @@ async fn for_resource_resolves_every_generated_resource() {
     let resources = Informers::RESOURCES;
     // k8s-openapi's `latest` (1.37) has 93 listable resources; ComponentStatus is excluded.
     assert_eq!(resources.len(), 92, "{resources:?}");
-    for (group, version, plural) in resources {
-        let gvr = GroupVersionResource::gvr(group, version, plural);
-        let informer = informers
-            .for_resource(&gvr)
-            .unwrap_or_else(|err| panic!("{group}/{version}/{plural} does not resolve: {err}"));
-        assert_eq!(informer.gvr(), &gvr);
+    assert!(resources.is_sorted(), "RESOURCES is sorted");
+    // Each resource resolves to an informer of its own (a type of its own in the factory),
+    // named after its plural, and resolving it again returns that informer.
+    for (resolve, suffix) in [
+        (
+            Informers::for_resource as fn(&Informers, &GroupVersionResource) -> _,
+            "",
+        ),
+        (Informers::for_resource_metadata, " (metadata)"),
+    ] {
+        let before = factory.stats().len();
+        for (i, (group, version, plural)) in resources.iter().enumerate() {
+            let gvr = GroupVersionResource::gvr(group, version, plural);
+            let informer = resolve(&informers, &gvr)
+                .unwrap_or_else(|err| panic!("{group}/{version}/{plural} does not resolve: {err}"));
+            assert_eq!(informer.gvr(), &gvr);
+            let stats = factory.stats();
+            assert_eq!(stats.len(), before + i + 1, "{gvr:?} has an informer of its own");
+            assert_eq!(stats[before + i].description, format!("{plural}{suffix}"));
+            resolve(&informers, &gvr).expect("resolves again");
+            assert_eq!(
+                factory.stats().len(),
+                before + i + 1,
+                "{gvr:?} resolves to the same informer"
+            );
+        }
     }
+    // The typed accessors return the informers `for_resource` created, of the right version.
+    let created = factory.stats().len();
+    informers.apps().v1().deployments().informer();
+    informers
+        .autoscaling()
+        .v1()
+        .horizontal_pod_autoscalers()
+        .informer();
+    informers
+        .autoscaling()
+        .v2()
+        .horizontal_pod_autoscalers()
+        .informer();
+    informers
+        .certificates()
+        .v1beta1()
+        .cluster_trust_bundles()
+        .informer();
+    informers.core().v1().pods().informer();
+    assert_eq!(
+        factory.stats().len(),
+        created,
+        "the typed accessors share those informers"
+    );
+    let hpa = |version| {
+        informers
+            .for_resource(&GroupVersionResource::gvr(
+                "autoscaling",
+                version,
+                "horizontalpodautoscalers",
+            ))
+            .expect("generated")
+    };
+    assert!(
+        hpa("v1")
+            .informer::<autoscaling::v1::HorizontalPodAutoscaler>()
+            .is_some()
+    );
+    assert!(
+        hpa("v1")
+            .informer::<autoscaling::v2::HorizontalPodAutoscaler>()
+            .is_none()
+    );
+    assert!(
+        hpa("v2")
+            .informer::<autoscaling::v2::HorizontalPodAutoscaler>()
+            .is_some()
+    );
+    assert!(
+        informers
+            .for_resource_metadata(&GroupVersionResource::gvr(
+                "autoscaling",
+                "v2",
+                "horizontalpodautoscalers"
+            ))
+            .expect("generated")
+            .informer::<PartialObjectMeta<autoscaling::v2::HorizontalPodAutoscaler>>()
+            .is_some()
+    );
+
+    // Anything else is `NoInformerFor`, naming the resource, and creates no informer.
     for (group, version, plural) in [
         ("", "v1", "componentstatuses"),
         ("certificates.k8s.io", "v1alpha1", "clustertrustbundles"),
         ("example.com", "v1", "nopes"),
+        ("apps", "v2", "deployments"),
+        ("", "", ""),
     ] {
-        let err = informers
-            .for_resource(&GroupVersionResource::gvr(group, version, plural))
-            .expect_err("not generated for Kubernetes 1.37");
-        let message = err.to_string();
-        assert!(message.contains(plural), "{message}");
+        let gvr = GroupVersionResource::gvr(group, version, plural);
+        for err in [
+            informers
+                .for_resource(&gvr)
+                .expect_err("not generated for Kubernetes 1.37"),
+            informers
+                .for_resource_metadata(&gvr)
+                .expect_err("not generated for Kubernetes 1.37"),
+        ] {
+            assert!(
+                matches!(&err, FactoryError::NoInformerFor { group: g, version: v, resource: r }
+                    if g == group && v == version && r == plural),
+                "{err}"
+            );
+            let message = err.to_string();
+            assert!(
+                message.contains(&format!("{group}/{version}, Resource={plural}")),
+                "{message}"
+            );
+        }
     }
+    assert_eq!(
+        factory.stats().len(),
+        created,
+        "an unknown resource creates no informer"
+    );
     assert!(
         resources.contains(&("certificates.k8s.io", "v1", "clustertrustbundles")),
         "resources new in 1.37 are generated"

@@ -343,9 +343,13 @@ impl K8sOpenapi {
             String::new(),
             "# Features".to_owned(),
             String::new(),
-            "One Cargo feature per API group, named after its accessor, all enabled by default; disable default features and enable the groups you use to compile less: ".to_owned()
+            "One Cargo feature per API group, named after its accessor, all enabled by default: ".to_owned()
                 + &features.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
                 + ".",
+            String::new(),
+            "# Build cost".to_owned(),
+            String::new(),
+            "The functions of this crate are `#[inline]`, so it compiles no informer itself and a group costs little to enable: the crate that calls an accessor compiles the informer of that resource (the runtime's informer, lister and decoder for its type), as `factory.informer::<K>()` would. [`Informers::for_resource`] and [`Informers::for_resource_metadata`] compile the informers of every enabled resource in the crate that calls them: a crate that calls them compiles less with only the groups it needs.".to_owned(),
             String::new(),
         ];
         if !indexes.is_empty() {

@@ -10,6 +10,7 @@ pub struct Apps {
 }
 impl Apps {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl Apps {
     }
     #[cfg(feature = "apps")]
     /// The informers of `apps` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }

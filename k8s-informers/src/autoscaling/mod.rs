@@ -10,6 +10,7 @@ pub struct Autoscaling {
 }
 impl Autoscaling {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,11 +18,13 @@ impl Autoscaling {
     }
     #[cfg(feature = "autoscaling")]
     /// The informers of `autoscaling` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "autoscaling")]
     /// The informers of `autoscaling` version `v2`.
+    #[inline]
     pub fn v2(&self) -> self::v2::V2 {
         self::v2::V2::new(&self.factory)
     }

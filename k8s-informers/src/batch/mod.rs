@@ -10,6 +10,7 @@ pub struct Batch {
 }
 impl Batch {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl Batch {
     }
     #[cfg(feature = "batch")]
     /// The informers of `batch` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct Certificates {
 }
 impl Certificates {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,17 +18,20 @@ impl Certificates {
     }
     #[cfg(feature = "certificates")]
     /// The informers of `certificates.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The informers of `certificates.k8s.io` version `v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::V1alpha1 {
         self::v1alpha1::V1alpha1::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     /// The informers of `certificates.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct Coordination {
 }
 impl Coordination {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,16 +18,19 @@ impl Coordination {
     }
     #[cfg(feature = "coordination")]
     /// The informers of `coordination.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "coordination")]
     /// The informers of `coordination.k8s.io` version `v1alpha2`.
+    #[inline]
     pub fn v1alpha2(&self) -> self::v1alpha2::V1alpha2 {
         self::v1alpha2::V1alpha2::new(&self.factory)
     }
     #[cfg(feature = "coordination")]
     /// The informers of `coordination.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct Internal {
 }
 impl Internal {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl Internal {
     }
     #[cfg(feature = "internal")]
     /// The informers of `internal.apiserver.k8s.io` version `v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::V1alpha1 {
         self::v1alpha1::V1alpha1::new(&self.factory)
     }

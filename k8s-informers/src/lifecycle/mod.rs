@@ -10,6 +10,7 @@ pub struct Lifecycle {
 }
 impl Lifecycle {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,6 +19,7 @@ impl Lifecycle {
     #[cfg(feature = "lifecycle")]
     #[cfg(k8s_1_37)]
     /// The informers of `lifecycle.k8s.io` version `v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::V1alpha1 {
         self::v1alpha1::V1alpha1::new(&self.factory)
     }

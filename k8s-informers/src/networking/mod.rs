@@ -10,6 +10,7 @@ pub struct Networking {
 }
 impl Networking {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,12 +18,14 @@ impl Networking {
     }
     #[cfg(feature = "networking")]
     /// The informers of `networking.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The informers of `networking.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct Resource {
 }
 impl Resource {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,21 +19,25 @@ impl Resource {
     #[cfg(feature = "resource")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The informers of `resource.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The informers of `resource.k8s.io` version `v1alpha3`.
+    #[inline]
     pub fn v1alpha3(&self) -> self::v1alpha3::V1alpha3 {
         self::v1alpha3::V1alpha3::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The informers of `resource.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The informers of `resource.k8s.io` version `v1beta2`.
+    #[inline]
     pub fn v1beta2(&self) -> self::v1beta2::V1beta2 {
         self::v1beta2::V1beta2::new(&self.factory)
     }

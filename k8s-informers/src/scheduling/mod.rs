@@ -10,6 +10,7 @@ pub struct Scheduling {
 }
 impl Scheduling {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,30 +18,35 @@ impl Scheduling {
     }
     #[cfg(feature = "scheduling")]
     /// The informers of `scheduling.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_35)]
     /// The informers of `scheduling.k8s.io` version `v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::V1alpha1 {
         self::v1alpha1::V1alpha1::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_36)]
     /// The informers of `scheduling.k8s.io` version `v1alpha2`.
+    #[inline]
     pub fn v1alpha2(&self) -> self::v1alpha2::V1alpha2 {
         self::v1alpha2::V1alpha2::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_37)]
     /// The informers of `scheduling.k8s.io` version `v1alpha3`.
+    #[inline]
     pub fn v1alpha3(&self) -> self::v1alpha3::V1alpha3 {
         self::v1alpha3::V1alpha3::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_37)]
     /// The informers of `scheduling.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct Storage {
 }
 impl Storage {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,18 +18,21 @@ impl Storage {
     }
     #[cfg(feature = "storage")]
     /// The informers of `storage.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     #[cfg(any(k8s_1_33, k8s_1_34))]
     /// The informers of `storage.k8s.io` version `v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::V1alpha1 {
         self::v1alpha1::V1alpha1::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The informers of `storage.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }

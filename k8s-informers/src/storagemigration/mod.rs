@@ -10,6 +10,7 @@ pub struct Storagemigration {
 }
 impl Storagemigration {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,18 +19,21 @@ impl Storagemigration {
     #[cfg(feature = "storagemigration")]
     #[cfg(k8s_1_37)]
     /// The informers of `storagemigration.k8s.io` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }
     #[cfg(feature = "storagemigration")]
     #[cfg(any(k8s_1_33, k8s_1_34))]
     /// The informers of `storagemigration.k8s.io` version `v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> self::v1alpha1::V1alpha1 {
         self::v1alpha1::V1alpha1::new(&self.factory)
     }
     #[cfg(feature = "storagemigration")]
     #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The informers of `storagemigration.k8s.io` version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
         self::v1beta1::V1beta1::new(&self.factory)
     }

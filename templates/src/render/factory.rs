@@ -23,6 +23,7 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
         quote! {
             #cfg
             #[doc = #doc]
+            #[inline]
             pub fn #accessor(&self) -> self::#accessor::#type_name {
                 self::#accessor::#type_name::new(&self.factory)
             }
@@ -72,6 +73,7 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
 
         impl Informers {
             /// The typed view of `factory` (cheap: the factory is shared, not copied).
+            #[inline]
             pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
                 Self {
                     factory: ::core::clone::Clone::clone(factory),
@@ -79,6 +81,7 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
             }
 
             /// The runtime factory these informers belong to.
+            #[inline]
             pub fn factory(&self) -> &#rt::SharedInformerFactory {
                 &self.factory
             }
@@ -89,12 +92,14 @@ pub fn render_factory(api: &Api, options: &RenderOptions, nesting: Nesting) -> T
         impl ::core::ops::Deref for Informers {
             type Target = #rt::SharedInformerFactory;
 
+            #[inline]
             fn deref(&self) -> &Self::Target {
                 &self.factory
             }
         }
 
         impl ::core::convert::From<#rt::SharedInformerFactory> for Informers {
+            #[inline]
             fn from(factory: #rt::SharedInformerFactory) -> Self {
                 Self { factory }
             }

@@ -5,12 +5,16 @@ use quote::quote;
 
 use crate::{Api, RenderOptions};
 
-/// An `impl Informers` block with `for_resource`, a `match` over every resource's
-/// group, version and plural (sorted) returning the same informer as the typed accessor (the
-/// runtime factory's `informer::<K>()`); an
-/// unknown resource is `FactoryError::NoInformerFor`; and `RESOURCES`, the same resources as
-/// `(group, version, plural)` under the same `cfg`s; and `for_resource_metadata`, the same
-/// switch over the resources' metadata-only informers.
+/// An `impl Informers` block with `RESOURCES`, the `(group, version, plural)` of every
+/// resource (sorted, under the resources' `cfg`s), and `for_resource` and
+/// `for_resource_metadata`, which look `gvr` up in a table of the same resources (a binary
+/// search in the runtime's `generic_informer_from`) and return the same informer as the typed
+/// accessor (the runtime factory's `informer::<K>()`), or its metadata-only informer; an
+/// unknown resource is `FactoryError::NoInformerFor`.
+///
+/// The tables are constants inside `#[inline]` functions: the crate that defines them compiles
+/// no informer for them, and a crate that calls `for_resource` compiles the informers of every
+/// resource in its table (and not those of `for_resource_metadata` unless it calls that too).
 pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
     let rt = options.codegen();
     let mut resources: Vec<_> = api
@@ -21,8 +25,8 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
         .map(|r| ((r.group.clone(), r.version.clone(), r.plural.clone()), r))
         .collect();
     resources.sort_by(|a, b| a.0.cmp(&b.0));
-    // One arm per resource, returning the generic informer of `informed(resource's type)`.
-    let arms = |informed: &dyn Fn(&syn::Path) -> TokenStream| -> Vec<TokenStream> {
+    // One entry per resource, with the generic informer of `informed(resource's type)`.
+    let table = |informed: &dyn Fn(&syn::Path) -> TokenStream| -> Vec<TokenStream> {
         resources
             .iter()
             .map(|((g, v, p), resource)| {
@@ -30,15 +34,13 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
                 let ty = informed(&resource.rust_path);
                 quote! {
                     #cfg
-                    (#g, #v, #p) => {
-                        #rt::Ok(self.factory.generic_informer::<#ty>(::core::clone::Clone::clone(gvr)))
-                    }
+                    (#g, #v, #p, #rt::SharedInformerFactory::generic_informer::<#ty>),
                 }
             })
             .collect()
     };
-    let metadata_arms = arms(&|ty| quote! { #rt::PartialObjectMeta<#ty> });
-    let arms = arms(&|ty| quote! { #ty });
+    let metadata_table = table(&|ty| quote! { #rt::PartialObjectMeta<#ty> });
+    let table = table(&|ty| quote! { #ty });
     let entries = resources.iter().map(|((g, v, p), resource)| {
         let cfg = resource.cfg_attrs();
         quote! { #cfg (#g, #v, #p), }
@@ -55,34 +57,41 @@ pub fn render_for_resource(api: &Api, options: &RenderOptions) -> TokenStream {
             /// The informer of the resource `gvr` names, as a generic informer: the same
             /// informer (and cache) as the typed accessor returns.
             ///
+            /// Compiles the informer of every resource here into the crate that calls it.
+            ///
             /// # Errors
             ///
             /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+            #[inline]
             pub fn for_resource(
                 &self,
                 gvr: &#rt::GroupVersionResource,
             ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError> {
-                match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-                    #(#arms)*
-                    _ => #rt::Err(#rt::FactoryError::no_informer_for(gvr)),
-                }
+                const INFORMERS: &[#rt::GenericInformerEntry] = &[
+                    #(#table)*
+                ];
+                #rt::generic_informer_from(&self.factory, INFORMERS, gvr)
             }
 
             /// The metadata-only informer of the resource `gvr` names (its cache holds
             /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
             /// informer as the factory's `metadata_informer` of that type.
             ///
+            /// Compiles the metadata-only informer of every resource here into the crate that
+            /// calls it.
+            ///
             /// # Errors
             ///
             /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+            #[inline]
             pub fn for_resource_metadata(
                 &self,
                 gvr: &#rt::GroupVersionResource,
             ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError> {
-                match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-                    #(#metadata_arms)*
-                    _ => #rt::Err(#rt::FactoryError::no_informer_for(gvr)),
-                }
+                const INFORMERS: &[#rt::GenericInformerEntry] = &[
+                    #(#metadata_table)*
+                ];
+                #rt::generic_informer_from(&self.factory, INFORMERS, gvr)
             }
         }
     }

@@ -24,6 +24,7 @@ pub fn render_group(group: &Group, options: &RenderOptions, nesting: Nesting) ->
         quote! {
             #cfg
             #[doc = #doc]
+            #[inline]
             pub fn #module(&self) -> self::#module::#version_type {
                 self::#module::#version_type::new(&self.factory)
             }
@@ -63,6 +64,7 @@ pub fn render_group(group: &Group, options: &RenderOptions, nesting: Nesting) ->
 
         impl #type_name {
             /// Access through `factory`.
+            #[inline]
             pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
                 Self {
                     factory: ::core::clone::Clone::clone(factory),

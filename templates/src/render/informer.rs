@@ -55,6 +55,7 @@ pub fn render_informer(resource: &Resource, options: &RenderOptions) -> TokenStr
         #cfg
         impl #informer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
                 Self {
                     factory: ::core::clone::Clone::clone(factory),
@@ -62,11 +63,13 @@ pub fn render_informer(resource: &Resource, options: &RenderOptions) -> TokenStr
             }
 
             #[doc = #doc_informer]
+            #[inline]
             pub fn informer(&self) -> #rt::SharedIndexInformer<#ty> {
                 self.factory.informer::<#ty>()
             }
 
             #[doc = #doc_lister]
+            #[inline]
             pub fn lister(&self) -> #lister {
                 #lister::new(self.informer().lister())
             }
@@ -74,6 +77,7 @@ pub fn render_informer(resource: &Resource, options: &RenderOptions) -> TokenStr
 
         #cfg
         #[doc = #doc_new]
+        #[inline]
         pub fn #new_fn(
             client: #rt::Client,
             #scope_params
@@ -85,6 +89,7 @@ pub fn render_informer(resource: &Resource, options: &RenderOptions) -> TokenStr
 
         #cfg
         #[doc = #doc_new_filtered]
+        #[inline]
         pub fn #new_filtered_fn(
             client: #rt::Client,
             #scope_params

@@ -40,6 +40,7 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
                 #cfg
                 impl #lister {
                     #[doc = #doc_method]
+                    #[inline]
                     pub fn #method(&self, namespace: &str) -> #namespace_lister {
                         #namespace_lister {
                             lister: self.lister.by_namespace(namespace),
@@ -57,21 +58,25 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
                 #cfg
                 impl #namespace_lister {
                     /// The namespace.
+                    #[inline]
                     pub fn namespace(&self) -> &str {
                         self.lister.namespace()
                     }
 
                     #[doc = #doc_ns_list]
+                    #[inline]
                     pub fn list(&self, selector: &#rt::Selector) -> #rt::Vec<#rt::Arc<#ty>> {
                         self.lister.list(selector)
                     }
 
                     #[doc = #doc_ns_get]
+                    #[inline]
                     pub fn get(&self, name: &str) -> #rt::Option<#rt::Arc<#ty>> {
                         self.lister.get(name)
                     }
 
                     #[doc = #doc_ns_by_index]
+                    #[inline]
                     pub fn by_index(
                         &self,
                         index: &#rt::Index<#ty>,
@@ -88,6 +93,7 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
                 #cfg
                 impl #lister {
                     #[doc = #doc_get]
+                    #[inline]
                     pub fn get(&self, name: &str) -> #rt::Option<#rt::Arc<#ty>> {
                         self.lister.get(name)
                     }
@@ -107,16 +113,19 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
         #cfg
         impl #lister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(lister: #rt::Lister<#ty>) -> Self {
                 Self { lister }
             }
 
             #[doc = #doc_list]
+            #[inline]
             pub fn list(&self, selector: &#rt::Selector) -> #rt::Vec<#rt::Arc<#ty>> {
                 self.lister.list(selector)
             }
 
             #[doc = #doc_by_index]
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &#rt::Index<#ty>,
@@ -126,6 +135,7 @@ pub fn render_lister(resource: &Resource, options: &RenderOptions) -> TokenStrea
             }
 
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(&self) -> &#rt::Lister<#ty> {
                 &self.lister
             }

@@ -27,6 +27,7 @@ pub fn render_version(version: &Version, options: &RenderOptions, nesting: Nesti
         quote! {
             #cfg
             #[doc = #doc]
+            #[inline]
             pub fn #method(&self) -> #informer {
                 #informer::new(&self.factory)
             }
@@ -54,6 +55,7 @@ pub fn render_version(version: &Version, options: &RenderOptions, nesting: Nesti
 
         impl #type_name {
             /// Access through `factory`.
+            #[inline]
             pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
                 Self {
                     factory: ::core::clone::Clone::clone(factory),

@@ -17,41 +17,50 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `apps` API group.
+    #[inline]
     pub fn apps(&self) -> self::apps::Apps {
         self::apps::Apps::new(&self.factory)
     }
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
+    #[inline]
     pub fn example_com(&self) -> self::example_com::ExampleCom {
         self::example_com::ExampleCom::new(&self.factory)
     }
     /// The informers of the `example.org` API group.
+    #[inline]
     pub fn example_org(&self) -> self::example_org::ExampleOrg {
         self::example_org::ExampleOrg::new(&self.factory)
     }
     #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
+    #[inline]
     pub fn extra_example_com(&self) -> self::extra_example_com::ExtraExampleCom {
         self::extra_example_com::ExtraExampleCom::new(&self.factory)
     }
     /// The informers of the `my-group.io` API group.
+    #[inline]
     pub fn my_group_io(&self) -> self::my_group_io::MyGroupIo {
         self::my_group_io::MyGroupIo::new(&self.factory)
     }
     /// The informers of the `networking.example.com` API group.
+    #[inline]
     pub fn networking_example_com(
         &self,
     ) -> self::networking_example_com::NetworkingExampleCom {
@@ -60,12 +69,14 @@ impl Informers {
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }
@@ -79,6 +90,7 @@ pub mod apps {
     }
     impl Apps {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -87,6 +99,7 @@ pub mod apps {
             }
         }
         /// The informers of `apps` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
@@ -100,6 +113,7 @@ pub mod apps {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -108,6 +122,7 @@ pub mod apps {
                 }
             }
             /// The shared informer and lister of `Deployment` (deployments).
+            #[inline]
             pub fn deployments(&self) -> DeploymentInformer {
                 DeploymentInformer::new(&self.factory)
             }
@@ -119,6 +134,7 @@ pub mod apps {
         }
         impl DeploymentInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -127,6 +143,7 @@ pub mod apps {
                 }
             }
             /// The factory's informer of `Deployment`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -135,11 +152,13 @@ pub mod apps {
                 self.factory.informer::<::golden_crds::apps::v1::Deployment>()
             }
             /// A lister over the cache of the factory's `Deployment` informer.
+            #[inline]
             pub fn lister(&self) -> DeploymentLister {
                 DeploymentLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Deployment` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_deployment_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -159,6 +178,7 @@ pub mod apps {
             )
         }
         /// Like [`new_deployment_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_deployment_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -200,6 +220,7 @@ pub mod apps {
         }
         impl DeploymentLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<
                     ::golden_crds::apps::v1::Deployment,
@@ -208,6 +229,7 @@ pub mod apps {
                 Self { lister }
             }
             /// The `Deployment` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -217,6 +239,7 @@ pub mod apps {
                 self.lister.list(selector)
             }
             /// The `Deployment` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -234,6 +257,7 @@ pub mod apps {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<
@@ -244,6 +268,7 @@ pub mod apps {
         }
         impl DeploymentLister {
             /// The `Deployment` objects in `namespace`.
+            #[inline]
             pub fn deployments(&self, namespace: &str) -> DeploymentNamespaceLister {
                 DeploymentNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -259,10 +284,12 @@ pub mod apps {
         }
         impl DeploymentNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Deployment` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -272,6 +299,7 @@ pub mod apps {
                 self.lister.list(selector)
             }
             /// The `Deployment` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -281,6 +309,7 @@ pub mod apps {
                 self.lister.get(name)
             }
             /// The `Deployment` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -309,6 +338,7 @@ pub mod core {
     }
     impl Core {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -317,6 +347,7 @@ pub mod core {
             }
         }
         /// The informers of `core` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
@@ -330,6 +361,7 @@ pub mod core {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -338,6 +370,7 @@ pub mod core {
                 }
             }
             /// The shared informer and lister of `Node` (nodes).
+            #[inline]
             pub fn nodes(&self) -> NodeInformer {
                 NodeInformer::new(&self.factory)
             }
@@ -349,6 +382,7 @@ pub mod core {
         }
         impl NodeInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -357,6 +391,7 @@ pub mod core {
                 }
             }
             /// The factory's informer of `Node`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -365,11 +400,13 @@ pub mod core {
                 self.factory.informer::<::golden_crds::apps::v1::inner::Node>()
             }
             /// A lister over the cache of the factory's `Node` informer.
+            #[inline]
             pub fn lister(&self) -> NodeLister {
                 NodeLister::new(self.informer().lister())
             }
         }
         /// A new informer of the cluster-scoped `Node`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_node_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -387,6 +424,7 @@ pub mod core {
             )
         }
         /// Like [`new_node_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_node_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -427,6 +465,7 @@ pub mod core {
         }
         impl NodeLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<
                     ::golden_crds::apps::v1::inner::Node,
@@ -435,6 +474,7 @@ pub mod core {
                 Self { lister }
             }
             /// The `Node` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -444,6 +484,7 @@ pub mod core {
                 self.lister.list(selector)
             }
             /// The `Node` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -461,6 +502,7 @@ pub mod core {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<
@@ -471,6 +513,7 @@ pub mod core {
         }
         impl NodeLister {
             /// The `Node` named `name`, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -491,6 +534,7 @@ pub mod example_com {
     }
     impl ExampleCom {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -499,10 +543,12 @@ pub mod example_com {
             }
         }
         /// The informers of `example.com` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
         /// The informers of `example.com` version `v2`.
+        #[inline]
         pub fn v2(&self) -> self::v2::V2 {
             self::v2::V2::new(&self.factory)
         }
@@ -516,6 +562,7 @@ pub mod example_com {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -524,6 +571,7 @@ pub mod example_com {
                 }
             }
             /// The shared informer and lister of `Foo` (foos).
+            #[inline]
             pub fn foos(&self) -> FooInformer {
                 FooInformer::new(&self.factory)
             }
@@ -535,6 +583,7 @@ pub mod example_com {
         }
         impl FooInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -543,17 +592,20 @@ pub mod example_com {
                 }
             }
             /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Foo> {
                 self.factory.informer::<::golden_crds::Foo>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
+            #[inline]
             pub fn lister(&self) -> FooLister {
                 FooLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -569,6 +621,7 @@ pub mod example_com {
             )
         }
         /// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -604,12 +657,14 @@ pub mod example_com {
         }
         impl FooLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::golden_crds::Foo>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -619,6 +674,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::Foo>,
@@ -632,6 +688,7 @@ pub mod example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Foo> {
@@ -640,6 +697,7 @@ pub mod example_com {
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
+            #[inline]
             pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
                 FooNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -653,10 +711,12 @@ pub mod example_com {
         }
         impl FooNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Foo` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -666,6 +726,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -675,6 +736,7 @@ pub mod example_com {
                 self.lister.get(name)
             }
             /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::Foo>,
@@ -698,6 +760,7 @@ pub mod example_com {
         }
         impl V2 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -706,6 +769,7 @@ pub mod example_com {
                 }
             }
             /// The shared informer and lister of `Foo` (foos).
+            #[inline]
             pub fn foos(&self) -> FooInformer {
                 FooInformer::new(&self.factory)
             }
@@ -717,6 +781,7 @@ pub mod example_com {
         }
         impl FooInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -725,6 +790,7 @@ pub mod example_com {
                 }
             }
             /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -733,11 +799,13 @@ pub mod example_com {
                 self.factory.informer::<::golden_crds::FooV2>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
+            #[inline]
             pub fn lister(&self) -> FooLister {
                 FooLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -753,6 +821,7 @@ pub mod example_com {
             )
         }
         /// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_foo_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -788,12 +857,14 @@ pub mod example_com {
         }
         impl FooLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::golden_crds::FooV2>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -803,6 +874,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::FooV2>,
@@ -816,6 +888,7 @@ pub mod example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::golden_crds::FooV2> {
@@ -824,6 +897,7 @@ pub mod example_com {
         }
         impl FooLister {
             /// The `Foo` objects in `namespace`.
+            #[inline]
             pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
                 FooNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -837,10 +911,12 @@ pub mod example_com {
         }
         impl FooNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Foo` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -850,6 +926,7 @@ pub mod example_com {
                 self.lister.list(selector)
             }
             /// The `Foo` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -859,6 +936,7 @@ pub mod example_com {
                 self.lister.get(name)
             }
             /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::FooV2>,
@@ -883,6 +961,7 @@ pub mod example_org {
     }
     impl ExampleOrg {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -891,6 +970,7 @@ pub mod example_org {
             }
         }
         /// The informers of `example.org` version `v1beta1`.
+        #[inline]
         pub fn v1beta1(&self) -> self::v1beta1::V1beta1 {
             self::v1beta1::V1beta1::new(&self.factory)
         }
@@ -904,6 +984,7 @@ pub mod example_org {
         }
         impl V1beta1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -912,6 +993,7 @@ pub mod example_org {
                 }
             }
             /// The shared informer and lister of `Policy` (policies).
+            #[inline]
             pub fn policies(&self) -> PolicyInformer {
                 PolicyInformer::new(&self.factory)
             }
@@ -923,6 +1005,7 @@ pub mod example_org {
         }
         impl PolicyInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -931,6 +1014,7 @@ pub mod example_org {
                 }
             }
             /// The factory's informer of `Policy`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -939,11 +1023,13 @@ pub mod example_org {
                 self.factory.informer::<::golden_crds::Policy>()
             }
             /// A lister over the cache of the factory's `Policy` informer.
+            #[inline]
             pub fn lister(&self) -> PolicyLister {
                 PolicyLister::new(self.informer().lister())
             }
         }
         /// A new informer of the cluster-scoped `Policy`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_policy_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -957,6 +1043,7 @@ pub mod example_org {
             )
         }
         /// Like [`new_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_policy_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -991,12 +1078,14 @@ pub mod example_org {
         }
         impl PolicyLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::golden_crds::Policy>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Policy` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -1006,6 +1095,7 @@ pub mod example_org {
                 self.lister.list(selector)
             }
             /// The `Policy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::Policy>,
@@ -1019,6 +1109,7 @@ pub mod example_org {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Policy> {
@@ -1027,6 +1118,7 @@ pub mod example_org {
         }
         impl PolicyLister {
             /// The `Policy` named `name`, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -1048,6 +1140,7 @@ pub mod extra_example_com {
     }
     impl ExtraExampleCom {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -1057,6 +1150,7 @@ pub mod extra_example_com {
         }
         #[cfg(feature = "extra")]
         /// The informers of `extra.example.com` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
@@ -1071,6 +1165,7 @@ pub mod extra_example_com {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -1080,6 +1175,7 @@ pub mod extra_example_com {
             }
             #[cfg(feature = "extra")]
             /// The shared informer and lister of `Gadget` (gadgets).
+            #[inline]
             pub fn gadgets(&self) -> GadgetInformer {
                 GadgetInformer::new(&self.factory)
             }
@@ -1093,6 +1189,7 @@ pub mod extra_example_com {
         #[cfg(feature = "extra")]
         impl GadgetInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -1101,6 +1198,7 @@ pub mod extra_example_com {
                 }
             }
             /// The factory's informer of `Gadget`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -1109,12 +1207,14 @@ pub mod extra_example_com {
                 self.factory.informer::<::golden_crds::extra::Gadget>()
             }
             /// A lister over the cache of the factory's `Gadget` informer.
+            #[inline]
             pub fn lister(&self) -> GadgetLister {
                 GadgetLister::new(self.informer().lister())
             }
         }
         #[cfg(feature = "extra")]
         /// A new informer of the cluster-scoped `Gadget`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_gadget_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -1133,6 +1233,7 @@ pub mod extra_example_com {
         }
         #[cfg(feature = "extra")]
         /// Like [`new_gadget_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_gadget_informer(
             client: ::informer_runtime::__codegen::Client,
             resync_period: ::informer_runtime::__codegen::Duration,
@@ -1173,6 +1274,7 @@ pub mod extra_example_com {
         #[cfg(feature = "extra")]
         impl GadgetLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<
                     ::golden_crds::extra::Gadget,
@@ -1181,6 +1283,7 @@ pub mod extra_example_com {
                 Self { lister }
             }
             /// The `Gadget` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -1190,6 +1293,7 @@ pub mod extra_example_com {
                 self.lister.list(selector)
             }
             /// The `Gadget` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -1205,6 +1309,7 @@ pub mod extra_example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::golden_crds::extra::Gadget> {
@@ -1214,6 +1319,7 @@ pub mod extra_example_com {
         #[cfg(feature = "extra")]
         impl GadgetLister {
             /// The `Gadget` named `name`, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -1234,6 +1340,7 @@ pub mod my_group_io {
     }
     impl MyGroupIo {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -1242,6 +1349,7 @@ pub mod my_group_io {
             }
         }
         /// The informers of `my-group.io` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
@@ -1255,6 +1363,7 @@ pub mod my_group_io {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -1263,6 +1372,7 @@ pub mod my_group_io {
                 }
             }
             /// The shared informer and lister of `Endpoints` (endpoints).
+            #[inline]
             pub fn endpoints(&self) -> EndpointsInformer {
                 EndpointsInformer::new(&self.factory)
             }
@@ -1274,6 +1384,7 @@ pub mod my_group_io {
         }
         impl EndpointsInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -1282,6 +1393,7 @@ pub mod my_group_io {
                 }
             }
             /// The factory's informer of `Endpoints`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -1290,11 +1402,13 @@ pub mod my_group_io {
                 self.factory.informer::<::golden_crds::Endpoints>()
             }
             /// A lister over the cache of the factory's `Endpoints` informer.
+            #[inline]
             pub fn lister(&self) -> EndpointsLister {
                 EndpointsLister::new(self.informer().lister())
             }
         }
         /// A new informer of `Endpoints` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_endpoints_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -1312,6 +1426,7 @@ pub mod my_group_io {
             )
         }
         /// Like [`new_endpoints_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_endpoints_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -1349,12 +1464,14 @@ pub mod my_group_io {
         }
         impl EndpointsLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<::golden_crds::Endpoints>,
             ) -> Self {
                 Self { lister }
             }
             /// The `Endpoints` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -1364,6 +1481,7 @@ pub mod my_group_io {
                 self.lister.list(selector)
             }
             /// The `Endpoints` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::Endpoints>,
@@ -1377,6 +1495,7 @@ pub mod my_group_io {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Endpoints> {
@@ -1385,6 +1504,7 @@ pub mod my_group_io {
         }
         impl EndpointsLister {
             /// The `Endpoints` objects in `namespace`.
+            #[inline]
             pub fn endpoints(&self, namespace: &str) -> EndpointsNamespaceLister {
                 EndpointsNamespaceLister {
                     lister: self.lister.by_namespace(namespace),
@@ -1400,10 +1520,12 @@ pub mod my_group_io {
         }
         impl EndpointsNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `Endpoints` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -1413,6 +1535,7 @@ pub mod my_group_io {
                 self.lister.list(selector)
             }
             /// The `Endpoints` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -1422,6 +1545,7 @@ pub mod my_group_io {
                 self.lister.get(name)
             }
             /// The `Endpoints` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<::golden_crds::Endpoints>,
@@ -1446,6 +1570,7 @@ pub mod networking_example_com {
     }
     impl NetworkingExampleCom {
         /// Access through `factory`.
+        #[inline]
         pub fn new(
             factory: &::informer_runtime::__codegen::SharedInformerFactory,
         ) -> Self {
@@ -1454,6 +1579,7 @@ pub mod networking_example_com {
             }
         }
         /// The informers of `networking.example.com` version `v1`.
+        #[inline]
         pub fn v1(&self) -> self::v1::V1 {
             self::v1::V1::new(&self.factory)
         }
@@ -1467,6 +1593,7 @@ pub mod networking_example_com {
         }
         impl V1 {
             /// Access through `factory`.
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -1475,6 +1602,7 @@ pub mod networking_example_com {
                 }
             }
             /// The shared informer and lister of `NetworkPolicy` (networkpolicies).
+            #[inline]
             pub fn network_policies(&self) -> NetworkPolicyInformer {
                 NetworkPolicyInformer::new(&self.factory)
             }
@@ -1486,6 +1614,7 @@ pub mod networking_example_com {
         }
         impl NetworkPolicyInformer {
             /// Access through `factory` (cheap: the factory is shared).
+            #[inline]
             pub fn new(
                 factory: &::informer_runtime::__codegen::SharedInformerFactory,
             ) -> Self {
@@ -1494,6 +1623,7 @@ pub mod networking_example_com {
                 }
             }
             /// The factory's informer of `NetworkPolicy`: one per factory, created on first use and started by the factory's `start`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -1502,11 +1632,13 @@ pub mod networking_example_com {
                 self.factory.informer::<::golden_crds::moved::NetworkPolicy>()
             }
             /// A lister over the cache of the factory's `NetworkPolicy` informer.
+            #[inline]
             pub fn lister(&self) -> NetworkPolicyLister {
                 NetworkPolicyLister::new(self.informer().lister())
             }
         }
         /// A new informer of `NetworkPolicy` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+        #[inline]
         pub fn new_network_policy_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -1526,6 +1658,7 @@ pub mod networking_example_com {
             )
         }
         /// Like [`new_network_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+        #[inline]
         pub fn new_filtered_network_policy_informer(
             client: ::informer_runtime::__codegen::Client,
             namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -1567,6 +1700,7 @@ pub mod networking_example_com {
         }
         impl NetworkPolicyLister {
             /// A typed lister over `lister`.
+            #[inline]
             pub fn new(
                 lister: ::informer_runtime::__codegen::Lister<
                     ::golden_crds::moved::NetworkPolicy,
@@ -1575,6 +1709,7 @@ pub mod networking_example_com {
                 Self { lister }
             }
             /// The `NetworkPolicy` objects in the cache matching `selector`, in all namespaces.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -1584,6 +1719,7 @@ pub mod networking_example_com {
                 self.lister.list(selector)
             }
             /// The `NetworkPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -1601,6 +1737,7 @@ pub mod networking_example_com {
                 self.lister.by_index(index, value)
             }
             /// The runtime lister this wraps, for generic code.
+            #[inline]
             pub fn as_lister(
                 &self,
             ) -> &::informer_runtime::__codegen::Lister<
@@ -1611,6 +1748,7 @@ pub mod networking_example_com {
         }
         impl NetworkPolicyLister {
             /// The `NetworkPolicy` objects in `namespace`.
+            #[inline]
             pub fn network_policies(
                 &self,
                 namespace: &str,
@@ -1629,10 +1767,12 @@ pub mod networking_example_com {
         }
         impl NetworkPolicyNamespaceLister {
             /// The namespace.
+            #[inline]
             pub fn namespace(&self) -> &str {
                 self.lister.namespace()
             }
             /// The `NetworkPolicy` objects in the namespace matching `selector`.
+            #[inline]
             pub fn list(
                 &self,
                 selector: &::informer_runtime::__codegen::Selector,
@@ -1642,6 +1782,7 @@ pub mod networking_example_com {
                 self.lister.list(selector)
             }
             /// The `NetworkPolicy` named `name` in the namespace, if cached.
+            #[inline]
             pub fn get(
                 &self,
                 name: &str,
@@ -1651,6 +1792,7 @@ pub mod networking_example_com {
                 self.lister.get(name)
             }
             /// The `NetworkPolicy` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+            #[inline]
             pub fn by_index(
                 &self,
                 index: &::informer_runtime::__codegen::Index<
@@ -1688,9 +1830,12 @@ impl Informers {
     /// The informer of the resource `gvr` names, as a generic informer: the same
     /// informer (and cache) as the typed accessor returns.
     ///
+    /// Compiles the informer of every resource here into the crate that calls it.
+    ///
     /// # Errors
     ///
     /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    #[inline]
     pub fn for_resource(
         &self,
         gvr: &::informer_runtime::__codegen::GroupVersionResource,
@@ -1698,94 +1843,90 @@ impl Informers {
         ::informer_runtime::__codegen::GenericInformer,
         ::informer_runtime::__codegen::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-            ("", "v1", "nodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::apps::v1::inner::Node,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("apps", "v1", "deployments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::apps::v1::Deployment,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v1", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::Foo,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v2", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::FooV2,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.org", "v1beta1", "policies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::Policy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+        const INFORMERS: &[::informer_runtime::__codegen::GenericInformerEntry] = &[
+            (
+                "",
+                "v1",
+                "nodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::apps::v1::inner::Node,
+                >,
+            ),
+            (
+                "apps",
+                "v1",
+                "deployments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::apps::v1::Deployment,
+                >,
+            ),
+            (
+                "example.com",
+                "v1",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::Foo,
+                >,
+            ),
+            (
+                "example.com",
+                "v2",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::FooV2,
+                >,
+            ),
+            (
+                "example.org",
+                "v1beta1",
+                "policies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::Policy,
+                >,
+            ),
             #[cfg(feature = "extra")]
-            ("extra.example.com", "v1", "gadgets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::extra::Gadget,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("my-group.io", "v1", "endpoints") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::Endpoints,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("networking.example.com", "v1", "networkpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::moved::NetworkPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            _ => {
-                ::informer_runtime::__codegen::Err(
-                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
-                )
-            }
-        }
+            (
+                "extra.example.com",
+                "v1",
+                "gadgets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::extra::Gadget,
+                >,
+            ),
+            (
+                "my-group.io",
+                "v1",
+                "endpoints",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::Endpoints,
+                >,
+            ),
+            (
+                "networking.example.com",
+                "v1",
+                "networkpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::moved::NetworkPolicy,
+                >,
+            ),
+        ];
+        ::informer_runtime::__codegen::generic_informer_from(
+            &self.factory,
+            INFORMERS,
+            gvr,
+        )
     }
     /// The metadata-only informer of the resource `gvr` names (its cache holds
     /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
     /// informer as the factory's `metadata_informer` of that type.
     ///
+    /// Compiles the metadata-only informer of every resource here into the crate that
+    /// calls it.
+    ///
     /// # Errors
     ///
     /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    #[inline]
     pub fn for_resource_metadata(
         &self,
         gvr: &::informer_runtime::__codegen::GroupVersionResource,
@@ -1793,101 +1934,91 @@ impl Informers {
         ::informer_runtime::__codegen::GenericInformer,
         ::informer_runtime::__codegen::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-            ("", "v1", "nodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::apps::v1::inner::Node,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("apps", "v1", "deployments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::apps::v1::Deployment,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v1", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::Foo,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v2", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::FooV2,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.org", "v1beta1", "policies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::Policy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+        const INFORMERS: &[::informer_runtime::__codegen::GenericInformerEntry] = &[
+            (
+                "",
+                "v1",
+                "nodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::apps::v1::inner::Node,
+                    >,
+                >,
+            ),
+            (
+                "apps",
+                "v1",
+                "deployments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::apps::v1::Deployment,
+                    >,
+                >,
+            ),
+            (
+                "example.com",
+                "v1",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<::golden_crds::Foo>,
+                >,
+            ),
+            (
+                "example.com",
+                "v2",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::FooV2,
+                    >,
+                >,
+            ),
+            (
+                "example.org",
+                "v1beta1",
+                "policies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::Policy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "extra")]
-            ("extra.example.com", "v1", "gadgets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::extra::Gadget,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("my-group.io", "v1", "endpoints") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::Endpoints,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("networking.example.com", "v1", "networkpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::moved::NetworkPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            _ => {
-                ::informer_runtime::__codegen::Err(
-                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
-                )
-            }
-        }
+            (
+                "extra.example.com",
+                "v1",
+                "gadgets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::extra::Gadget,
+                    >,
+                >,
+            ),
+            (
+                "my-group.io",
+                "v1",
+                "endpoints",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::Endpoints,
+                    >,
+                >,
+            ),
+            (
+                "networking.example.com",
+                "v1",
+                "networkpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::moved::NetworkPolicy,
+                    >,
+                >,
+            ),
+        ];
+        ::informer_runtime::__codegen::generic_informer_from(
+            &self.factory,
+            INFORMERS,
+            gvr,
+        )
     }
 }

@@ -17,41 +17,50 @@ pub struct Informers {
 }
 impl Informers {
     /// The typed view of `factory` (cheap: the factory is shared, not copied).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The runtime factory these informers belong to.
+    #[inline]
     pub fn factory(&self) -> &::informer_runtime::__codegen::SharedInformerFactory {
         &self.factory
     }
     /// The informers of the `apps` API group.
+    #[inline]
     pub fn apps(&self) -> self::apps::Apps {
         self::apps::Apps::new(&self.factory)
     }
     /// The informers of the `core` API group.
+    #[inline]
     pub fn core(&self) -> self::core::Core {
         self::core::Core::new(&self.factory)
     }
     /// The informers of the `example.com` API group.
+    #[inline]
     pub fn example_com(&self) -> self::example_com::ExampleCom {
         self::example_com::ExampleCom::new(&self.factory)
     }
     /// The informers of the `example.org` API group.
+    #[inline]
     pub fn example_org(&self) -> self::example_org::ExampleOrg {
         self::example_org::ExampleOrg::new(&self.factory)
     }
     #[cfg(feature = "extra")]
     /// The informers of the `extra.example.com` API group.
+    #[inline]
     pub fn extra_example_com(&self) -> self::extra_example_com::ExtraExampleCom {
         self::extra_example_com::ExtraExampleCom::new(&self.factory)
     }
     /// The informers of the `my-group.io` API group.
+    #[inline]
     pub fn my_group_io(&self) -> self::my_group_io::MyGroupIo {
         self::my_group_io::MyGroupIo::new(&self.factory)
     }
     /// The informers of the `networking.example.com` API group.
+    #[inline]
     pub fn networking_example_com(
         &self,
     ) -> self::networking_example_com::NetworkingExampleCom {
@@ -60,12 +69,14 @@ impl Informers {
 }
 impl ::core::ops::Deref for Informers {
     type Target = ::informer_runtime::__codegen::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.factory
     }
 }
 impl ::core::convert::From<::informer_runtime::__codegen::SharedInformerFactory>
 for Informers {
+    #[inline]
     fn from(factory: ::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self { factory }
     }
@@ -103,9 +114,12 @@ impl Informers {
     /// The informer of the resource `gvr` names, as a generic informer: the same
     /// informer (and cache) as the typed accessor returns.
     ///
+    /// Compiles the informer of every resource here into the crate that calls it.
+    ///
     /// # Errors
     ///
     /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    #[inline]
     pub fn for_resource(
         &self,
         gvr: &::informer_runtime::__codegen::GroupVersionResource,
@@ -113,94 +127,90 @@ impl Informers {
         ::informer_runtime::__codegen::GenericInformer,
         ::informer_runtime::__codegen::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-            ("", "v1", "nodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::apps::v1::inner::Node,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("apps", "v1", "deployments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::apps::v1::Deployment,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v1", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::Foo,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v2", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::FooV2,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.org", "v1beta1", "policies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::Policy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+        const INFORMERS: &[::informer_runtime::__codegen::GenericInformerEntry] = &[
+            (
+                "",
+                "v1",
+                "nodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::apps::v1::inner::Node,
+                >,
+            ),
+            (
+                "apps",
+                "v1",
+                "deployments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::apps::v1::Deployment,
+                >,
+            ),
+            (
+                "example.com",
+                "v1",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::Foo,
+                >,
+            ),
+            (
+                "example.com",
+                "v2",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::FooV2,
+                >,
+            ),
+            (
+                "example.org",
+                "v1beta1",
+                "policies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::Policy,
+                >,
+            ),
             #[cfg(feature = "extra")]
-            ("extra.example.com", "v1", "gadgets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::extra::Gadget,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("my-group.io", "v1", "endpoints") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::Endpoints,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("networking.example.com", "v1", "networkpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::golden_crds::moved::NetworkPolicy,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            _ => {
-                ::informer_runtime::__codegen::Err(
-                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
-                )
-            }
-        }
+            (
+                "extra.example.com",
+                "v1",
+                "gadgets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::extra::Gadget,
+                >,
+            ),
+            (
+                "my-group.io",
+                "v1",
+                "endpoints",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::Endpoints,
+                >,
+            ),
+            (
+                "networking.example.com",
+                "v1",
+                "networkpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::golden_crds::moved::NetworkPolicy,
+                >,
+            ),
+        ];
+        ::informer_runtime::__codegen::generic_informer_from(
+            &self.factory,
+            INFORMERS,
+            gvr,
+        )
     }
     /// The metadata-only informer of the resource `gvr` names (its cache holds
     /// `PartialObjectMeta` of the resource's type), as a generic informer: the same
     /// informer as the factory's `metadata_informer` of that type.
     ///
+    /// Compiles the metadata-only informer of every resource here into the crate that
+    /// calls it.
+    ///
     /// # Errors
     ///
     /// `FactoryError::NoInformerFor` when no informer is generated for `gvr`.
+    #[inline]
     pub fn for_resource_metadata(
         &self,
         gvr: &::informer_runtime::__codegen::GroupVersionResource,
@@ -208,101 +218,91 @@ impl Informers {
         ::informer_runtime::__codegen::GenericInformer,
         ::informer_runtime::__codegen::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-            ("", "v1", "nodes") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::apps::v1::inner::Node,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("apps", "v1", "deployments") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::apps::v1::Deployment,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v1", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::Foo,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.com", "v2", "foos") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::FooV2,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("example.org", "v1beta1", "policies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::Policy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
+        const INFORMERS: &[::informer_runtime::__codegen::GenericInformerEntry] = &[
+            (
+                "",
+                "v1",
+                "nodes",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::apps::v1::inner::Node,
+                    >,
+                >,
+            ),
+            (
+                "apps",
+                "v1",
+                "deployments",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::apps::v1::Deployment,
+                    >,
+                >,
+            ),
+            (
+                "example.com",
+                "v1",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<::golden_crds::Foo>,
+                >,
+            ),
+            (
+                "example.com",
+                "v2",
+                "foos",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::FooV2,
+                    >,
+                >,
+            ),
+            (
+                "example.org",
+                "v1beta1",
+                "policies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::Policy,
+                    >,
+                >,
+            ),
             #[cfg(feature = "extra")]
-            ("extra.example.com", "v1", "gadgets") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::extra::Gadget,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("my-group.io", "v1", "endpoints") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::Endpoints,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            ("networking.example.com", "v1", "networkpolicies") => {
-                ::informer_runtime::__codegen::Ok(
-                    self
-                        .factory
-                        .generic_informer::<
-                            ::informer_runtime::__codegen::PartialObjectMeta<
-                                ::golden_crds::moved::NetworkPolicy,
-                            >,
-                        >(::core::clone::Clone::clone(gvr)),
-                )
-            }
-            _ => {
-                ::informer_runtime::__codegen::Err(
-                    ::informer_runtime::__codegen::FactoryError::no_informer_for(gvr),
-                )
-            }
-        }
+            (
+                "extra.example.com",
+                "v1",
+                "gadgets",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::extra::Gadget,
+                    >,
+                >,
+            ),
+            (
+                "my-group.io",
+                "v1",
+                "endpoints",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::Endpoints,
+                    >,
+                >,
+            ),
+            (
+                "networking.example.com",
+                "v1",
+                "networkpolicies",
+                ::informer_runtime::__codegen::SharedInformerFactory::generic_informer::<
+                    ::informer_runtime::__codegen::PartialObjectMeta<
+                        ::golden_crds::moved::NetworkPolicy,
+                    >,
+                >,
+            ),
+        ];
+        ::informer_runtime::__codegen::generic_informer_from(
+            &self.factory,
+            INFORMERS,
+            gvr,
+        )
     }
 }

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,12 +19,14 @@ impl V1 {
     #[cfg(feature = "admissionregistration")]
     #[cfg(any(k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `MutatingAdmissionPolicy` (mutatingadmissionpolicies).
+    #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyInformer {
         MutatingAdmissionPolicyInformer::new(&self.factory)
     }
     #[cfg(feature = "admissionregistration")]
     #[cfg(any(k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `MutatingAdmissionPolicyBinding` (mutatingadmissionpolicybindings).
+    #[inline]
     pub fn mutating_admission_policy_bindings(
         &self,
     ) -> MutatingAdmissionPolicyBindingInformer {
@@ -31,6 +34,7 @@ impl V1 {
     }
     #[cfg(feature = "admissionregistration")]
     /// The shared informer and lister of `MutatingWebhookConfiguration` (mutatingwebhookconfigurations).
+    #[inline]
     pub fn mutating_webhook_configurations(
         &self,
     ) -> MutatingWebhookConfigurationInformer {
@@ -38,11 +42,13 @@ impl V1 {
     }
     #[cfg(feature = "admissionregistration")]
     /// The shared informer and lister of `ValidatingAdmissionPolicy` (validatingadmissionpolicies).
+    #[inline]
     pub fn validating_admission_policies(&self) -> ValidatingAdmissionPolicyInformer {
         ValidatingAdmissionPolicyInformer::new(&self.factory)
     }
     #[cfg(feature = "admissionregistration")]
     /// The shared informer and lister of `ValidatingAdmissionPolicyBinding` (validatingadmissionpolicybindings).
+    #[inline]
     pub fn validating_admission_policy_bindings(
         &self,
     ) -> ValidatingAdmissionPolicyBindingInformer {
@@ -50,6 +56,7 @@ impl V1 {
     }
     #[cfg(feature = "admissionregistration")]
     /// The shared informer and lister of `ValidatingWebhookConfiguration` (validatingwebhookconfigurations).
+    #[inline]
     pub fn validating_webhook_configurations(
         &self,
     ) -> ValidatingWebhookConfigurationInformer {

@@ -12,12 +12,14 @@ pub struct ValidatingWebhookConfigurationInformer {
 #[cfg(feature = "admissionregistration")]
 impl ValidatingWebhookConfigurationInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ValidatingWebhookConfiguration`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,12 +31,14 @@ impl ValidatingWebhookConfigurationInformer {
             >()
     }
     /// A lister over the cache of the factory's `ValidatingWebhookConfiguration` informer.
+    #[inline]
     pub fn lister(&self) -> ValidatingWebhookConfigurationLister {
         ValidatingWebhookConfigurationLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "admissionregistration")]
 /// A new informer of the cluster-scoped `ValidatingWebhookConfiguration`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_validating_webhook_configuration_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -53,6 +57,7 @@ pub fn new_validating_webhook_configuration_informer(
 }
 #[cfg(feature = "admissionregistration")]
 /// Like [`new_validating_webhook_configuration_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_validating_webhook_configuration_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -95,6 +100,7 @@ pub struct ValidatingWebhookConfigurationLister {
 #[cfg(feature = "admissionregistration")]
 impl ValidatingWebhookConfigurationLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
@@ -103,6 +109,7 @@ impl ValidatingWebhookConfigurationLister {
         Self { lister }
     }
     /// The `ValidatingWebhookConfiguration` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -114,6 +121,7 @@ impl ValidatingWebhookConfigurationLister {
         self.lister.list(selector)
     }
     /// The `ValidatingWebhookConfiguration` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -131,6 +139,7 @@ impl ValidatingWebhookConfigurationLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -142,6 +151,7 @@ impl ValidatingWebhookConfigurationLister {
 #[cfg(feature = "admissionregistration")]
 impl ValidatingWebhookConfigurationLister {
     /// The `ValidatingWebhookConfiguration` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

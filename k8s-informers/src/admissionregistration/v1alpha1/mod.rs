@@ -10,6 +10,7 @@ pub struct V1alpha1 {
 }
 impl V1alpha1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,11 +18,13 @@ impl V1alpha1 {
     }
     #[cfg(feature = "admissionregistration")]
     /// The shared informer and lister of `MutatingAdmissionPolicy` (mutatingadmissionpolicies).
+    #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyInformer {
         MutatingAdmissionPolicyInformer::new(&self.factory)
     }
     #[cfg(feature = "admissionregistration")]
     /// The shared informer and lister of `MutatingAdmissionPolicyBinding` (mutatingadmissionpolicybindings).
+    #[inline]
     pub fn mutating_admission_policy_bindings(
         &self,
     ) -> MutatingAdmissionPolicyBindingInformer {

@@ -12,12 +12,14 @@ pub struct MutatingAdmissionPolicyInformer {
 #[cfg(feature = "admissionregistration")]
 impl MutatingAdmissionPolicyInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `MutatingAdmissionPolicy`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,12 +31,14 @@ impl MutatingAdmissionPolicyInformer {
             >()
     }
     /// A lister over the cache of the factory's `MutatingAdmissionPolicy` informer.
+    #[inline]
     pub fn lister(&self) -> MutatingAdmissionPolicyLister {
         MutatingAdmissionPolicyLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "admissionregistration")]
 /// A new informer of the cluster-scoped `MutatingAdmissionPolicy`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_mutating_admission_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -53,6 +57,7 @@ pub fn new_mutating_admission_policy_informer(
 }
 #[cfg(feature = "admissionregistration")]
 /// Like [`new_mutating_admission_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_mutating_admission_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -93,6 +98,7 @@ pub struct MutatingAdmissionPolicyLister {
 #[cfg(feature = "admissionregistration")]
 impl MutatingAdmissionPolicyLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
@@ -101,6 +107,7 @@ impl MutatingAdmissionPolicyLister {
         Self { lister }
     }
     /// The `MutatingAdmissionPolicy` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl MutatingAdmissionPolicyLister {
         self.lister.list(selector)
     }
     /// The `MutatingAdmissionPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl MutatingAdmissionPolicyLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl MutatingAdmissionPolicyLister {
 #[cfg(feature = "admissionregistration")]
 impl MutatingAdmissionPolicyLister {
     /// The `MutatingAdmissionPolicy` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

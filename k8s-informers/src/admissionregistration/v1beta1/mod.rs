@@ -10,6 +10,7 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,12 +19,14 @@ impl V1beta1 {
     #[cfg(feature = "admissionregistration")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `MutatingAdmissionPolicy` (mutatingadmissionpolicies).
+    #[inline]
     pub fn mutating_admission_policies(&self) -> MutatingAdmissionPolicyInformer {
         MutatingAdmissionPolicyInformer::new(&self.factory)
     }
     #[cfg(feature = "admissionregistration")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `MutatingAdmissionPolicyBinding` (mutatingadmissionpolicybindings).
+    #[inline]
     pub fn mutating_admission_policy_bindings(
         &self,
     ) -> MutatingAdmissionPolicyBindingInformer {
@@ -32,12 +35,14 @@ impl V1beta1 {
     #[cfg(feature = "admissionregistration")]
     #[cfg(k8s_1_33)]
     /// The shared informer and lister of `ValidatingAdmissionPolicy` (validatingadmissionpolicies).
+    #[inline]
     pub fn validating_admission_policies(&self) -> ValidatingAdmissionPolicyInformer {
         ValidatingAdmissionPolicyInformer::new(&self.factory)
     }
     #[cfg(feature = "admissionregistration")]
     #[cfg(k8s_1_33)]
     /// The shared informer and lister of `ValidatingAdmissionPolicyBinding` (validatingadmissionpolicybindings).
+    #[inline]
     pub fn validating_admission_policy_bindings(
         &self,
     ) -> ValidatingAdmissionPolicyBindingInformer {

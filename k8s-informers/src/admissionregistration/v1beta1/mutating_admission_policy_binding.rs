@@ -14,12 +14,14 @@ pub struct MutatingAdmissionPolicyBindingInformer {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl MutatingAdmissionPolicyBindingInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `MutatingAdmissionPolicyBinding`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -31,6 +33,7 @@ impl MutatingAdmissionPolicyBindingInformer {
             >()
     }
     /// A lister over the cache of the factory's `MutatingAdmissionPolicyBinding` informer.
+    #[inline]
     pub fn lister(&self) -> MutatingAdmissionPolicyBindingLister {
         MutatingAdmissionPolicyBindingLister::new(self.informer().lister())
     }
@@ -38,6 +41,7 @@ impl MutatingAdmissionPolicyBindingInformer {
 #[cfg(feature = "admissionregistration")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// A new informer of the cluster-scoped `MutatingAdmissionPolicyBinding`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_mutating_admission_policy_binding_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -57,6 +61,7 @@ pub fn new_mutating_admission_policy_binding_informer(
 #[cfg(feature = "admissionregistration")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// Like [`new_mutating_admission_policy_binding_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_mutating_admission_policy_binding_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -101,6 +106,7 @@ pub struct MutatingAdmissionPolicyBindingLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl MutatingAdmissionPolicyBindingLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
@@ -109,6 +115,7 @@ impl MutatingAdmissionPolicyBindingLister {
         Self { lister }
     }
     /// The `MutatingAdmissionPolicyBinding` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -120,6 +127,7 @@ impl MutatingAdmissionPolicyBindingLister {
         self.lister.list(selector)
     }
     /// The `MutatingAdmissionPolicyBinding` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -137,6 +145,7 @@ impl MutatingAdmissionPolicyBindingLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -149,6 +158,7 @@ impl MutatingAdmissionPolicyBindingLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl MutatingAdmissionPolicyBindingLister {
     /// The `MutatingAdmissionPolicyBinding` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

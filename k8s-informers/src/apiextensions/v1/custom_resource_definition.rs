@@ -12,12 +12,14 @@ pub struct CustomResourceDefinitionInformer {
 #[cfg(feature = "apiextensions")]
 impl CustomResourceDefinitionInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `CustomResourceDefinition`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,12 +31,14 @@ impl CustomResourceDefinitionInformer {
             >()
     }
     /// A lister over the cache of the factory's `CustomResourceDefinition` informer.
+    #[inline]
     pub fn lister(&self) -> CustomResourceDefinitionLister {
         CustomResourceDefinitionLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "apiextensions")]
 /// A new informer of the cluster-scoped `CustomResourceDefinition`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_custom_resource_definition_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -53,6 +57,7 @@ pub fn new_custom_resource_definition_informer(
 }
 #[cfg(feature = "apiextensions")]
 /// Like [`new_custom_resource_definition_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_custom_resource_definition_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -93,6 +98,7 @@ pub struct CustomResourceDefinitionLister {
 #[cfg(feature = "apiextensions")]
 impl CustomResourceDefinitionLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -101,6 +107,7 @@ impl CustomResourceDefinitionLister {
         Self { lister }
     }
     /// The `CustomResourceDefinition` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl CustomResourceDefinitionLister {
         self.lister.list(selector)
     }
     /// The `CustomResourceDefinition` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl CustomResourceDefinitionLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl CustomResourceDefinitionLister {
 #[cfg(feature = "apiextensions")]
 impl CustomResourceDefinitionLister {
     /// The `CustomResourceDefinition` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V1 {
     }
     #[cfg(feature = "apiextensions")]
     /// The shared informer and lister of `CustomResourceDefinition` (customresourcedefinitions).
+    #[inline]
     pub fn custom_resource_definitions(&self) -> CustomResourceDefinitionInformer {
         CustomResourceDefinitionInformer::new(&self.factory)
     }

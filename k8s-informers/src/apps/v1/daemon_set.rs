@@ -12,12 +12,14 @@ pub struct DaemonSetInformer {
 #[cfg(feature = "apps")]
 impl DaemonSetInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `DaemonSet`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl DaemonSetInformer {
         self.factory.informer::<::k8s_openapi::api::apps::v1::DaemonSet>()
     }
     /// A lister over the cache of the factory's `DaemonSet` informer.
+    #[inline]
     pub fn lister(&self) -> DaemonSetLister {
         DaemonSetLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "apps")]
 /// A new informer of `DaemonSet` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_daemon_set_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_daemon_set_informer(
 }
 #[cfg(feature = "apps")]
 /// Like [`new_daemon_set_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_daemon_set_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct DaemonSetLister {
 #[cfg(feature = "apps")]
 impl DaemonSetLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::apps::v1::DaemonSet,
@@ -101,6 +107,7 @@ impl DaemonSetLister {
         Self { lister }
     }
     /// The `DaemonSet` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl DaemonSetLister {
         self.lister.list(selector)
     }
     /// The `DaemonSet` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl DaemonSetLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -136,6 +145,7 @@ impl DaemonSetLister {
 #[cfg(feature = "apps")]
 impl DaemonSetLister {
     /// The `DaemonSet` objects in `namespace`.
+    #[inline]
     pub fn daemon_sets(&self, namespace: &str) -> DaemonSetNamespaceLister {
         DaemonSetNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -153,10 +163,12 @@ pub struct DaemonSetNamespaceLister {
 #[cfg(feature = "apps")]
 impl DaemonSetNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `DaemonSet` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -166,6 +178,7 @@ impl DaemonSetNamespaceLister {
         self.lister.list(selector)
     }
     /// The `DaemonSet` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -175,6 +188,7 @@ impl DaemonSetNamespaceLister {
         self.lister.get(name)
     }
     /// The `DaemonSet` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,26 +18,31 @@ impl V1 {
     }
     #[cfg(feature = "apps")]
     /// The shared informer and lister of `ControllerRevision` (controllerrevisions).
+    #[inline]
     pub fn controller_revisions(&self) -> ControllerRevisionInformer {
         ControllerRevisionInformer::new(&self.factory)
     }
     #[cfg(feature = "apps")]
     /// The shared informer and lister of `DaemonSet` (daemonsets).
+    #[inline]
     pub fn daemon_sets(&self) -> DaemonSetInformer {
         DaemonSetInformer::new(&self.factory)
     }
     #[cfg(feature = "apps")]
     /// The shared informer and lister of `Deployment` (deployments).
+    #[inline]
     pub fn deployments(&self) -> DeploymentInformer {
         DeploymentInformer::new(&self.factory)
     }
     #[cfg(feature = "apps")]
     /// The shared informer and lister of `ReplicaSet` (replicasets).
+    #[inline]
     pub fn replica_sets(&self) -> ReplicaSetInformer {
         ReplicaSetInformer::new(&self.factory)
     }
     #[cfg(feature = "apps")]
     /// The shared informer and lister of `StatefulSet` (statefulsets).
+    #[inline]
     pub fn stateful_sets(&self) -> StatefulSetInformer {
         StatefulSetInformer::new(&self.factory)
     }

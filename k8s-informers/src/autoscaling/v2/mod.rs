@@ -10,6 +10,7 @@ pub struct V2 {
 }
 impl V2 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V2 {
     }
     #[cfg(feature = "autoscaling")]
     /// The shared informer and lister of `HorizontalPodAutoscaler` (horizontalpodautoscalers).
+    #[inline]
     pub fn horizontal_pod_autoscalers(&self) -> HorizontalPodAutoscalerInformer {
         HorizontalPodAutoscalerInformer::new(&self.factory)
     }

@@ -12,12 +12,14 @@ pub struct CronJobInformer {
 #[cfg(feature = "batch")]
 impl CronJobInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `CronJob`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl CronJobInformer {
         self.factory.informer::<::k8s_openapi::api::batch::v1::CronJob>()
     }
     /// A lister over the cache of the factory's `CronJob` informer.
+    #[inline]
     pub fn lister(&self) -> CronJobLister {
         CronJobLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "batch")]
 /// A new informer of `CronJob` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_cron_job_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_cron_job_informer(
 }
 #[cfg(feature = "batch")]
 /// Like [`new_cron_job_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_cron_job_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct CronJobLister {
 #[cfg(feature = "batch")]
 impl CronJobLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::batch::v1::CronJob,
@@ -101,6 +107,7 @@ impl CronJobLister {
         Self { lister }
     }
     /// The `CronJob` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl CronJobLister {
         self.lister.list(selector)
     }
     /// The `CronJob` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl CronJobLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::batch::v1::CronJob> {
@@ -134,6 +143,7 @@ impl CronJobLister {
 #[cfg(feature = "batch")]
 impl CronJobLister {
     /// The `CronJob` objects in `namespace`.
+    #[inline]
     pub fn cron_jobs(&self, namespace: &str) -> CronJobNamespaceLister {
         CronJobNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -151,10 +161,12 @@ pub struct CronJobNamespaceLister {
 #[cfg(feature = "batch")]
 impl CronJobNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `CronJob` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -164,6 +176,7 @@ impl CronJobNamespaceLister {
         self.lister.list(selector)
     }
     /// The `CronJob` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -173,6 +186,7 @@ impl CronJobNamespaceLister {
         self.lister.get(name)
     }
     /// The `CronJob` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

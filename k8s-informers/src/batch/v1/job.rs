@@ -12,12 +12,14 @@ pub struct JobInformer {
 #[cfg(feature = "batch")]
 impl JobInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Job`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl JobInformer {
         self.factory.informer::<::k8s_openapi::api::batch::v1::Job>()
     }
     /// A lister over the cache of the factory's `Job` informer.
+    #[inline]
     pub fn lister(&self) -> JobLister {
         JobLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "batch")]
 /// A new informer of `Job` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_job_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -50,6 +54,7 @@ pub fn new_job_informer(
 }
 #[cfg(feature = "batch")]
 /// Like [`new_job_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_job_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -89,12 +94,14 @@ pub struct JobLister {
 #[cfg(feature = "batch")]
 impl JobLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::k8s_openapi::api::batch::v1::Job>,
     ) -> Self {
         Self { lister }
     }
     /// The `Job` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -104,6 +111,7 @@ impl JobLister {
         self.lister.list(selector)
     }
     /// The `Job` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::batch::v1::Job>,
@@ -117,6 +125,7 @@ impl JobLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::batch::v1::Job> {
@@ -126,6 +135,7 @@ impl JobLister {
 #[cfg(feature = "batch")]
 impl JobLister {
     /// The `Job` objects in `namespace`.
+    #[inline]
     pub fn jobs(&self, namespace: &str) -> JobNamespaceLister {
         JobNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -143,10 +153,12 @@ pub struct JobNamespaceLister {
 #[cfg(feature = "batch")]
 impl JobNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Job` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -156,6 +168,7 @@ impl JobNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Job` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -165,6 +178,7 @@ impl JobNamespaceLister {
         self.lister.get(name)
     }
     /// The `Job` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::batch::v1::Job>,

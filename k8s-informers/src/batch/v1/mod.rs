@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,11 +18,13 @@ impl V1 {
     }
     #[cfg(feature = "batch")]
     /// The shared informer and lister of `CronJob` (cronjobs).
+    #[inline]
     pub fn cron_jobs(&self) -> CronJobInformer {
         CronJobInformer::new(&self.factory)
     }
     #[cfg(feature = "batch")]
     /// The shared informer and lister of `Job` (jobs).
+    #[inline]
     pub fn jobs(&self) -> JobInformer {
         JobInformer::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,18 +18,21 @@ impl V1 {
     }
     #[cfg(feature = "certificates")]
     /// The shared informer and lister of `CertificateSigningRequest` (certificatesigningrequests).
+    #[inline]
     pub fn certificate_signing_requests(&self) -> CertificateSigningRequestInformer {
         CertificateSigningRequestInformer::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     #[cfg(k8s_1_37)]
     /// The shared informer and lister of `ClusterTrustBundle` (clustertrustbundles).
+    #[inline]
     pub fn cluster_trust_bundles(&self) -> ClusterTrustBundleInformer {
         ClusterTrustBundleInformer::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     #[cfg(k8s_1_37)]
     /// The shared informer and lister of `PodCertificateRequest` (podcertificaterequests).
+    #[inline]
     pub fn pod_certificate_requests(&self) -> PodCertificateRequestInformer {
         PodCertificateRequestInformer::new(&self.factory)
     }

@@ -14,12 +14,14 @@ pub struct PodCertificateRequestInformer {
 #[cfg(k8s_1_37)]
 impl PodCertificateRequestInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `PodCertificateRequest`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,6 +31,7 @@ impl PodCertificateRequestInformer {
             .informer::<::k8s_openapi::api::certificates::v1::PodCertificateRequest>()
     }
     /// A lister over the cache of the factory's `PodCertificateRequest` informer.
+    #[inline]
     pub fn lister(&self) -> PodCertificateRequestLister {
         PodCertificateRequestLister::new(self.informer().lister())
     }
@@ -36,6 +39,7 @@ impl PodCertificateRequestInformer {
 #[cfg(feature = "certificates")]
 #[cfg(k8s_1_37)]
 /// A new informer of `PodCertificateRequest` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_pod_certificate_request_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -57,6 +61,7 @@ pub fn new_pod_certificate_request_informer(
 #[cfg(feature = "certificates")]
 #[cfg(k8s_1_37)]
 /// Like [`new_pod_certificate_request_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_pod_certificate_request_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -100,6 +105,7 @@ pub struct PodCertificateRequestLister {
 #[cfg(k8s_1_37)]
 impl PodCertificateRequestLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
@@ -108,6 +114,7 @@ impl PodCertificateRequestLister {
         Self { lister }
     }
     /// The `PodCertificateRequest` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -119,6 +126,7 @@ impl PodCertificateRequestLister {
         self.lister.list(selector)
     }
     /// The `PodCertificateRequest` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -136,6 +144,7 @@ impl PodCertificateRequestLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -148,6 +157,7 @@ impl PodCertificateRequestLister {
 #[cfg(k8s_1_37)]
 impl PodCertificateRequestLister {
     /// The `PodCertificateRequest` objects in `namespace`.
+    #[inline]
     pub fn pod_certificate_requests(
         &self,
         namespace: &str,
@@ -170,10 +180,12 @@ pub struct PodCertificateRequestNamespaceLister {
 #[cfg(k8s_1_37)]
 impl PodCertificateRequestNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `PodCertificateRequest` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -185,6 +197,7 @@ impl PodCertificateRequestNamespaceLister {
         self.lister.list(selector)
     }
     /// The `PodCertificateRequest` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -196,6 +209,7 @@ impl PodCertificateRequestNamespaceLister {
         self.lister.get(name)
     }
     /// The `PodCertificateRequest` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

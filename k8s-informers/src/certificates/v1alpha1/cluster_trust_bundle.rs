@@ -14,12 +14,14 @@ pub struct ClusterTrustBundleInformer {
 #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
 impl ClusterTrustBundleInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ClusterTrustBundle`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,6 +31,7 @@ impl ClusterTrustBundleInformer {
             .informer::<::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle>()
     }
     /// A lister over the cache of the factory's `ClusterTrustBundle` informer.
+    #[inline]
     pub fn lister(&self) -> ClusterTrustBundleLister {
         ClusterTrustBundleLister::new(self.informer().lister())
     }
@@ -36,6 +39,7 @@ impl ClusterTrustBundleInformer {
 #[cfg(feature = "certificates")]
 #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
 /// A new informer of the cluster-scoped `ClusterTrustBundle`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_cluster_trust_bundle_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -55,6 +59,7 @@ pub fn new_cluster_trust_bundle_informer(
 #[cfg(feature = "certificates")]
 #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
 /// Like [`new_cluster_trust_bundle_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_cluster_trust_bundle_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -97,6 +102,7 @@ pub struct ClusterTrustBundleLister {
 #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
 impl ClusterTrustBundleLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
@@ -105,6 +111,7 @@ impl ClusterTrustBundleLister {
         Self { lister }
     }
     /// The `ClusterTrustBundle` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -116,6 +123,7 @@ impl ClusterTrustBundleLister {
         self.lister.list(selector)
     }
     /// The `ClusterTrustBundle` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -133,6 +141,7 @@ impl ClusterTrustBundleLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -145,6 +154,7 @@ impl ClusterTrustBundleLister {
 #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
 impl ClusterTrustBundleLister {
     /// The `ClusterTrustBundle` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

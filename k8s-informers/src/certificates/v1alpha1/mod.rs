@@ -10,6 +10,7 @@ pub struct V1alpha1 {
 }
 impl V1alpha1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,12 +19,14 @@ impl V1alpha1 {
     #[cfg(feature = "certificates")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The shared informer and lister of `ClusterTrustBundle` (clustertrustbundles).
+    #[inline]
     pub fn cluster_trust_bundles(&self) -> ClusterTrustBundleInformer {
         ClusterTrustBundleInformer::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     #[cfg(k8s_1_34)]
     /// The shared informer and lister of `PodCertificateRequest` (podcertificaterequests).
+    #[inline]
     pub fn pod_certificate_requests(&self) -> PodCertificateRequestInformer {
         PodCertificateRequestInformer::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,12 +18,14 @@ impl V1beta1 {
     }
     #[cfg(feature = "certificates")]
     /// The shared informer and lister of `ClusterTrustBundle` (clustertrustbundles).
+    #[inline]
     pub fn cluster_trust_bundles(&self) -> ClusterTrustBundleInformer {
         ClusterTrustBundleInformer::new(&self.factory)
     }
     #[cfg(feature = "certificates")]
     #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `PodCertificateRequest` (podcertificaterequests).
+    #[inline]
     pub fn pod_certificate_requests(&self) -> PodCertificateRequestInformer {
         PodCertificateRequestInformer::new(&self.factory)
     }

@@ -12,12 +12,14 @@ pub struct LeaseInformer {
 #[cfg(feature = "coordination")]
 impl LeaseInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Lease`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl LeaseInformer {
         self.factory.informer::<::k8s_openapi::api::coordination::v1::Lease>()
     }
     /// A lister over the cache of the factory's `Lease` informer.
+    #[inline]
     pub fn lister(&self) -> LeaseLister {
         LeaseLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "coordination")]
 /// A new informer of `Lease` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_lease_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_lease_informer(
 }
 #[cfg(feature = "coordination")]
 /// Like [`new_lease_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_lease_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct LeaseLister {
 #[cfg(feature = "coordination")]
 impl LeaseLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::coordination::v1::Lease,
@@ -101,6 +107,7 @@ impl LeaseLister {
         Self { lister }
     }
     /// The `Lease` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl LeaseLister {
         self.lister.list(selector)
     }
     /// The `Lease` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -127,6 +135,7 @@ impl LeaseLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -138,6 +147,7 @@ impl LeaseLister {
 #[cfg(feature = "coordination")]
 impl LeaseLister {
     /// The `Lease` objects in `namespace`.
+    #[inline]
     pub fn leases(&self, namespace: &str) -> LeaseNamespaceLister {
         LeaseNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -155,10 +165,12 @@ pub struct LeaseNamespaceLister {
 #[cfg(feature = "coordination")]
 impl LeaseNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Lease` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -168,6 +180,7 @@ impl LeaseNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Lease` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -177,6 +190,7 @@ impl LeaseNamespaceLister {
         self.lister.get(name)
     }
     /// The `Lease` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V1 {
     }
     #[cfg(feature = "coordination")]
     /// The shared informer and lister of `Lease` (leases).
+    #[inline]
     pub fn leases(&self) -> LeaseInformer {
         LeaseInformer::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct V1alpha2 {
 }
 impl V1alpha2 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V1alpha2 {
     }
     #[cfg(feature = "coordination")]
     /// The shared informer and lister of `LeaseCandidate` (leasecandidates).
+    #[inline]
     pub fn lease_candidates(&self) -> LeaseCandidateInformer {
         LeaseCandidateInformer::new(&self.factory)
     }

@@ -12,12 +12,14 @@ pub struct LeaseCandidateInformer {
 #[cfg(feature = "coordination")]
 impl LeaseCandidateInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `LeaseCandidate`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -27,12 +29,14 @@ impl LeaseCandidateInformer {
             .informer::<::k8s_openapi::api::coordination::v1beta1::LeaseCandidate>()
     }
     /// A lister over the cache of the factory's `LeaseCandidate` informer.
+    #[inline]
     pub fn lister(&self) -> LeaseCandidateLister {
         LeaseCandidateLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "coordination")]
 /// A new informer of `LeaseCandidate` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_lease_candidate_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -53,6 +57,7 @@ pub fn new_lease_candidate_informer(
 }
 #[cfg(feature = "coordination")]
 /// Like [`new_lease_candidate_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_lease_candidate_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -94,6 +99,7 @@ pub struct LeaseCandidateLister {
 #[cfg(feature = "coordination")]
 impl LeaseCandidateLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
@@ -102,6 +108,7 @@ impl LeaseCandidateLister {
         Self { lister }
     }
     /// The `LeaseCandidate` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -113,6 +120,7 @@ impl LeaseCandidateLister {
         self.lister.list(selector)
     }
     /// The `LeaseCandidate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -130,6 +138,7 @@ impl LeaseCandidateLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -141,6 +150,7 @@ impl LeaseCandidateLister {
 #[cfg(feature = "coordination")]
 impl LeaseCandidateLister {
     /// The `LeaseCandidate` objects in `namespace`.
+    #[inline]
     pub fn lease_candidates(&self, namespace: &str) -> LeaseCandidateNamespaceLister {
         LeaseCandidateNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -158,10 +168,12 @@ pub struct LeaseCandidateNamespaceLister {
 #[cfg(feature = "coordination")]
 impl LeaseCandidateNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `LeaseCandidate` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -173,6 +185,7 @@ impl LeaseCandidateNamespaceLister {
         self.lister.list(selector)
     }
     /// The `LeaseCandidate` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -184,6 +197,7 @@ impl LeaseCandidateNamespaceLister {
         self.lister.get(name)
     }
     /// The `LeaseCandidate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -12,12 +12,14 @@ pub struct ConfigMapInformer {
 #[cfg(feature = "core")]
 impl ConfigMapInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ConfigMap`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl ConfigMapInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::ConfigMap>()
     }
     /// A lister over the cache of the factory's `ConfigMap` informer.
+    #[inline]
     pub fn lister(&self) -> ConfigMapLister {
         ConfigMapLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `ConfigMap` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_config_map_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_config_map_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_config_map_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_config_map_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct ConfigMapLister {
 #[cfg(feature = "core")]
 impl ConfigMapLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::ConfigMap,
@@ -101,6 +107,7 @@ impl ConfigMapLister {
         Self { lister }
     }
     /// The `ConfigMap` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl ConfigMapLister {
         self.lister.list(selector)
     }
     /// The `ConfigMap` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl ConfigMapLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -136,6 +145,7 @@ impl ConfigMapLister {
 #[cfg(feature = "core")]
 impl ConfigMapLister {
     /// The `ConfigMap` objects in `namespace`.
+    #[inline]
     pub fn config_maps(&self, namespace: &str) -> ConfigMapNamespaceLister {
         ConfigMapNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -153,10 +163,12 @@ pub struct ConfigMapNamespaceLister {
 #[cfg(feature = "core")]
 impl ConfigMapNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `ConfigMap` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -166,6 +178,7 @@ impl ConfigMapNamespaceLister {
         self.lister.list(selector)
     }
     /// The `ConfigMap` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -175,6 +188,7 @@ impl ConfigMapNamespaceLister {
         self.lister.get(name)
     }
     /// The `ConfigMap` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -12,12 +12,14 @@ pub struct EndpointsInformer {
 #[cfg(feature = "core")]
 impl EndpointsInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Endpoints`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl EndpointsInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::Endpoints>()
     }
     /// A lister over the cache of the factory's `Endpoints` informer.
+    #[inline]
     pub fn lister(&self) -> EndpointsLister {
         EndpointsLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `Endpoints` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_endpoints_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_endpoints_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_endpoints_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_endpoints_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct EndpointsLister {
 #[cfg(feature = "core")]
 impl EndpointsLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::Endpoints,
@@ -101,6 +107,7 @@ impl EndpointsLister {
         Self { lister }
     }
     /// The `Endpoints` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl EndpointsLister {
         self.lister.list(selector)
     }
     /// The `Endpoints` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl EndpointsLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -136,6 +145,7 @@ impl EndpointsLister {
 #[cfg(feature = "core")]
 impl EndpointsLister {
     /// The `Endpoints` objects in `namespace`.
+    #[inline]
     pub fn endpoints(&self, namespace: &str) -> EndpointsNamespaceLister {
         EndpointsNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -153,10 +163,12 @@ pub struct EndpointsNamespaceLister {
 #[cfg(feature = "core")]
 impl EndpointsNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Endpoints` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -166,6 +178,7 @@ impl EndpointsNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Endpoints` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -175,6 +188,7 @@ impl EndpointsNamespaceLister {
         self.lister.get(name)
     }
     /// The `Endpoints` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -12,12 +12,14 @@ pub struct LimitRangeInformer {
 #[cfg(feature = "core")]
 impl LimitRangeInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `LimitRange`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl LimitRangeInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::LimitRange>()
     }
     /// A lister over the cache of the factory's `LimitRange` informer.
+    #[inline]
     pub fn lister(&self) -> LimitRangeLister {
         LimitRangeLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `LimitRange` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_limit_range_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_limit_range_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_limit_range_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_limit_range_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct LimitRangeLister {
 #[cfg(feature = "core")]
 impl LimitRangeLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::LimitRange,
@@ -101,6 +107,7 @@ impl LimitRangeLister {
         Self { lister }
     }
     /// The `LimitRange` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl LimitRangeLister {
         self.lister.list(selector)
     }
     /// The `LimitRange` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl LimitRangeLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -136,6 +145,7 @@ impl LimitRangeLister {
 #[cfg(feature = "core")]
 impl LimitRangeLister {
     /// The `LimitRange` objects in `namespace`.
+    #[inline]
     pub fn limit_ranges(&self, namespace: &str) -> LimitRangeNamespaceLister {
         LimitRangeNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -153,10 +163,12 @@ pub struct LimitRangeNamespaceLister {
 #[cfg(feature = "core")]
 impl LimitRangeNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `LimitRange` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -166,6 +178,7 @@ impl LimitRangeNamespaceLister {
         self.lister.list(selector)
     }
     /// The `LimitRange` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -175,6 +188,7 @@ impl LimitRangeNamespaceLister {
         self.lister.get(name)
     }
     /// The `LimitRange` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

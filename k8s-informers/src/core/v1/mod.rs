@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,76 +18,91 @@ impl V1 {
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `ConfigMap` (configmaps).
+    #[inline]
     pub fn config_maps(&self) -> ConfigMapInformer {
         ConfigMapInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Endpoints` (endpoints).
+    #[inline]
     pub fn endpoints(&self) -> EndpointsInformer {
         EndpointsInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Event` (events).
+    #[inline]
     pub fn events(&self) -> EventInformer {
         EventInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `LimitRange` (limitranges).
+    #[inline]
     pub fn limit_ranges(&self) -> LimitRangeInformer {
         LimitRangeInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Namespace` (namespaces).
+    #[inline]
     pub fn namespaces(&self) -> NamespaceInformer {
         NamespaceInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Node` (nodes).
+    #[inline]
     pub fn nodes(&self) -> NodeInformer {
         NodeInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `PersistentVolumeClaim` (persistentvolumeclaims).
+    #[inline]
     pub fn persistent_volume_claims(&self) -> PersistentVolumeClaimInformer {
         PersistentVolumeClaimInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `PersistentVolume` (persistentvolumes).
+    #[inline]
     pub fn persistent_volumes(&self) -> PersistentVolumeInformer {
         PersistentVolumeInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Pod` (pods).
+    #[inline]
     pub fn pods(&self) -> PodInformer {
         PodInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `PodTemplate` (podtemplates).
+    #[inline]
     pub fn pod_templates(&self) -> PodTemplateInformer {
         PodTemplateInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `ReplicationController` (replicationcontrollers).
+    #[inline]
     pub fn replication_controllers(&self) -> ReplicationControllerInformer {
         ReplicationControllerInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `ResourceQuota` (resourcequotas).
+    #[inline]
     pub fn resource_quotas(&self) -> ResourceQuotaInformer {
         ResourceQuotaInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Secret` (secrets).
+    #[inline]
     pub fn secrets(&self) -> SecretInformer {
         SecretInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `ServiceAccount` (serviceaccounts).
+    #[inline]
     pub fn service_accounts(&self) -> ServiceAccountInformer {
         ServiceAccountInformer::new(&self.factory)
     }
     #[cfg(feature = "core")]
     /// The shared informer and lister of `Service` (services).
+    #[inline]
     pub fn services(&self) -> ServiceInformer {
         ServiceInformer::new(&self.factory)
     }

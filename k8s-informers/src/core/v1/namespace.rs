@@ -12,12 +12,14 @@ pub struct NamespaceInformer {
 #[cfg(feature = "core")]
 impl NamespaceInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Namespace`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl NamespaceInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::Namespace>()
     }
     /// A lister over the cache of the factory's `Namespace` informer.
+    #[inline]
     pub fn lister(&self) -> NamespaceLister {
         NamespaceLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of the cluster-scoped `Namespace`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_namespace_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -50,6 +54,7 @@ pub fn new_namespace_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_namespace_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_namespace_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -90,6 +95,7 @@ pub struct NamespaceLister {
 #[cfg(feature = "core")]
 impl NamespaceLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::Namespace,
@@ -98,6 +104,7 @@ impl NamespaceLister {
         Self { lister }
     }
     /// The `Namespace` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -107,6 +114,7 @@ impl NamespaceLister {
         self.lister.list(selector)
     }
     /// The `Namespace` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -122,6 +130,7 @@ impl NamespaceLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -133,6 +142,7 @@ impl NamespaceLister {
 #[cfg(feature = "core")]
 impl NamespaceLister {
     /// The `Namespace` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -12,12 +12,14 @@ pub struct NodeInformer {
 #[cfg(feature = "core")]
 impl NodeInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Node`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl NodeInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::Node>()
     }
     /// A lister over the cache of the factory's `Node` informer.
+    #[inline]
     pub fn lister(&self) -> NodeLister {
         NodeLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of the cluster-scoped `Node`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_node_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -48,6 +52,7 @@ pub fn new_node_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_node_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_node_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -86,12 +91,14 @@ pub struct NodeLister {
 #[cfg(feature = "core")]
 impl NodeLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::k8s_openapi::api::core::v1::Node>,
     ) -> Self {
         Self { lister }
     }
     /// The `Node` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -101,6 +108,7 @@ impl NodeLister {
         self.lister.list(selector)
     }
     /// The `Node` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::core::v1::Node>,
@@ -114,6 +122,7 @@ impl NodeLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::core::v1::Node> {
@@ -123,6 +132,7 @@ impl NodeLister {
 #[cfg(feature = "core")]
 impl NodeLister {
     /// The `Node` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -12,12 +12,14 @@ pub struct PodInformer {
 #[cfg(feature = "core")]
 impl PodInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Pod`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl PodInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::Pod>()
     }
     /// A lister over the cache of the factory's `Pod` informer.
+    #[inline]
     pub fn lister(&self) -> PodLister {
         PodLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `Pod` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_pod_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -50,6 +54,7 @@ pub fn new_pod_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_pod_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_pod_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -87,12 +92,14 @@ pub struct PodLister {
 #[cfg(feature = "core")]
 impl PodLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::k8s_openapi::api::core::v1::Pod>,
     ) -> Self {
         Self { lister }
     }
     /// The `Pod` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -102,6 +109,7 @@ impl PodLister {
         self.lister.list(selector)
     }
     /// The `Pod` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::core::v1::Pod>,
@@ -115,6 +123,7 @@ impl PodLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::core::v1::Pod> {
@@ -124,6 +133,7 @@ impl PodLister {
 #[cfg(feature = "core")]
 impl PodLister {
     /// The `Pod` objects in `namespace`.
+    #[inline]
     pub fn pods(&self, namespace: &str) -> PodNamespaceLister {
         PodNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -141,10 +151,12 @@ pub struct PodNamespaceLister {
 #[cfg(feature = "core")]
 impl PodNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Pod` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -154,6 +166,7 @@ impl PodNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Pod` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -163,6 +176,7 @@ impl PodNamespaceLister {
         self.lister.get(name)
     }
     /// The `Pod` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::core::v1::Pod>,

@@ -12,12 +12,14 @@ pub struct PodTemplateInformer {
 #[cfg(feature = "core")]
 impl PodTemplateInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `PodTemplate`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl PodTemplateInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::PodTemplate>()
     }
     /// A lister over the cache of the factory's `PodTemplate` informer.
+    #[inline]
     pub fn lister(&self) -> PodTemplateLister {
         PodTemplateLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `PodTemplate` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_pod_template_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_pod_template_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_pod_template_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_pod_template_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct PodTemplateLister {
 #[cfg(feature = "core")]
 impl PodTemplateLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::PodTemplate,
@@ -101,6 +107,7 @@ impl PodTemplateLister {
         Self { lister }
     }
     /// The `PodTemplate` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl PodTemplateLister {
         self.lister.list(selector)
     }
     /// The `PodTemplate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl PodTemplateLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -136,6 +145,7 @@ impl PodTemplateLister {
 #[cfg(feature = "core")]
 impl PodTemplateLister {
     /// The `PodTemplate` objects in `namespace`.
+    #[inline]
     pub fn pod_templates(&self, namespace: &str) -> PodTemplateNamespaceLister {
         PodTemplateNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -153,10 +163,12 @@ pub struct PodTemplateNamespaceLister {
 #[cfg(feature = "core")]
 impl PodTemplateNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `PodTemplate` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -166,6 +178,7 @@ impl PodTemplateNamespaceLister {
         self.lister.list(selector)
     }
     /// The `PodTemplate` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -175,6 +188,7 @@ impl PodTemplateNamespaceLister {
         self.lister.get(name)
     }
     /// The `PodTemplate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

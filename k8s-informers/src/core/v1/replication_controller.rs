@@ -12,12 +12,14 @@ pub struct ReplicationControllerInformer {
 #[cfg(feature = "core")]
 impl ReplicationControllerInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ReplicationController`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl ReplicationControllerInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::ReplicationController>()
     }
     /// A lister over the cache of the factory's `ReplicationController` informer.
+    #[inline]
     pub fn lister(&self) -> ReplicationControllerLister {
         ReplicationControllerLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `ReplicationController` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_replication_controller_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_replication_controller_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_replication_controller_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_replication_controller_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct ReplicationControllerLister {
 #[cfg(feature = "core")]
 impl ReplicationControllerLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::ReplicationController,
@@ -101,6 +107,7 @@ impl ReplicationControllerLister {
         Self { lister }
     }
     /// The `ReplicationController` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl ReplicationControllerLister {
         self.lister.list(selector)
     }
     /// The `ReplicationController` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl ReplicationControllerLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl ReplicationControllerLister {
 #[cfg(feature = "core")]
 impl ReplicationControllerLister {
     /// The `ReplicationController` objects in `namespace`.
+    #[inline]
     pub fn replication_controllers(
         &self,
         namespace: &str,
@@ -160,10 +170,12 @@ pub struct ReplicationControllerNamespaceLister {
 #[cfg(feature = "core")]
 impl ReplicationControllerNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `ReplicationController` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -175,6 +187,7 @@ impl ReplicationControllerNamespaceLister {
         self.lister.list(selector)
     }
     /// The `ReplicationController` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -186,6 +199,7 @@ impl ReplicationControllerNamespaceLister {
         self.lister.get(name)
     }
     /// The `ReplicationController` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -12,12 +12,14 @@ pub struct SecretInformer {
 #[cfg(feature = "core")]
 impl SecretInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Secret`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl SecretInformer {
         self.factory.informer::<::k8s_openapi::api::core::v1::Secret>()
     }
     /// A lister over the cache of the factory's `Secret` informer.
+    #[inline]
     pub fn lister(&self) -> SecretLister {
         SecretLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "core")]
 /// A new informer of `Secret` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_secret_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_secret_informer(
 }
 #[cfg(feature = "core")]
 /// Like [`new_secret_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_secret_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -91,6 +96,7 @@ pub struct SecretLister {
 #[cfg(feature = "core")]
 impl SecretLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::core::v1::Secret,
@@ -99,6 +105,7 @@ impl SecretLister {
         Self { lister }
     }
     /// The `Secret` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -108,6 +115,7 @@ impl SecretLister {
         self.lister.list(selector)
     }
     /// The `Secret` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -123,6 +131,7 @@ impl SecretLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::core::v1::Secret> {
@@ -132,6 +141,7 @@ impl SecretLister {
 #[cfg(feature = "core")]
 impl SecretLister {
     /// The `Secret` objects in `namespace`.
+    #[inline]
     pub fn secrets(&self, namespace: &str) -> SecretNamespaceLister {
         SecretNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -149,10 +159,12 @@ pub struct SecretNamespaceLister {
 #[cfg(feature = "core")]
 impl SecretNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Secret` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -162,6 +174,7 @@ impl SecretNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Secret` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -171,6 +184,7 @@ impl SecretNamespaceLister {
         self.lister.get(name)
     }
     /// The `Secret` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

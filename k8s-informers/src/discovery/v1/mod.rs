@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V1 {
     }
     #[cfg(feature = "discovery")]
     /// The shared informer and lister of `EndpointSlice` (endpointslices).
+    #[inline]
     pub fn endpoint_slices(&self) -> EndpointSliceInformer {
         EndpointSliceInformer::new(&self.factory)
     }

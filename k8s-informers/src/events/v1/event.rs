@@ -12,12 +12,14 @@ pub struct EventInformer {
 #[cfg(feature = "events")]
 impl EventInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Event`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl EventInformer {
         self.factory.informer::<::k8s_openapi::api::events::v1::Event>()
     }
     /// A lister over the cache of the factory's `Event` informer.
+    #[inline]
     pub fn lister(&self) -> EventLister {
         EventLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "events")]
 /// A new informer of `Event` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_event_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_event_informer(
 }
 #[cfg(feature = "events")]
 /// Like [`new_event_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_event_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -91,6 +96,7 @@ pub struct EventLister {
 #[cfg(feature = "events")]
 impl EventLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::events::v1::Event,
@@ -99,6 +105,7 @@ impl EventLister {
         Self { lister }
     }
     /// The `Event` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -108,6 +115,7 @@ impl EventLister {
         self.lister.list(selector)
     }
     /// The `Event` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -123,6 +131,7 @@ impl EventLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::events::v1::Event> {
@@ -132,6 +141,7 @@ impl EventLister {
 #[cfg(feature = "events")]
 impl EventLister {
     /// The `Event` objects in `namespace`.
+    #[inline]
     pub fn events(&self, namespace: &str) -> EventNamespaceLister {
         EventNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -149,10 +159,12 @@ pub struct EventNamespaceLister {
 #[cfg(feature = "events")]
 impl EventNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Event` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -162,6 +174,7 @@ impl EventNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Event` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -171,6 +184,7 @@ impl EventNamespaceLister {
         self.lister.get(name)
     }
     /// The `Event` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

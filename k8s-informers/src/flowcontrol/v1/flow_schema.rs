@@ -12,12 +12,14 @@ pub struct FlowSchemaInformer {
 #[cfg(feature = "flowcontrol")]
 impl FlowSchemaInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `FlowSchema`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl FlowSchemaInformer {
         self.factory.informer::<::k8s_openapi::api::flowcontrol::v1::FlowSchema>()
     }
     /// A lister over the cache of the factory's `FlowSchema` informer.
+    #[inline]
     pub fn lister(&self) -> FlowSchemaLister {
         FlowSchemaLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "flowcontrol")]
 /// A new informer of the cluster-scoped `FlowSchema`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_flow_schema_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -50,6 +54,7 @@ pub fn new_flow_schema_informer(
 }
 #[cfg(feature = "flowcontrol")]
 /// Like [`new_flow_schema_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_flow_schema_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -90,6 +95,7 @@ pub struct FlowSchemaLister {
 #[cfg(feature = "flowcontrol")]
 impl FlowSchemaLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
@@ -98,6 +104,7 @@ impl FlowSchemaLister {
         Self { lister }
     }
     /// The `FlowSchema` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -109,6 +116,7 @@ impl FlowSchemaLister {
         self.lister.list(selector)
     }
     /// The `FlowSchema` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -126,6 +134,7 @@ impl FlowSchemaLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -137,6 +146,7 @@ impl FlowSchemaLister {
 #[cfg(feature = "flowcontrol")]
 impl FlowSchemaLister {
     /// The `FlowSchema` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,11 +18,13 @@ impl V1 {
     }
     #[cfg(feature = "flowcontrol")]
     /// The shared informer and lister of `FlowSchema` (flowschemas).
+    #[inline]
     pub fn flow_schemas(&self) -> FlowSchemaInformer {
         FlowSchemaInformer::new(&self.factory)
     }
     #[cfg(feature = "flowcontrol")]
     /// The shared informer and lister of `PriorityLevelConfiguration` (prioritylevelconfigurations).
+    #[inline]
     pub fn priority_level_configurations(&self) -> PriorityLevelConfigurationInformer {
         PriorityLevelConfigurationInformer::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct V1alpha1 {
 }
 impl V1alpha1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V1alpha1 {
     }
     #[cfg(feature = "internal")]
     /// The shared informer and lister of `StorageVersion` (storageversions).
+    #[inline]
     pub fn storage_versions(&self) -> StorageVersionInformer {
         StorageVersionInformer::new(&self.factory)
     }

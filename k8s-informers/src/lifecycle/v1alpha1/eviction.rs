@@ -14,12 +14,14 @@ pub struct EvictionInformer {
 #[cfg(k8s_1_37)]
 impl EvictionInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Eviction`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -28,6 +30,7 @@ impl EvictionInformer {
         self.factory.informer::<::k8s_openapi::api::lifecycle::v1alpha1::Eviction>()
     }
     /// A lister over the cache of the factory's `Eviction` informer.
+    #[inline]
     pub fn lister(&self) -> EvictionLister {
         EvictionLister::new(self.informer().lister())
     }
@@ -35,6 +38,7 @@ impl EvictionInformer {
 #[cfg(feature = "lifecycle")]
 #[cfg(k8s_1_37)]
 /// A new informer of `Eviction` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_eviction_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -56,6 +60,7 @@ pub fn new_eviction_informer(
 #[cfg(feature = "lifecycle")]
 #[cfg(k8s_1_37)]
 /// Like [`new_eviction_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_eviction_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -99,6 +104,7 @@ pub struct EvictionLister {
 #[cfg(k8s_1_37)]
 impl EvictionLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
@@ -107,6 +113,7 @@ impl EvictionLister {
         Self { lister }
     }
     /// The `Eviction` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -118,6 +125,7 @@ impl EvictionLister {
         self.lister.list(selector)
     }
     /// The `Eviction` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -135,6 +143,7 @@ impl EvictionLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -147,6 +156,7 @@ impl EvictionLister {
 #[cfg(k8s_1_37)]
 impl EvictionLister {
     /// The `Eviction` objects in `namespace`.
+    #[inline]
     pub fn evictions(&self, namespace: &str) -> EvictionNamespaceLister {
         EvictionNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -166,10 +176,12 @@ pub struct EvictionNamespaceLister {
 #[cfg(k8s_1_37)]
 impl EvictionNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Eviction` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -181,6 +193,7 @@ impl EvictionNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Eviction` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -192,6 +205,7 @@ impl EvictionNamespaceLister {
         self.lister.get(name)
     }
     /// The `Eviction` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -14,12 +14,14 @@ pub struct EvictionRequestInformer {
 #[cfg(k8s_1_37)]
 impl EvictionRequestInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `EvictionRequest`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,6 +31,7 @@ impl EvictionRequestInformer {
             .informer::<::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest>()
     }
     /// A lister over the cache of the factory's `EvictionRequest` informer.
+    #[inline]
     pub fn lister(&self) -> EvictionRequestLister {
         EvictionRequestLister::new(self.informer().lister())
     }
@@ -36,6 +39,7 @@ impl EvictionRequestInformer {
 #[cfg(feature = "lifecycle")]
 #[cfg(k8s_1_37)]
 /// A new informer of `EvictionRequest` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_eviction_request_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -57,6 +61,7 @@ pub fn new_eviction_request_informer(
 #[cfg(feature = "lifecycle")]
 #[cfg(k8s_1_37)]
 /// Like [`new_eviction_request_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_eviction_request_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -100,6 +105,7 @@ pub struct EvictionRequestLister {
 #[cfg(k8s_1_37)]
 impl EvictionRequestLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
@@ -108,6 +114,7 @@ impl EvictionRequestLister {
         Self { lister }
     }
     /// The `EvictionRequest` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -119,6 +126,7 @@ impl EvictionRequestLister {
         self.lister.list(selector)
     }
     /// The `EvictionRequest` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -136,6 +144,7 @@ impl EvictionRequestLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -148,6 +157,7 @@ impl EvictionRequestLister {
 #[cfg(k8s_1_37)]
 impl EvictionRequestLister {
     /// The `EvictionRequest` objects in `namespace`.
+    #[inline]
     pub fn eviction_requests(&self, namespace: &str) -> EvictionRequestNamespaceLister {
         EvictionRequestNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -167,10 +177,12 @@ pub struct EvictionRequestNamespaceLister {
 #[cfg(k8s_1_37)]
 impl EvictionRequestNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `EvictionRequest` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -182,6 +194,7 @@ impl EvictionRequestNamespaceLister {
         self.lister.list(selector)
     }
     /// The `EvictionRequest` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -193,6 +206,7 @@ impl EvictionRequestNamespaceLister {
         self.lister.get(name)
     }
     /// The `EvictionRequest` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

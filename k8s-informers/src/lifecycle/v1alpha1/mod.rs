@@ -10,6 +10,7 @@ pub struct V1alpha1 {
 }
 impl V1alpha1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,12 +19,14 @@ impl V1alpha1 {
     #[cfg(feature = "lifecycle")]
     #[cfg(k8s_1_37)]
     /// The shared informer and lister of `EvictionRequest` (evictionrequests).
+    #[inline]
     pub fn eviction_requests(&self) -> EvictionRequestInformer {
         EvictionRequestInformer::new(&self.factory)
     }
     #[cfg(feature = "lifecycle")]
     #[cfg(k8s_1_37)]
     /// The shared informer and lister of `Eviction` (evictions).
+    #[inline]
     pub fn evictions(&self) -> EvictionInformer {
         EvictionInformer::new(&self.factory)
     }

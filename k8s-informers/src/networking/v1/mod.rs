@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,26 +18,31 @@ impl V1 {
     }
     #[cfg(feature = "networking")]
     /// The shared informer and lister of `IngressClass` (ingressclasses).
+    #[inline]
     pub fn ingress_classes(&self) -> IngressClassInformer {
         IngressClassInformer::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     /// The shared informer and lister of `Ingress` (ingresses).
+    #[inline]
     pub fn ingresses(&self) -> IngressInformer {
         IngressInformer::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     /// The shared informer and lister of `IPAddress` (ipaddresses).
+    #[inline]
     pub fn ip_addresses(&self) -> IPAddressInformer {
         IPAddressInformer::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     /// The shared informer and lister of `NetworkPolicy` (networkpolicies).
+    #[inline]
     pub fn network_policies(&self) -> NetworkPolicyInformer {
         NetworkPolicyInformer::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     /// The shared informer and lister of `ServiceCIDR` (servicecidrs).
+    #[inline]
     pub fn service_cidrs(&self) -> ServiceCIDRInformer {
         ServiceCIDRInformer::new(&self.factory)
     }

@@ -12,12 +12,14 @@ pub struct NetworkPolicyInformer {
 #[cfg(feature = "networking")]
 impl NetworkPolicyInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `NetworkPolicy`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl NetworkPolicyInformer {
         self.factory.informer::<::k8s_openapi::api::networking::v1::NetworkPolicy>()
     }
     /// A lister over the cache of the factory's `NetworkPolicy` informer.
+    #[inline]
     pub fn lister(&self) -> NetworkPolicyLister {
         NetworkPolicyLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "networking")]
 /// A new informer of `NetworkPolicy` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_network_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_network_policy_informer(
 }
 #[cfg(feature = "networking")]
 /// Like [`new_network_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_network_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct NetworkPolicyLister {
 #[cfg(feature = "networking")]
 impl NetworkPolicyLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::networking::v1::NetworkPolicy,
@@ -101,6 +107,7 @@ impl NetworkPolicyLister {
         Self { lister }
     }
     /// The `NetworkPolicy` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl NetworkPolicyLister {
         self.lister.list(selector)
     }
     /// The `NetworkPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl NetworkPolicyLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl NetworkPolicyLister {
 #[cfg(feature = "networking")]
 impl NetworkPolicyLister {
     /// The `NetworkPolicy` objects in `namespace`.
+    #[inline]
     pub fn network_policies(&self, namespace: &str) -> NetworkPolicyNamespaceLister {
         NetworkPolicyNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -157,10 +167,12 @@ pub struct NetworkPolicyNamespaceLister {
 #[cfg(feature = "networking")]
 impl NetworkPolicyNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `NetworkPolicy` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -172,6 +184,7 @@ impl NetworkPolicyNamespaceLister {
         self.lister.list(selector)
     }
     /// The `NetworkPolicy` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -183,6 +196,7 @@ impl NetworkPolicyNamespaceLister {
         self.lister.get(name)
     }
     /// The `NetworkPolicy` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

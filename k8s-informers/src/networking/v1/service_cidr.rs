@@ -12,12 +12,14 @@ pub struct ServiceCIDRInformer {
 #[cfg(feature = "networking")]
 impl ServiceCIDRInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ServiceCIDR`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl ServiceCIDRInformer {
         self.factory.informer::<::k8s_openapi::api::networking::v1::ServiceCIDR>()
     }
     /// A lister over the cache of the factory's `ServiceCIDR` informer.
+    #[inline]
     pub fn lister(&self) -> ServiceCIDRLister {
         ServiceCIDRLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "networking")]
 /// A new informer of the cluster-scoped `ServiceCIDR`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_service_cidr_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -50,6 +54,7 @@ pub fn new_service_cidr_informer(
 }
 #[cfg(feature = "networking")]
 /// Like [`new_service_cidr_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_service_cidr_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -90,6 +95,7 @@ pub struct ServiceCIDRLister {
 #[cfg(feature = "networking")]
 impl ServiceCIDRLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::networking::v1::ServiceCIDR,
@@ -98,6 +104,7 @@ impl ServiceCIDRLister {
         Self { lister }
     }
     /// The `ServiceCIDR` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -109,6 +116,7 @@ impl ServiceCIDRLister {
         self.lister.list(selector)
     }
     /// The `ServiceCIDR` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -126,6 +134,7 @@ impl ServiceCIDRLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -137,6 +146,7 @@ impl ServiceCIDRLister {
 #[cfg(feature = "networking")]
 impl ServiceCIDRLister {
     /// The `ServiceCIDR` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -10,6 +10,7 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,12 +19,14 @@ impl V1beta1 {
     #[cfg(feature = "networking")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The shared informer and lister of `IPAddress` (ipaddresses).
+    #[inline]
     pub fn ip_addresses(&self) -> IPAddressInformer {
         IPAddressInformer::new(&self.factory)
     }
     #[cfg(feature = "networking")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The shared informer and lister of `ServiceCIDR` (servicecidrs).
+    #[inline]
     pub fn service_cidrs(&self) -> ServiceCIDRInformer {
         ServiceCIDRInformer::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,6 +18,7 @@ impl V1 {
     }
     #[cfg(feature = "node")]
     /// The shared informer and lister of `RuntimeClass` (runtimeclasses).
+    #[inline]
     pub fn runtime_classes(&self) -> RuntimeClassInformer {
         RuntimeClassInformer::new(&self.factory)
     }

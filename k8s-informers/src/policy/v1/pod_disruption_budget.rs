@@ -12,12 +12,14 @@ pub struct PodDisruptionBudgetInformer {
 #[cfg(feature = "policy")]
 impl PodDisruptionBudgetInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `PodDisruptionBudget`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl PodDisruptionBudgetInformer {
         self.factory.informer::<::k8s_openapi::api::policy::v1::PodDisruptionBudget>()
     }
     /// A lister over the cache of the factory's `PodDisruptionBudget` informer.
+    #[inline]
     pub fn lister(&self) -> PodDisruptionBudgetLister {
         PodDisruptionBudgetLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "policy")]
 /// A new informer of `PodDisruptionBudget` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_pod_disruption_budget_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_pod_disruption_budget_informer(
 }
 #[cfg(feature = "policy")]
 /// Like [`new_pod_disruption_budget_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_pod_disruption_budget_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct PodDisruptionBudgetLister {
 #[cfg(feature = "policy")]
 impl PodDisruptionBudgetLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
@@ -101,6 +107,7 @@ impl PodDisruptionBudgetLister {
         Self { lister }
     }
     /// The `PodDisruptionBudget` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl PodDisruptionBudgetLister {
         self.lister.list(selector)
     }
     /// The `PodDisruptionBudget` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl PodDisruptionBudgetLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl PodDisruptionBudgetLister {
 #[cfg(feature = "policy")]
 impl PodDisruptionBudgetLister {
     /// The `PodDisruptionBudget` objects in `namespace`.
+    #[inline]
     pub fn pod_disruption_budgets(
         &self,
         namespace: &str,
@@ -160,10 +170,12 @@ pub struct PodDisruptionBudgetNamespaceLister {
 #[cfg(feature = "policy")]
 impl PodDisruptionBudgetNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `PodDisruptionBudget` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -175,6 +187,7 @@ impl PodDisruptionBudgetNamespaceLister {
         self.lister.list(selector)
     }
     /// The `PodDisruptionBudget` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -186,6 +199,7 @@ impl PodDisruptionBudgetNamespaceLister {
         self.lister.get(name)
     }
     /// The `PodDisruptionBudget` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

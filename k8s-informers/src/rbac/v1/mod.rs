@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,21 +18,25 @@ impl V1 {
     }
     #[cfg(feature = "rbac")]
     /// The shared informer and lister of `ClusterRoleBinding` (clusterrolebindings).
+    #[inline]
     pub fn cluster_role_bindings(&self) -> ClusterRoleBindingInformer {
         ClusterRoleBindingInformer::new(&self.factory)
     }
     #[cfg(feature = "rbac")]
     /// The shared informer and lister of `ClusterRole` (clusterroles).
+    #[inline]
     pub fn cluster_roles(&self) -> ClusterRoleInformer {
         ClusterRoleInformer::new(&self.factory)
     }
     #[cfg(feature = "rbac")]
     /// The shared informer and lister of `RoleBinding` (rolebindings).
+    #[inline]
     pub fn role_bindings(&self) -> RoleBindingInformer {
         RoleBindingInformer::new(&self.factory)
     }
     #[cfg(feature = "rbac")]
     /// The shared informer and lister of `Role` (roles).
+    #[inline]
     pub fn roles(&self) -> RoleInformer {
         RoleInformer::new(&self.factory)
     }

@@ -12,12 +12,14 @@ pub struct RoleInformer {
 #[cfg(feature = "rbac")]
 impl RoleInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Role`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl RoleInformer {
         self.factory.informer::<::k8s_openapi::api::rbac::v1::Role>()
     }
     /// A lister over the cache of the factory's `Role` informer.
+    #[inline]
     pub fn lister(&self) -> RoleLister {
         RoleLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "rbac")]
 /// A new informer of `Role` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_role_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -50,6 +54,7 @@ pub fn new_role_informer(
 }
 #[cfg(feature = "rbac")]
 /// Like [`new_role_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_role_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -89,12 +94,14 @@ pub struct RoleLister {
 #[cfg(feature = "rbac")]
 impl RoleLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::k8s_openapi::api::rbac::v1::Role>,
     ) -> Self {
         Self { lister }
     }
     /// The `Role` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -104,6 +111,7 @@ impl RoleLister {
         self.lister.list(selector)
     }
     /// The `Role` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::rbac::v1::Role>,
@@ -117,6 +125,7 @@ impl RoleLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::k8s_openapi::api::rbac::v1::Role> {
@@ -126,6 +135,7 @@ impl RoleLister {
 #[cfg(feature = "rbac")]
 impl RoleLister {
     /// The `Role` objects in `namespace`.
+    #[inline]
     pub fn roles(&self, namespace: &str) -> RoleNamespaceLister {
         RoleNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -143,10 +153,12 @@ pub struct RoleNamespaceLister {
 #[cfg(feature = "rbac")]
 impl RoleNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Role` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -156,6 +168,7 @@ impl RoleNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Role` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -165,6 +178,7 @@ impl RoleNamespaceLister {
         self.lister.get(name)
     }
     /// The `Role` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::k8s_openapi::api::rbac::v1::Role>,

@@ -12,12 +12,14 @@ pub struct RoleBindingInformer {
 #[cfg(feature = "rbac")]
 impl RoleBindingInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `RoleBinding`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl RoleBindingInformer {
         self.factory.informer::<::k8s_openapi::api::rbac::v1::RoleBinding>()
     }
     /// A lister over the cache of the factory's `RoleBinding` informer.
+    #[inline]
     pub fn lister(&self) -> RoleBindingLister {
         RoleBindingLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "rbac")]
 /// A new informer of `RoleBinding` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_role_binding_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_role_binding_informer(
 }
 #[cfg(feature = "rbac")]
 /// Like [`new_role_binding_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_role_binding_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct RoleBindingLister {
 #[cfg(feature = "rbac")]
 impl RoleBindingLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::rbac::v1::RoleBinding,
@@ -101,6 +107,7 @@ impl RoleBindingLister {
         Self { lister }
     }
     /// The `RoleBinding` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -110,6 +117,7 @@ impl RoleBindingLister {
         self.lister.list(selector)
     }
     /// The `RoleBinding` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -125,6 +133,7 @@ impl RoleBindingLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -136,6 +145,7 @@ impl RoleBindingLister {
 #[cfg(feature = "rbac")]
 impl RoleBindingLister {
     /// The `RoleBinding` objects in `namespace`.
+    #[inline]
     pub fn role_bindings(&self, namespace: &str) -> RoleBindingNamespaceLister {
         RoleBindingNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -153,10 +163,12 @@ pub struct RoleBindingNamespaceLister {
 #[cfg(feature = "rbac")]
 impl RoleBindingNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `RoleBinding` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -166,6 +178,7 @@ impl RoleBindingNamespaceLister {
         self.lister.list(selector)
     }
     /// The `RoleBinding` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -175,6 +188,7 @@ impl RoleBindingNamespaceLister {
         self.lister.get(name)
     }
     /// The `RoleBinding` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,30 +19,35 @@ impl V1 {
     #[cfg(feature = "resource")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `DeviceClass` (deviceclasses).
+    #[inline]
     pub fn device_classes(&self) -> DeviceClassInformer {
         DeviceClassInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     #[cfg(k8s_1_37)]
     /// The shared informer and lister of `DeviceTaintRule` (devicetaintrules).
+    #[inline]
     pub fn device_taint_rules(&self) -> DeviceTaintRuleInformer {
         DeviceTaintRuleInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `ResourceClaim` (resourceclaims).
+    #[inline]
     pub fn resource_claims(&self) -> ResourceClaimInformer {
         ResourceClaimInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `ResourceClaimTemplate` (resourceclaimtemplates).
+    #[inline]
     pub fn resource_claim_templates(&self) -> ResourceClaimTemplateInformer {
         ResourceClaimTemplateInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `ResourceSlice` (resourceslices).
+    #[inline]
     pub fn resource_slices(&self) -> ResourceSliceInformer {
         ResourceSliceInformer::new(&self.factory)
     }

@@ -14,12 +14,14 @@ pub struct ResourceClaimInformer {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ResourceClaim`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -28,6 +30,7 @@ impl ResourceClaimInformer {
         self.factory.informer::<::k8s_openapi::api::resource::v1::ResourceClaim>()
     }
     /// A lister over the cache of the factory's `ResourceClaim` informer.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimLister {
         ResourceClaimLister::new(self.informer().lister())
     }
@@ -35,6 +38,7 @@ impl ResourceClaimInformer {
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// A new informer of `ResourceClaim` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_resource_claim_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -56,6 +60,7 @@ pub fn new_resource_claim_informer(
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// Like [`new_resource_claim_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_resource_claim_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -99,6 +104,7 @@ pub struct ResourceClaimLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::resource::v1::ResourceClaim,
@@ -107,6 +113,7 @@ impl ResourceClaimLister {
         Self { lister }
     }
     /// The `ResourceClaim` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -118,6 +125,7 @@ impl ResourceClaimLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaim` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -135,6 +143,7 @@ impl ResourceClaimLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -147,6 +156,7 @@ impl ResourceClaimLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimLister {
     /// The `ResourceClaim` objects in `namespace`.
+    #[inline]
     pub fn resource_claims(&self, namespace: &str) -> ResourceClaimNamespaceLister {
         ResourceClaimNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -166,10 +176,12 @@ pub struct ResourceClaimNamespaceLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `ResourceClaim` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -181,6 +193,7 @@ impl ResourceClaimNamespaceLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaim` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -192,6 +205,7 @@ impl ResourceClaimNamespaceLister {
         self.lister.get(name)
     }
     /// The `ResourceClaim` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

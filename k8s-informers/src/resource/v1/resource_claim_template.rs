@@ -14,12 +14,14 @@ pub struct ResourceClaimTemplateInformer {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimTemplateInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ResourceClaimTemplate`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -29,6 +31,7 @@ impl ResourceClaimTemplateInformer {
             .informer::<::k8s_openapi::api::resource::v1::ResourceClaimTemplate>()
     }
     /// A lister over the cache of the factory's `ResourceClaimTemplate` informer.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimTemplateLister {
         ResourceClaimTemplateLister::new(self.informer().lister())
     }
@@ -36,6 +39,7 @@ impl ResourceClaimTemplateInformer {
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// A new informer of `ResourceClaimTemplate` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_resource_claim_template_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -57,6 +61,7 @@ pub fn new_resource_claim_template_informer(
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// Like [`new_resource_claim_template_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_resource_claim_template_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -100,6 +105,7 @@ pub struct ResourceClaimTemplateLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimTemplateLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
@@ -108,6 +114,7 @@ impl ResourceClaimTemplateLister {
         Self { lister }
     }
     /// The `ResourceClaimTemplate` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -119,6 +126,7 @@ impl ResourceClaimTemplateLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaimTemplate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -136,6 +144,7 @@ impl ResourceClaimTemplateLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -148,6 +157,7 @@ impl ResourceClaimTemplateLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimTemplateLister {
     /// The `ResourceClaimTemplate` objects in `namespace`.
+    #[inline]
     pub fn resource_claim_templates(
         &self,
         namespace: &str,
@@ -170,10 +180,12 @@ pub struct ResourceClaimTemplateNamespaceLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceClaimTemplateNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `ResourceClaimTemplate` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -185,6 +197,7 @@ impl ResourceClaimTemplateNamespaceLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaimTemplate` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -196,6 +209,7 @@ impl ResourceClaimTemplateNamespaceLister {
         self.lister.get(name)
     }
     /// The `ResourceClaimTemplate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

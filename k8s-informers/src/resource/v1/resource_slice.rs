@@ -14,12 +14,14 @@ pub struct ResourceSliceInformer {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceSliceInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ResourceSlice`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -28,6 +30,7 @@ impl ResourceSliceInformer {
         self.factory.informer::<::k8s_openapi::api::resource::v1::ResourceSlice>()
     }
     /// A lister over the cache of the factory's `ResourceSlice` informer.
+    #[inline]
     pub fn lister(&self) -> ResourceSliceLister {
         ResourceSliceLister::new(self.informer().lister())
     }
@@ -35,6 +38,7 @@ impl ResourceSliceInformer {
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// A new informer of the cluster-scoped `ResourceSlice`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_resource_slice_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -54,6 +58,7 @@ pub fn new_resource_slice_informer(
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 /// Like [`new_resource_slice_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_resource_slice_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -96,6 +101,7 @@ pub struct ResourceSliceLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceSliceLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::resource::v1::ResourceSlice,
@@ -104,6 +110,7 @@ impl ResourceSliceLister {
         Self { lister }
     }
     /// The `ResourceSlice` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -115,6 +122,7 @@ impl ResourceSliceLister {
         self.lister.list(selector)
     }
     /// The `ResourceSlice` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -132,6 +140,7 @@ impl ResourceSliceLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -144,6 +153,7 @@ impl ResourceSliceLister {
 #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
 impl ResourceSliceLister {
     /// The `ResourceSlice` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -14,12 +14,14 @@ pub struct ResourcePoolStatusRequestInformer {
 #[cfg(any(k8s_1_36, k8s_1_37))]
 impl ResourcePoolStatusRequestInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ResourcePoolStatusRequest`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -31,6 +33,7 @@ impl ResourcePoolStatusRequestInformer {
             >()
     }
     /// A lister over the cache of the factory's `ResourcePoolStatusRequest` informer.
+    #[inline]
     pub fn lister(&self) -> ResourcePoolStatusRequestLister {
         ResourcePoolStatusRequestLister::new(self.informer().lister())
     }
@@ -38,6 +41,7 @@ impl ResourcePoolStatusRequestInformer {
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_36, k8s_1_37))]
 /// A new informer of the cluster-scoped `ResourcePoolStatusRequest`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_resource_pool_status_request_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -57,6 +61,7 @@ pub fn new_resource_pool_status_request_informer(
 #[cfg(feature = "resource")]
 #[cfg(any(k8s_1_36, k8s_1_37))]
 /// Like [`new_resource_pool_status_request_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_resource_pool_status_request_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -99,6 +104,7 @@ pub struct ResourcePoolStatusRequestLister {
 #[cfg(any(k8s_1_36, k8s_1_37))]
 impl ResourcePoolStatusRequestLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
@@ -107,6 +113,7 @@ impl ResourcePoolStatusRequestLister {
         Self { lister }
     }
     /// The `ResourcePoolStatusRequest` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -118,6 +125,7 @@ impl ResourcePoolStatusRequestLister {
         self.lister.list(selector)
     }
     /// The `ResourcePoolStatusRequest` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -135,6 +143,7 @@ impl ResourcePoolStatusRequestLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -147,6 +156,7 @@ impl ResourcePoolStatusRequestLister {
 #[cfg(any(k8s_1_36, k8s_1_37))]
 impl ResourcePoolStatusRequestLister {
     /// The `ResourcePoolStatusRequest` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -10,6 +10,7 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,21 +18,25 @@ impl V1beta1 {
     }
     #[cfg(feature = "resource")]
     /// The shared informer and lister of `DeviceClass` (deviceclasses).
+    #[inline]
     pub fn device_classes(&self) -> DeviceClassInformer {
         DeviceClassInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The shared informer and lister of `ResourceClaim` (resourceclaims).
+    #[inline]
     pub fn resource_claims(&self) -> ResourceClaimInformer {
         ResourceClaimInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The shared informer and lister of `ResourceClaimTemplate` (resourceclaimtemplates).
+    #[inline]
     pub fn resource_claim_templates(&self) -> ResourceClaimTemplateInformer {
         ResourceClaimTemplateInformer::new(&self.factory)
     }
     #[cfg(feature = "resource")]
     /// The shared informer and lister of `ResourceSlice` (resourceslices).
+    #[inline]
     pub fn resource_slices(&self) -> ResourceSliceInformer {
         ResourceSliceInformer::new(&self.factory)
     }

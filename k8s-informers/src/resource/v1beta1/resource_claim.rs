@@ -12,12 +12,14 @@ pub struct ResourceClaimInformer {
 #[cfg(feature = "resource")]
 impl ResourceClaimInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ResourceClaim`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl ResourceClaimInformer {
         self.factory.informer::<::k8s_openapi::api::resource::v1beta1::ResourceClaim>()
     }
     /// A lister over the cache of the factory's `ResourceClaim` informer.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimLister {
         ResourceClaimLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "resource")]
 /// A new informer of `ResourceClaim` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_resource_claim_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_resource_claim_informer(
 }
 #[cfg(feature = "resource")]
 /// Like [`new_resource_claim_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_resource_claim_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct ResourceClaimLister {
 #[cfg(feature = "resource")]
 impl ResourceClaimLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
@@ -101,6 +107,7 @@ impl ResourceClaimLister {
         Self { lister }
     }
     /// The `ResourceClaim` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl ResourceClaimLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaim` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl ResourceClaimLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl ResourceClaimLister {
 #[cfg(feature = "resource")]
 impl ResourceClaimLister {
     /// The `ResourceClaim` objects in `namespace`.
+    #[inline]
     pub fn resource_claims(&self, namespace: &str) -> ResourceClaimNamespaceLister {
         ResourceClaimNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -157,10 +167,12 @@ pub struct ResourceClaimNamespaceLister {
 #[cfg(feature = "resource")]
 impl ResourceClaimNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `ResourceClaim` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -172,6 +184,7 @@ impl ResourceClaimNamespaceLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaim` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -183,6 +196,7 @@ impl ResourceClaimNamespaceLister {
         self.lister.get(name)
     }
     /// The `ResourceClaim` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

@@ -12,12 +12,14 @@ pub struct ResourceClaimTemplateInformer {
 #[cfg(feature = "resource")]
 impl ResourceClaimTemplateInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `ResourceClaimTemplate`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -27,12 +29,14 @@ impl ResourceClaimTemplateInformer {
             .informer::<::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate>()
     }
     /// A lister over the cache of the factory's `ResourceClaimTemplate` informer.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimTemplateLister {
         ResourceClaimTemplateLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "resource")]
 /// A new informer of `ResourceClaimTemplate` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_resource_claim_template_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -53,6 +57,7 @@ pub fn new_resource_claim_template_informer(
 }
 #[cfg(feature = "resource")]
 /// Like [`new_resource_claim_template_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_resource_claim_template_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -94,6 +99,7 @@ pub struct ResourceClaimTemplateLister {
 #[cfg(feature = "resource")]
 impl ResourceClaimTemplateLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
@@ -102,6 +108,7 @@ impl ResourceClaimTemplateLister {
         Self { lister }
     }
     /// The `ResourceClaimTemplate` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -113,6 +120,7 @@ impl ResourceClaimTemplateLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaimTemplate` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -130,6 +138,7 @@ impl ResourceClaimTemplateLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -141,6 +150,7 @@ impl ResourceClaimTemplateLister {
 #[cfg(feature = "resource")]
 impl ResourceClaimTemplateLister {
     /// The `ResourceClaimTemplate` objects in `namespace`.
+    #[inline]
     pub fn resource_claim_templates(
         &self,
         namespace: &str,
@@ -161,10 +171,12 @@ pub struct ResourceClaimTemplateNamespaceLister {
 #[cfg(feature = "resource")]
 impl ResourceClaimTemplateNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `ResourceClaimTemplate` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -176,6 +188,7 @@ impl ResourceClaimTemplateNamespaceLister {
         self.lister.list(selector)
     }
     /// The `ResourceClaimTemplate` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -187,6 +200,7 @@ impl ResourceClaimTemplateNamespaceLister {
         self.lister.get(name)
     }
     /// The `ResourceClaimTemplate` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

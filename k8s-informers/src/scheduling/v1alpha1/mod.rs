@@ -10,6 +10,7 @@ pub struct V1alpha1 {
 }
 impl V1alpha1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,6 +19,7 @@ impl V1alpha1 {
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_35)]
     /// The shared informer and lister of `Workload` (workloads).
+    #[inline]
     pub fn workloads(&self) -> WorkloadInformer {
         WorkloadInformer::new(&self.factory)
     }

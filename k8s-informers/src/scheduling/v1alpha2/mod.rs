@@ -10,6 +10,7 @@ pub struct V1alpha2 {
 }
 impl V1alpha2 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,12 +19,14 @@ impl V1alpha2 {
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_36)]
     /// The shared informer and lister of `PodGroup` (podgroups).
+    #[inline]
     pub fn pod_groups(&self) -> PodGroupInformer {
         PodGroupInformer::new(&self.factory)
     }
     #[cfg(feature = "scheduling")]
     #[cfg(k8s_1_36)]
     /// The shared informer and lister of `Workload` (workloads).
+    #[inline]
     pub fn workloads(&self) -> WorkloadInformer {
         WorkloadInformer::new(&self.factory)
     }

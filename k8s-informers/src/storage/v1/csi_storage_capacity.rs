@@ -12,12 +12,14 @@ pub struct CSIStorageCapacityInformer {
 #[cfg(feature = "storage")]
 impl CSIStorageCapacityInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `CSIStorageCapacity`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl CSIStorageCapacityInformer {
         self.factory.informer::<::k8s_openapi::api::storage::v1::CSIStorageCapacity>()
     }
     /// A lister over the cache of the factory's `CSIStorageCapacity` informer.
+    #[inline]
     pub fn lister(&self) -> CSIStorageCapacityLister {
         CSIStorageCapacityLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "storage")]
 /// A new informer of `CSIStorageCapacity` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_csi_storage_capacity_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -52,6 +56,7 @@ pub fn new_csi_storage_capacity_informer(
 }
 #[cfg(feature = "storage")]
 /// Like [`new_csi_storage_capacity_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_csi_storage_capacity_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -93,6 +98,7 @@ pub struct CSIStorageCapacityLister {
 #[cfg(feature = "storage")]
 impl CSIStorageCapacityLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
@@ -101,6 +107,7 @@ impl CSIStorageCapacityLister {
         Self { lister }
     }
     /// The `CSIStorageCapacity` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -112,6 +119,7 @@ impl CSIStorageCapacityLister {
         self.lister.list(selector)
     }
     /// The `CSIStorageCapacity` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -129,6 +137,7 @@ impl CSIStorageCapacityLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -140,6 +149,7 @@ impl CSIStorageCapacityLister {
 #[cfg(feature = "storage")]
 impl CSIStorageCapacityLister {
     /// The `CSIStorageCapacity` objects in `namespace`.
+    #[inline]
     pub fn csi_storage_capacities(
         &self,
         namespace: &str,
@@ -160,10 +170,12 @@ pub struct CSIStorageCapacityNamespaceLister {
 #[cfg(feature = "storage")]
 impl CSIStorageCapacityNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `CSIStorageCapacity` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -175,6 +187,7 @@ impl CSIStorageCapacityNamespaceLister {
         self.lister.list(selector)
     }
     /// The `CSIStorageCapacity` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -186,6 +199,7 @@ impl CSIStorageCapacityNamespaceLister {
         self.lister.get(name)
     }
     /// The `CSIStorageCapacity` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

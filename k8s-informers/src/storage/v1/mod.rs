@@ -10,6 +10,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -17,32 +18,38 @@ impl V1 {
     }
     #[cfg(feature = "storage")]
     /// The shared informer and lister of `CSIDriver` (csidrivers).
+    #[inline]
     pub fn csi_drivers(&self) -> CSIDriverInformer {
         CSIDriverInformer::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     /// The shared informer and lister of `CSINode` (csinodes).
+    #[inline]
     pub fn csi_nodes(&self) -> CSINodeInformer {
         CSINodeInformer::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     /// The shared informer and lister of `CSIStorageCapacity` (csistoragecapacities).
+    #[inline]
     pub fn csi_storage_capacities(&self) -> CSIStorageCapacityInformer {
         CSIStorageCapacityInformer::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     /// The shared informer and lister of `StorageClass` (storageclasses).
+    #[inline]
     pub fn storage_classes(&self) -> StorageClassInformer {
         StorageClassInformer::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     /// The shared informer and lister of `VolumeAttachment` (volumeattachments).
+    #[inline]
     pub fn volume_attachments(&self) -> VolumeAttachmentInformer {
         VolumeAttachmentInformer::new(&self.factory)
     }
     #[cfg(feature = "storage")]
     #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `VolumeAttributesClass` (volumeattributesclasses).
+    #[inline]
     pub fn volume_attributes_classes(&self) -> VolumeAttributesClassInformer {
         VolumeAttributesClassInformer::new(&self.factory)
     }

@@ -12,12 +12,14 @@ pub struct StorageClassInformer {
 #[cfg(feature = "storage")]
 impl StorageClassInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `StorageClass`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -26,12 +28,14 @@ impl StorageClassInformer {
         self.factory.informer::<::k8s_openapi::api::storage::v1::StorageClass>()
     }
     /// A lister over the cache of the factory's `StorageClass` informer.
+    #[inline]
     pub fn lister(&self) -> StorageClassLister {
         StorageClassLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "storage")]
 /// A new informer of the cluster-scoped `StorageClass`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_storage_class_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -50,6 +54,7 @@ pub fn new_storage_class_informer(
 }
 #[cfg(feature = "storage")]
 /// Like [`new_storage_class_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_storage_class_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -90,6 +95,7 @@ pub struct StorageClassLister {
 #[cfg(feature = "storage")]
 impl StorageClassLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::k8s_openapi::api::storage::v1::StorageClass,
@@ -98,6 +104,7 @@ impl StorageClassLister {
         Self { lister }
     }
     /// The `StorageClass` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -107,6 +114,7 @@ impl StorageClassLister {
         self.lister.list(selector)
     }
     /// The `StorageClass` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -124,6 +132,7 @@ impl StorageClassLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<
@@ -135,6 +144,7 @@ impl StorageClassLister {
 #[cfg(feature = "storage")]
 impl StorageClassLister {
     /// The `StorageClass` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -10,6 +10,7 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,6 +19,7 @@ impl V1beta1 {
     #[cfg(feature = "storage")]
     #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
     /// The shared informer and lister of `VolumeAttributesClass` (volumeattributesclasses).
+    #[inline]
     pub fn volume_attributes_classes(&self) -> VolumeAttributesClassInformer {
         VolumeAttributesClassInformer::new(&self.factory)
     }

@@ -10,6 +10,7 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -18,6 +19,7 @@ impl V1beta1 {
     #[cfg(feature = "storagemigration")]
     #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
     /// The shared informer and lister of `StorageVersionMigration` (storageversionmigrations).
+    #[inline]
     pub fn storage_version_migrations(&self) -> StorageVersionMigrationInformer {
         StorageVersionMigrationInformer::new(&self.factory)
     }

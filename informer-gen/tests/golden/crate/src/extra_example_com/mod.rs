@@ -9,6 +9,7 @@ pub struct ExtraExampleCom {
 }
 impl ExtraExampleCom {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -16,6 +17,7 @@ impl ExtraExampleCom {
     }
     #[cfg(feature = "extra")]
     /// The informers of `extra.example.com` version `v1`.
+    #[inline]
     pub fn v1(&self) -> self::v1::V1 {
         self::v1::V1::new(&self.factory)
     }

@@ -9,12 +9,14 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The shared informer and lister of `Deployment` (deployments).
+    #[inline]
     pub fn deployments(&self) -> DeploymentInformer {
         DeploymentInformer::new(&self.factory)
     }

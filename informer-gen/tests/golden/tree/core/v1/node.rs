@@ -9,12 +9,14 @@ pub struct NodeInformer {
 }
 impl NodeInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Node`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -23,11 +25,13 @@ impl NodeInformer {
         self.factory.informer::<::golden_crds::apps::v1::inner::Node>()
     }
     /// A lister over the cache of the factory's `Node` informer.
+    #[inline]
     pub fn lister(&self) -> NodeLister {
         NodeLister::new(self.informer().lister())
     }
 }
 /// A new informer of the cluster-scoped `Node`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_node_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -45,6 +49,7 @@ pub fn new_node_informer(
     )
 }
 /// Like [`new_node_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_node_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -81,6 +86,7 @@ pub struct NodeLister {
 }
 impl NodeLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::golden_crds::apps::v1::inner::Node,
@@ -89,6 +95,7 @@ impl NodeLister {
         Self { lister }
     }
     /// The `Node` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -98,6 +105,7 @@ impl NodeLister {
         self.lister.list(selector)
     }
     /// The `Node` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -113,6 +121,7 @@ impl NodeLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::golden_crds::apps::v1::inner::Node> {
@@ -121,6 +130,7 @@ impl NodeLister {
 }
 impl NodeLister {
     /// The `Node` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

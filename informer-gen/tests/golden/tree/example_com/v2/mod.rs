@@ -9,12 +9,14 @@ pub struct V2 {
 }
 impl V2 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The shared informer and lister of `Foo` (foos).
+    #[inline]
     pub fn foos(&self) -> FooInformer {
         FooInformer::new(&self.factory)
     }

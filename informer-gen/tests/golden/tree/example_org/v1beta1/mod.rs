@@ -9,12 +9,14 @@ pub struct V1beta1 {
 }
 impl V1beta1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The shared informer and lister of `Policy` (policies).
+    #[inline]
     pub fn policies(&self) -> PolicyInformer {
         PolicyInformer::new(&self.factory)
     }

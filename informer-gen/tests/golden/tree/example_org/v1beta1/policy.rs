@@ -9,23 +9,27 @@ pub struct PolicyInformer {
 }
 impl PolicyInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Policy`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Policy> {
         self.factory.informer::<::golden_crds::Policy>()
     }
     /// A lister over the cache of the factory's `Policy` informer.
+    #[inline]
     pub fn lister(&self) -> PolicyLister {
         PolicyLister::new(self.informer().lister())
     }
 }
 /// A new informer of the cluster-scoped `Policy`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -39,6 +43,7 @@ pub fn new_policy_informer(
     )
 }
 /// Like [`new_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -69,12 +74,14 @@ pub struct PolicyLister {
 }
 impl PolicyLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::golden_crds::Policy>,
     ) -> Self {
         Self { lister }
     }
     /// The `Policy` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -84,6 +91,7 @@ impl PolicyLister {
         self.lister.list(selector)
     }
     /// The `Policy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::golden_crds::Policy>,
@@ -97,6 +105,7 @@ impl PolicyLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Policy> {
@@ -105,6 +114,7 @@ impl PolicyLister {
 }
 impl PolicyLister {
     /// The `Policy` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

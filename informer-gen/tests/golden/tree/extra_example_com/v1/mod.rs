@@ -9,6 +9,7 @@ pub struct V1 {
 }
 impl V1 {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
@@ -16,6 +17,7 @@ impl V1 {
     }
     #[cfg(feature = "extra")]
     /// The shared informer and lister of `Gadget` (gadgets).
+    #[inline]
     pub fn gadgets(&self) -> GadgetInformer {
         GadgetInformer::new(&self.factory)
     }

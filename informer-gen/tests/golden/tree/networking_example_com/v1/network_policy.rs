@@ -9,12 +9,14 @@ pub struct NetworkPolicyInformer {
 }
 impl NetworkPolicyInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `NetworkPolicy`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -23,11 +25,13 @@ impl NetworkPolicyInformer {
         self.factory.informer::<::golden_crds::moved::NetworkPolicy>()
     }
     /// A lister over the cache of the factory's `NetworkPolicy` informer.
+    #[inline]
     pub fn lister(&self) -> NetworkPolicyLister {
         NetworkPolicyLister::new(self.informer().lister())
     }
 }
 /// A new informer of `NetworkPolicy` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_network_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -47,6 +51,7 @@ pub fn new_network_policy_informer(
     )
 }
 /// Like [`new_network_policy_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_network_policy_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -84,6 +89,7 @@ pub struct NetworkPolicyLister {
 }
 impl NetworkPolicyLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<
             ::golden_crds::moved::NetworkPolicy,
@@ -92,6 +98,7 @@ impl NetworkPolicyLister {
         Self { lister }
     }
     /// The `NetworkPolicy` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -101,6 +108,7 @@ impl NetworkPolicyLister {
         self.lister.list(selector)
     }
     /// The `NetworkPolicy` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<
@@ -116,6 +124,7 @@ impl NetworkPolicyLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::golden_crds::moved::NetworkPolicy> {
@@ -124,6 +133,7 @@ impl NetworkPolicyLister {
 }
 impl NetworkPolicyLister {
     /// The `NetworkPolicy` objects in `namespace`.
+    #[inline]
     pub fn network_policies(&self, namespace: &str) -> NetworkPolicyNamespaceLister {
         NetworkPolicyNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -139,10 +149,12 @@ pub struct NetworkPolicyNamespaceLister {
 }
 impl NetworkPolicyNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `NetworkPolicy` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -152,6 +164,7 @@ impl NetworkPolicyNamespaceLister {
         self.lister.list(selector)
     }
     /// The `NetworkPolicy` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -161,6 +174,7 @@ impl NetworkPolicyNamespaceLister {
         self.lister.get(name)
     }
     /// The `NetworkPolicy` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<

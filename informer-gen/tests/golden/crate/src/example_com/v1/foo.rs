@@ -9,23 +9,27 @@ pub struct FooInformer {
 }
 impl FooInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Foo`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Foo> {
         self.factory.informer::<::golden_crds::Foo>()
     }
     /// A lister over the cache of the factory's `Foo` informer.
+    #[inline]
     pub fn lister(&self) -> FooLister {
         FooLister::new(self.informer().lister())
     }
 }
 /// A new informer of `Foo` in `namespace` (`None`: all namespaces). The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_foo_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -41,6 +45,7 @@ pub fn new_foo_informer(
     )
 }
 /// Like [`new_foo_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_foo_informer(
     client: ::informer_runtime::__codegen::Client,
     namespace: ::informer_runtime::__codegen::Option<&str>,
@@ -74,12 +79,14 @@ pub struct FooLister {
 }
 impl FooLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::golden_crds::Foo>,
     ) -> Self {
         Self { lister }
     }
     /// The `Foo` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -89,6 +96,7 @@ impl FooLister {
         self.lister.list(selector)
     }
     /// The `Foo` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::golden_crds::Foo>,
@@ -102,6 +110,7 @@ impl FooLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::golden_crds::Foo> {
@@ -110,6 +119,7 @@ impl FooLister {
 }
 impl FooLister {
     /// The `Foo` objects in `namespace`.
+    #[inline]
     pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
         FooNamespaceLister {
             lister: self.lister.by_namespace(namespace),
@@ -123,10 +133,12 @@ pub struct FooNamespaceLister {
 }
 impl FooNamespaceLister {
     /// The namespace.
+    #[inline]
     pub fn namespace(&self) -> &str {
         self.lister.namespace()
     }
     /// The `Foo` objects in the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -136,6 +148,7 @@ impl FooNamespaceLister {
         self.lister.list(selector)
     }
     /// The `Foo` named `name` in the namespace, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -145,6 +158,7 @@ impl FooNamespaceLister {
         self.lister.get(name)
     }
     /// The `Foo` objects of the namespace indexed under `value` by `index`; fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::golden_crds::Foo>,

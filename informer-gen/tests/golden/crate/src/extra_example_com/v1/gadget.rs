@@ -11,12 +11,14 @@ pub struct GadgetInformer {
 #[cfg(feature = "extra")]
 impl GadgetInformer {
     /// Access through `factory` (cheap: the factory is shared).
+    #[inline]
     pub fn new(factory: &::informer_runtime::__codegen::SharedInformerFactory) -> Self {
         Self {
             factory: ::core::clone::Clone::clone(factory),
         }
     }
     /// The factory's informer of `Gadget`: one per factory, created on first use and started by the factory's `start`.
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
@@ -25,12 +27,14 @@ impl GadgetInformer {
         self.factory.informer::<::golden_crds::extra::Gadget>()
     }
     /// A lister over the cache of the factory's `Gadget` informer.
+    #[inline]
     pub fn lister(&self) -> GadgetLister {
         GadgetLister::new(self.informer().lister())
     }
 }
 #[cfg(feature = "extra")]
 /// A new informer of the cluster-scoped `Gadget`. The informer is not shared with any factory: prefer the factory's accessor to share one informer and its cache.
+#[inline]
 pub fn new_gadget_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -45,6 +49,7 @@ pub fn new_gadget_informer(
 }
 #[cfg(feature = "extra")]
 /// Like [`new_gadget_informer`], with `tweak` changing every list and watch request (such as adding a label selector).
+#[inline]
 pub fn new_filtered_gadget_informer(
     client: ::informer_runtime::__codegen::Client,
     resync_period: ::informer_runtime::__codegen::Duration,
@@ -79,12 +84,14 @@ pub struct GadgetLister {
 #[cfg(feature = "extra")]
 impl GadgetLister {
     /// A typed lister over `lister`.
+    #[inline]
     pub fn new(
         lister: ::informer_runtime::__codegen::Lister<::golden_crds::extra::Gadget>,
     ) -> Self {
         Self { lister }
     }
     /// The `Gadget` objects in the cache matching `selector`, in all namespaces.
+    #[inline]
     pub fn list(
         &self,
         selector: &::informer_runtime::__codegen::Selector,
@@ -94,6 +101,7 @@ impl GadgetLister {
         self.lister.list(selector)
     }
     /// The `Gadget` objects indexed under `value` by `index` (see `SharedIndexInformer::add_index`); fails if `index` is not registered on the informer.
+    #[inline]
     pub fn by_index(
         &self,
         index: &::informer_runtime::__codegen::Index<::golden_crds::extra::Gadget>,
@@ -107,6 +115,7 @@ impl GadgetLister {
         self.lister.by_index(index, value)
     }
     /// The runtime lister this wraps, for generic code.
+    #[inline]
     pub fn as_lister(
         &self,
     ) -> &::informer_runtime::__codegen::Lister<::golden_crds::extra::Gadget> {
@@ -116,6 +125,7 @@ impl GadgetLister {
 #[cfg(feature = "extra")]
 impl GadgetLister {
     /// The `Gadget` named `name`, if cached.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
