@@ -827,7 +827,7 @@ impl SharedInformerFactory {
     }
 
     /// [`informer::<K>()`](Self::informer) as a [`GenericInformer`] for `gvr` (what generated
-    /// `for_resource` switches return).
+    /// `for_resource` functions return).
     pub fn generic_informer<K: TypedResource>(&self, gvr: GroupVersionResource) -> GenericInformer {
         let informer = self.informer::<K>();
         GenericInformer {

@@ -1353,6 +1353,15 @@ async fn relist_after_watch_error_replaces_the_store() {
     assert_eq!(r.last_sync_resource_version(), "5");
 }
 
+/// The lister of a test that only streams: every list fails.
+fn no_list(_: usize, _: &ListOptions) -> Result<ObjectList<Pod>, source::Error> {
+    Err(source::Error::status(
+        500,
+        "InternalError",
+        "no list in this test",
+    ))
+}
+
 fn streaming() -> Config {
     Config {
         initial_list_strategy: InitialListStrategy::StreamingList,
@@ -1383,24 +1392,15 @@ async fn streamed_initial_events_reach_the_store_as_they_arrive() {
     let store = writer.store();
     let (events, stream) = mpsc::unbounded::<WatchEvent<Pod>>();
     let stream = Mutex::new(Some(stream));
-    let lw = ScriptedLw::new(
-        |_, _| {
-            Err(source::Error::status(
-                500,
-                "InternalError",
-                "no list in this test",
-            ))
-        },
-        move |_, _| {
-            Ok(stream
-                .lock()
-                .expect("lock")
-                .take()
-                .expect("one watch")
-                .map(Ok)
-                .boxed())
-        },
-    );
+    let lw = ScriptedLw::new(no_list, move |_, _| {
+        Ok(stream
+            .lock()
+            .expect("lock")
+            .take()
+            .expect("one watch")
+            .map(Ok)
+            .boxed())
+    });
     let r = Arc::new(reflector(lw, Arc::new(writer), streaming()));
     let round = tokio::spawn({
         let r = Arc::clone(&r);
@@ -1441,28 +1441,19 @@ async fn a_broken_stream_retried_leaves_only_what_the_completed_snapshot_has() {
     let store = writer.store();
     let (events, retried) = mpsc::unbounded::<WatchEvent<Pod>>();
     let retried = Mutex::new(Some(retried));
-    let lw = ScriptedLw::new(
-        |_, _| {
-            Err(source::Error::status(
-                500,
-                "InternalError",
-                "no list in this test",
-            ))
-        },
-        move |n, _| match n {
-            0 => Ok(closing_stream(vec![
-                WatchEvent::Added(pod("a", "5")),
-                WatchEvent::Added(pod("b", "5")),
-            ])),
-            _ => Ok(retried
-                .lock()
-                .expect("lock")
-                .take()
-                .expect("one retry")
-                .map(Ok)
-                .boxed()),
-        },
-    );
+    let lw = ScriptedLw::new(no_list, move |n, _| match n {
+        0 => Ok(closing_stream(vec![
+            WatchEvent::Added(pod("a", "5")),
+            WatchEvent::Added(pod("b", "5")),
+        ])),
+        _ => Ok(retried
+            .lock()
+            .expect("lock")
+            .take()
+            .expect("one retry")
+            .map(Ok)
+            .boxed()),
+    });
     let r = Arc::new(reflector(Arc::clone(&lw), Arc::new(writer), streaming()));
     let round = tokio::spawn({
         let r = Arc::clone(&r);
@@ -1496,16 +1487,7 @@ async fn streaming_list_takes_the_version_of_the_end_bookmark() {
         (vec![WatchEvent::Added(pod("p1", "1")), bookmark("2", true)], "2"),
     ];
     for (events, want) in cases {
-        let lw = ScriptedLw::new(
-            |_, _| {
-                Err(source::Error::status(
-                    500,
-                    "InternalError",
-                    "no list in this test",
-                ))
-            },
-            move |_, _| Ok(open_stream(events.clone())),
-        );
+        let lw = ScriptedLw::new(no_list, move |_, _| Ok(open_stream(events.clone())));
         let r = reflector(lw, fifo(), streaming());
         let _ = tokio::time::timeout(
             Duration::from_millis(10),
