@@ -90,11 +90,8 @@ impl ObjectKey {
     /// The key of an object, read from its metadata (a missing name or namespace counts as
     /// empty).
     pub fn of<K: Resource>(obj: &K) -> Self {
-        let meta = obj.meta();
-        Self::new(
-            meta.namespace.as_deref().unwrap_or(""),
-            meta.name.as_deref().unwrap_or(""),
-        )
+        let parts = KeyParts::of(obj);
+        Self::new(parts.namespace, parts.name)
     }
 
     /// The namespace; `None` for a cluster-scoped object.
@@ -249,12 +246,24 @@ impl<K: Resource> ObjectKeyExt for K {}
 
 /// A key given by its parts, to look up a store without building an [`ObjectKey`]: it hashes
 /// and compares as the key with these parts does.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct KeyParts<'a> {
     /// The namespace, empty for a cluster-scoped object.
     pub(crate) namespace: &'a str,
     /// The name.
     pub(crate) name: &'a str,
+}
+
+impl<'a> KeyParts<'a> {
+    /// The parts of `obj`'s key, borrowed from its metadata (a missing name or namespace
+    /// counts as empty).
+    pub(crate) fn of<K: Resource>(obj: &'a K) -> Self {
+        let meta = obj.meta();
+        Self {
+            namespace: meta.namespace.as_deref().unwrap_or(""),
+            name: meta.name.as_deref().unwrap_or(""),
+        }
+    }
 }
 
 impl Hash for KeyParts<'_> {

@@ -9,7 +9,7 @@ use std::{marker::PhantomData, sync::Arc};
 
 use kube::Resource;
 
-use crate::source::BoxError;
+use crate::{key::KeyParts, source::BoxError};
 
 /// Where a reflector puts what it lists and watches (client-go's `Store` as the reflector
 /// sees it). Implemented by [`DeltaFifo`](super::delta_fifo::DeltaFifo) (informers),
@@ -95,8 +95,9 @@ impl<K: Resource + Send + Sync, S: ReflectorStore<K> + ?Sized> Relist<K> for Buf
     }
 
     fn delete(&mut self, object: Arc<K>) {
+        let gone = KeyParts::of(object.as_ref());
         self.objects
-            .retain(|listed| !same_key(listed.as_ref(), object.as_ref()));
+            .retain(|listed| KeyParts::of(listed.as_ref()) != gone);
     }
 
     fn start_over(&mut self) {
@@ -108,9 +109,58 @@ impl<K: Resource + Send + Sync, S: ReflectorStore<K> + ?Sized> Relist<K> for Buf
     }
 }
 
-/// Whether two objects have the same namespace and name.
-fn same_key<K: Resource>(a: &K, b: &K) -> bool {
-    let (a, b) = (a.meta(), b.meta());
-    a.namespace.as_deref().unwrap_or("") == b.namespace.as_deref().unwrap_or("")
-        && a.name.as_deref().unwrap_or("") == b.name.as_deref().unwrap_or("")
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    /// A store that takes relists whole, recording what `replace` receives.
+    #[derive(Default)]
+    struct Whole(Mutex<Vec<(Vec<String>, String)>>);
+
+    impl ReflectorStore<ConfigMap> for Whole {
+        fn add(&self, _: Arc<ConfigMap>) {}
+        fn update(&self, _: Arc<ConfigMap>) {}
+        fn delete(&self, _: Arc<ConfigMap>) {}
+        fn replace(&self, objects: Vec<Arc<ConfigMap>>, resource_version: &str) {
+            let names = objects
+                .iter()
+                .map(|o| o.metadata.name.clone().unwrap_or_default())
+                .collect();
+            let mut replaced = self.0.lock().expect("not poisoned");
+            replaced.push((names, resource_version.to_owned()));
+        }
+        fn resync(&self) -> Result<(), BoxError> {
+            Ok(())
+        }
+    }
+
+    fn cm(name: &str) -> Arc<ConfigMap> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.into());
+        Arc::new(cm)
+    }
+
+    /// The default relist buffers its pages and hands the store the list as it stands at the
+    /// finish: pages since the last start-over, without what was deleted among them.
+    #[test]
+    fn a_buffered_relist_replaces_the_store_once_with_what_was_listed() {
+        let store = Whole::default();
+        let mut relist = store.begin_relist();
+        relist.page(vec![cm("abandoned")]);
+        relist.start_over();
+        relist.page(vec![cm("a"), cm("b")]);
+        relist.page(vec![cm("c")]);
+        relist.delete(cm("b"));
+        assert!(
+            store.0.lock().expect("not poisoned").is_empty(),
+            "nothing before the finish"
+        );
+        relist.finish("7");
+        let replaced = store.0.lock().expect("not poisoned").clone();
+        assert_eq!(replaced, [(vec!["a".to_owned(), "c".to_owned()], "7".to_owned())]);
+    }
 }

@@ -37,9 +37,7 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
     }
 
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: &str) {
-        let mut relist = FifoRelist::new(self);
-        relist.page(objects);
-        relist.finish(resource_version);
+        self.replace_prepared(objects, resource_version);
     }
 
     fn resync(&self) -> Result<(), BoxError> {
@@ -61,8 +59,13 @@ impl<K: Resource> DeltaFifo<K> {
     /// the end of the list.
     pub fn replace(&self, list: Vec<K>, resource_version: &str) {
         let prepared = list.into_iter().map(|obj| self.prepare(obj)).collect();
+        self.replace_prepared(prepared, resource_version);
+    }
+
+    /// [`replace`](Self::replace) with [prepared](Self::prepare) objects: a relist of one page.
+    fn replace_prepared(&self, list: Vec<Arc<K>>, resource_version: &str) {
         let mut relist = FifoRelist::new(self);
-        relist.page(prepared);
+        relist.page(list);
         relist.finish(resource_version);
     }
 }

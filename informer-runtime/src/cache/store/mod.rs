@@ -189,7 +189,7 @@ impl<K: Resource> Store<K> {
 
     /// The object stored under `obj`'s key (`&Arc<K>` works too).
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
-        self.get_by_parts(parts_of(obj))
+        self.get_by_parts(KeyParts::of(obj))
     }
 
     /// The object stored under the key with these parts, without building the key.
@@ -359,7 +359,7 @@ impl<K: Resource> Writer<K> {
 
     /// Removes the object stored under `obj`'s key (`&Arc<K>` works too).
     pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        self.remove(&parts_of(obj))
+        self.remove(&KeyParts::of(obj))
     }
 
     /// Removes the object stored under `key`; absent keys are a no-op.
@@ -475,15 +475,6 @@ impl<K: Resource> Writer<K> {
 fn not_found(name: &str) -> Error {
     Error::IndexNotFound {
         name: name.to_owned(),
-    }
-}
-
-/// The parts of `obj`'s key, borrowed from its metadata.
-fn parts_of<K: Resource>(obj: &K) -> KeyParts<'_> {
-    let meta = obj.meta();
-    KeyParts {
-        namespace: meta.namespace.as_deref().unwrap_or(""),
-        name: meta.name.as_deref().unwrap_or(""),
     }
 }
 
