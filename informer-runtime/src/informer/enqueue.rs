@@ -24,17 +24,24 @@ use crate::{
     cache::MaybeTombstone,
     informer::handler::ResourceEventHandler,
     key::ObjectKey,
-    workqueue::{DelayingQueue, RateLimitingQueue, WorkQueue},
+    workqueue::{DelayingQueue, Priority, PriorityQueue, RateLimitingQueue, WorkQueue},
 };
 
 /// Anything items can be added to: [`WorkQueue`], [`DelayingQueue`], [`RateLimitingQueue`],
-/// and an `Arc` of any of them (how queues are shared between handlers and workers).
+/// [`PriorityQueue`], and an `Arc` of any of them (how queues are shared between handlers and
+/// workers).
 pub trait Queue: Send + Sync + 'static {
     /// What the queue holds.
     type Item;
 
     /// Adds `item` (queues deduplicate it if it is already waiting).
     fn add(&self, item: Self::Item);
+
+    /// Adds `item` at `priority`; queues without priorities (the FIFO ones) ignore it.
+    fn add_with_priority(&self, item: Self::Item, priority: Priority) {
+        let _ = priority;
+        self.add(item);
+    }
 }
 
 impl<T: Eq + Hash + Clone + Send + 'static> Queue for WorkQueue<T> {
@@ -61,11 +68,27 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue for RateLimitingQueue<T> {
     }
 }
 
+impl<T: Eq + Hash + Clone + Send + 'static> Queue for PriorityQueue<T> {
+    type Item = T;
+
+    fn add(&self, item: T) {
+        PriorityQueue::add(self, item);
+    }
+
+    fn add_with_priority(&self, item: T, priority: Priority) {
+        PriorityQueue::add_with_priority(self, item, priority);
+    }
+}
+
 impl<Q: Queue + ?Sized> Queue for Arc<Q> {
     type Item = Q::Item;
 
     fn add(&self, item: Q::Item) {
         Q::add(self, item);
+    }
+
+    fn add_with_priority(&self, item: Q::Item, priority: Priority) {
+        Q::add_with_priority(self, item, priority);
     }
 }
 
@@ -91,12 +114,19 @@ enum Mapper<K, T> {
 ///
 /// Register it with [`SharedIndexInformer::add_event_handler`]. Works with any [`Queue`].
 ///
+/// **Priorities** (for a [`PriorityQueue`]; FIFO queues ignore them): the objects of the
+/// initial list (`is_in_initial_list`) and resyncs are added at [`Priority::LOW`], live
+/// changes at [`Priority::NORMAL`] or the one set with [`priority`](Self::priority), so a
+/// worker busy with a large initial list takes a live change next.
+///
 /// [`DeletedFinalStateUnknown`]: crate::cache::DeletedFinalStateUnknown
 /// [`SharedIndexInformer::add_event_handler`]: crate::informer::SharedIndexInformer::add_event_handler
 pub struct Enqueue<K, Q: Queue> {
     queue: Q,
     mapper: Mapper<K, Q::Item>,
     on_resync: bool,
+    /// The priority of live changes.
+    priority: Priority,
 }
 
 impl<K, Q: Queue> fmt::Debug for Enqueue<K, Q> {
@@ -108,6 +138,7 @@ impl<K, Q: Queue> fmt::Debug for Enqueue<K, Q> {
         f.debug_struct("Enqueue")
             .field("mapper", &mapper)
             .field("on_resync", &self.on_resync)
+            .field("priority", &self.priority)
             .finish_non_exhaustive()
     }
 }
@@ -119,6 +150,7 @@ impl<K, Q: Queue<Item = ObjectKey>> Enqueue<K, Q> {
             queue,
             mapper: Mapper::Key(|key| key),
             on_resync: false,
+            priority: Priority::NORMAL,
         }
     }
 }
@@ -157,6 +189,7 @@ impl<K, Q: Queue> Enqueue<K, Q> {
             queue,
             mapper: Mapper::Custom(Box::new(move |obj| mapper(obj).into_iter().collect())),
             on_resync: false,
+            priority: Priority::NORMAL,
         }
     }
 
@@ -166,13 +199,22 @@ impl<K, Q: Queue> Enqueue<K, Q> {
         self.on_resync = on_resync;
         self
     }
+
+    /// The priority live changes are added at ([`Priority::NORMAL`] by default); the initial
+    /// list and resyncs stay at [`Priority::LOW`]. Only a [`PriorityQueue`] uses it.
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
 }
 
 impl<K: Resource, Q: Queue> Enqueue<K, Q> {
-    fn enqueue(&self, obj: &K) {
+    fn enqueue(&self, obj: &K, priority: Priority) {
         match &self.mapper {
-            Mapper::Key(into) => self.queue.add(into(ObjectKey::of(obj))),
-            Mapper::Custom(map) => map(obj).into_iter().for_each(|item| self.queue.add(item)),
+            Mapper::Key(into) => self.queue.add_with_priority(into(ObjectKey::of(obj)), priority),
+            Mapper::Custom(map) => map(obj)
+                .into_iter()
+                .for_each(|item| self.queue.add_with_priority(item, priority)),
         }
     }
 }
@@ -182,25 +224,32 @@ where
     K: Resource + Send + Sync + 'static,
     Q: Queue,
 {
-    fn on_add(&self, object: Arc<K>, _is_in_initial_list: bool) {
-        self.enqueue(&object);
+    fn on_add(&self, object: Arc<K>, is_in_initial_list: bool) {
+        let priority = if is_in_initial_list {
+            Priority::LOW
+        } else {
+            self.priority
+        };
+        self.enqueue(&object, priority);
     }
 
     fn on_update(&self, old: Arc<K>, new: Arc<K>) {
-        if !self.on_resync && old.meta().resource_version == new.meta().resource_version {
+        let resync = old.meta().resource_version == new.meta().resource_version;
+        if resync && !self.on_resync {
             return;
         }
-        self.enqueue(&new);
+        let priority = if resync { Priority::LOW } else { self.priority };
+        self.enqueue(&new, priority);
         if let Mapper::Custom(_) = self.mapper {
-            self.enqueue(&old);
+            self.enqueue(&old, priority);
         }
     }
 
     fn on_delete(&self, object: MaybeTombstone<K>) {
         match &self.mapper {
-            Mapper::Key(into) => self.queue.add(into(object.key())),
+            Mapper::Key(into) => self.queue.add_with_priority(into(object.key()), self.priority),
             Mapper::Custom(_) => match object.object() {
-                Some(last) => self.enqueue(last),
+                Some(last) => self.enqueue(last, self.priority),
                 None => tracing::warn!(
                     key = %object.key(),
                     "failed to enqueue a deleted object: its tombstone has no last known state to map"

@@ -5,6 +5,9 @@
 //!   and an item added while processed is processed once more afterwards.
 //! - [`DelayingQueue`]: adds items after a delay (the earliest deadline wins).
 //! - [`RateLimitingQueue`]: adds items after a delay chosen by a [`RateLimiter`].
+//! - [`PriorityQueue`]: all of these in one, handing out the most urgent item first (each
+//!   add carries a [`Priority`]), with a fair share for the least urgent; what controllers
+//!   use by default.
 //!
 //! ```
 //! use informer_runtime::workqueue::{RateLimitingQueue, default_controller_rate_limiter};
@@ -28,12 +31,16 @@
 
 mod delaying_queue;
 mod metrics;
+mod priority;
+mod priority_queue;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 
 pub use delaying_queue::DelayingQueue;
 pub use metrics::QueueMetrics;
+pub use priority::Priority;
+pub use priority_queue::{DEFAULT_FAIR_SHARE, PriorityQueue};
 pub use queue::WorkQueue;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter,

@@ -130,6 +130,37 @@ async fn works_with_rate_limiting_and_owned_queues() {
     assert_eq!(handler.queue.len(), 1);
 }
 
+#[tokio::test]
+async fn initial_list_and_resyncs_are_low_priority_and_live_changes_normal_or_as_set() {
+    let queue = Arc::new(PriorityQueue::new(default_controller_rate_limiter()).fair_share(0));
+    let handler = Enqueue::by_key(Arc::clone(&queue)).on_resync(true);
+    handler.on_add(pod("listed", "1"), true);
+    handler.on_update(pod("resynced", "1"), pod("resynced", "1"));
+    handler.on_add(pod("created", "2"), false);
+    handler.on_update(pod("changed", "1"), pod("changed", "3"));
+    handler.on_delete(MaybeTombstone::Object(pod("deleted", "4")));
+    let urgent = Enqueue::by_key(Arc::clone(&queue)).priority(Priority::HIGH);
+    urgent.on_add(pod("urgent", "5"), false);
+    urgent.on_add(pod("urgent-listed", "5"), true);
+    let mut order = Vec::new();
+    while !queue.is_empty() {
+        let (key, priority) = queue.get_with_priority().await.expect("an item");
+        queue.done(&key);
+        order.push((key.to_string(), priority));
+    }
+    let expected = [
+        ("ns/urgent", Priority::HIGH),
+        ("ns/created", Priority::NORMAL),
+        ("ns/changed", Priority::NORMAL),
+        ("ns/deleted", Priority::NORMAL),
+        ("ns/listed", Priority::LOW),
+        ("ns/resynced", Priority::LOW),
+        ("ns/urgent-listed", Priority::LOW),
+    ];
+    let expected: Vec<_> = expected.iter().map(|(key, p)| ((*key).to_owned(), *p)).collect();
+    assert_eq!(order, expected);
+}
+
 /// Waits in real time (handlers run on threads) while letting the runtime make progress.
 async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
