@@ -166,6 +166,7 @@ pub mod lister;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
+pub mod predicate;
 pub mod prelude;
 pub mod reflector;
 pub mod selector;
