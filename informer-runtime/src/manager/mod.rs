@@ -95,7 +95,7 @@ pub use fencing::{RefusalReason, WriteRefused};
 pub use probes::Check;
 pub use runnable::{FnRunnable, RunContext, Runnable, RunnableError, runnable_fn};
 
-use probes::{Checks, Probes};
+use probes::{Checks, MetricsRenderer, Probes};
 use state::RunStates;
 
 use crate::{
@@ -427,8 +427,7 @@ impl Manager {
     }
 
     #[cfg(feature = "metrics")]
-    #[allow(clippy::type_complexity)]
-    fn metrics_renderer(&mut self) -> Option<Box<dyn Fn() -> Result<String, fmt::Error> + Send + Sync>> {
+    fn metrics_renderer(&mut self) -> Option<MetricsRenderer> {
         crate::metrics::register_factory(&mut self.registry, &self.factory);
         let registry = Arc::new(std::mem::take(&mut self.registry));
         Some(Box::new(move || {
@@ -439,8 +438,8 @@ impl Manager {
     }
 
     #[cfg(not(feature = "metrics"))]
-    #[allow(clippy::type_complexity, clippy::unused_self)]
-    fn metrics_renderer(&mut self) -> Option<Box<dyn Fn() -> Result<String, fmt::Error> + Send + Sync>> {
+    #[allow(clippy::unused_self)]
+    fn metrics_renderer(&mut self) -> Option<MetricsRenderer> {
         None
     }
 }
