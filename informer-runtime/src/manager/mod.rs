@@ -39,7 +39,7 @@
 //! Every replica starts the factory's informers at once and keeps them synced, whether it
 //! leads or not. Once the caches synced, it campaigns for the lease. Each time it wins, the
 //! runnables that [need leader election](Runnable::needs_leader_election) (controllers do)
-//! start, with that term's [`Leadership`]; a controller's first pass replays its warm cache,
+//! start, with that term's [`Leadership`](crate::leader_election::Leadership); a controller's first pass replays its warm cache,
 //! with no list request. When the term ends (lost, or the renew deadline passed), they stop at
 //! once:
 //!
