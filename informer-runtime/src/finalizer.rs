@@ -15,6 +15,34 @@
 //! | being deleted, with the finalizer | runs `reconcile(FinalizerEvent::Cleanup(object))`, then removes the finalizer | [`FinalizerOutcome::Reconciled`] |
 //! | being deleted, without the finalizer | runs nothing | [`FinalizerOutcome::Deleting`] |
 //!
+//! # Leaving the scope
+//!
+//! A controller that reconciles only some objects (a label selector on its watch, or
+//! [predicates](crate::predicate)) must still clean up after an object that leaves that scope
+//! while carrying its finalizer: nothing else removes the finalizer, so a later delete of the
+//! object would wait forever. [`finalizer_in_scope`] takes the scope as a test of the object
+//! and adds these cases:
+//!
+//! | the object, out of scope | what [`finalizer_in_scope`] does | returns |
+//! |---|---|---|
+//! | with the finalizer (deleted or not) | runs `reconcile(FinalizerEvent::Cleanup(object))`, then removes the finalizer | [`FinalizerOutcome::Reconciled`] |
+//! | without the finalizer, not being deleted | runs nothing, adds nothing | [`FinalizerOutcome::OutOfScope`] |
+//! | without the finalizer, being deleted | runs nothing | [`FinalizerOutcome::Deleting`] |
+//!
+//! The cleanup is the same as for a deletion (tear down what the controller made for the
+//! object); a cleanup that must tell the two apart reads `metadata.deletionTimestamp`. If the
+//! object comes back into scope later, the next reconcile adds the finalizer again.
+//!
+//! For the controller to reconcile such objects at all, declare the finalizer on it
+//! ([`Controller::finalizer`](crate::controller::Controller::finalizer)): events its
+//! predicates reject still reconcile an object that is out of scope and carries the
+//! finalizer, and an object that a label-selector-restricted informer reports deleted
+//! (although it exists) is reconciled from its last known state. The scope test given here
+//! must agree with the controller's: the predicate's [`in_scope`](crate::predicate::Predicate::in_scope),
+//! or the watch's selector matched against the labels.
+//!
+//! Removing the finalizer from an object that no longer exists (404) counts as removed.
+//!
 //! Adding the finalizer changes the object, so its informer delivers the change and the next
 //! reconcile runs `Apply`: on [`FinalizerOutcome::FinalizerAdded`] and [`FinalizerOutcome::Deleting`] a
 //! controller waits for the next change rather than requeueing. [`FinalizerOutcome::unwrap_or_else`]
@@ -101,7 +129,7 @@ pub enum FinalizerEvent<K> {
     Cleanup(Arc<K>),
 }
 
-/// What [`finalizer`] did, beyond running the reconcile.
+/// What [`finalizer`] and [`finalizer_in_scope`] did, beyond running the reconcile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "an outcome tells whether the reconcile ran"]
 pub enum FinalizerOutcome<T> {
@@ -114,6 +142,9 @@ pub enum FinalizerOutcome<T> {
     /// The object is being deleted and no longer carries this finalizer (it was removed
     /// earlier, or never added); nothing ran.
     Deleting,
+    /// The object is out of the controller's scope ([`finalizer_in_scope`]) and does not
+    /// carry the finalizer (any more); nothing ran.
+    OutOfScope,
 }
 
 impl<T> FinalizerOutcome<T> {
@@ -121,7 +152,7 @@ impl<T> FinalizerOutcome<T> {
     pub fn reconciled(self) -> Option<T> {
         match self {
             Self::Reconciled(value) => Some(value),
-            Self::FinalizerAdded | Self::Deleting => None,
+            Self::FinalizerAdded | Self::Deleting | Self::OutOfScope => None,
         }
     }
 
@@ -160,7 +191,7 @@ where
 /// Runs `reconcile` for `object` behind the finalizer `finalizer_name`: adds the finalizer
 /// first, runs [`FinalizerEvent::Apply`] while the object lives and [`FinalizerEvent::Cleanup`] when it is being
 /// deleted, then removes the finalizer. See the [module documentation](self) for the table of
-/// cases.
+/// cases. The same as [`finalizer_in_scope`] with every object in scope.
 ///
 /// `api` must address the object (a namespaced `Api` in the object's namespace, or a
 /// cluster-wide `Api` for a cluster-scoped type). The finalizer name should be qualified by a
@@ -183,12 +214,70 @@ where
     F: FnOnce(FinalizerEvent<K>) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
+    finalizer_in_scope(api, finalizer_name, object, |_| true, reconcile).await
+}
+
+/// [`finalizer`] for a controller that reconciles only some objects: `in_scope` says whether
+/// `object` is one of them. An object out of scope that carries the finalizer is cleaned up
+/// ([`FinalizerEvent::Cleanup`]) and its finalizer removed, as if it were being deleted; one
+/// without it is left alone ([`FinalizerOutcome::OutOfScope`]). See
+/// [Leaving the scope](self#leaving-the-scope).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::{convert::Infallible, sync::Arc};
+///
+/// use informer_runtime::{finalizer::{self, FinalizerEvent, FinalizerOutcome}, predicate::Predicate};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::Api;
+/// # let server = informer_testserver::TestServer::start().await?;
+/// # let client = server.client()?;
+/// # let mut cm = ConfigMap::default();
+/// # cm.metadata.name = Some("settings".into());
+/// # cm.metadata.namespace = Some("default".into());
+/// # cm.metadata.finalizers = Some(vec!["example.com/copies".into()]);
+/// # server.create_typed(&cm)?;
+///
+/// let replicated = Predicate::<ConfigMap>::matching_labels("replicate=true")?;
+/// let api: Api<ConfigMap> = Api::namespaced(client, "default");
+/// let cm = Arc::new(api.get("settings").await?); // no `replicate` label, but the finalizer
+/// let outcome = finalizer::finalizer_in_scope(&api, "example.com/copies", cm, |cm| replicated.in_scope(cm), |event| async move {
+///     match event {
+///         FinalizerEvent::Apply(_) => Ok::<_, Infallible>("copied"),
+///         FinalizerEvent::Cleanup(_) => Ok("copies deleted"),
+///     }
+/// })
+/// .await?;
+/// assert_eq!(outcome, FinalizerOutcome::Reconciled("copies deleted"));
+/// assert!(api.get("settings").await?.metadata.finalizers.unwrap_or_default().is_empty());
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+///
+/// As [`finalizer`].
+pub async fn finalizer_in_scope<K, T, E, F, Fut>(
+    api: &Api<K>,
+    finalizer_name: &str,
+    object: Arc<K>,
+    in_scope: impl FnOnce(&K) -> bool,
+    reconcile: F,
+) -> Result<FinalizerOutcome<T>, Error<E>>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    E: std::error::Error + 'static,
+    F: FnOnce(FinalizerEvent<K>) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
     let Some(name) = object.meta().name.clone() else {
         return Err(Error::UnnamedObject);
     };
     let position = object.finalizers().iter().position(|f| f == finalizer_name);
     let deleting = object.meta().deletion_timestamp.is_some();
-    match (position, deleting) {
+    let leaving = !deleting && !in_scope(&object);
+    match (position, deleting || leaving) {
         (Some(_), false) => reconcile(FinalizerEvent::Apply(object))
             .await
             .map(FinalizerOutcome::Reconciled)
@@ -198,10 +287,17 @@ where
                 .await
                 .map_err(Error::CleanupFailed)?;
             let patch = removal(finalizer_name, index);
-            api.patch::<()>(&name, &PatchParams::default(), &Patch::Json(patch))
+            match api
+                .patch::<()>(&name, &PatchParams::default(), &Patch::Json(patch))
                 .await
-                .map_err(Error::RemoveFinalizer)?;
-            Ok(FinalizerOutcome::Reconciled(value))
+            {
+                Ok(_) => Ok(FinalizerOutcome::Reconciled(value)),
+                // Gone, and its finalizer with it.
+                Err(kube::Error::Api(status)) if status.code == 404 => {
+                    Ok(FinalizerOutcome::Reconciled(value))
+                }
+                Err(error) => Err(Error::RemoveFinalizer(error)),
+            }
         }
         (None, false) => {
             let patch = addition(object.meta().finalizers.as_deref(), finalizer_name);
@@ -210,6 +306,7 @@ where
                 .map_err(Error::AddFinalizer)?;
             Ok(FinalizerOutcome::FinalizerAdded)
         }
+        (None, true) if leaving => Ok(FinalizerOutcome::OutOfScope),
         (None, true) => Ok(FinalizerOutcome::Deleting),
     }
 }

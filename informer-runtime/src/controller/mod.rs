@@ -103,6 +103,9 @@
 //! also on resyncs, so a factory resync period reconciles every object periodically.
 
 mod action;
+mod filter;
+mod out_of_scope;
+mod queue;
 mod relation;
 pub(crate) mod runner;
 mod scope;
@@ -123,6 +126,7 @@ pub use action::Action;
 pub use scope::ReconcileScope;
 pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
 
+use out_of_scope::OutOfScope;
 use relation::Wiring;
 use runner::{Runner, Settings, Trigger};
 
@@ -130,7 +134,8 @@ use crate::{
     factory::{SharedInformerFactory, TypedResource},
     informer::{self, SharedIndexInformer},
     key::ObjectKey,
-    workqueue::{QueueMetrics, RateLimiter, default_controller_rate_limiter},
+    predicate::Predicate,
+    workqueue::{Priority, QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
 /// The result of running a controller.
@@ -185,6 +190,9 @@ pub struct Controller<K: TypedResource> {
     shutdown_timeout: Duration,
     rate_limiter: Arc<dyn RateLimiter<ObjectKey>>,
     queue_metrics: Option<Arc<dyn QueueMetrics>>,
+    priority_queue: bool,
+    predicate: Option<Predicate<K>>,
+    finalizer: Option<String>,
     shutdown: CancellationToken,
     stats: ControllerStats,
 }
@@ -196,6 +204,9 @@ impl<K: TypedResource> fmt::Debug for Controller<K> {
             .field("relations", &self.wiring.len())
             .field("concurrency", &self.concurrency)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("priority_queue", &self.priority_queue)
+            .field("predicate", &self.predicate.as_ref().map(Predicate::name))
+            .field("finalizer", &self.finalizer)
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
@@ -216,6 +227,9 @@ impl<K: TypedResource> Controller<K> {
             shutdown_timeout: Duration::from_secs(30),
             rate_limiter: Arc::new(default_controller_rate_limiter()),
             queue_metrics: None,
+            priority_queue: true,
+            predicate: None,
+            finalizer: None,
             shutdown: CancellationToken::new(),
             stats: ControllerStats::default(),
         }
@@ -247,6 +261,37 @@ impl<K: TypedResource> Controller<K> {
         self
     }
 
+    /// Whether the work queue hands out the most urgent key first (`true`, the default:
+    /// a [`PriorityQueue`](crate::workqueue::PriorityQueue), on which the initial list and
+    /// resyncs wait behind live changes) or in plain FIFO order (`false`: a
+    /// [`RateLimitingQueue`](crate::workqueue::RateLimitingQueue), which ignores priorities).
+    /// See [Priorities](self#priorities).
+    pub fn priority_queue(mut self, priority_queue: bool) -> Self {
+        self.priority_queue = priority_queue;
+        self
+    }
+
+    /// Reconciles the controller's own objects only for the events `predicate` passes (see
+    /// [Predicates](self#predicates)); called again, an event must pass every predicate given.
+    pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
+        self.predicate = Some(match self.predicate.take() {
+            Some(earlier) => earlier.and(predicate),
+            None => predicate,
+        });
+        self
+    }
+
+    /// Declares the finalizer the controller's reconcile adds to its objects (with
+    /// [`finalizer::finalizer_in_scope`](crate::finalizer::finalizer_in_scope)), so that an
+    /// object that leaves the controller's scope while carrying it is still reconciled and
+    /// can be cleaned up: one whose events the [predicates](Self::with_predicate) no longer
+    /// pass ([`Predicate::in_scope`] says no), and one a label-selector-restricted informer
+    /// reports deleted although it still exists. See [Leaving the scope](self#leaving-the-scope).
+    pub fn finalizer(mut self, name: impl Into<String>) -> Self {
+        self.finalizer = Some(name.into());
+        self
+    }
+
     /// Stops the controller gracefully when `token` is cancelled (for example by a signal
     /// handler, or when a replica loses leadership).
     pub fn graceful_shutdown_on(mut self, token: CancellationToken) -> Self {
@@ -259,7 +304,16 @@ impl<K: TypedResource> Controller<K> {
     /// `Child`.
     pub fn owns<Child: TypedResource>(mut self) -> Self {
         let informer = self.factory.informer::<Child>();
-        self.wiring.push(relation::owns::<K, Child>(informer));
+        self.wiring.push(relation::owns::<K, Child>(informer, None));
+        self
+    }
+
+    /// [`owns`](Self::owns), for the changes of children that pass `predicate` only (for
+    /// example [`Predicate::generation_changed`] to ignore the children's status writes).
+    pub fn owns_with<Child: TypedResource>(mut self, predicate: Predicate<Child>) -> Self {
+        let informer = self.factory.informer::<Child>();
+        self.wiring
+            .push(relation::owns::<K, Child>(informer, Some(predicate)));
         self
     }
 
@@ -272,19 +326,49 @@ impl<K: TypedResource> Controller<K> {
         I: IntoIterator<Item = ObjectKey>,
     {
         let informer = self.factory.informer::<Other>();
-        self.wiring.push(relation::watches(informer, mapper));
+        self.wiring.push(relation::watches(informer, None, mapper));
+        self
+    }
+
+    /// [`watches`](Self::watches), for the changes of `Other` objects that pass `predicate`
+    /// only (`mapper` is not called for the others).
+    pub fn watches_with<Other, I>(
+        mut self,
+        predicate: Predicate<Other>,
+        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: TypedResource,
+        I: IntoIterator<Item = ObjectKey>,
+    {
+        let informer = self.factory.informer::<Other>();
+        self.wiring
+            .push(relation::watches(informer, Some(predicate), mapper));
         self
     }
 
     /// Reconciles the object named by each item of `trigger` (once the caches synced; items
     /// before that wait). Names of objects the cache does not hold are skipped.
     pub fn reconcile_on(mut self, trigger: impl Stream<Item = ObjectKey> + Send + 'static) -> Self {
-        self.triggers.push(trigger.map(Trigger::One).boxed());
+        let requests = trigger.map(|key| Trigger::One(key, Priority::NORMAL));
+        self.triggers.push(requests.boxed());
+        self
+    }
+
+    /// [`reconcile_on`](Self::reconcile_on) with a [`Priority`] for each request: a
+    /// [`Priority::HIGH`] request is reconciled before the live changes waiting in the queue,
+    /// a [`Priority::LOW`] one after them.
+    pub fn reconcile_on_with_priority(
+        mut self,
+        trigger: impl Stream<Item = (ObjectKey, Priority)> + Send + 'static,
+    ) -> Self {
+        let requests = trigger.map(|(key, priority)| Trigger::One(key, priority));
+        self.triggers.push(requests.boxed());
         self
     }
 
     /// Reconciles every cached object at each item of `trigger` (a configuration reload, a
-    /// periodic sweep).
+    /// periodic sweep), at [`Priority::LOW`] like a resync.
     pub fn reconcile_all_on(mut self, trigger: impl Stream<Item = ()> + Send + 'static) -> Self {
         self.triggers.push(trigger.map(|()| Trigger::All).boxed());
         self
@@ -342,7 +426,9 @@ impl<K: TypedResource> Controller<K> {
         error_policy: P,
         context: Arc<Ctx>,
     ) -> Runner<K, Ctx, R, P> {
-        let mut wiring = vec![relation::main(self.informer.clone())];
+        let out_of_scope = self.finalizer.map(|name| Arc::new(OutOfScope::new(name)));
+        let main = relation::main(self.informer.clone(), self.predicate, out_of_scope.clone());
+        let mut wiring = vec![main];
         wiring.extend(self.wiring);
         Runner {
             settings: Arc::new(Settings {
@@ -355,6 +441,8 @@ impl<K: TypedResource> Controller<K> {
                 shutdown_timeout: self.shutdown_timeout,
                 rate_limiter: self.rate_limiter,
                 queue_metrics: self.queue_metrics,
+                priority_queue: self.priority_queue,
+                out_of_scope,
                 counters: self.stats.counters,
             }),
             reconcile: Arc::new(reconcile),

@@ -1,27 +1,55 @@
 //! The informers a controller reads: its own type, the types it owns and the types it
-//! watches. Each becomes an [`Enqueue`] handler on a shared informer when the controller runs,
-//! and is removed when it stops.
+//! watches. Each becomes an [`Enqueue`] handler, behind the relation's predicate
+//! ([`Filtered`]), on a shared informer when the controller runs, and is removed when it
+//! stops.
 
 use std::{fmt, sync::Arc};
 
 use futures::future::BoxFuture;
 use kube::Resource;
 
+use super::{filter::Filtered, out_of_scope::OutOfScope, queue::KeyQueue, stats::Counters};
 use crate::{
     cache::Index,
     factory::TypedResource,
-    informer::{self, Registration, SharedIndexInformer, enqueue::Enqueue},
+    informer::{self, Registration, SharedIndexInformer, enqueue::Enqueue, handler::ResourceEventHandler},
     key::ObjectKey,
+    predicate::Predicate,
     source::ApiScope,
-    workqueue::RateLimitingQueue,
 };
 
 /// The controller's queue.
-pub(crate) type ControllerQueue = Arc<RateLimitingQueue<ObjectKey>>;
+pub(crate) type ControllerQueue = Arc<KeyQueue>;
+
+/// What a relation registers its handler for: one run's queue, and the controller's name and
+/// counters (for the predicates' reports).
+pub(crate) struct Target<'a> {
+    pub(crate) queue: &'a ControllerQueue,
+    pub(crate) controller: &'a str,
+    pub(crate) counters: &'a Arc<Counters>,
+}
+
+impl Target<'_> {
+    /// `handler` behind `predicate`, reporting to this controller.
+    fn filtered<C, H>(
+        &self,
+        handler: H,
+        predicate: Option<Predicate<C>>,
+        out_of_scope: Option<Arc<OutOfScope<C>>>,
+    ) -> Filtered<C, H> {
+        Filtered {
+            inner: handler,
+            predicate,
+            controller: self.controller.to_owned(),
+            counters: Arc::clone(self.counters),
+            out_of_scope,
+        }
+    }
+}
 
 /// A relation not registered yet: registers its handler on a queue of the controller, once per
 /// run (a controller under a manager runs once per leadership term).
-pub(crate) type Wiring = Arc<dyn Fn(&ControllerQueue) -> informer::Result<Box<dyn Relation>> + Send + Sync>;
+pub(crate) type Wiring = Arc<dyn Fn(&Target<'_>) -> informer::Result<Box<dyn Relation>> + Send + Sync>;
 
 /// A registered handler of the controller, whatever its object type.
 pub(crate) trait Relation: Send + Sync {
@@ -79,7 +107,7 @@ impl fmt::Debug for dyn Relation {
 fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Relation>>
 where
     C: Resource + Clone + Send + Sync + 'static,
-    H: informer::handler::ResourceEventHandler<C>,
+    H: ResourceEventHandler<C>,
 {
     let registration = informer.add_event_handler(handler)?;
     Ok(Box::new(Registered {
@@ -88,33 +116,45 @@ where
     }))
 }
 
-/// The controller's own objects: every change enqueues the object, resyncs included (a
-/// resync period on the factory reconciles every object periodically, as in client-go).
-pub(crate) fn main<K: TypedResource>(informer: SharedIndexInformer<K>) -> Wiring {
-    Arc::new(move |queue| {
+/// The controller's own objects: every change that passes `predicate` enqueues the object,
+/// resyncs included (a resync period on the factory reconciles every object periodically, as
+/// in client-go); with `out_of_scope`, objects that leave the scope carrying the controller's
+/// finalizer too.
+pub(crate) fn main<K: TypedResource>(
+    informer: SharedIndexInformer<K>,
+    predicate: Option<Predicate<K>>,
+    out_of_scope: Option<Arc<OutOfScope<K>>>,
+) -> Wiring {
+    Arc::new(move |target| {
+        let enqueue = Enqueue::by_key(Arc::clone(target.queue)).on_resync(true);
         register(
             informer.clone(),
-            Enqueue::by_key(Arc::clone(queue)).on_resync(true),
+            target.filtered(enqueue, predicate.clone(), out_of_scope.clone()),
         )
     })
 }
 
-/// Objects of `C` enqueue the `K` that controls them; the child informer gets the
-/// [`Index::BY_CONTROLLER_UID`] index, so a reconcile finds an owner's children without a
-/// scan.
-pub(crate) fn owns<K: TypedResource, C: TypedResource>(informer: SharedIndexInformer<C>) -> Wiring {
-    Arc::new(move |queue| {
+/// Objects of `C` that pass `predicate` enqueue the `K` that controls them; the child
+/// informer gets the [`Index::BY_CONTROLLER_UID`] index, so a reconcile finds an owner's
+/// children without a scan.
+pub(crate) fn owns<K: TypedResource, C: TypedResource>(
+    informer: SharedIndexInformer<C>,
+    predicate: Option<Predicate<C>>,
+) -> Wiring {
+    Arc::new(move |target| {
         informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
+        let enqueue = Enqueue::new(Arc::clone(target.queue), controller_of::<K, C>);
         register(
             informer.clone(),
-            Enqueue::new(Arc::clone(queue), controller_of::<K, C>),
+            target.filtered(enqueue, predicate.clone(), None),
         )
     })
 }
 
-/// Objects of `O` enqueue what `mapper` returns for them.
+/// Objects of `O` that pass `predicate` enqueue what `mapper` returns for them.
 pub(crate) fn watches<O, I>(
     informer: SharedIndexInformer<O>,
+    predicate: Option<Predicate<O>>,
     mapper: impl Fn(&O) -> I + Send + Sync + 'static,
 ) -> Wiring
 where
@@ -122,11 +162,12 @@ where
     I: IntoIterator<Item = ObjectKey>,
 {
     let mapper = Arc::new(mapper);
-    Arc::new(move |queue| {
+    Arc::new(move |target| {
         let mapper = Arc::clone(&mapper);
+        let enqueue = Enqueue::new(Arc::clone(target.queue), move |object: &O| mapper(object));
         register(
             informer.clone(),
-            Enqueue::new(Arc::clone(queue), move |object: &O| mapper(object)),
+            target.filtered(enqueue, predicate.clone(), None),
         )
     })
 }

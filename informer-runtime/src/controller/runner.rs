@@ -16,7 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Action, Error, ReconcileScope, Result,
-    relation::{ControllerQueue, Relation, Wiring},
+    out_of_scope::OutOfScope,
+    queue::KeyQueue,
+    relation::{ControllerQueue, Relation, Target, Wiring},
     stats::Counters,
     worker::Worker,
 };
@@ -26,12 +28,14 @@ use crate::{
     informer::SharedIndexInformer,
     key::ObjectKey,
     leader_election::Leadership,
-    workqueue::{QueueMetrics, RateLimiter, RateLimitingQueue},
+    workqueue::{Priority, QueueMetrics, RateLimiter},
 };
 
 /// An external trigger's request.
 pub(crate) enum Trigger {
-    One(ObjectKey),
+    /// Reconcile one object, at a priority.
+    One(ObjectKey, Priority),
+    /// Reconcile every cached object (at low priority: a sweep, behind live changes).
     All,
 }
 
@@ -55,6 +59,10 @@ pub(crate) struct Settings<K> {
     pub(crate) shutdown_timeout: Duration,
     pub(crate) rate_limiter: Arc<dyn RateLimiter<ObjectKey>>,
     pub(crate) queue_metrics: Option<Arc<dyn QueueMetrics>>,
+    /// Whether runs use the priority queue (else the FIFO one).
+    pub(crate) priority_queue: bool,
+    /// The objects that left the scope with the controller's finalizer, if it declared one.
+    pub(crate) out_of_scope: Option<Arc<OutOfScope<K>>>,
     pub(crate) counters: Arc<Counters>,
 }
 
@@ -96,10 +104,11 @@ where
     /// [`ReconcileScope`].
     pub(crate) async fn run(&self, stop: CancellationToken, leadership: Option<Leadership>) -> Result<()> {
         let settings = &self.settings;
-        let queue = Arc::new(match settings.queue_metrics.clone() {
-            Some(metrics) => RateLimitingQueue::with_metrics(Arc::clone(&settings.rate_limiter), metrics),
-            None => RateLimitingQueue::new(Arc::clone(&settings.rate_limiter)),
-        });
+        let queue = Arc::new(KeyQueue::new(
+            settings.priority_queue,
+            Arc::clone(&settings.rate_limiter),
+            settings.queue_metrics.clone(),
+        ));
         settings.counters.set_queue(Arc::clone(&queue));
         let running = Running {
             name: settings.name.clone(),
@@ -118,6 +127,7 @@ where
         Worker {
             controller: self.settings.name.clone(),
             store: self.settings.informer.store(),
+            out_of_scope: self.settings.out_of_scope.clone(),
             queue: Arc::clone(queue),
             counters: Arc::clone(&self.settings.counters),
             reconcile: Arc::clone(&self.reconcile),
@@ -151,7 +161,7 @@ impl Running {
         P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
     {
         let settings = &runner.settings;
-        if let Err(error) = self.register(&settings.wiring) {
+        if let Err(error) = self.register(&settings.wiring, &settings.counters) {
             self.stop();
             return Err(error);
         }
@@ -187,9 +197,14 @@ impl Running {
     }
 
     /// Registers every handler; on failure, the ones registered are removed by `stop`.
-    fn register(&mut self, wiring: &[Wiring]) -> Result<()> {
+    fn register(&mut self, wiring: &[Wiring], counters: &Arc<Counters>) -> Result<()> {
+        let target = Target {
+            queue: &self.queue,
+            controller: &self.name,
+            counters,
+        };
         for wire in wiring {
-            let relation = wire(&self.queue).map_err(|source| Error::Register {
+            let relation = wire(&target).map_err(|source| Error::Register {
                 controller: self.name.clone(),
                 source,
             })?;
@@ -345,11 +360,11 @@ async fn forward<K: TypedResource>(
         };
         match next {
             None => return None,
-            Some(Trigger::One(name)) => queue.add(name),
+            Some(Trigger::One(name, priority)) => queue.add(name, priority),
             Some(Trigger::All) => store
                 .list()
                 .iter()
-                .for_each(|object| queue.add(ObjectKey::of(object.as_ref()))),
+                .for_each(|object| queue.add(ObjectKey::of(object.as_ref()), Priority::LOW)),
         }
     }
 }

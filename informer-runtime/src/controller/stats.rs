@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use crate::{key::ObjectKey, workqueue::RateLimitingQueue};
+use super::queue::KeyQueue;
 
 /// How one reconcile ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,16 +54,19 @@ pub(crate) struct Counters {
     pub(crate) errors: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) skipped_missing: AtomicU64,
+    pub(crate) filtered: AtomicU64,
+    pub(crate) predicate_panics: AtomicU64,
+    pub(crate) out_of_scope: AtomicU64,
     pub(crate) in_flight: AtomicUsize,
     pub(crate) reconcile_nanos: AtomicU64,
     /// The queue of the current (or last) run.
-    pub(crate) queue: Mutex<Option<Arc<RateLimitingQueue<ObjectKey>>>>,
+    pub(crate) queue: Mutex<Option<Arc<KeyQueue>>>,
     pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
 }
 
 impl Counters {
     /// Makes `queue` the one whose depth the stats report.
-    pub(crate) fn set_queue(&self, queue: Arc<RateLimitingQueue<ObjectKey>>) {
+    pub(crate) fn set_queue(&self, queue: Arc<KeyQueue>) {
         *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = Some(queue);
     }
 
@@ -109,6 +112,9 @@ impl fmt::Debug for ControllerStats {
             .field("errors", &self.errors())
             .field("panics", &self.panics())
             .field("skipped_missing", &self.skipped_missing())
+            .field("filtered", &self.filtered())
+            .field("predicate_panics", &self.predicate_panics())
+            .field("out_of_scope", &self.out_of_scope())
             .field("in_flight", &self.in_flight())
             .field("queue_depth", &self.queue_depth())
             .finish()
@@ -135,6 +141,23 @@ impl ControllerStats {
     /// not reconciled.
     pub fn skipped_missing(&self) -> u64 {
         self.counters.skipped_missing.load(Ordering::Relaxed)
+    }
+
+    /// Notifications the predicates rejected (of the controller's own objects and of the
+    /// objects it owns or watches), so nothing was enqueued for them.
+    pub fn filtered(&self) -> u64 {
+        self.counters.filtered.load(Ordering::Relaxed)
+    }
+
+    /// Predicate evaluations that panicked (the notification passed each time).
+    pub fn predicate_panics(&self) -> u64 {
+        self.counters.predicate_panics.load(Ordering::Relaxed)
+    }
+
+    /// Notifications of objects out of the controller's scope that still carried its
+    /// [`finalizer`](super::Controller::finalizer), and so were reconciled for the cleanup.
+    pub fn out_of_scope(&self) -> u64 {
+        self.counters.out_of_scope.load(Ordering::Relaxed)
     }
 
     /// Reconciles running now.

@@ -7,6 +7,7 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::out_of_scope::OutOfScope;
 use super::{
     Action, ReconcileScope,
     relation::ControllerQueue,
@@ -16,6 +17,7 @@ use crate::{
     cache::Store,
     key::ObjectKey,
     user_panic::{catch, panic_message},
+    workqueue::Priority,
 };
 
 /// How soon a worker looks again at a leadership that was not current.
@@ -25,6 +27,8 @@ const NOT_CURRENT_RETRY: std::time::Duration = std::time::Duration::from_millis(
 pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) controller: String,
     pub(crate) store: Store<K>,
+    /// Objects out of the cache that still carry the controller's finalizer.
+    pub(crate) out_of_scope: Option<Arc<OutOfScope<K>>>,
     pub(crate) queue: ControllerQueue,
     pub(crate) counters: Arc<Counters>,
     pub(crate) reconcile: Arc<R>,
@@ -81,7 +85,7 @@ where
                 () = stop.cancelled() => return,
                 key = self.queue.get() => key,
             };
-            let Some(key) = key else { return };
+            let Some((key, priority)) = key else { return };
             let _done = Done {
                 queue: &self.queue,
                 key: &key,
@@ -93,20 +97,21 @@ where
                 // The renew deadline passed and the elector has not ended the term yet (or
                 // renews late): start nothing, keep the key, and look again shortly.
                 tracing::debug!(controller = %self.controller, object = %key, "not reconciled yet: the leadership is not current");
-                self.queue.add(key.clone());
+                self.queue.add(key.clone(), priority);
                 drop(_done);
                 tokio::select! {
                     () = stop.cancelled() => return,
                     () = tokio::time::sleep(NOT_CURRENT_RETRY) => continue,
                 }
             }
-            self.process(&key).await;
+            self.process(&key, priority).await;
         }
     }
 
-    /// Reconciles the object of `key`, if the cache still holds it, and requeues the key.
-    async fn process(&self, key: &ObjectKey) {
-        let Some(object) = self.store.get_by_key(key) else {
+    /// Reconciles the object of `key`, if the cache still holds it (or it left the cache with
+    /// the controller's finalizer), and requeues the key at `priority`.
+    async fn process(&self, key: &ObjectKey, priority: Priority) {
+        let Some(object) = self.object(key) else {
             // Deleted: nothing to reconcile. Cleanup belongs in a finalizer, which keeps the
             // object (with a deletion timestamp) until the reconcile removes it.
             self.counters
@@ -118,10 +123,23 @@ where
         };
         let active = Active::start(&self.counters);
         let started = Instant::now();
-        let (outcome, action) = self.reconcile(key, object).await;
+        let (outcome, action) = self.reconcile(key, Arc::clone(&object)).await;
         drop(active);
         self.counters.reconciled(outcome, started.elapsed());
-        self.requeue(key, action);
+        if outcome == ReconcileOutcome::Success
+            && let Some(out_of_scope) = &self.out_of_scope
+        {
+            out_of_scope.forget_reconciled(key, &object);
+        }
+        self.requeue(key, action, priority);
+    }
+
+    /// The cached object of `key`, or the last state of an object that left the cache with
+    /// the controller's finalizer.
+    fn object(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.store
+            .get_by_key(key)
+            .or_else(|| self.out_of_scope.as_ref()?.get(key))
     }
 
     /// Runs the reconcile (and the error policy on an error) in the worker's scope, catching
@@ -173,15 +191,17 @@ where
         );
     }
 
-    /// Puts `key` back as `action` asks.
-    fn requeue(&self, key: &ObjectKey, action: Action) {
+    /// Puts `key` back as `action` asks, at the priority it was taken at (as
+    /// controller-runtime does: a retry of an object of the initial list stays behind live
+    /// changes).
+    fn requeue(&self, key: &ObjectKey, action: Action, priority: Priority) {
         if action.is_backoff() {
-            self.queue.add_rate_limited(key.clone());
+            self.queue.add_rate_limited(key.clone(), priority);
             return;
         }
         self.queue.forget(key);
         if let Some(delay) = action.requeue_after() {
-            self.queue.add_after(key.clone(), delay);
+            self.queue.add_after(key.clone(), delay, priority);
         }
     }
 }

@@ -293,3 +293,81 @@ fn patches_guard_the_list_they_change() {
         ])
     );
 }
+
+#[tokio::test]
+async fn an_object_out_of_scope_with_the_finalizer_is_cleaned_up_and_released() {
+    let (_server, api) = setup(config_map("cm", Some(vec![FINALIZER.into()]))).await;
+    let runs = AtomicUsize::new(0);
+    let outcome = finalizer_in_scope(
+        &api,
+        FINALIZER,
+        fetch(&api, "cm").await,
+        |_| false,
+        recording(&runs),
+    )
+    .await
+    .expect("cleaned up");
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("cleanup"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let stored = fetch(&api, "cm").await;
+    assert!(
+        stored.finalizers().is_empty(),
+        "released: {:?}",
+        stored.finalizers()
+    );
+    assert!(stored.metadata.deletion_timestamp.is_none(), "still exists");
+}
+
+#[tokio::test]
+async fn an_object_out_of_scope_without_the_finalizer_is_left_alone() {
+    let (_server, api) = setup(config_map("cm", None)).await;
+    let runs = AtomicUsize::new(0);
+    let outcome = finalizer_in_scope(
+        &api,
+        FINALIZER,
+        fetch(&api, "cm").await,
+        |_| false,
+        recording(&runs),
+    )
+    .await
+    .expect("nothing to do");
+    assert_eq!(outcome, FinalizerOutcome::OutOfScope);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert!(
+        fetch(&api, "cm").await.finalizers().is_empty(),
+        "no finalizer added"
+    );
+}
+
+#[tokio::test]
+async fn an_object_in_scope_is_applied_as_by_finalizer() {
+    let (_server, api) = setup(config_map("cm", Some(vec![FINALIZER.into()]))).await;
+    let runs = AtomicUsize::new(0);
+    let outcome = finalizer_in_scope(
+        &api,
+        FINALIZER,
+        fetch(&api, "cm").await,
+        |_| true,
+        recording(&runs),
+    )
+    .await
+    .expect("applied");
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("apply"));
+    assert_eq!(fetch(&api, "cm").await.finalizers(), [FINALIZER.to_string()]);
+}
+
+#[tokio::test]
+async fn releasing_an_object_that_is_gone_counts_as_released() {
+    let (_server, api) = setup(config_map("cm", Some(vec![FINALIZER.into()]))).await;
+    let last_known = fetch(&api, "cm").await;
+    let release = json!({ "metadata": { "finalizers": null } });
+    api.patch("cm", &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .expect("released by someone else");
+    api.delete("cm", &DeleteParams::default()).await.expect("deleted");
+    let runs = AtomicUsize::new(0);
+    let outcome = finalizer_in_scope(&api, FINALIZER, last_known, |_| false, recording(&runs))
+        .await
+        .expect("a 404 on the removal is not an error");
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("cleanup"));
+}
