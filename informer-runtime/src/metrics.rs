@@ -496,6 +496,11 @@ mod tests {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let controller =
             register_controller(&mut registry, Controller::<ConfigMap>::new(&factory).name("cms"))
+                // the panic's retry comes after the counts are read, not during
+                .rate_limiter(crate::workqueue::ItemExponentialFailureRateLimiter::new(
+                    Duration::from_secs(3600),
+                    Duration::from_secs(3600),
+                ))
                 .graceful_shutdown_on(shutdown.clone());
         let stats = controller.stats();
         let run = tokio::spawn(controller.run(

@@ -27,7 +27,7 @@ pub(crate) struct Filtered<K, H> {
     pub(crate) controller: String,
     pub(crate) counters: Arc<Counters>,
     /// On the controller's own objects, when it declared a finalizer.
-    pub(crate) out_of_scope: Option<Arc<OutOfScope<K>>>,
+    pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
 }
 
 impl<K: Resource + 'static, H> Filtered<K, H> {
@@ -64,14 +64,14 @@ impl<K: Resource + 'static, H> Filtered<K, H> {
         let (Some(tracked), Some(last)) = (&self.out_of_scope, object.object()) else {
             return false;
         };
-        if !tracked.carries_finalizer(last) {
+        if !tracked.carries_finalizer(last.as_ref()) {
             return false;
         }
         // The API server deletes an object only once its finalizers are gone: a DELETED
         // notification whose object still carries ours is the watch losing sight of it.
         self.counters.out_of_scope.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(controller = %self.controller, object = %object.key(), "left the watch but carries the controller's finalizer: reconciled to clean up");
-        tracked.remember(object.key(), Arc::clone(last));
+        tracked.remember(object.key());
         true
     }
 }
@@ -126,3 +126,6 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

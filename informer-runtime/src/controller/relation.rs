@@ -35,7 +35,7 @@ impl Target<'_> {
         &self,
         handler: H,
         predicate: Option<Predicate<C>>,
-        out_of_scope: Option<Arc<OutOfScope<C>>>,
+        out_of_scope: Option<Arc<OutOfScope>>,
     ) -> Filtered<C, H> {
         Filtered {
             inner: handler,
@@ -123,7 +123,7 @@ where
 pub(crate) fn main<K: TypedResource>(
     informer: SharedIndexInformer<K>,
     predicate: Option<Predicate<K>>,
-    out_of_scope: Option<Arc<OutOfScope<K>>>,
+    out_of_scope: Option<Arc<OutOfScope>>,
 ) -> Wiring {
     Arc::new(move |target| {
         let enqueue = Enqueue::by_key(Arc::clone(target.queue)).on_resync(true);

@@ -62,7 +62,7 @@ pub(crate) struct Settings<K> {
     /// Whether runs use the priority queue (else the FIFO one).
     pub(crate) priority_queue: bool,
     /// The objects that left the scope with the controller's finalizer, if it declared one.
-    pub(crate) out_of_scope: Option<Arc<OutOfScope<K>>>,
+    pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
     pub(crate) counters: Arc<Counters>,
 }
 
@@ -128,6 +128,7 @@ where
             controller: self.settings.name.clone(),
             store: self.settings.informer.store(),
             out_of_scope: self.settings.out_of_scope.clone(),
+            client: self.settings.factory.client().clone(),
             queue: Arc::clone(queue),
             counters: Arc::clone(&self.settings.counters),
             reconcile: Arc::clone(&self.reconcile),

@@ -1,7 +1,13 @@
 //! The workers: take a key, reconcile the object the cache holds for it, and requeue it as
 //! the reconcile (or the error policy) asks. Panics are caught here.
 
-use std::{fmt, future::Future, panic::AssertUnwindSafe, sync::Arc, time::Instant};
+use std::{
+    fmt,
+    future::Future,
+    panic::AssertUnwindSafe,
+    sync::{Arc, atomic::Ordering},
+    time::Instant,
+};
 
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +21,7 @@ use super::{
 };
 use crate::{
     cache::Store,
+    factory::TypedResource,
     key::ObjectKey,
     user_panic::{catch, panic_message},
     workqueue::Priority,
@@ -28,7 +35,9 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) controller: String,
     pub(crate) store: Store<K>,
     /// Objects out of the cache that still carry the controller's finalizer.
-    pub(crate) out_of_scope: Option<Arc<OutOfScope<K>>>,
+    pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
+    /// Reads the current state of such objects.
+    pub(crate) client: kube::Client,
     pub(crate) queue: ControllerQueue,
     pub(crate) counters: Arc<Counters>,
     pub(crate) reconcile: Arc<R>,
@@ -36,6 +45,16 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) context: Arc<Ctx>,
     /// The run the reconciles belong to; no reconcile starts once it may no longer act.
     pub(crate) scope: ReconcileScope,
+}
+
+/// What a worker found for a key.
+enum Found<K> {
+    /// The object to reconcile.
+    Object(Arc<K>),
+    /// No object to reconcile.
+    Missing,
+    /// An object that left the cache could not be read (retried with backoff).
+    Unreadable,
 }
 
 /// Calls `done` for a key when dropped: after its reconcile, whatever happened in it.
@@ -68,7 +87,7 @@ impl Drop for Active<'_> {
 
 impl<K, Ctx, R, P, Fut, E> Worker<K, Ctx, R, P>
 where
-    K: kube::Resource + Send + Sync + 'static,
+    K: TypedResource,
     Ctx: Send + Sync + 'static,
     R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
@@ -111,35 +130,54 @@ where
     /// Reconciles the object of `key`, if the cache still holds it (or it left the cache with
     /// the controller's finalizer), and requeues the key at `priority`.
     async fn process(&self, key: &ObjectKey, priority: Priority) {
-        let Some(object) = self.object(key) else {
-            // Deleted: nothing to reconcile. Cleanup belongs in a finalizer, which keeps the
-            // object (with a deletion timestamp) until the reconcile removes it.
-            self.counters
-                .skipped_missing
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            tracing::debug!(controller = %self.controller, object = %key, "not reconciled: the object is no longer in the cache");
-            self.queue.forget(key);
-            return;
+        let object = match self.find(key).await {
+            Found::Object(object) => object,
+            Found::Missing => {
+                // Deleted: nothing to reconcile. Cleanup belongs in a finalizer, which keeps
+                // the object (with a deletion timestamp) until the reconcile removes it.
+                self.counters.skipped_missing.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(controller = %self.controller, object = %key, "not reconciled: the object is no longer in the cache");
+                self.queue.forget(key);
+                return;
+            }
+            Found::Unreadable => {
+                self.queue.add_rate_limited(key.clone(), priority);
+                return;
+            }
         };
         let active = Active::start(&self.counters);
         let started = Instant::now();
-        let (outcome, action) = self.reconcile(key, Arc::clone(&object)).await;
+        let (outcome, action) = self.reconcile(key, object).await;
         drop(active);
         self.counters.reconciled(outcome, started.elapsed());
         if outcome == ReconcileOutcome::Success
             && let Some(out_of_scope) = &self.out_of_scope
         {
-            out_of_scope.forget_reconciled(key, &object);
+            out_of_scope.forget(key);
         }
         self.requeue(key, action, priority);
     }
 
-    /// The cached object of `key`, or the last state of an object that left the cache with
-    /// the controller's finalizer.
-    fn object(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        self.store
-            .get_by_key(key)
-            .or_else(|| self.out_of_scope.as_ref()?.get(key))
+    /// The cached object of `key`; for an object that left the cache with the controller's
+    /// finalizer, its current state from the API server.
+    async fn find(&self, key: &ObjectKey) -> Found<K> {
+        if let Some(object) = self.store.get_by_key(key) {
+            return Found::Object(object);
+        }
+        let Some(out_of_scope) = self.out_of_scope.as_ref().filter(|tracked| tracked.contains(key)) else {
+            return Found::Missing;
+        };
+        match out_of_scope.fetch::<K>(self.client.clone(), key).await {
+            Ok(Some(object)) if out_of_scope.carries_finalizer(object.as_ref()) => Found::Object(object),
+            Ok(_) => {
+                out_of_scope.forget(key);
+                Found::Missing
+            }
+            Err(error) => {
+                tracing::warn!(controller = %self.controller, object = %key, %error, "failed to read an object that left the cache with the controller's finalizer; retrying with backoff");
+                Found::Unreadable
+            }
+        }
     }
 
     /// Runs the reconcile (and the error policy on an error) in the worker's scope, catching
