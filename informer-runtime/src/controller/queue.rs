@@ -118,3 +118,6 @@ impl Queue for KeyQueue {
         Self::add(self, item, priority);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,126 @@
+//! A live change made while a controller works through its initial list, over HTTP against
+//! the embedded API server: with the priority queue it is reconciled next, with the FIFO queue
+//! after the whole list.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use informer_testserver::{TestServer, wait::eventually};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::ObjectMeta;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    controller::{Action, Controller},
+    factory::SharedInformerFactory,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+const LISTED: usize = 200;
+
+fn config_map(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("v".to_owned(), "1".to_owned())])),
+        ..ConfigMap::default()
+    }
+}
+
+#[derive(Default)]
+struct Context {
+    reconciled: Mutex<Vec<String>>,
+    /// Holds the first reconcile until the live change is queued.
+    gate: Notify,
+    first: AtomicBool,
+}
+
+impl Context {
+    fn position_of(&self, name: &str) -> Option<usize> {
+        self.reconciled
+            .lock()
+            .expect("log")
+            .iter()
+            .position(|n| n == name)
+    }
+
+    fn len(&self) -> usize {
+        self.reconciled.lock().expect("log").len()
+    }
+}
+
+/// Where the live change `live` lands among the reconciles when it is made while the first
+/// listed object is being reconciled and the rest of the list waits.
+async fn position_of_a_live_change(priority_queue: bool) -> Result<usize, Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    for i in 0..LISTED {
+        server.create_typed(&config_map(&format!("listed-{i:03}")))?;
+    }
+    let factory = SharedInformerFactory::new(server.client()?);
+    let controller = Controller::<ConfigMap>::new(&factory).priority_queue(priority_queue);
+    let stats = controller.stats();
+    let context = Arc::new(Context {
+        first: AtomicBool::new(true),
+        ..Context::default()
+    });
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
+        |cm: Arc<ConfigMap>, context: Arc<Context>| async move {
+            let name = cm.metadata.name.clone().unwrap_or_default();
+            context.reconciled.lock().expect("log").push(name);
+            if context.first.swap(false, Ordering::SeqCst) {
+                context.gate.notified().await;
+            }
+            Ok::<_, std::convert::Infallible>(Action::await_change())
+        },
+        |_, _, _| Action::await_change(),
+        Arc::clone(&context),
+    ));
+    eventually("the first listed object is being reconciled", WAIT, || {
+        context.len() == 1
+    })
+    .await?;
+    server.create_typed(&config_map("live"))?;
+    eventually("the live change is queued behind the list", WAIT, || {
+        stats.queue_depth() == LISTED
+    })
+    .await?;
+    context.gate.notify_one();
+    eventually("everything reconciled", WAIT, || context.len() == LISTED + 1).await?;
+    shutdown.cancel();
+    run.await??;
+    factory.shutdown().await;
+    Ok(context.position_of("live").unwrap_or(usize::MAX))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_change_is_reconciled_before_the_rest_of_the_initial_list()
+-> Result<(), Box<dyn std::error::Error>> {
+    assert_eq!(
+        position_of_a_live_change(true).await?,
+        1,
+        "next after the running reconcile"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_fifo_queue_a_live_change_waits_for_the_whole_initial_list()
+-> Result<(), Box<dyn std::error::Error>> {
+    assert_eq!(
+        position_of_a_live_change(false).await?,
+        LISTED,
+        "after every listed object"
+    );
+    Ok(())
+}
