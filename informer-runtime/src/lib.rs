@@ -93,12 +93,19 @@
 //!    ([`cache::Index`], registered with [`SharedIndexInformer::add_index`]).
 //! 3. **A [`Controller`](controller::Controller)** of the type it reconciles, with the types it
 //!    [`owns`](controller::Controller::owns) and [`watches`](controller::Controller::watches);
-//!    any number of controllers share the factory's informers.
+//!    any number of controllers share the factory's informers. [Predicates](predicate) choose
+//!    which changes reconcile ([`with_predicate`](controller::Controller::with_predicate),
+//!    [`owns_with`](controller::Controller::owns_with),
+//!    [`watches_with`](controller::Controller::watches_with)); its
+//!    [priority queue](workqueue::PriorityQueue) reconciles live changes before the initial
+//!    list and resyncs.
 //! 4. **`run`** with a reconcile function, an error policy and a context: it starts the
 //!    factory, waits for every cache the controller reads, and reconciles until its shutdown
 //!    token fires. A reconcile reads listers (never the API server), writes through
 //!    [`kube::Api`], records what it did with an [`EventRecorder`](events::EventRecorder),
-//!    cleans up deleted objects through a [`finalizer`](finalizer::finalizer), and returns an
+//!    cleans up deleted objects through a [`finalizer`](finalizer::finalizer) (and objects that
+//!    left its scope, with [`finalizer_in_scope`](finalizer::finalizer_in_scope) and
+//!    [`Controller::finalizer`](controller::Controller::finalizer)), and returns an
 //!    [`Action`](controller::Action).
 //! 5. **Shutdown in reverse order:** cancel the controllers' token and await their `run`
 //!    (running reconciles finish), then [`SharedInformerFactory::shutdown`].
@@ -119,10 +126,11 @@
 //! | [`leader_election`] | one leader among replicas on a Lease: [`LeaderElector`](leader_election::LeaderElector), its [`Leadership`](leader_election::Leadership) token and term |
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
 //! | [`selector`] | label selectors written as text (`app=web,tier!=db`), parsed into kube's `Selector` for listers |
-//! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
+//! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters, and the [`PriorityQueue`](workqueue::PriorityQueue) controllers use, with its [`Priority`](workqueue::Priority) |
+//! | [`predicate`] | [`Predicate`](predicate::Predicate): which changes reconcile (generation, labels, annotations or resource version changed, a label selector, any closure; and/or/not) |
 //! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
 //! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series, with a per-object spam filter, retries and counts |
-//! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted, then remove the finalizer |
+//! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted (or, with [`finalizer_in_scope`](finalizer::finalizer_in_scope), leaves the controller's scope), then remove the finalizer |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |

@@ -18,8 +18,8 @@
 //! | [`from_object_fn(f)`](Predicate::from_object_fn) | `f(object)` | `f(new)` | `f(object)` | `f(object)` |
 //! | [`new(f)`](Predicate::new) | `f(event)` | `f(event)` | `f(event)` | `f(event)` |
 //!
-//! Combine them with [`and`](Predicate::and), [`or`](Predicate::or), [`not`](Predicate::not),
-//! [`all`](Predicate::all) and [`any`](Predicate::any).
+//! Combine them with [`and`](Predicate::and), [`or`](Predicate::or), `!` (or `.not()`, the
+//! [`Not`](std::ops::Not) trait's method), [`all`](Predicate::all) and [`any`](Predicate::any).
 //!
 //! **The initial list** arrives as [`Event::Create`] events with `is_in_initial_list: true`
 //! (also when a controller joins an informer that already synced): the change predicates pass
@@ -300,13 +300,6 @@ impl<K: Resource + 'static> Predicate<K> {
         Self::new(name, move |event| (self.test)(event) || (other.test)(event))
     }
 
-    /// Passes the events `self` rejects.
-    #[must_use]
-    pub fn not(self) -> Self {
-        let name = format!("not {}", self.name);
-        Self::new(name, move |event| !(self.test)(event))
-    }
-
     /// Passes the events every one of `predicates` passes (every event when there are none).
     pub fn all(predicates: impl IntoIterator<Item = Self>) -> Self {
         let predicates: Vec<Self> = predicates.into_iter().collect();
@@ -371,6 +364,16 @@ impl<K> Predicate<K> {
     /// How often the test panicked (all clones together).
     pub fn panics(&self) -> u64 {
         self.panics.load(Ordering::Relaxed)
+    }
+}
+
+/// `!predicate` passes the events `predicate` rejects.
+impl<K: Resource + 'static> std::ops::Not for Predicate<K> {
+    type Output = Self;
+
+    fn not(self) -> Self {
+        let name = format!("not {}", self.name);
+        Self::new(name, move |event| !(self.test)(event))
     }
 }
 

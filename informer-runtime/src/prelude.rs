@@ -16,5 +16,6 @@ pub use crate::{
     },
     key::{ObjectKey, ObjectKeyExt},
     lister::{IndexedLister, Lister, NamespaceLister},
-    workqueue::{RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
+    predicate::Predicate,
+    workqueue::{Priority, RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

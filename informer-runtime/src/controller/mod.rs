@@ -3,8 +3,9 @@
 //!
 //! A [`Controller`] reconciles objects of one type `K`. It reads the factory's shared informer
 //! of `K` (and of the types it [`owns`](Controller::owns) or [`watches`](Controller::watches)),
-//! so any number of controllers share one watch per type. Changes put the object's
-//! [`ObjectKey`] on a rate-limited work queue; workers take keys off it and call your
+//! so any number of controllers share one watch per type. Changes that pass the controller's
+//! [predicates](#predicates) put the object's [`ObjectKey`] on a rate-limited
+//! [priority queue](#priorities); workers take keys off it, most urgent first, and call your
 //! reconcile function with the object the cache holds:
 //!
 //! ```no_run
@@ -74,6 +75,10 @@
 //!   watch mapper that matches nothing) is dropped and counted ([`ControllerStats::skipped_missing`]).
 //!   To act on deletion, add a finalizer: the API server then keeps the object, with a
 //!   deletion timestamp, until your reconcile has cleaned up and removed the finalizer.
+//!   Objects that [leave the controller's scope](#leaving-the-scope) with its declared
+//!   finalizer are reconciled until it is removed.
+//! - **Live changes first.** The initial list and resyncs wait behind live changes, with a
+//!   fair share so they never starve ([Priorities](#priorities)).
 //! - **Graceful shutdown.** When the token passed to
 //!   [`graceful_shutdown_on`](Controller::graceful_shutdown_on) fires, no new reconcile
 //!   starts, running ones finish (up to [`shutdown_timeout`](Controller::shutdown_timeout),
@@ -101,6 +106,76 @@
 //!
 //! Owned and watched objects enqueue on real changes only; the controller's own objects
 //! also on resyncs, so a factory resync period reconciles every object periodically.
+//!
+//! # Predicates
+//!
+//! [`with_predicate`](Controller::with_predicate) filters the events of the controller's own
+//! objects, [`owns_with`](Controller::owns_with) and [`watches_with`](Controller::watches_with)
+//! those of a relation (before its mapper runs), with the [`Predicate`]s of the
+//! [`predicate`](crate::predicate) module (controller-runtime's `pkg/predicate`): generation,
+//! labels, annotations or resource version changed, a label selector, any closure, and their
+//! combinations.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use informer_runtime::{controller::{Action, Controller}, predicate::Predicate, SharedInformerFactory};
+//! # use k8s_openapi::api::{apps::v1::{Deployment, ReplicaSet}, core::v1::ConfigMap};
+//! # fn build(factory: &SharedInformerFactory) -> Result<(), informer_runtime::selector::Error> {
+//! let controller = Controller::<Deployment>::new(factory)
+//!     // our own status writes do not wake us; spec changes and label changes do
+//!     .with_predicate(Predicate::generation_changed().or(Predicate::labels_changed()))
+//!     // only children's spec changes
+//!     .owns_with::<ReplicaSet>(Predicate::generation_changed())
+//!     // only config maps labelled for us
+//!     .watches_with(Predicate::matching_labels("app.example.com/config")?, |_: &ConfigMap| {
+//!         Vec::<informer_runtime::ObjectKey>::new()
+//!     });
+//! # let _ = controller; Ok(()) }
+//! ```
+//!
+//! Predicates see the initial list as creates (`is_in_initial_list`), changes as updates,
+//! deletions as deletes, and resyncs of the controller's own objects as generic events; the
+//! change predicates pass creates, deletes and generic events, so every object is still
+//! reconciled at start and at each resync. A predicate that panics is logged and counted
+//! ([`ControllerStats::predicate_panics`]) and the event passes; what predicates reject is
+//! counted in [`ControllerStats::filtered`]. External triggers ([`reconcile_on`](Controller::reconcile_on))
+//! are requests, not events: no predicate applies to them.
+//!
+//! # Priorities
+//!
+//! The work queue is a [`PriorityQueue`](crate::workqueue::PriorityQueue) (controller-runtime's
+//! default since v0.23): objects of the initial list and of resyncs are queued at
+//! [`Priority::LOW`], live changes (creates, updates, deletes, and the changes of owned and
+//! watched objects) at [`Priority::NORMAL`]. A change made while a controller works through
+//! tens of thousands of listed objects is reconciled next instead of after all of them; the
+//! project's benchmark measures it (bench/README.md, "Priority queue"). Every tenth key handed
+//! out is the one that waited longest, whatever its priority, so listed objects progress even
+//! under a steady stream of changes. A retry ([`Action::requeue_with_backoff`], an error or a
+//! panic) and a requested requeue keep the priority the key was taken at.
+//!
+//! Explicit priorities come with [`reconcile_on_with_priority`](Controller::reconcile_on_with_priority)
+//! ([`Priority::HIGH`] jumps ahead of live changes); [`reconcile_all_on`](Controller::reconcile_all_on)
+//! sweeps at low priority. [`priority_queue(false)`](Controller::priority_queue) gives the
+//! plain FIFO queue of client-go.
+//!
+//! # Leaving the scope
+//!
+//! A controller that reconciles only some objects (a [label selector predicate](Predicate::label_selector),
+//! or an informer whose list options select by label) must still clean up an object that
+//! leaves that scope while carrying its finalizer, or a later delete of the object waits
+//! forever. Declare the finalizer with [`finalizer`](Controller::finalizer) and write the
+//! reconcile with [`finalizer::finalizer_in_scope`](crate::finalizer::finalizer_in_scope):
+//!
+//! - an event the predicates reject still reconciles the object when it carries the finalizer
+//!   and is out of scope ([`Predicate::in_scope`] says no);
+//! - a watch restricted by a label selector reports an object whose labels stop matching as
+//!   deleted, although it still exists: when its last state carries the finalizer, the
+//!   controller reads the object's current state from the API server and reconciles that,
+//!   until a reconcile succeeds or the object no longer carries the finalizer;
+//! - `finalizer_in_scope`, given the same scope test, runs the cleanup for such an object and
+//!   removes the finalizer.
+//!
+//! Both are counted in [`ControllerStats::out_of_scope`].
 
 mod action;
 mod filter;

@@ -12,7 +12,7 @@ use crate::{
 /// One of the two queues a controller can run on, with one interface.
 pub(crate) enum KeyQueue {
     /// Most urgent first, with a fair share for the least urgent.
-    Priority(PriorityQueue<ObjectKey>),
+    Priority(Box<PriorityQueue<ObjectKey>>),
     /// First in, first out; priorities are ignored.
     Fifo(RateLimitingQueue<ObjectKey>),
 }
@@ -35,7 +35,7 @@ impl KeyQueue {
         metrics: Option<Arc<dyn QueueMetrics>>,
     ) -> Self {
         match (priority, metrics) {
-            (true, metrics) => Self::Priority(PriorityQueue::build(Box::new(limiter), metrics)),
+            (true, metrics) => Self::Priority(Box::new(PriorityQueue::build(Box::new(limiter), metrics))),
             (false, Some(metrics)) => Self::Fifo(RateLimitingQueue::with_metrics(limiter, metrics)),
             (false, None) => Self::Fifo(RateLimitingQueue::new(limiter)),
         }

@@ -147,15 +147,12 @@ fn or_passes_what_either_passes() {
 fn not_inverts() {
     let pod = pod();
     assert_eq!(
-        verdicts(&Predicate::new("pass", |_| true).not(), &pod, &pod),
+        verdicts(&!Predicate::new("pass", |_| true), &pod, &pod),
         [false; 4]
     );
     let spec_changes = Predicate::generation_changed();
     let v1 = with(|meta| meta.generation = Some(1));
-    assert_eq!(
-        verdicts(&spec_changes.not(), &v1, &v1),
-        [false, true, false, false]
-    );
+    assert_eq!(verdicts(&!spec_changes, &v1, &v1), [false, true, false, false]);
 }
 
 // "NewPredicateFuncs with a namespace filter function": "Where the namespace is matching"
@@ -334,7 +331,7 @@ fn a_panicking_predicate_is_counted_and_the_event_passes() {
 #[test]
 fn names_describe_combinations() {
     let name = Predicate::<Pod>::generation_changed()
-        .or(Predicate::labels_changed().not())
+        .or(!Predicate::labels_changed())
         .name()
         .to_owned();
     assert_eq!(name, "(generation changed or not labels changed)");

@@ -238,7 +238,7 @@ async fn combined_predicates_filter_as_combined() -> Result<(), Box<dyn std::err
     let client = server.client()?;
     let factory = SharedInformerFactory::new(client.clone());
     let changes = Predicate::labels_changed().or(Predicate::generation_changed());
-    let not_ignored = Predicate::matching_labels("ignore")?.not();
+    let not_ignored = !Predicate::matching_labels("ignore")?;
     let controller = Controller::<ConfigMap>::new(&factory)
         .with_predicate(changes)
         .with_predicate(not_ignored);
