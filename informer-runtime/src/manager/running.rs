@@ -9,7 +9,7 @@ use std::{
 
 use futures::FutureExt;
 use tokio::{sync::mpsc, task::JoinSet};
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::AbortOnDropHandle};
 
 use super::{
     Error, Manager, Result, RunContext, Runnable, probes,
@@ -31,6 +31,10 @@ pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()>
     let stop = CancellationToken::new();
     let election_stopped = Arc::new(OnceLock::new());
     let probe_stop = CancellationToken::new();
+    let mut abandoned = Abandoned {
+        tokens: vec![stop.clone(), probe_stop.clone()],
+        factory: Some(manager.factory.clone()),
+    };
     let probes = manager.probes(Arc::clone(&election_stopped));
     let probe_task = match manager.listener.take() {
         Some(listener) => Some(serve_probes(listener, probes, probe_stop.clone())?),
@@ -52,13 +56,13 @@ pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()>
     }
     let election_stop = CancellationToken::new();
     let election = manager.elector.clone().map(|elector| {
-        tokio::spawn(campaign(
+        AbortOnDropHandle::new(tokio::spawn(campaign(
             elector,
             manager.factory.clone(),
             election_stop.clone(),
             election_stopped,
             failed.clone(),
-        ))
+        )))
     });
     tasks.spawn(lead(Lead {
         runnables: leader,
@@ -88,6 +92,7 @@ pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()>
     if let Some(probe_task) = probe_task {
         let _ = probe_task.await;
     }
+    abandoned.factory = None;
     while let Ok(later) = failures.try_recv() {
         tracing::error!(error = %later, "a runnable failed while the manager stopped");
     }
@@ -101,7 +106,7 @@ fn serve_probes(
     listener: std::net::TcpListener,
     probes: probes::Probes,
     stop: CancellationToken,
-) -> Result<tokio::task::JoinHandle<()>> {
+) -> Result<AbortOnDropHandle<()>> {
     let address = listener.local_addr().map_err(|source| Error::Listen {
         address: ([0, 0, 0, 0], 0).into(),
         source,
@@ -109,7 +114,32 @@ fn serve_probes(
     let listener =
         tokio::net::TcpListener::from_std(listener).map_err(|source| Error::Listen { address, source })?;
     tracing::info!(%address, "serving /healthz, /readyz and /metrics");
-    Ok(tokio::spawn(probes::serve(listener, Arc::new(probes), stop)))
+    Ok(AbortOnDropHandle::new(tokio::spawn(probes::serve(
+        listener,
+        Arc::new(probes),
+        stop,
+    ))))
+}
+
+/// Stops what a run started when the run is dropped before its end (its task aborted, as in
+/// a crash): the runnables, the probes and the informers stop, and the lease is not released
+/// (the election's task is aborted with the run).
+struct Abandoned {
+    tokens: Vec<CancellationToken>,
+    /// The factory, until the run stopped it itself.
+    factory: Option<SharedInformerFactory>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(factory) = self.factory.take() else {
+            return;
+        };
+        self.tokens.iter().for_each(CancellationToken::cancel);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { factory.shutdown().await });
+        }
+    }
 }
 
 /// Waits for every task up to the graceful shutdown timeout; cancels what is left.
