@@ -15,7 +15,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action, Error, ReconcileScope, Result,
+    Action, ReconcileScope,
+    error::{Error, Result},
     relation::{ControllerQueue, Relation, Wiring},
     stats::Counters,
     worker::Worker,
