@@ -16,6 +16,7 @@ pub use crate::{
     },
     key::{ObjectKey, ObjectKeyExt},
     lister::{IndexedLister, Lister, NamespaceLister},
+    manager::Manager,
     predicate::Predicate,
     workqueue::{Priority, RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

@@ -15,7 +15,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action, Error, ReconcileScope, Result,
+    Action, ReconcileScope,
+    error::{Error, Result},
     out_of_scope::OutOfScope,
     queue::KeyQueue,
     relation::{ControllerQueue, Relation, Target, Wiring},

@@ -78,6 +78,7 @@
 //! returned ([`Error::Runnable`]), never swallowed; so is a shutdown that had to cancel
 //! runnables ([`Error::ShutdownTimeout`]).
 
+mod error;
 mod fencing;
 mod probes;
 mod runnable;
@@ -91,6 +92,7 @@ use std::{
     time::Duration,
 };
 
+pub use error::{Error, Result};
 pub use fencing::{RefusalReason, WriteRefused};
 pub use probes::Check;
 pub use runnable::{FnRunnable, RunContext, Runnable, RunnableError, runnable_fn};
@@ -103,46 +105,6 @@ use crate::{
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
 };
-
-/// A manager that failed to start, to run or to stop.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The leader election's configuration was refused.
-    #[error("failed to set up leader election: {0}")]
-    LeaderElection(#[source] leader_election::Error),
-    /// The probe listener could not be bound.
-    #[error("failed to listen for probes on {address}: {source} (is the port taken?)")]
-    Listen {
-        /// The address asked for.
-        address: SocketAddr,
-        /// Why binding failed.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The leader election stopped with an error while the manager ran.
-    #[error("failed to keep leader election running: {0}")]
-    Election(#[source] leader_election::Error),
-    /// A runnable failed; the manager stopped.
-    #[error("failed to run {runnable}: {source}")]
-    Runnable {
-        /// The runnable's name.
-        runnable: String,
-        /// Its error.
-        #[source]
-        source: RunnableError,
-    },
-    /// Runnables still ran when the graceful shutdown timeout passed; they were cancelled.
-    #[error("failed to stop gracefully: {runnables:?} still ran after {timeout:?} and were cancelled")]
-    ShutdownTimeout {
-        /// The runnables that were cancelled.
-        runnables: Vec<String>,
-        /// The timeout.
-        timeout: Duration,
-    },
-}
-
-/// The result of a manager's operations.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Configures a [`Manager`]: see [`Manager::builder`].
 pub struct Builder {
@@ -381,8 +343,20 @@ impl Manager {
     /// [`Error::Runnable`] for the first runnable that failed, [`Error::Election`] if the
     /// election stopped with an error, [`Error::Listen`] if the probe listener could not be
     /// served, [`Error::ShutdownTimeout`] if runnables had to be cancelled.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
-        running::run(self, shutdown).await
+    pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
+        let election_stopped = Arc::new(std::sync::OnceLock::new());
+        let probes = self.probes(Arc::clone(&election_stopped));
+        let parts = running::Parts {
+            factory: self.factory,
+            elector: self.elector,
+            runnables: self.runnables,
+            listener: self.listener,
+            probes,
+            election_stopped,
+            graceful_shutdown_timeout: self.graceful_shutdown_timeout,
+            states: self.states,
+        };
+        running::run(parts, shutdown).await
     }
 
     /// The probes' checks: the built-in ones first, then the user's.
