@@ -28,6 +28,12 @@
 //! cargo run --release -p informer-bench -- --only reconcile
 //! ```
 //!
+//! The priority phase (`--only priority`) measures the latency of a live change made while our
+//! controller works through an initial list of 50 000 pods (1 000 with `--quick`;
+//! `--priority-objects`), reconciles with 1 ms of simulated I/O each (`--priority-work-ms`),
+//! on the FIFO work queue and on the priority queue, each in a child process of its own
+//! (`--priority-latency fifo|priority --url <server>`).
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:
@@ -44,6 +50,7 @@ mod generator;
 mod kube_rs;
 mod listers;
 mod ours;
+mod priority;
 mod reconcile;
 mod render;
 mod report;
@@ -98,6 +105,9 @@ enum Timed {
     /// Lister queries (indexes, selectors, gets by name) on a large cache, ours against
     /// kube-rs's store.
     Listers,
+    /// The latency of a live change made during the initial list's reconciles: our
+    /// controller on the FIFO queue and on the priority queue, in child processes.
+    Priority,
 }
 
 /// Pods of the memory run at scale (our informer, full pods), besides the default size.
@@ -150,6 +160,15 @@ struct Args {
     /// Child mode: reconcile every pod of `--url` with this controller and print the times.
     #[arg(long, value_enum, requires = "url")]
     reconcile: Option<reconcile::Consumer>,
+    /// Pods in the initial list of the priority phase (default 50 000, 1 000 with `--quick`).
+    #[arg(long)]
+    priority_objects: Option<usize>,
+    /// Simulated I/O of each reconcile of the priority phase, in milliseconds.
+    #[arg(long, default_value_t = 1)]
+    priority_work_ms: u64,
+    /// Child mode: run the priority phase's controller on this queue against `--url`.
+    #[arg(long, value_enum, requires = "url")]
+    priority_latency: Option<priority::Queue>,
 }
 
 fn cpu_model() -> String {
@@ -192,6 +211,17 @@ impl Args {
             .unwrap_or(if self.quick { 1_000 } else { 10_000 })
     }
 
+    /// What the priority phase runs.
+    fn priority_settings(&self) -> priority::Settings {
+        priority::Settings {
+            objects: self
+                .priority_objects
+                .unwrap_or(if self.quick { 1_000 } else { 50_000 }),
+            concurrency: self.reconcile_concurrency,
+            work: std::time::Duration::from_millis(self.priority_work_ms),
+        }
+    }
+
     /// Whether `consumer` is measured.
     fn times(&self, consumer: Timed) -> bool {
         self.only.is_empty() || self.only.contains(&consumer)
@@ -204,7 +234,7 @@ impl Args {
             || self
                 .only
                 .iter()
-                .any(|t| !matches!(t, Timed::Reconcile | Timed::Listers))
+                .any(|t| !matches!(t, Timed::Reconcile | Timed::Listers | Timed::Priority))
     }
 }
 
@@ -223,6 +253,11 @@ fn main() -> ExitCode {
             args.reconcile_objects(),
             args.reconcile_concurrency,
         );
+        return ExitCode::SUCCESS;
+    }
+    if let Some(queue) = args.priority_latency {
+        let url = args.url.as_deref().unwrap_or_default();
+        priority::child(queue, url, args.priority_settings());
         return ExitCode::SUCCESS;
     }
 
@@ -250,6 +285,18 @@ fn main() -> ExitCode {
         summary.push(format!(
             "every controller reconciled {} pods",
             args.reconcile_objects()
+        ));
+    }
+    if args.times(Timed::Priority) {
+        let settings = args.priority_settings();
+        let rendered = Arc::new(Rendered::new(settings.objects, priority::LIVE_CHANGES));
+        let outcomes = priority::measure_all(&rendered, settings);
+        eprintln!("priority latencies done");
+        println!("{}", priority::markdown(&outcomes));
+        problems.extend(outcomes.iter().filter_map(|o| o.check().err()));
+        summary.push(format!(
+            "both queues reconciled {} pods and saw every live change",
+            settings.objects
         ));
     }
     report_problems(&problems, &summary, started)

@@ -9,6 +9,8 @@
 //!   end bookmark at once, then the events as above;
 //! - a watch from any other resource version stays open without events (a watcher that
 //!   re-opens its watch after the last event gets nothing twice);
+//! - `POST /release`: as [`Server::release`], for a consumer in another process that chooses
+//!   when its watch gets the events (the priority-queue latency phase);
 //! - `POST /expire`: as after a compaction, every open watch ends with a `410 Expired` error
 //!   event, and so does every watch opened before the next list, so its client relists (for the
 //!   memory peak of a relist).
@@ -47,6 +49,8 @@ pub(crate) struct Server {
 struct Shared {
     rendered: Arc<Rendered>,
     release: watch::Receiver<bool>,
+    /// What `POST /release` sets (the same channel as [`Server::release`]).
+    release_by_request: watch::Sender<bool>,
     /// Bumped by `POST /expire`: watches opened before end with a 410.
     expired: watch::Sender<u64>,
     /// Set by `POST /expire`, cleared by the next list: watches opened meanwhile get a 410.
@@ -62,6 +66,7 @@ impl Server {
         let shared = Arc::new(Shared {
             rendered,
             release: release_rx,
+            release_by_request: release.clone(),
             expired: watch::channel(0).0,
             expired_until_list: std::sync::atomic::AtomicBool::new(false),
         });
@@ -131,6 +136,17 @@ pub(crate) async fn expire_watches(client: &kube::Client) {
         .request_text(request)
         .await
         .expect("the bench server expires its watches");
+}
+
+/// Lets the watches of the server behind `client` stream their events (`POST /release`).
+pub(crate) async fn release_events(client: &kube::Client) {
+    let request = http::Request::post("/release")
+        .body(Vec::new())
+        .expect("a request");
+    client
+        .request_text(request)
+        .await
+        .expect("the bench server releases its events");
 }
 
 /// A kube client for a server at `url`.
@@ -206,6 +222,10 @@ fn full(status: StatusCode, body: Bytes) -> Response<Body> {
 }
 
 fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
+    if request.uri().path() == "/release" {
+        shared.release_by_request.send_replace(true);
+        return full(StatusCode::OK, Bytes::from_static(b"{}"));
+    }
     if request.uri().path() == "/expire" {
         shared
             .expired_until_list

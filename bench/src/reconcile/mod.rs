@@ -19,7 +19,7 @@ use std::{process::Command, time::Duration};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use report::markdown;
-use tally::Tally;
+pub(crate) use tally::Tally;
 
 use crate::{cpu::Mark, report::Phase, server};
 
