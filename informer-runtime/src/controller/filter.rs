@@ -28,6 +28,9 @@ pub(crate) struct Filtered<K, H> {
     pub(crate) counters: Arc<Counters>,
     /// On the controller's own objects, when it declared a finalizer.
     pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
+    /// Whether resyncs go on to `inner` (the controller's own objects); otherwise they are
+    /// passed on unjudged, for `inner` to skip.
+    pub(crate) resyncs: bool,
 }
 
 impl<K: Resource + 'static, H> Filtered<K, H> {
@@ -95,7 +98,12 @@ where
     }
 
     fn on_update(&self, old: Arc<K>, new: Arc<K>) {
-        let event = if old.meta().resource_version == new.meta().resource_version {
+        let resync = old.meta().resource_version == new.meta().resource_version;
+        if resync && !self.resyncs {
+            self.inner.on_update(old, new);
+            return;
+        }
+        let event = if resync {
             Event::Generic { object: new.as_ref() }
         } else {
             Event::Update {

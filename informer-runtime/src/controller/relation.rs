@@ -30,19 +30,15 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// `handler` behind `predicate`, reporting to this controller.
-    fn filtered<C, H>(
-        &self,
-        handler: H,
-        predicate: Option<Predicate<C>>,
-        out_of_scope: Option<Arc<OutOfScope>>,
-    ) -> Filtered<C, H> {
+    /// `handler` of a relation behind `predicate`, reporting to this controller.
+    fn filtered<C, H>(&self, handler: H, predicate: Option<Predicate<C>>) -> Filtered<C, H> {
         Filtered {
             inner: handler,
             predicate,
             controller: self.controller.to_owned(),
             counters: Arc::clone(self.counters),
-            out_of_scope,
+            out_of_scope: None,
+            resyncs: false,
         }
     }
 }
@@ -127,10 +123,12 @@ pub(crate) fn main<K: TypedResource>(
 ) -> Wiring {
     Arc::new(move |target| {
         let enqueue = Enqueue::by_key(Arc::clone(target.queue)).on_resync(true);
-        register(
-            informer.clone(),
-            target.filtered(enqueue, predicate.clone(), out_of_scope.clone()),
-        )
+        let filtered = Filtered {
+            out_of_scope: out_of_scope.clone(),
+            resyncs: true,
+            ..target.filtered(enqueue, predicate.clone())
+        };
+        register(informer.clone(), filtered)
     })
 }
 
@@ -144,10 +142,7 @@ pub(crate) fn owns<K: TypedResource, C: TypedResource>(
     Arc::new(move |target| {
         informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
         let enqueue = Enqueue::new(Arc::clone(target.queue), controller_of::<K, C>);
-        register(
-            informer.clone(),
-            target.filtered(enqueue, predicate.clone(), None),
-        )
+        register(informer.clone(), target.filtered(enqueue, predicate.clone()))
     })
 }
 
@@ -165,10 +160,7 @@ where
     Arc::new(move |target| {
         let mapper = Arc::clone(&mapper);
         let enqueue = Enqueue::new(Arc::clone(target.queue), move |object: &O| mapper(object));
-        register(
-            informer.clone(),
-            target.filtered(enqueue, predicate.clone(), None),
-        )
+        register(informer.clone(), target.filtered(enqueue, predicate.clone()))
     })
 }
 

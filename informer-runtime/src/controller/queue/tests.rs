@@ -124,3 +124,62 @@ async fn on_the_fifo_queue_a_live_change_waits_for_the_whole_initial_list()
     );
     Ok(())
 }
+
+/// A request at `Priority::HIGH` for a listed object still waiting raises it ahead of the
+/// rest of the list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_high_priority_request_jumps_the_initial_list() -> Result<(), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    for i in 0..50 {
+        server.create_typed(&config_map(&format!("listed-{i:03}")))?;
+    }
+    let factory = SharedInformerFactory::new(server.client()?);
+    let (requests, trigger) = futures::channel::mpsc::unbounded();
+    let controller = Controller::<ConfigMap>::new(&factory).reconcile_on_with_priority(trigger);
+    let stats = controller.stats();
+    let context = Arc::new(Context {
+        first: AtomicBool::new(true),
+        ..Context::default()
+    });
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
+        |cm: Arc<ConfigMap>, context: Arc<Context>| async move {
+            let name = cm.metadata.name.clone().unwrap_or_default();
+            context.reconciled.lock().expect("log").push(name);
+            if context.first.swap(false, Ordering::SeqCst) {
+                context.gate.notified().await;
+            }
+            Ok::<_, std::convert::Infallible>(Action::await_change())
+        },
+        |_, _, _| Action::await_change(),
+        Arc::clone(&context),
+    ));
+    eventually("the first listed object is being reconciled", WAIT, || {
+        context.len() == 1
+    })
+    .await?;
+    assert_eq!(stats.queue_depth(), 49);
+    requests.unbounded_send((
+        crate::ObjectKey::new("default", "listed-049"),
+        crate::workqueue::Priority::HIGH,
+    ))?;
+    // The request is in the queue once the trigger task forwarded it; the depth does not
+    // change (the key was queued already), so give the task a moment by sending a marker
+    // request for an unknown object, which is queued after it.
+    requests.unbounded_send((
+        crate::ObjectKey::new("default", "marker"),
+        crate::workqueue::Priority::LOW,
+    ))?;
+    eventually("both requests forwarded", WAIT, || stats.queue_depth() == 50).await?;
+    context.gate.notify_one();
+    eventually("everything reconciled", WAIT, || context.len() == 50).await?;
+    assert_eq!(
+        context.position_of("listed-049"),
+        Some(1),
+        "raised ahead of the list"
+    );
+    shutdown.cancel();
+    run.await??;
+    factory.shutdown().await;
+    Ok(())
+}
