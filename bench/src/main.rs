@@ -20,7 +20,7 @@
 //! applied, or if a controller did not reconcile every pod; it asserts nothing about time.
 //!
 //! The reconcile phase serves 10 000 pods (1 000 with `--quick`; `--reconcile-objects`) and
-//! runs each controller in a child process of its own (`--reconcile ours|kube --url <server>`)
+//! runs each controller in a child process of its own (`--reconcile ours|ours-fifo|kube --url <server>`)
 //! with a no-op reconcile that returns `await_change`, both with at most 2 reconciles at once
 //! (`--reconcile-concurrency`): it times the initial sync, then the reconcile of every pod.
 //!

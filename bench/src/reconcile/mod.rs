@@ -32,8 +32,10 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Which controller a child process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Consumer {
-    /// `informer_runtime::controller::Controller`.
+    /// `informer_runtime::controller::Controller` (on its default priority queue).
     Ours,
+    /// The same on the FIFO queue (`priority_queue(false)`).
+    OursFifo,
     /// `kube::runtime::Controller`.
     Kube,
 }
@@ -42,6 +44,7 @@ impl Consumer {
     fn arg(self) -> &'static str {
         match self {
             Self::Ours => "ours",
+            Self::OursFifo => "ours-fifo",
             Self::Kube => "kube",
         }
     }
@@ -49,6 +52,7 @@ impl Consumer {
     fn title(self) -> &'static str {
         match self {
             Self::Ours => "ours: controller::Controller",
+            Self::OursFifo => "ours: controller::Controller, FIFO queue",
             Self::Kube => "kube-rs 5: runtime::Controller",
         }
     }
@@ -162,7 +166,8 @@ pub(crate) fn child(consumer: Consumer, url: &str, objects: usize, concurrency: 
     };
     let measured = runtime.block_on(async {
         match consumer {
-            Consumer::Ours => ours::run(client, objects, usize::from(concurrency)).await,
+            Consumer::Ours => ours::run(client, objects, usize::from(concurrency), true).await,
+            Consumer::OursFifo => ours::run(client, objects, usize::from(concurrency), false).await,
             Consumer::Kube => kube_rs::run(client, objects, concurrency).await,
         }
     });
@@ -176,7 +181,7 @@ pub(crate) fn child(consumer: Consumer, url: &str, objects: usize, concurrency: 
 
 /// Runs one child per consumer, kube-rs first, against the server at `url`.
 pub(crate) fn measure_all(url: &str, objects: usize, concurrency: u16) -> Vec<Outcome> {
-    [Consumer::Kube, Consumer::Ours]
+    [Consumer::Kube, Consumer::Ours, Consumer::OursFifo]
         .into_iter()
         .map(|consumer| Outcome {
             consumer,

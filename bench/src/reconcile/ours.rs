@@ -16,8 +16,14 @@ use tokio_util::sync::CancellationToken;
 use super::{Measured, PHASE_TIMEOUT, STOP_TIMEOUT, Tally};
 use crate::cpu::Mark;
 
-/// Syncs every pod and reconciles each once with `concurrency` workers.
-pub(crate) async fn run(client: kube::Client, objects: usize, concurrency: usize) -> Measured {
+/// Syncs every pod and reconciles each once with `concurrency` workers, on the priority queue
+/// or (`priority_queue` false) the FIFO one.
+pub(crate) async fn run(
+    client: kube::Client,
+    objects: usize,
+    concurrency: usize,
+    priority_queue: bool,
+) -> Measured {
     let tally = Tally::new(objects);
     let start = Mark::now(None);
     let factory = SharedInformerFactory::new(client);
@@ -25,6 +31,7 @@ pub(crate) async fn run(client: kube::Client, objects: usize, concurrency: usize
     let shutdown = CancellationToken::new();
     let controller = Controller::<Pod>::new(&factory)
         .concurrency(concurrency)
+        .priority_queue(priority_queue)
         .graceful_shutdown_on(shutdown.clone());
     let stats = controller.stats();
     let running = tokio::spawn(controller.run(reconcile, error_policy, Arc::clone(&tally)));

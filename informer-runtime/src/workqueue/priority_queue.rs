@@ -3,7 +3,7 @@
 
 use std::{
     cmp::Reverse,
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, VecDeque},
     fmt,
     hash::Hash,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
@@ -22,7 +22,7 @@ pub const DEFAULT_FAIR_SHARE: u32 = 10;
 /// Where a queued item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
-    /// Ready to be handed out: in `ready` and `by_age`.
+    /// Ready to be handed out: in its priority's level of `levels`.
     Ready,
     /// Waiting for its time: in `waiting`.
     Waiting(Instant),
@@ -42,10 +42,13 @@ struct Entry {
 
 struct State<T> {
     entries: HashMap<T, Entry>,
-    /// Ready items, highest priority first, then in the order they became ready.
-    ready: BTreeMap<(Reverse<Priority>, u64), T>,
-    /// The priority of each ready item, by the order it became ready (oldest first).
-    by_age: BTreeMap<u64, Priority>,
+    /// Ready items by priority, highest first; each level in the order its items became
+    /// ready (by `seq`). An item raised to another level, or handed out, leaves its old place
+    /// behind: a stale place (its entry is no longer ready with that `seq`) is skipped and
+    /// dropped when it reaches the front.
+    levels: BTreeMap<Reverse<Priority>, VecDeque<(u64, T)>>,
+    /// Ready items (the live places of `levels`).
+    ready: usize,
     /// Items waiting for their time, earliest first.
     waiting: BTreeMap<(Instant, u64), T>,
     /// Items handed out and not `done` yet, with when they were handed out (with metrics).
@@ -113,7 +116,7 @@ impl<T> fmt::Debug for PriorityQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         f.debug_struct("PriorityQueue")
-            .field("ready", &state.ready.len())
+            .field("ready", &state.ready)
             .field("waiting", &state.waiting.len())
             .field("processing", &state.processing.len())
             .field("shutting_down", &state.shutting_down)
@@ -138,8 +141,8 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
         Self {
             state: Mutex::new(State {
                 entries: HashMap::new(),
-                ready: BTreeMap::new(),
-                by_age: BTreeMap::new(),
+                levels: BTreeMap::new(),
+                ready: 0,
                 waiting: BTreeMap::new(),
                 processing: HashMap::new(),
                 next_seq: 0,
@@ -347,21 +350,22 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
     /// Takes the next item to hand out: the most urgent one, or at every `fair_share`th
     /// hand-out the one ready longest.
     fn pick(&self, state: &mut State<T>) -> Option<(T, Entry)> {
-        if state.ready.is_empty() {
+        if state.ready == 0 {
             return None;
         }
+        drop_stale_fronts(state);
         state.handed_out += 1;
         let fair_turn = self.fair_share > 0 && state.handed_out.is_multiple_of(self.fair_share);
-        let position = if fair_turn {
+        let level = if fair_turn {
             state
-                .by_age
-                .first_key_value()
-                .map(|(&seq, &priority)| (Reverse(priority), seq))
+                .levels
+                .values_mut()
+                .min_by_key(|level| level.front().map_or(u64::MAX, |(seq, _)| *seq))
         } else {
-            state.ready.first_key_value().map(|(&position, _)| position)
+            state.levels.values_mut().next()
         }?;
-        let item = state.ready.remove(&position)?;
-        state.by_age.remove(&position.1);
+        let (_, item) = level.pop_front()?;
+        state.ready -= 1;
         let entry = state.entries.remove(&item)?;
         Some((item, entry))
     }
@@ -373,7 +377,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
         if !state.shutting_down {
             self.promote(&mut state, Instant::now());
         }
-        state.ready.len()
+        state.ready
     }
 
     /// Whether no item is ready.
@@ -406,7 +410,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
                         now
                     });
                     state.processing.insert(item.clone(), taken_at);
-                    let more = !state.ready.is_empty();
+                    let more = state.ready > 0;
                     drop(state);
                     if more {
                         // Pass the wake-up on: another getter may take the next item.
@@ -512,10 +516,17 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
 fn index<T: Eq + Hash + Clone>(state: &mut State<T>, item: T, entry: Entry) {
     match entry.slot {
         Slot::Ready => {
-            state
-                .ready
-                .insert((Reverse(entry.priority), entry.seq), item.clone());
-            state.by_age.insert(entry.seq, entry.priority);
+            let level = state.levels.entry(Reverse(entry.priority)).or_default();
+            let place = (entry.seq, item.clone());
+            if level.back().is_none_or(|(last, _)| *last < entry.seq) {
+                level.push_back(place);
+            } else {
+                // An item added while it was processed, ready now that it is done: it keeps
+                // the place of its add.
+                let at = level.partition_point(|(seq, _)| *seq < entry.seq);
+                level.insert(at, place);
+            }
+            state.ready += 1;
         }
         Slot::Waiting(at) => {
             state.waiting.insert((at, entry.seq), item.clone());
@@ -525,18 +536,35 @@ fn index<T: Eq + Hash + Clone>(state: &mut State<T>, item: T, entry: Entry) {
     state.entries.insert(item, entry);
 }
 
-/// Removes an entry from the index its slot names (not from `entries`).
+/// Removes an entry from the index its slot names (not from `entries`); a ready item's place
+/// in its level goes stale.
 fn unindex<T: Eq + Hash>(state: &mut State<T>, entry: &Entry) {
     match entry.slot {
-        Slot::Ready => {
-            state.ready.remove(&(Reverse(entry.priority), entry.seq));
-            state.by_age.remove(&entry.seq);
-        }
+        Slot::Ready => state.ready -= 1,
         Slot::Waiting(at) => {
             state.waiting.remove(&(at, entry.seq));
         }
         Slot::Parked => {}
     }
+}
+
+/// Drops the stale places at the front of every level, and the levels left empty.
+fn drop_stale_fronts<T: Eq + Hash>(state: &mut State<T>) {
+    let entries = &state.entries;
+    let live = |seq: u64, item: &T| {
+        entries
+            .get(item)
+            .is_some_and(|entry| entry.slot == Slot::Ready && entry.seq == seq)
+    };
+    state.levels.retain(|_, level| {
+        while let Some((seq, item)) = level.front() {
+            if live(*seq, item) {
+                break;
+            }
+            level.pop_front();
+        }
+        !level.is_empty()
+    });
 }
 
 #[cfg(test)]
