@@ -168,6 +168,7 @@ pub mod lister;
 pub mod metrics;
 pub mod prelude;
 pub mod reflector;
+pub mod scope;
 pub mod selector;
 pub mod source;
 #[cfg(any(test, feature = "testing"))]
