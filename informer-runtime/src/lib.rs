@@ -163,6 +163,7 @@ pub mod informer;
 pub mod key;
 pub mod leader_election;
 pub mod lister;
+pub mod manager;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;

@@ -104,26 +104,33 @@
 
 mod action;
 mod relation;
+pub(crate) mod runner;
+mod scope;
 mod stats;
 mod worker;
 
-use std::{fmt, future::Future, sync::Arc, time::Duration};
+use std::{
+    fmt,
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
-use futures::{FutureExt, Stream, StreamExt};
-use tokio::task::JoinSet;
+use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 pub use action::Action;
+pub use scope::ReconcileScope;
 pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
 
-use relation::{ControllerQueue, Relation, Wiring};
-use worker::Worker;
+use relation::Wiring;
+use runner::{Runner, Settings, Trigger};
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
     informer::{self, SharedIndexInformer},
     key::ObjectKey,
-    workqueue::{QueueMetrics, RateLimiter, RateLimitingQueue, default_controller_rate_limiter},
+    workqueue::{QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
 /// The result of running a controller.
@@ -166,18 +173,6 @@ pub enum Error {
     },
 }
 
-/// An external trigger's request.
-enum Trigger {
-    One(ObjectKey),
-    All,
-}
-
-/// How often the wait for the caches says which ones it still waits for.
-const SYNC_REPORT_INTERVAL: Duration = Duration::from_secs(30);
-
-/// How often the wait for the caches checks them.
-const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(10);
-
 /// A reconcile runner for objects of `K` on the shared informers of a factory (see the
 /// [module documentation](self)).
 pub struct Controller<K: TypedResource> {
@@ -188,7 +183,7 @@ pub struct Controller<K: TypedResource> {
     triggers: Vec<futures::stream::BoxStream<'static, Trigger>>,
     concurrency: usize,
     shutdown_timeout: Duration,
-    rate_limiter: Box<dyn RateLimiter<ObjectKey>>,
+    rate_limiter: Arc<dyn RateLimiter<ObjectKey>>,
     queue_metrics: Option<Arc<dyn QueueMetrics>>,
     shutdown: CancellationToken,
     stats: ControllerStats,
@@ -219,7 +214,7 @@ impl<K: TypedResource> Controller<K> {
             triggers: Vec::new(),
             concurrency: 1,
             shutdown_timeout: Duration::from_secs(30),
-            rate_limiter: Box::new(default_controller_rate_limiter()),
+            rate_limiter: Arc::new(default_controller_rate_limiter()),
             queue_metrics: None,
             shutdown: CancellationToken::new(),
             stats: ControllerStats::default(),
@@ -248,7 +243,7 @@ impl<K: TypedResource> Controller<K> {
     /// The rate limiter of retries ([`Action::requeue_with_backoff`] and panics);
     /// [`default_controller_rate_limiter`] by default.
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<ObjectKey> + 'static) -> Self {
-        self.rate_limiter = Box::new(limiter);
+        self.rate_limiter = Arc::new(limiter);
         self
     }
 
@@ -333,248 +328,38 @@ impl<K: TypedResource> Controller<K> {
         E: fmt::Display + Send + 'static,
         P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
     {
-        let queue: ControllerQueue = Arc::new(match self.queue_metrics.clone() {
-            Some(metrics) => RateLimitingQueue::with_metrics(self.rate_limiter, metrics),
-            None => RateLimitingQueue::new(self.rate_limiter),
-        });
-        let _ = self.stats.counters.queue.set(Arc::clone(&queue));
-        let running = Running {
-            name: self.name,
-            queue,
-            shutdown: self.shutdown,
-            relations: Vec::new(),
-        };
+        let shutdown = self.shutdown.clone();
+        self.into_runner(reconcile, error_policy, context)
+            .run(shutdown, None)
+            .await
+    }
+
+    /// The controller with its functions, ready to run any number of times one after another
+    /// (a manager runs it once per leadership term).
+    pub(crate) fn into_runner<Ctx, R, P>(
+        self,
+        reconcile: R,
+        error_policy: P,
+        context: Arc<Ctx>,
+    ) -> Runner<K, Ctx, R, P> {
         let mut wiring = vec![relation::main(self.informer.clone())];
         wiring.extend(self.wiring);
-        let result = running
-            .run(RunParts {
+        Runner {
+            settings: Arc::new(Settings {
                 factory: self.factory,
                 informer: self.informer,
+                name: self.name,
                 wiring,
-                triggers: self.triggers,
+                triggers: Mutex::new(self.triggers),
                 concurrency: self.concurrency,
                 shutdown_timeout: self.shutdown_timeout,
-                counters: Arc::clone(&self.stats.counters),
-                reconcile,
-                error_policy,
-                context,
-            })
-            .await;
-        if let Some(metrics) = self.stats.counters.metrics.get() {
-            metrics.concurrency(0);
-        }
-        result
-    }
-}
-
-/// What `run` hands to the running controller.
-struct RunParts<K, Ctx, R, P> {
-    factory: SharedInformerFactory,
-    informer: SharedIndexInformer<K>,
-    wiring: Vec<Wiring>,
-    triggers: Vec<futures::stream::BoxStream<'static, Trigger>>,
-    concurrency: usize,
-    shutdown_timeout: Duration,
-    counters: Arc<stats::Counters>,
-    reconcile: R,
-    error_policy: P,
-    context: Arc<Ctx>,
-}
-
-/// A controller between `run` and its return: its queue and registered handlers.
-struct Running {
-    name: String,
-    queue: ControllerQueue,
-    shutdown: CancellationToken,
-    relations: Vec<Box<dyn Relation>>,
-}
-
-impl Running {
-    async fn run<K, Ctx, R, Fut, E, P>(mut self, parts: RunParts<K, Ctx, R, P>) -> Result<()>
-    where
-        K: TypedResource,
-        Ctx: Send + Sync + 'static,
-        R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
-        E: fmt::Display + Send + 'static,
-        P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
-    {
-        let result = self.register(parts.wiring);
-        if let Err(error) = result {
-            self.stop();
-            return Err(error);
-        }
-        parts.factory.start();
-        match self.wait_for_sync().await {
-            Ok(true) => {}
-            Ok(false) => {
-                self.stop();
-                return Ok(());
-            }
-            Err(error) => {
-                self.stop();
-                return Err(error);
-            }
-        }
-        tracing::info!(controller = %self.name, concurrency = parts.concurrency, "caches synced; starting workers");
-        let stop = self.shutdown.child_token();
-        let mut tasks = JoinSet::new();
-        for trigger in parts.triggers {
-            tasks.spawn(forward(
-                trigger,
-                Arc::clone(&self.queue),
-                parts.informer.store(),
-                stop.clone(),
-            ));
-        }
-        let worker = Arc::new(Worker {
-            controller: self.name.clone(),
-            store: parts.informer.store(),
-            queue: Arc::clone(&self.queue),
-            counters: Arc::clone(&parts.counters),
-            reconcile: parts.reconcile,
-            error_policy: parts.error_policy,
-            context: parts.context,
-        });
-        if let Some(metrics) = parts.counters.metrics.get() {
-            metrics.concurrency(parts.concurrency);
-        }
-        for _ in 0..parts.concurrency {
-            tasks.spawn(Arc::clone(&worker).run(stop.clone()));
-        }
-        let stopped = self.until_stopped_or_shutdown().await;
-        stop.cancel();
-        self.stop();
-        let drained = self.drain(tasks, parts.shutdown_timeout).await;
-        stopped.and(drained)
-    }
-
-    /// Registers every handler; on failure, the ones registered are removed by `stop`.
-    fn register(&mut self, wiring: Vec<Wiring>) -> Result<()> {
-        for wire in wiring {
-            let relation = wire(&self.queue).map_err(|source| Error::Register {
-                controller: self.name.clone(),
-                source,
-            })?;
-            self.relations.push(relation);
-        }
-        Ok(())
-    }
-
-    /// Waits until every handler synced (`Ok(true)`), the shutdown token fired (`Ok(false)`)
-    /// or an informer stopped.
-    async fn wait_for_sync(&self) -> Result<bool> {
-        let mut next_report = tokio::time::Instant::now() + SYNC_REPORT_INTERVAL;
-        loop {
-            if self.relations.iter().all(|relation| relation.has_synced()) {
-                return Ok(true);
-            }
-            if let Some(stopped) = self.stopped_relation() {
-                return Err(stopped);
-            }
-            if tokio::time::Instant::now() >= next_report {
-                self.report_unsynced();
-                next_report += SYNC_REPORT_INTERVAL;
-            }
-            tokio::select! {
-                () = self.shutdown.cancelled() => return Ok(false),
-                () = tokio::time::sleep(SYNC_POLL_INTERVAL) => {}
-            }
-        }
-    }
-
-    fn report_unsynced(&self) {
-        for relation in self.relations.iter().filter(|relation| !relation.has_synced()) {
-            tracing::warn!(
-                controller = %self.name,
-                informer = relation.informer(),
-                handler_panics = relation.panics(),
-                "still waiting for an informer to sync before starting workers (is the factory started? did a mapper panic?)"
-            );
-        }
-    }
-
-    /// The error for the first informer that stopped, if any.
-    fn stopped_relation(&self) -> Option<Error> {
-        self.relations
-            .iter()
-            .find(|relation| relation.until_stopped().now_or_never().is_some())
-            .map(|relation| Error::InformerStopped {
-                controller: self.name.clone(),
-                informer: relation.informer().to_owned(),
-            })
-    }
-
-    /// Resolves at shutdown (`Ok`) or when an informer stops (`Err`).
-    async fn until_stopped_or_shutdown(&self) -> Result<()> {
-        if self.relations.is_empty() {
-            self.shutdown.cancelled().await;
-            return Ok(());
-        }
-        let any_stopped =
-            futures::future::select_all(self.relations.iter().map(|relation| relation.until_stopped()));
-        tokio::select! {
-            () = self.shutdown.cancelled() => Ok(()),
-            _ = any_stopped => Err(self.stopped_relation().unwrap_or_else(|| Error::InformerStopped {
-                controller: self.name.clone(),
-                informer: "unknown".into(),
-            })),
-        }
-    }
-
-    /// Shuts the queue down and removes the handlers.
-    fn stop(&mut self) {
-        self.queue.shut_down();
-        for relation in self.relations.drain(..) {
-            relation.remove();
-        }
-    }
-
-    /// Waits for the workers and triggers, up to `timeout`; cancels what is left.
-    async fn drain(&self, mut tasks: JoinSet<()>, timeout: Duration) -> Result<()> {
-        let finished = tokio::time::timeout(timeout, async {
-            while let Some(joined) = tasks.join_next().await {
-                if let Err(error) = joined {
-                    tracing::error!(controller = %self.name, %error, "a worker task failed");
-                }
-            }
-        })
-        .await;
-        if finished.is_ok() {
-            tracing::info!(controller = %self.name, "stopped");
-            return Ok(());
-        }
-        let cancelled = tasks.len();
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
-        tracing::warn!(controller = %self.name, cancelled, ?timeout, "reconciles still ran at the shutdown timeout; cancelled them");
-        Err(Error::ShutdownTimeout {
-            controller: self.name.clone(),
-            cancelled,
-            timeout,
-        })
-    }
-}
-
-/// Feeds a trigger's requests to the queue until `stop` fires or the trigger ends.
-async fn forward<K: TypedResource>(
-    mut trigger: futures::stream::BoxStream<'static, Trigger>,
-    queue: ControllerQueue,
-    store: crate::cache::Store<K>,
-    stop: CancellationToken,
-) {
-    loop {
-        let next = tokio::select! {
-            () = stop.cancelled() => return,
-            next = trigger.next() => next,
-        };
-        match next {
-            None => return,
-            Some(Trigger::One(name)) => queue.add(name),
-            Some(Trigger::All) => store
-                .list()
-                .iter()
-                .for_each(|object| queue.add(ObjectKey::of(object.as_ref()))),
+                rate_limiter: self.rate_limiter,
+                queue_metrics: self.queue_metrics,
+                counters: self.stats.counters,
+            }),
+            reconcile: Arc::new(reconcile),
+            error_policy: Arc::new(error_policy),
+            context,
         }
     }
 }

@@ -19,8 +19,9 @@ use crate::{
 /// The controller's queue.
 pub(crate) type ControllerQueue = Arc<RateLimitingQueue<ObjectKey>>;
 
-/// A relation not registered yet: registers its handler on the controller's queue.
-pub(crate) type Wiring = Box<dyn FnOnce(&ControllerQueue) -> informer::Result<Box<dyn Relation>> + Send>;
+/// A relation not registered yet: registers its handler on a queue of the controller, once per
+/// run (a controller under a manager runs once per leadership term).
+pub(crate) type Wiring = Arc<dyn Fn(&ControllerQueue) -> informer::Result<Box<dyn Relation>> + Send + Sync>;
 
 /// A registered handler of the controller, whatever its object type.
 pub(crate) trait Relation: Send + Sync {
@@ -90,16 +91,24 @@ where
 /// The controller's own objects: every change enqueues the object, resyncs included (a
 /// resync period on the factory reconciles every object periodically, as in client-go).
 pub(crate) fn main<K: TypedResource>(informer: SharedIndexInformer<K>) -> Wiring {
-    Box::new(move |queue| register(informer, Enqueue::by_key(Arc::clone(queue)).on_resync(true)))
+    Arc::new(move |queue| {
+        register(
+            informer.clone(),
+            Enqueue::by_key(Arc::clone(queue)).on_resync(true),
+        )
+    })
 }
 
 /// Objects of `C` enqueue the `K` that controls them; the child informer gets the
 /// [`Index::BY_CONTROLLER_UID`] index, so a reconcile finds an owner's children without a
 /// scan.
 pub(crate) fn owns<K: TypedResource, C: TypedResource>(informer: SharedIndexInformer<C>) -> Wiring {
-    Box::new(move |queue| {
+    Arc::new(move |queue| {
         informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
-        register(informer, Enqueue::new(Arc::clone(queue), controller_of::<K, C>))
+        register(
+            informer.clone(),
+            Enqueue::new(Arc::clone(queue), controller_of::<K, C>),
+        )
     })
 }
 
@@ -112,7 +121,14 @@ where
     O: TypedResource,
     I: IntoIterator<Item = ObjectKey>,
 {
-    Box::new(move |queue| register(informer, Enqueue::new(Arc::clone(queue), mapper)))
+    let mapper = Arc::new(mapper);
+    Arc::new(move |queue| {
+        let mapper = Arc::clone(&mapper);
+        register(
+            informer.clone(),
+            Enqueue::new(Arc::clone(queue), move |object: &O| mapper(object)),
+        )
+    })
 }
 
 /// The name of the `K` that controls `child` (its owner reference with `controller: true`,

@@ -3,7 +3,7 @@
 use std::{
     fmt,
     sync::{
-        Arc, OnceLock,
+        Arc, Mutex, OnceLock, PoisonError,
         atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
@@ -56,11 +56,17 @@ pub(crate) struct Counters {
     pub(crate) skipped_missing: AtomicU64,
     pub(crate) in_flight: AtomicUsize,
     pub(crate) reconcile_nanos: AtomicU64,
-    pub(crate) queue: OnceLock<Arc<RateLimitingQueue<ObjectKey>>>,
+    /// The queue of the current (or last) run.
+    pub(crate) queue: Mutex<Option<Arc<RateLimitingQueue<ObjectKey>>>>,
     pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
 }
 
 impl Counters {
+    /// Makes `queue` the one whose depth the stats report.
+    pub(crate) fn set_queue(&self, queue: Arc<RateLimitingQueue<ObjectKey>>) {
+        *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = Some(queue);
+    }
+
     /// Records one reconcile.
     pub(crate) fn reconciled(&self, outcome: ReconcileOutcome, duration: Duration) {
         self.reconciles.fetch_add(1, Ordering::Relaxed);
@@ -138,7 +144,8 @@ impl ControllerStats {
 
     /// Keys waiting in the controller's queue (not counting delayed ones); 0 before `run`.
     pub fn queue_depth(&self) -> usize {
-        self.counters.queue.get().map_or(0, |queue| queue.len())
+        let queue = self.counters.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.as_ref().map_or(0, |queue| queue.len())
     }
 
     /// The time spent in reconciles so far, all workers together.

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{
-    Action,
+    Action, ReconcileScope,
     relation::ControllerQueue,
     stats::{Counters, ReconcileOutcome},
 };
@@ -18,15 +18,20 @@ use crate::{
     user_panic::{catch, panic_message},
 };
 
+/// How soon a worker looks again at a leadership that was not current.
+const NOT_CURRENT_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// What every worker of one controller shares.
 pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) controller: String,
     pub(crate) store: Store<K>,
     pub(crate) queue: ControllerQueue,
     pub(crate) counters: Arc<Counters>,
-    pub(crate) reconcile: R,
-    pub(crate) error_policy: P,
+    pub(crate) reconcile: Arc<R>,
+    pub(crate) error_policy: Arc<P>,
     pub(crate) context: Arc<Ctx>,
+    /// The run the reconciles belong to; no reconcile starts once it may no longer act.
+    pub(crate) scope: ReconcileScope,
 }
 
 /// Calls `done` for a key when dropped: after its reconcile, whatever happened in it.
@@ -66,8 +71,9 @@ where
     E: fmt::Display + Send + 'static,
     P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
 {
-    /// Processes keys until the queue shuts down or `stop` fires. A reconcile that started
-    /// runs to its end: `stop` only keeps the next one from starting.
+    /// Processes keys until the queue shuts down, `stop` fires or the scope's leadership ends.
+    /// A reconcile that started runs to its end (its scope's token tells it to hurry): `stop`
+    /// only keeps the next one from starting.
     pub(crate) async fn run(self: Arc<Self>, stop: CancellationToken) {
         loop {
             let key = tokio::select! {
@@ -82,6 +88,17 @@ where
             };
             if stop.is_cancelled() {
                 return;
+            }
+            if !self.scope.may_act() {
+                // The renew deadline passed and the elector has not ended the term yet (or
+                // renews late): start nothing, keep the key, and look again shortly.
+                tracing::debug!(controller = %self.controller, object = %key, "not reconciled yet: the leadership is not current");
+                self.queue.add(key.clone());
+                drop(_done);
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(NOT_CURRENT_RETRY) => continue,
+                }
             }
             self.process(&key).await;
         }
@@ -107,8 +124,16 @@ where
         self.requeue(key, action);
     }
 
-    /// Runs the reconcile (and the error policy on an error), catching panics.
+    /// Runs the reconcile (and the error policy on an error) in the worker's scope, catching
+    /// panics.
     async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
+        self.scope
+            .clone()
+            .enter(self.reconcile_in_scope(key, object))
+            .await
+    }
+
+    async fn reconcile_in_scope(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
         let span = tracing::info_span!("reconcile", controller = %self.controller, object = %key);
         let called = catch(|| (self.reconcile)(Arc::clone(&object), Arc::clone(&self.context)));
         let result = match called {

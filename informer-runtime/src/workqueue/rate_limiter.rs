@@ -5,7 +5,7 @@ use std::{
     collections::HashMap,
     fmt,
     hash::Hash,
-    sync::{Mutex, MutexGuard, PoisonError},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::Duration,
 };
 
@@ -27,6 +27,20 @@ pub trait RateLimiter<T>: Send + Sync {
 }
 
 impl<T> RateLimiter<T> for Box<dyn RateLimiter<T>> {
+    fn when(&self, item: &T) -> Duration {
+        (**self).when(item)
+    }
+
+    fn forget(&self, item: &T) {
+        (**self).forget(item);
+    }
+
+    fn num_requeues(&self, item: &T) -> u32 {
+        (**self).num_requeues(item)
+    }
+}
+
+impl<T> RateLimiter<T> for Arc<dyn RateLimiter<T>> {
     fn when(&self, item: &T) -> Duration {
         (**self).when(item)
     }

@@ -1,0 +1,75 @@
+//! [`ReconcileScope`]: what a running reconcile may ask about the run it belongs to.
+
+use tokio_util::sync::CancellationToken;
+
+use crate::leader_election::Leadership;
+
+tokio::task_local! {
+    static CURRENT: ReconcileScope;
+}
+
+/// The run a reconcile belongs to: the token cancelled when that run stops, and the
+/// leadership term it acts in when a [`Manager`](crate::manager::Manager) runs it under leader
+/// election.
+///
+/// Workers set it around each reconcile (and its error policy); read it with
+/// [`ReconcileScope::current`] from anywhere inside the reconcile, so a reconcile's signature
+/// stays `(object, context)`:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use informer_runtime::controller::{Action, ReconcileScope};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// async fn slow_work() {}
+///
+/// async fn reconcile(config_map: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, kube::Error> {
+///     let token = ReconcileScope::current().map(|scope| scope.token()).unwrap_or_default();
+///     tokio::select! {
+///         () = token.cancelled() => return Ok(Action::await_change()), // shutdown or term ended
+///         () = slow_work() => {}
+///     }
+///     # let _ = config_map;
+///     Ok(Action::await_change())
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReconcileScope {
+    token: CancellationToken,
+    leadership: Option<Leadership>,
+}
+
+impl ReconcileScope {
+    pub(crate) fn new(token: CancellationToken, leadership: Option<Leadership>) -> Self {
+        Self { token, leadership }
+    }
+
+    /// The scope of the reconcile running on this task; `None` outside a reconcile.
+    pub fn current() -> Option<Self> {
+        CURRENT.try_with(Clone::clone).ok()
+    }
+
+    /// Cancelled when the controller stops: at shutdown, or when the leadership term the
+    /// reconcile runs in ends. A reconcile that sees it cancelled should return soon; its
+    /// writes through a [`Manager`](crate::manager::Manager)'s client are refused already.
+    pub fn token(&self) -> CancellationToken {
+        self.token.clone()
+    }
+
+    /// The leadership the reconcile acts under, when it runs under leader election.
+    pub fn leadership(&self) -> Option<&Leadership> {
+        self.leadership.as_ref()
+    }
+
+    /// Whether the reconcile may still act: its run has not stopped, and its leadership (if
+    /// any) is [current](Leadership::is_current).
+    pub fn may_act(&self) -> bool {
+        !self.token.is_cancelled() && self.leadership.as_ref().is_none_or(Leadership::is_current)
+    }
+
+    /// Runs `future` with this scope as the current one.
+    pub(crate) async fn enter<F: Future>(self, future: F) -> F::Output {
+        CURRENT.scope(self, future).await
+    }
+}

@@ -1,0 +1,167 @@
+//! [`Runnable`]: what a [`Manager`](super::Manager) runs, on every replica or only on the
+//! leader.
+
+use std::{fmt, future::Future, sync::Arc};
+
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    controller::{Action, runner::Runner},
+    factory::TypedResource,
+    leader_election::Leadership,
+};
+
+/// The error a runnable ends with.
+pub type RunnableError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What one run of a [`Runnable`] gets from the manager.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    stop: CancellationToken,
+    leadership: Option<Leadership>,
+}
+
+impl RunContext {
+    pub(crate) fn new(stop: CancellationToken, leadership: Option<Leadership>) -> Self {
+        Self { stop, leadership }
+    }
+
+    /// Cancelled when the run must end: at shutdown, and for a runnable that needs leader
+    /// election, when the leadership term it runs in ends. Return soon after.
+    pub fn stop(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// The leadership this run acts under: `Some` for a runnable that needs leader election
+    /// when the manager elects a leader, `None` otherwise.
+    pub fn leadership(&self) -> Option<&Leadership> {
+        self.leadership.as_ref()
+    }
+
+    /// Whether the run may still act: not stopped, and its leadership (if any) is
+    /// [current](Leadership::is_current).
+    pub fn may_act(&self) -> bool {
+        !self.stop.is_cancelled() && self.leadership.as_ref().is_none_or(Leadership::is_current)
+    }
+}
+
+/// A task the [`Manager`](super::Manager) runs: a controller, a webhook server, a periodic
+/// job.
+///
+/// A runnable that [needs leader election](Runnable::needs_leader_election) (the default) runs
+/// only on the leader: once per leadership term, until the term ends (and again in the next
+/// term this replica wins). One that does not runs once, on every replica, from the start of
+/// the manager to its shutdown. Returning `Ok` early just ends that run; returning `Err` stops
+/// the manager, which reports the error.
+///
+/// Closures are runnables through [`runnable_fn`].
+pub trait Runnable: Send + Sync + 'static {
+    /// The name in logs, probes and errors.
+    fn name(&self) -> &str;
+
+    /// Whether it runs only on the leader (`true`, the default) or on every replica.
+    fn needs_leader_election(&self) -> bool {
+        true
+    }
+
+    /// One run: until `context.stop()` is cancelled.
+    fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>>;
+}
+
+/// A runnable made of a closure: see [`runnable_fn`].
+pub struct FnRunnable<F> {
+    name: String,
+    leader_only: bool,
+    run: F,
+}
+
+impl<F> fmt::Debug for FnRunnable<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnRunnable")
+            .field("name", &self.name)
+            .field("leader_only", &self.leader_only)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> FnRunnable<F> {
+    /// Runs it on every replica, without leader election.
+    pub fn on_every_replica(mut self) -> Self {
+        self.leader_only = false;
+        self
+    }
+}
+
+/// A runnable named `name` that calls `run` for each run; it runs only on the leader unless
+/// made to run [on every replica](FnRunnable::on_every_replica).
+///
+/// ```
+/// use informer_runtime::manager::{RunContext, runnable_fn};
+///
+/// let sweeper = runnable_fn("sweeper", |context: RunContext| async move {
+///     let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+///     loop {
+///         tokio::select! {
+///             () = context.stop().cancelled() => return Ok(()),
+///             _ = tick.tick() => { /* sweep, while context.may_act() */ }
+///         }
+///     }
+/// });
+/// # let _ = sweeper;
+/// ```
+pub fn runnable_fn<F, Fut>(name: impl Into<String>, run: F) -> FnRunnable<F>
+where
+    F: Fn(RunContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), RunnableError>> + Send + 'static,
+{
+    FnRunnable {
+        name: name.into(),
+        leader_only: true,
+        run,
+    }
+}
+
+impl<F, Fut> Runnable for FnRunnable<F>
+where
+    F: Fn(RunContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), RunnableError>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        self.leader_only
+    }
+
+    fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>> {
+        Box::pin((self.run)(context))
+    }
+}
+
+/// A controller is a runnable on the leader: each run registers its handlers on a fresh
+/// queue, reconciles until the term ends, and drains.
+impl<K, Ctx, R, Fut, E, P> Runnable for Runner<K, Ctx, R, P>
+where
+    K: TypedResource,
+    Ctx: Send + Sync + 'static,
+    R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    E: fmt::Display + Send + 'static,
+    P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+{
+    fn name(&self) -> &str {
+        Runner::name(self)
+    }
+
+    fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>> {
+        let runner = self.clone();
+        Box::pin(async move {
+            runner
+                .run(context.stop, context.leadership)
+                .await
+                .map_err(RunnableError::from)
+        })
+    }
+}
