@@ -128,8 +128,9 @@ use runner::{Runner, Settings, Trigger};
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
-    informer::{self, SharedIndexInformer},
+    informer,
     key::ObjectKey,
+    scope::{Scope, ScopedInformer},
     workqueue::{QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
@@ -177,7 +178,7 @@ pub enum Error {
 /// [module documentation](self)).
 pub struct Controller<K: TypedResource> {
     factory: SharedInformerFactory,
-    informer: SharedIndexInformer<K>,
+    informer: ScopedInformer<K>,
     name: String,
     wiring: Vec<Wiring>,
     triggers: Vec<futures::stream::BoxStream<'static, Trigger>>,
@@ -202,13 +203,37 @@ impl<K: TypedResource> fmt::Debug for Controller<K> {
 }
 
 impl<K: TypedResource> Controller<K> {
-    /// A controller of `K` on `factory`'s shared informer of `K` (created if the factory has
-    /// none yet; an informer made with [`informer_for`](SharedInformerFactory::informer_for)
-    /// is used as it is). Named after `K`'s kind, in lowercase.
+    /// A controller of `K` on `factory`'s shared informer of `K`'s default scope
+    /// ([`Builder::scope`](crate::factory::Builder::scope)), or of every `K` when the type has
+    /// none (created if the factory has none yet; an informer made with
+    /// [`informer_for`](SharedInformerFactory::informer_for) is used as it is). Named after
+    /// `K`'s kind, in lowercase.
     pub fn new(factory: &SharedInformerFactory) -> Self {
+        Self::new_in(factory, &factory.default_scope::<K>())
+    }
+
+    /// A controller of the objects of `K` in `scope` (see [`crate::scope`]): it caches,
+    /// watches and reconciles only those, through the factory's shared informer of the scope;
+    /// the informer of every `K` is not created. Named after `K`'s kind, in lowercase.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use informer_runtime::{SharedInformerFactory, controller::Controller, scope::Scope};
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    ///
+    /// let factory = SharedInformerFactory::new(client);
+    /// let replicated = Scope::<ConfigMap>::all().namespace("source")?.labels("replicate=true")?;
+    /// let controller = Controller::new_in(&factory, &replicated)
+    ///     // every namespace, cluster-wide, beside the scoped config maps
+    ///     .watches::<Namespace, _>(|_namespace| Vec::new());
+    /// # let _ = controller;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new_in(factory: &SharedInformerFactory, scope: &Scope<K>) -> Self {
         Self {
             factory: factory.clone(),
-            informer: factory.informer::<K>(),
+            informer: factory.informer_in(scope),
             name: K::kind(&()).to_lowercase(),
             wiring: Vec::new(),
             triggers: Vec::new(),
@@ -256,23 +281,53 @@ impl<K: TypedResource> Controller<K> {
 
     /// Reconciles the `K` that controls each changed `Child` (see the
     /// [module documentation](self#relations)), through the factory's shared informer of
-    /// `Child`.
-    pub fn owns<Child: TypedResource>(mut self) -> Self {
-        let informer = self.factory.informer::<Child>();
-        self.wiring.push(relation::owns::<K, Child>(informer));
+    /// `Child`'s default scope (of every `Child` when it has none).
+    pub fn owns<Child: TypedResource>(self) -> Self {
+        let scope = self.factory.default_scope::<Child>();
+        self.owns_in(&scope)
+    }
+
+    /// [`owns`](Self::owns) for the children in `scope` only: only they are cached and
+    /// enqueue their owner.
+    pub fn owns_in<Child: TypedResource>(mut self, scope: &Scope<Child>) -> Self {
+        let children = self.factory.informer_in(scope);
+        self.wiring.extend(
+            children
+                .informers()
+                .map(|informer| relation::owns::<K, Child>(informer.clone())),
+        );
         self
     }
 
     /// Reconciles the objects `mapper` names for each changed `Other` (the names of the old
     /// and the new state of an update, and of the last known state of a deleted object),
-    /// through the factory's shared informer of `Other`.
-    pub fn watches<Other, I>(mut self, mapper: impl Fn(&Other) -> I + Send + Sync + 'static) -> Self
+    /// through the factory's shared informer of `Other`'s default scope (of every `Other` when
+    /// it has none).
+    pub fn watches<Other, I>(self, mapper: impl Fn(&Other) -> I + Send + Sync + 'static) -> Self
     where
         Other: TypedResource,
         I: IntoIterator<Item = ObjectKey>,
     {
-        let informer = self.factory.informer::<Other>();
-        self.wiring.push(relation::watches(informer, mapper));
+        let scope = self.factory.default_scope::<Other>();
+        self.watches_in(&scope, mapper)
+    }
+
+    /// [`watches`](Self::watches) for the objects of `Other` in `scope` only.
+    pub fn watches_in<Other, I>(
+        mut self,
+        scope: &Scope<Other>,
+        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: TypedResource,
+        I: IntoIterator<Item = ObjectKey>,
+    {
+        let watched = self.factory.informer_in(scope);
+        let mapper = Arc::new(mapper);
+        self.wiring.extend(watched.informers().map(|informer| {
+            let mapper = Arc::clone(&mapper);
+            relation::watches(informer.clone(), move |object: &Other| mapper(object))
+        }));
         self
     }
 
@@ -342,7 +397,11 @@ impl<K: TypedResource> Controller<K> {
         error_policy: P,
         context: Arc<Ctx>,
     ) -> Runner<K, Ctx, R, P> {
-        let mut wiring = vec![relation::main(self.informer.clone())];
+        let mut wiring: Vec<Wiring> = self
+            .informer
+            .informers()
+            .map(|informer| relation::main(informer.clone()))
+            .collect();
         wiring.extend(self.wiring);
         Runner {
             settings: Arc::new(Settings {

@@ -20,12 +20,13 @@ use super::{
     stats::Counters,
     worker::Worker,
 };
+use kube::core::Selector;
+
 use crate::{
-    cache::Store,
     factory::{SharedInformerFactory, TypedResource},
-    informer::SharedIndexInformer,
     key::ObjectKey,
     leader_election::Leadership,
+    scope::{ScopedInformer, ScopedLister},
     workqueue::{QueueMetrics, RateLimiter, RateLimitingQueue},
 };
 
@@ -47,7 +48,7 @@ const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// What every run of a controller shares: its configuration and its counters.
 pub(crate) struct Settings<K> {
     pub(crate) factory: SharedInformerFactory,
-    pub(crate) informer: SharedIndexInformer<K>,
+    pub(crate) informer: ScopedInformer<K>,
     pub(crate) name: String,
     pub(crate) wiring: Vec<Wiring>,
     pub(crate) triggers: Mutex<Vec<TriggerStream>>,
@@ -117,7 +118,7 @@ where
     fn worker(&self, queue: &ControllerQueue, scope: ReconcileScope) -> Worker<K, Ctx, R, P> {
         Worker {
             controller: self.settings.name.clone(),
-            store: self.settings.informer.store(),
+            cache: self.settings.informer.lister(),
             queue: Arc::clone(queue),
             counters: Arc::clone(&self.settings.counters),
             reconcile: Arc::clone(&self.reconcile),
@@ -210,7 +211,7 @@ impl Running {
             tasks.spawn(forward(
                 trigger,
                 Arc::clone(&self.queue),
-                settings.informer.store(),
+                settings.informer.lister(),
                 stop.clone(),
             ));
         }
@@ -334,7 +335,7 @@ async fn give_back<K>(mut tasks: JoinSet<Option<TriggerStream>>, settings: &Sett
 async fn forward<K: TypedResource>(
     mut trigger: TriggerStream,
     queue: ControllerQueue,
-    store: Store<K>,
+    cache: ScopedLister<K>,
     stop: CancellationToken,
 ) -> Option<TriggerStream> {
     loop {
@@ -346,8 +347,8 @@ async fn forward<K: TypedResource>(
         match next {
             None => return None,
             Some(Trigger::One(name)) => queue.add(name),
-            Some(Trigger::All) => store
-                .list()
+            Some(Trigger::All) => cache
+                .list_in_scope(&Selector::default())
                 .iter()
                 .for_each(|object| queue.add(ObjectKey::of(object.as_ref()))),
         }

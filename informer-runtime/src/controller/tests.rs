@@ -591,3 +591,114 @@ async fn shutdown_before_the_caches_synced_returns_at_once() -> Result<(), Box<d
     factory.shutdown().await;
     Ok(())
 }
+
+fn labelled_config_map(namespace: &str, name: &str, replicate: &str) -> ConfigMap {
+    let mut cm = config_map(name);
+    cm.metadata.namespace = Some(namespace.into());
+    cm.metadata.labels = Some(BTreeMap::from([("replicate".to_owned(), replicate.to_owned())]));
+    cm
+}
+
+fn replicated_scope() -> Scope<ConfigMap> {
+    Scope::all()
+        .namespace("source")
+        .and_then(|scope| scope.labels("replicate=true"))
+        .expect("a valid scope")
+}
+
+/// The replicator: a controller of the replicated config maps of one namespace,
+/// watching every Namespace, caches and reconciles only its config maps; the informer of
+/// every config map is never created, and every config map request carries the selector.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_controller_reconciles_only_its_scope() -> Result<(), Box<dyn std::error::Error>> {
+    use k8s_openapi::api::core::v1::Namespace;
+
+    let server = TestServer::start().await?;
+    for (namespace, name, replicate) in [
+        ("source", "settings", "true"),
+        ("source", "scratch", "false"),
+        ("other", "copy", "true"),
+    ] {
+        server.create_typed(&labelled_config_map(namespace, name, replicate))?;
+    }
+    let factory = SharedInformerFactory::new(server.client()?);
+    let shutdown = CancellationToken::new();
+    let log = Arc::new(Log::default());
+    let run = tokio::spawn(
+        Controller::new_in(&factory, &replicated_scope())
+            .watches::<Namespace, _>(|_| Vec::new())
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&log)),
+    );
+    eventually("settings reconciled", || log.count("settings") == 1).await;
+    server.create_typed(&labelled_config_map("source", "late-scratch", "false"))?;
+    server.create_typed(&labelled_config_map("other", "late-copy", "true"))?;
+    server.create_typed(&labelled_config_map("source", "late", "true"))?;
+    eventually("late reconciled", || log.count("late") == 1).await;
+
+    let mut reconciled = log.reconciled.lock().expect("log").clone();
+    reconciled.sort();
+    assert_eq!(reconciled, ["late", "settings"], "only objects of the scope");
+    let descriptions: Vec<String> = factory.stats().into_iter().map(|s| s.description).collect();
+    assert_eq!(
+        descriptions,
+        [
+            "configmaps (namespace source, labels replicate=true)",
+            "namespaces"
+        ],
+        "no informer of every config map"
+    );
+    let unselected: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.resource == "configmaps" && !r.query.contains("labelSelector=replicate%3Dtrue"))
+        .map(|r| format!("{} {}", r.verb, r.query))
+        .collect();
+    assert!(unselected.is_empty(), "{unselected:?}");
+
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run).await???;
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// A factory's default scope is what `Controller::new` and `owns` read; `owns_in` takes a
+/// scope of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    let owner = server.create_typed(&labelled_config_map("source", "settings", "true"))?;
+    let mut child = secret_owned_by("child", &owner);
+    child.metadata.namespace = Some("source".into());
+    server.create_typed(&child)?;
+    let factory = SharedInformerFactory::builder(server.client()?)
+        .scope(replicated_scope())
+        .build();
+    let shutdown = CancellationToken::new();
+    let log = Arc::new(Log::default());
+    let secrets = Scope::<Secret>::all().namespace("source")?;
+    let run = tokio::spawn(
+        Controller::<ConfigMap>::new(&factory)
+            .owns_in::<Secret>(&secrets)
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&log)),
+    );
+    eventually("settings reconciled", || log.count("settings") == 1).await;
+    let descriptions: Vec<String> = factory.stats().into_iter().map(|s| s.description).collect();
+    assert_eq!(
+        descriptions,
+        [
+            "configmaps (namespace source, labels replicate=true)",
+            "secrets (namespace source)"
+        ]
+    );
+    // a change of the owned secret enqueues its owner through the scoped child informer
+    let mut current = server.get("v1", "Secret", Some("source"), "child")?;
+    current["data"] = serde_json::json!({"k": "dg=="});
+    server.update(current)?;
+    eventually("settings reconciled again", || log.count("settings") == 2).await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run).await???;
+    factory.shutdown().await;
+    Ok(())
+}

@@ -13,8 +13,8 @@ use super::{
     stats::{Counters, ReconcileOutcome},
 };
 use crate::{
-    cache::Store,
     key::ObjectKey,
+    scope::ScopedLister,
     user_panic::{catch, panic_message},
 };
 
@@ -24,7 +24,8 @@ const NOT_CURRENT_RETRY: std::time::Duration = std::time::Duration::from_millis(
 /// What every worker of one controller shares.
 pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) controller: String,
-    pub(crate) store: Store<K>,
+    /// The cache of the controller's objects (of its scope).
+    pub(crate) cache: ScopedLister<K>,
     pub(crate) queue: ControllerQueue,
     pub(crate) counters: Arc<Counters>,
     pub(crate) reconcile: Arc<R>,
@@ -106,7 +107,7 @@ where
 
     /// Reconciles the object of `key`, if the cache still holds it, and requeues the key.
     async fn process(&self, key: &ObjectKey) {
-        let Some(object) = self.store.get_by_key(key) else {
+        let Some(object) = self.cache.cached(key) else {
             // Deleted: nothing to reconcile. Cleanup belongs in a finalizer, which keeps the
             // object (with a deletion timestamp) until the reconcile removes it.
             self.counters

@@ -63,9 +63,7 @@ impl Selection {
             }),
             None => Some(Gap {
                 reason: format!("the cache holds {held} only, not every namespace"),
-                fix: format!(
-                    "ask per namespace (`by_namespace`), list what the cache holds (`list_in_scope`), or scope the cache to every namespace"
-                ),
+                fix: "ask per namespace (`by_namespace`), list what the cache holds (`list_in_scope`), or scope the cache to every namespace".into(),
             }),
         }
     }
