@@ -99,6 +99,17 @@
 //! - [`reconcile_on(stream)`](Controller::reconcile_on) and
 //!   [`reconcile_all_on(stream)`](Controller::reconcile_all_on): external triggers.
 //!
+//! # Scoped caches
+//!
+//! A controller reads the factory's cache of each type's default scope
+//! ([`Builder::scope`](crate::factory::Builder::scope); every object when the type has none).
+//! [`new_in`](Controller::new_in), [`owns_in`](Controller::owns_in) and
+//! [`watches_in`](Controller::watches_in) take a [`Scope`] of their own: "config maps labelled
+//! `replicate=true` in namespace `source`", beside every Namespace of the cluster. Only the
+//! scope's objects are listed, watched, cached and reconciled, and the informer of every object
+//! of the type is not created; controllers with equal scopes share one informer (see
+//! [`crate::scope`]).
+//!
 //! Owned and watched objects enqueue on real changes only; the controller's own objects
 //! also on resyncs, so a factory resync period reconciles every object periodically.
 
