@@ -703,3 +703,46 @@ async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<d
     factory.shutdown().await;
     Ok(())
 }
+
+/// Two controllers whose scopes are equal (built apart, selectors written differently) share
+/// one informer and one watch; each reconciles the scope's objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_with_equal_scopes_share_one_watch() -> Result<(), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    server.create_typed(&labelled_config_map("source", "settings", "true"))?;
+    server.create_typed(&labelled_config_map("source", "scratch", "false"))?;
+    let factory = SharedInformerFactory::new(server.client()?);
+    let shutdown = CancellationToken::new();
+    let (first, second) = (Arc::new(Log::default()), Arc::new(Log::default()));
+    let other_spelling = Scope::<ConfigMap>::all()
+        .labels("replicate==true")?
+        .namespace("source")?;
+    let one = tokio::spawn(
+        Controller::new_in(&factory, &replicated_scope())
+            .name("first")
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&first)),
+    );
+    let two = tokio::spawn(
+        Controller::new_in(&factory, &other_spelling)
+            .name("second")
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&second)),
+    );
+    eventually("both controllers reconciled settings", || {
+        first.count("settings") == 1 && second.count("settings") == 1
+    })
+    .await;
+    assert_eq!(factory.stats().len(), 1, "one informer for the equal scopes");
+    eventually("the watch to open", || {
+        server.request_count("watch", "configmaps") >= 1
+    })
+    .await;
+    assert_eq!(server.request_count("watch", "configmaps"), 1, "one watch");
+    assert_eq!(first.count("scratch") + second.count("scratch"), 0);
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), one).await???;
+    tokio::time::timeout(Duration::from_secs(10), two).await???;
+    factory.shutdown().await;
+    Ok(())
+}
