@@ -66,8 +66,9 @@
 //! - `/healthz/<check>`, `/readyz/<check>`, and `?verbose` for one line per check;
 //!   your own checks through [`add_healthz_check`](Manager::add_healthz_check) and
 //!   [`add_readyz_check`](Manager::add_readyz_check);
-//! - `/metrics` (feature `metrics`): the informers, the controllers and their queues, and
-//!   whatever you register in [`metrics_registry`](Manager::metrics_registry).
+//! - `/metrics` (feature `metrics`): the informers, the controllers and their queues, the
+//!   leader election (`leader_election_master_status`), and whatever you register in
+//!   `metrics_registry`.
 //!
 //! # Shutdown and errors
 //!
@@ -403,6 +404,9 @@ impl Manager {
     #[cfg(feature = "metrics")]
     fn metrics_renderer(&mut self) -> Option<MetricsRenderer> {
         crate::metrics::register_factory(&mut self.registry, &self.factory);
+        if let Some(elector) = &self.elector {
+            crate::metrics::register_leader_election(&mut self.registry, elector);
+        }
         let registry = Arc::new(std::mem::take(&mut self.registry));
         Some(Box::new(move || {
             let mut text = String::new();
