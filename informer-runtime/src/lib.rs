@@ -97,14 +97,16 @@
 //! 4. **`run`** with a reconcile function, an error policy and a context: it starts the
 //!    factory, waits for every cache the controller reads, and reconciles until its shutdown
 //!    token fires. A reconcile reads listers (never the API server), writes through
-//!    [`kube::Api`], records what it did with an [`EventRecorder`](events::EventRecorder),
+//!    [`kube::Api`] on a client made by [`track_writes`](controller::track_writes) (so the
+//!    next reconcile of an object waits until the caches have seen its writes), records what it did with an [`EventRecorder`](events::EventRecorder),
 //!    cleans up deleted objects through a [`finalizer`](finalizer::finalizer), and returns an
 //!    [`Action`](controller::Action).
 //! 5. **Shutdown in reverse order:** cancel the controllers' token and await their `run`
 //!    (running reconciles finish), then [`SharedInformerFactory::shutdown`].
 //!
 //! The [`controller`] module documents the guarantees (one reconcile per object at a time,
-//! panics caught and retried, deleted objects not reconciled, graceful shutdown).
+//! panics caught and retried, deleted objects not reconciled, its own writes seen before
+//! the next reconcile of an object, graceful shutdown).
 //!
 //! # Modules
 //!

@@ -405,7 +405,10 @@ mod tests {
             .expect("watch")
             .with_lag(Arc::new(move || *reads.lock().expect("lag")));
         let initial = parse(&w.next_line().await.expect("initial"));
-        assert_eq!(initial["object"]["metadata"]["name"], "a", "initial events come at once");
+        assert_eq!(
+            initial["object"]["metadata"]["name"], "a",
+            "initial events come at once"
+        );
 
         state
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "b"}}))

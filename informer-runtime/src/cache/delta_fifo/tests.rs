@@ -848,7 +848,11 @@ async fn the_caught_up_version_moves_only_when_every_received_change_was_process
     f.replace(vec![obj("a", 3)], "5");
     assert_eq!(*caught_up.borrow(), "", "the listed change is not processed yet");
     pop(&f).await;
-    assert_eq!(*caught_up.borrow(), "5", "the queue ran empty: the list is applied");
+    assert_eq!(
+        *caught_up.borrow(),
+        "5",
+        "the queue ran empty: the list is applied"
+    );
 
     ReflectorStore::add(&f, Arc::new(obj("b", 6)));
     ReflectorStore::update_resource_version(&f, "6");
@@ -865,7 +869,11 @@ async fn the_caught_up_version_moves_only_when_every_received_change_was_process
 async fn a_bookmark_on_an_empty_queue_is_caught_up_with_at_once() {
     let (f, caught_up) = publishing_caught_up();
     f.replace(Vec::new(), "5");
-    assert_eq!(*caught_up.borrow(), "5", "an empty list leaves nothing to process");
+    assert_eq!(
+        *caught_up.borrow(),
+        "5",
+        "an empty list leaves nothing to process"
+    );
     ReflectorStore::update_resource_version(&f, "9");
     assert_eq!(*caught_up.borrow(), "9");
 }
