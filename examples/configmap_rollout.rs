@@ -12,7 +12,7 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use informer_examples::configmap_rollout::{self, CONFIG_ANNOTATION};
-use informer_runtime::SharedInformerFactory;
+use informer_runtime::manager::Manager;
 use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::{
     apps::v1::Deployment,
@@ -39,15 +39,17 @@ async fn main() -> Result<(), BoxError> {
         None => Client::try_default().await?,
     };
 
-    let factory = SharedInformerFactory::new(client.clone());
-    let (controller, context) = configmap_rollout::controller(&factory)?;
-    let shutdown = CancellationToken::new();
-    let controller = controller.graceful_shutdown_on(shutdown.clone());
-    let running = tokio::spawn(controller.run(
+    let mut manager = Manager::builder(client.clone()).build()?;
+    let (controller, context) = configmap_rollout::controller(manager.factory())?;
+    manager.add_controller(
+        controller,
         configmap_rollout::reconcile,
         configmap_rollout::error_policy,
         context,
-    ));
+    );
+    let shutdown = CancellationToken::new();
+    // starts the informers, then the controller once its caches synced, until `shutdown`
+    let running = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
 
     if server.is_some() {
         demo(&client).await?;
@@ -55,9 +57,9 @@ async fn main() -> Result<(), BoxError> {
         println!("running; Ctrl-C to stop");
         tokio::signal::ctrl_c().await?;
     }
+    // the controller stops first (running reconciles finish), then the informers
     shutdown.cancel();
     running.await??;
-    factory.shutdown().await;
     if let Some(server) = server {
         server.shutdown().await;
     }

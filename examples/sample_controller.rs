@@ -16,7 +16,6 @@
 use std::time::Duration;
 
 use informer_examples::sample_controller::{self, Foo, FooSpec};
-use informer_runtime::factory::SharedInformerFactory;
 use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::{Api, Client, CustomResourceExt, api::PostParams};
@@ -39,17 +38,10 @@ async fn main() -> Result<(), BoxError> {
         }
         None => Client::try_default().await?,
     };
-    let factory = SharedInformerFactory::new(client.clone());
+    let manager = sample_controller::manager(client.clone(), None)?;
     let shutdown = CancellationToken::new();
-    let controller = sample_controller::controller(&factory)
-        .concurrency(2)
-        .graceful_shutdown_on(shutdown.clone());
     // starts the informers, waits for their caches, then reconciles until `shutdown` fires
-    let running = tokio::spawn(controller.run(
-        sample_controller::reconcile,
-        sample_controller::error_policy,
-        sample_controller::context(&factory)?,
-    ));
+    let running = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
 
     if server.is_some() {
         let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
@@ -89,10 +81,9 @@ async fn main() -> Result<(), BoxError> {
         println!("running; Ctrl-C to stop");
         tokio::signal::ctrl_c().await?;
     }
-    // controllers first, then the informers they read
+    // the manager stops the controller, then the informers it reads
     shutdown.cancel();
     running.await??;
-    factory.shutdown().await;
     if let Some(server) = server {
         server.shutdown().await;
     }

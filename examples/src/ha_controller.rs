@@ -1,19 +1,19 @@
-//! A controller run by several replicas: every replica keeps its informers running (a warm
-//! cache), one of them leads a Lease and runs the controller, and another takes over when it
-//! stops.
+//! A controller run by several replicas on a [`Manager`]: every replica keeps its informers
+//! running (a warm cache), the leader of a Lease runs the controller, and another takes over
+//! when it stops.
 //!
 //! The controller stamps each ConfigMap with the term of the leader that handled it last
-//! ([`HANDLED_BY`]). A reconcile acts only while its leadership
-//! [`is_current`](Leadership::is_current), so two replicas never write in overlapping terms.
-//! A new leader's controller registers its handlers on informers that have been synced all
-//! along: the replay of their caches reconciles every object at once, without a relist.
+//! ([`HANDLED_BY`]). The manager's client sends a write only while the term it is made in is
+//! current, so two replicas never write in overlapping terms. A new leader's controller
+//! registers its handlers on informers that have been synced all along: the replay of their
+//! caches reconciles every object at once, without a relist.
 
 use std::{sync::Arc, time::Duration};
 
 use informer_runtime::{
-    controller::{Action, Controller},
-    factory::SharedInformerFactory,
-    leader_election::{self, Config, LeaderElector, Leadership},
+    controller::{Action, Controller, ReconcileScope},
+    leader_election::{Config, LeaderElector},
+    manager::{self, Manager},
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
@@ -41,31 +41,33 @@ pub struct Durations {
 /// Errors of a replica.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The election could not be set up.
-    #[error("failed to elect a leader: {0}")]
-    Election(#[from] leader_election::Error),
-    /// The controller stopped with an error.
-    #[error("failed to run the controller: {0}")]
-    Controller(#[from] informer_runtime::controller::Error),
-    /// A write of a reconcile failed.
+    /// The manager could not be set up or failed.
+    #[error("failed to run the replica: {0}")]
+    Manager(#[from] manager::Error),
+    /// A write of a reconcile failed (or was refused: the term had ended).
     #[error("failed to stamp a ConfigMap: {0}")]
     Stamp(#[from] kube::Error),
+    /// The manager's task ended abnormally (it panicked or was cancelled).
+    #[error("failed to run the replica's manager: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// A replica or a reconcile without a leadership term, which a manager with an election
+    /// never makes.
+    #[error("failed to stamp a ConfigMap: there is no leadership term")]
+    NoTerm,
 }
 
-/// What a reconcile acts with: the client and the leadership it acts under.
+/// What a reconcile writes with: the manager's client, whose writes pass only while the term
+/// they are made in is current.
 pub struct Context {
     client: kube::Client,
-    leadership: Leadership,
 }
 
-/// One replica: its informers, its elector and, while it leads, its controller.
+/// One replica: a manager with the controller and an election.
 pub struct Replica {
     identity: String,
     elector: LeaderElector,
-    factory: SharedInformerFactory,
     stop: CancellationToken,
-    election: JoinHandle<Result<(), leader_election::Error>>,
-    leading: JoinHandle<Result<(), Error>>,
+    run: JoinHandle<Result<(), manager::Error>>,
 }
 
 impl Replica {
@@ -77,29 +79,28 @@ impl Replica {
         identity: &str,
         durations: Durations,
     ) -> Result<Self, Error> {
-        let config = Config::new(LEASE_NAME, namespace, identity)
+        let election = Config::new(LEASE_NAME, namespace, identity)
             .lease_duration(durations.lease)
             .renew_deadline(durations.renew_deadline)
             .retry_period(durations.retry_period)
             .release_on_cancel(true);
-        let elector = LeaderElector::new(client.clone(), config)?;
-        let factory = SharedInformerFactory::new(client);
-        factory.informer::<ConfigMap>();
-        factory.start();
-        factory.wait_for_cache_sync().await;
-        let stop = CancellationToken::new();
-        let election = tokio::spawn({
-            let (elector, stop) = (elector.clone(), stop.clone());
-            async move { elector.run(stop).await }
+        let mut manager = Manager::builder(client)
+            .leader_election(election)
+            .graceful_shutdown_timeout(Duration::from_secs(5))
+            .build()?;
+        let context = Arc::new(Context {
+            client: manager.client(),
         });
-        let leading = tokio::spawn(lead(elector.clone(), factory.clone()));
+        let controller = Controller::<ConfigMap>::new(manager.factory()).name("config-stamper");
+        manager.add_controller(controller, reconcile, error_policy, context);
+        let elector = manager.elector().cloned().ok_or(Error::NoTerm)?;
+        let stop = CancellationToken::new();
+        let run = tokio::spawn(manager.run(stop.clone().cancelled_owned()));
         Ok(Self {
             identity: identity.to_owned(),
             elector,
-            factory,
             stop,
-            election,
-            leading,
+            run,
         })
     }
 
@@ -122,46 +123,21 @@ impl Replica {
     /// over at its next attempt), then the informers stop.
     pub async fn stop(self) -> Result<(), Error> {
         self.stop.cancel();
-        let election = self.election.await;
-        let leading = self.leading.await;
-        self.factory.shutdown().await;
-        election.unwrap_or(Ok(()))?;
-        leading.unwrap_or(Ok(()))
+        Ok(self.run.await??)
     }
 
     /// Stops as a crash would: nothing is released, the others wait for the lease to expire.
     pub async fn kill(self) {
-        self.election.abort();
-        self.leading.abort();
-        self.factory.shutdown().await;
+        self.run.abort();
+        let _ = self.run.await;
     }
-}
-
-/// Runs the controller during each term this replica leads, until the election ends.
-async fn lead(elector: LeaderElector, factory: SharedInformerFactory) -> Result<(), Error> {
-    while let Ok(leadership) = elector.leading().await {
-        tracing::info!("{} began", leadership.term());
-        let controller = Controller::<ConfigMap>::new(&factory)
-            .name("config-stamper")
-            .graceful_shutdown_on(leadership.token())
-            .shutdown_timeout(Duration::from_secs(5));
-        let context = Arc::new(Context {
-            client: factory.client().clone(),
-            leadership,
-        });
-        controller.run(reconcile, error_policy, context).await?;
-    }
-    Ok(())
 }
 
 /// Stamps the ConfigMap with the current term, if it leads and the stamp differs.
 pub async fn reconcile(config_map: Arc<ConfigMap>, context: Arc<Context>) -> Result<Action, Error> {
-    let stamp = context.leadership.term().to_string();
+    let scope = ReconcileScope::current().ok_or(Error::NoTerm)?;
+    let stamp = scope.leadership().ok_or(Error::NoTerm)?.term().to_string();
     if handled_by(&config_map) == Some(stamp.as_str()) {
-        return Ok(Action::await_change());
-    }
-    if !context.leadership.is_current() {
-        // The term is over: the next leader's first pass handles this object.
         return Ok(Action::await_change());
     }
     let namespace = config_map.metadata.namespace.as_deref().unwrap_or_default();

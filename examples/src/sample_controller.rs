@@ -2,10 +2,11 @@
 //! a number of replicas; the controller creates and scales that Deployment, owns it, recreates
 //! it when it is deleted, and reports the available replicas in the Foo's status.
 //!
-//! The pieces: a shared informer factory with informers for Foo and Deployment; a
+//! The pieces: a [`Manager`] whose factory has informers for Foo and Deployment; a
 //! [`Controller`](informer_runtime::controller::Controller) of Foos that owns Deployments (a
 //! Deployment's changes reconcile its owning Foo); a reconcile function that reads listers,
-//! never the API server, and writes back through the API; and Events that say what it did.
+//! never the API server, and writes back through the manager's client; and Events that say
+//! what it did. With leader election, only the leader reconciles and writes.
 
 // The sample-controller's resource is really called `Foo`.
 #![allow(clippy::disallowed_names)]
@@ -18,7 +19,9 @@ use informer_runtime::{
     events::{self, EventRecorder, EventType, NewEvent, Reporter},
     factory::SharedInformerFactory,
     key::ObjectKeyExt,
+    leader_election,
     lister::Lister,
+    manager::{self, Manager},
 };
 use k8s_openapi::{
     api::{
@@ -116,18 +119,44 @@ pub fn controller(factory: &SharedInformerFactory) -> controller::Controller<Foo
         .owns::<Deployment>()
 }
 
-/// The context of the controller's reconciles, over `factory`'s caches. Call it within a
-/// tokio runtime (its event recorder publishes from a task).
-pub fn context(factory: &SharedInformerFactory) -> Result<Arc<Context>, events::Error> {
+/// The context of the controller's reconciles: `factory`'s caches, and `client` for writes and
+/// events. Call it within a tokio runtime (its event recorder publishes from a task).
+pub fn context(client: Client, factory: &SharedInformerFactory) -> Result<Arc<Context>, events::Error> {
     let reporter = Reporter {
         controller: CONTROLLER_NAME.into(),
         instance: std::env::var("POD_NAME").ok(),
     };
     Ok(Arc::new(Context {
-        client: factory.client().clone(),
         deployments: factory.informer::<Deployment>().lister(),
-        recorder: EventRecorder::new(factory.client().clone(), reporter)?,
+        recorder: EventRecorder::new(client.clone(), reporter)?,
+        client,
     }))
+}
+
+/// The controller could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The manager refused its configuration.
+    #[error("failed to set up the sample controller: {0}")]
+    Manager(#[from] manager::Error),
+    /// The event recorder could not start.
+    #[error("failed to set up the sample controller: {0}")]
+    Events(#[from] events::Error),
+}
+
+/// A manager running the controller (two reconciles at once) on `client`, with leader
+/// election if `election` is given; run it with [`Manager::run`].
+pub fn manager(client: Client, election: Option<leader_election::Config>) -> Result<Manager, SetupError> {
+    let builder = Manager::builder(client);
+    let builder = match election {
+        Some(election) => builder.leader_election(election),
+        None => builder,
+    };
+    let mut manager = builder.build()?;
+    let context = context(manager.client(), manager.factory())?;
+    let controller = controller(manager.factory()).concurrency(2);
+    manager.add_controller(controller, reconcile, error_policy, context);
+    Ok(manager)
 }
 
 /// What to do after a failed reconcile: a Deployment owned by something else needs a person,

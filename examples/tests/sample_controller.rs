@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use informer_examples::sample_controller::{self, Foo, FooSpec};
-use informer_runtime::SharedInformerFactory;
 use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::{apps::v1::Deployment, events::v1::Event};
 use kube::{
@@ -33,9 +32,8 @@ async fn sample_controller_converges() {
 /// running; APIs for the objects of namespace `shop`.
 struct Running {
     server: TestServer,
-    factory: SharedInformerFactory,
     shutdown: CancellationToken,
-    controller: JoinHandle<informer_runtime::controller::Result<()>>,
+    manager: JoinHandle<informer_runtime::manager::Result<()>>,
     foos: Api<Foo>,
     deployments: Api<Deployment>,
     events: Api<Event>,
@@ -46,21 +44,13 @@ impl Running {
         let server = TestServer::start().await.expect("server");
         server.create_typed(&Foo::crd()).expect("CRD registered");
         let client = server.client().expect("client");
-        let factory = SharedInformerFactory::new(client.clone());
+        let manager = sample_controller::manager(client.clone(), None).expect("a manager within the runtime");
         let shutdown = CancellationToken::new();
-        let controller = sample_controller::controller(&factory)
-            .concurrency(2)
-            .graceful_shutdown_on(shutdown.clone());
-        let controller = tokio::spawn(controller.run(
-            sample_controller::reconcile,
-            sample_controller::error_policy,
-            sample_controller::context(&factory).expect("a context within the runtime"),
-        ));
+        let manager = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
         Self {
             server,
-            factory,
             shutdown,
-            controller,
+            manager,
             foos: Api::namespaced(client.clone(), "shop"),
             deployments: Api::namespaced(client.clone(), "shop"),
             events: Api::namespaced(client, "shop"),
@@ -91,11 +81,10 @@ impl Running {
 
     async fn stop(self) {
         self.shutdown.cancel();
-        self.controller
+        self.manager
             .await
-            .expect("the controller's task ends")
-            .expect("the controller stops gracefully");
-        self.factory.shutdown().await;
+            .expect("the manager's task ends")
+            .expect("the manager stops gracefully");
         self.server.shutdown().await;
     }
 }

@@ -16,5 +16,6 @@ pub use crate::{
     },
     key::{ObjectKey, ObjectKeyExt},
     lister::{IndexedLister, Lister, NamespaceLister},
+    manager::Manager,
     workqueue::{RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

@@ -1,12 +1,15 @@
-//! Controllers under leader election, over HTTP: every replica keeps a warm ConfigMap cache and
-//! runs its controller only while it leads.
+//! Controllers on managers under leader election, over HTTP: every replica keeps a warm
+//! ConfigMap cache and runs its controller only while it leads.
 //!
 //! - A new leader's controller reconciles the whole cache on its first pass, without a list
 //!   request of its own (warm standby).
 //! - Leader faults in the seeded fault suite: the ConfigMap workload and server faults of
 //!   `controller_faults.rs`, plus killed leaders, stalled lease renewals and 500s and 409s on
-//!   leases. Every reconcile that acts records its term; no two terms act at once, and once the
-//!   faults stop the last reconcile of every object saw its final version.
+//!   leases. The reconciles never check their leadership themselves: the manager's workers
+//!   start none after a term's end and its client sends no write after it. Every reconcile
+//!   records its term when it starts and again after each write the server accepted; no two
+//!   terms act at once, and once the faults stop the last reconcile of every object saw its
+//!   final version.
 //!
 //! `REPLICATED_CONTROLLER_SEEDS=20 cargo test -p informer-tests --test replicated_controllers -- --nocapture`
 //! runs a longer campaign.
@@ -19,8 +22,9 @@ use std::{
 
 use informer_runtime::{
     SharedInformerFactory,
-    controller::{Action, Controller},
-    leader_election::{Config, LeaderElector, Leadership},
+    controller::{Action, Controller, ReconcileScope},
+    leader_election::Config,
+    manager::{self, Manager},
     workqueue::ItemExponentialFailureRateLimiter,
 };
 use informer_tests::fault::{
@@ -29,8 +33,8 @@ use informer_tests::fault::{
 };
 use informer_testserver::{Failure, Stall, TestServer};
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 const LEASE: Duration = Duration::from_millis(800);
 const RENEW: Duration = Duration::from_millis(500);
@@ -47,39 +51,74 @@ struct Observed {
     by_term: Mutex<HashMap<i32, Vec<String>>>,
     /// Reconcile calls so far (the source of the injected failures).
     calls: Mutex<u64>,
+    /// Writes the manager's client refused because their term had ended.
+    refused: Mutex<u64>,
 }
 
+/// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
-#[error("failed to reconcile on purpose")]
-struct Injected;
-
-/// A reconcile's context: the leadership of the term it runs in.
-struct Term {
-    identity: String,
-    leadership: Leadership,
-    observed: Arc<Observed>,
-    /// Every ninth call fails, when set.
-    failures: bool,
+enum ReconcileError {
+    #[error("failed to reconcile on purpose")]
+    Injected,
+    #[error("failed to reconcile: it ran outside a leadership term")]
+    NoTerm,
+    #[error("failed to stamp: {0}")]
+    Stamp(#[from] kube::Error),
 }
 
-/// Acts only while the term is current: records the action, the version seen and the name.
-async fn reconcile(cm: Arc<ConfigMap>, term: Arc<Term>) -> Result<Action, Injected> {
-    let observed = &term.observed;
+/// The annotation a leader stamps its term into.
+const STAMP: &str = "test.example.com/term";
+
+/// A reconcile's context: the replica's identity and its manager's client.
+struct Replicated {
+    identity: String,
+    client: kube::Client,
+    observed: Arc<Observed>,
+    /// Every ninth call fails, and each object is stamped with the term, when set.
+    faults: bool,
+}
+
+/// Records that it runs in its term, stamps the object with the term (a write the manager
+/// fences) and records the accepted write, then the version seen and the name.
+async fn reconcile(cm: Arc<ConfigMap>, context: Arc<Replicated>) -> Result<Action, ReconcileError> {
+    let observed = &context.observed;
     let call = {
         let mut calls = observed.calls.lock().expect("calls");
         *calls += 1;
         *calls
     };
-    if term.failures && call.is_multiple_of(9) {
-        return Err(Injected);
+    if context.faults && call.is_multiple_of(9) {
+        return Err(ReconcileError::Injected);
     }
-    if !term.leadership.is_current() {
-        // The next leader's first pass reconciles this object.
-        return Ok(Action::await_change());
-    }
-    let transitions = term.leadership.term().transitions;
-    observed.fencing.record(&term.identity, transitions);
+    let scope = ReconcileScope::current().ok_or(ReconcileError::NoTerm)?;
+    let transitions = scope
+        .leadership()
+        .ok_or(ReconcileError::NoTerm)?
+        .term()
+        .transitions;
+    observed.fencing.record(&context.identity, transitions);
     let name = cm.metadata.name.clone().unwrap_or_default();
+    let stamp = transitions.to_string();
+    let stamped = cm.metadata.annotations.as_ref().and_then(|a| a.get(STAMP)) == Some(&stamp);
+    if context.faults && !stamped {
+        if call.is_multiple_of(5) {
+            // A slow reconcile: long enough for its term to end and the next leader to act
+            // before it writes, were the write not fenced.
+            tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
+        }
+        let api: Api<ConfigMap> = Api::namespaced(context.client.clone(), "default");
+        let patch = serde_json::json!({"metadata": {"annotations": {STAMP: stamp}}});
+        let written = api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        if let Err(error) = &written
+            && manager::WriteRefused::of(error).is_some()
+        {
+            *observed.refused.lock().expect("refused") += 1;
+        }
+        written?;
+        observed.fencing.record(&context.identity, transitions);
+    }
     let version = cm.metadata.resource_version.clone().unwrap_or_default();
     observed
         .by_term
@@ -96,87 +135,57 @@ async fn reconcile(cm: Arc<ConfigMap>, term: Arc<Term>) -> Result<Action, Inject
     Ok(Action::await_change())
 }
 
-/// A replica: a factory whose ConfigMap informer runs all along, an elector, and a controller
-/// run during each term it leads.
+/// A replica: a manager whose ConfigMap informer runs all along, with an election, and a
+/// controller it runs during each term it leads.
 struct Replica {
     identity: String,
-    factory: SharedInformerFactory,
-    election: JoinHandle<()>,
-    leading: JoinHandle<()>,
+    run: JoinHandle<manager::Result<()>>,
 }
 
 impl Replica {
-    async fn start(server: &TestServer, identity: &str, observed: &Arc<Observed>, failures: bool) -> Self {
+    fn start(server: &TestServer, identity: &str, observed: &Arc<Observed>, faults: bool) -> Self {
         let client = server.named_client(identity).expect("a named client");
         let factory = SharedInformerFactory::new(client.clone());
         fast_informer(&factory);
-        factory.start();
-        factory.wait_for_cache_sync().await;
         let config = Config::new("replicated", "default", identity)
             .lease_duration(LEASE)
             .renew_deadline(RENEW)
             .retry_period(RETRY);
-        let elector = LeaderElector::new(client, config).expect("a valid configuration");
-        let election = tokio::spawn({
-            let elector = elector.clone();
-            async move {
-                let _ = elector.run(CancellationToken::new()).await;
-            }
-        });
-        let leading = tokio::spawn(lead(
-            elector,
-            factory.clone(),
-            identity.to_owned(),
-            Arc::clone(observed),
-            failures,
-        ));
-        Self {
-            identity: identity.to_owned(),
-            factory,
-            election,
-            leading,
-        }
-    }
-
-    /// A crash: no release, no drain.
-    async fn kill(self) {
-        self.election.abort();
-        self.leading.abort();
-        self.factory.shutdown().await;
-    }
-}
-
-/// Runs the controller during each term, until the election task is gone.
-async fn lead(
-    elector: LeaderElector,
-    factory: SharedInformerFactory,
-    identity: String,
-    observed: Arc<Observed>,
-    failures: bool,
-) {
-    while let Ok(leadership) = elector.leading().await {
+        let mut manager = Manager::builder(client)
+            .factory(factory.clone())
+            .leader_election(config)
+            .build()
+            .expect("a valid configuration");
         let controller = Controller::<ConfigMap>::new(&factory)
             .concurrency(2)
             .rate_limiter(ItemExponentialFailureRateLimiter::new(
                 Duration::from_millis(1),
                 Duration::from_millis(50),
-            ))
-            .graceful_shutdown_on(leadership.token());
-        let term = Arc::new(Term {
-            identity: identity.clone(),
-            leadership,
-            observed: Arc::clone(&observed),
-            failures,
+            ));
+        let context = Arc::new(Replicated {
+            identity: identity.to_owned(),
+            client: manager.client(),
+            observed: Arc::clone(observed),
+            faults,
         });
-        let ran = controller
-            .run(
-                reconcile,
-                |_, _: &Injected, _| Action::requeue_with_backoff(),
-                term,
-            )
-            .await;
-        if let Err(error) = ran {
-            eprintln!("{identity}: the controller stopped: {error}");
+        manager.add_controller(
+            controller,
+            reconcile,
+            |_, _: &ReconcileError, _| Action::requeue_with_backoff(),
+            context,
+        );
+        let run = tokio::spawn(manager.run(std::future::pending()));
+        Self {
+            identity: identity.to_owned(),
+            run,
+        }
+    }
+
+    /// A crash: no release, no drain.
+    async fn kill(self) {
+        self.run.abort();
+        if let Ok(Err(error)) = self.run.await {
+            eprintln!("{}: the manager stopped: {error}", self.identity);
         }
     }
 }
@@ -215,12 +224,12 @@ async fn a_new_leaders_controller_reconciles_the_whole_cache_on_its_first_pass_w
             .expect("created");
     }
     let observed = Arc::new(Observed::default());
-    let first = Replica::start(&server, "r0", &observed, false).await;
+    let first = Replica::start(&server, "r0", &observed, false);
     assert!(
         wait_for(Duration::from_secs(10), || observed.fencing.last().is_some()).await,
         "r0 never led"
     );
-    let standby = Replica::start(&server, "r1", &observed, false).await;
+    let standby = Replica::start(&server, "r1", &observed, false);
     // Changes while r1 is a standby: only its cache sees them.
     for i in 0..5 {
         server
@@ -281,7 +290,7 @@ async fn leader_fault(
     match rng.u8(..4) {
         0 => {
             *generation += 1;
-            let fresh = Replica::start(server, &format!("r{leader}-{generation}"), observed, true).await;
+            let fresh = Replica::start(server, &format!("r{leader}-{generation}"), observed, true);
             std::mem::replace(&mut replicas[leader], fresh).kill().await;
         }
         1 => server.stall_next(
@@ -300,7 +309,7 @@ async fn run_seed(seed: u64) {
     let observed = Arc::new(Observed::default());
     let mut replicas = Vec::new();
     for i in 0..3 {
-        replicas.push(Replica::start(&server, &format!("r{i}"), &observed, true).await);
+        replicas.push(Replica::start(&server, &format!("r{i}"), &observed, true));
     }
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut generation = 0;
@@ -313,13 +322,16 @@ async fn run_seed(seed: u64) {
     }
     server.clear_faults();
 
-    let want = server_versions(&server);
+    // The leader's stamps change versions too: converged is when the last reconcile of every
+    // object saw the version the server holds now.
     let converged = wait_for(Duration::from_secs(30), || {
         let reconciled = observed.reconciled.lock().expect("reconciled");
-        want.iter()
+        server_versions(&server)
+            .iter()
             .all(|(name, version)| reconciled.get(name) == Some(version))
     })
     .await;
+    let want = server_versions(&server);
     let reconciled = observed.reconciled.lock().expect("reconciled").clone();
     assert!(
         converged,
@@ -331,9 +343,10 @@ async fn run_seed(seed: u64) {
         replica.kill().await;
     }
     println!(
-        "seed {seed}: {} objects converged over {terms} terms, {} fenced reconciles",
+        "seed {seed}: {} objects converged over {terms} terms, {} fenced reconciles and writes, {} late writes refused",
         want.len(),
-        observed.fencing.actions().len()
+        observed.fencing.actions().len(),
+        observed.refused.lock().expect("refused"),
     );
     server.shutdown().await;
 }

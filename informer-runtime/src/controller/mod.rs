@@ -170,6 +170,7 @@
 //! also on resyncs, so a factory resync period reconciles every object periodically.
 
 mod action;
+mod error;
 mod own_writes;
 mod relation;
 pub(crate) mod runner;
@@ -190,6 +191,7 @@ use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 pub use action::Action;
+pub use error::{Error, Result};
 pub use scope::ReconcileScope;
 pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
 pub use track_writes::track_writes;
@@ -199,50 +201,10 @@ use runner::{Runner, Settings, Trigger};
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
-    informer::{self, SharedIndexInformer},
+    informer::SharedIndexInformer,
     key::ObjectKey,
     workqueue::{QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
-
-/// The result of running a controller.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// A controller that failed to run or to stop.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A handler or index could not be registered on an informer.
-    #[error("failed to start the {controller} controller: {source}")]
-    Register {
-        /// The controller's name.
-        controller: String,
-        /// Why the informer refused.
-        #[source]
-        source: informer::Error,
-    },
-    /// An informer the controller reads stopped (before it synced, or while the controller
-    /// ran): its cache is no longer kept up to date.
-    #[error(
-        "failed to run the {controller} controller: the {informer} informer stopped; stop controllers before the factory"
-    )]
-    InformerStopped {
-        /// The controller's name.
-        controller: String,
-        /// The informer's description.
-        informer: String,
-    },
-    /// Reconciles still ran when the shutdown timeout passed; they were cancelled.
-    #[error(
-        "failed to stop the {controller} controller gracefully: {cancelled} reconciles still ran after {timeout:?} and were cancelled"
-    )]
-    ShutdownTimeout {
-        /// The controller's name.
-        controller: String,
-        /// How many workers were cancelled.
-        cancelled: usize,
-        /// The timeout.
-        timeout: Duration,
-    },
-}
 
 /// A reconcile runner for objects of `K` on the shared informers of a factory (see the
 /// [module documentation](self)).

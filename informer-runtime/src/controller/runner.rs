@@ -15,7 +15,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action, Error, ReconcileScope, Result,
+    Action, ReconcileScope,
+    error::{Error, Result},
     own_writes::OwnWrites,
     relation::{ControllerQueue, Relation, Wiring},
     stats::Counters,

@@ -29,12 +29,16 @@ impl Checks {
     }
 }
 
+/// Renders the metrics' text.
+pub(crate) type MetricsRenderer = Box<dyn Fn() -> Result<String, std::fmt::Error> + Send + Sync>;
+
 /// What the listener answers from.
+#[derive(Default)]
 pub(crate) struct Probes {
     pub(crate) healthz: Checks,
     pub(crate) readyz: Checks,
     /// Renders `/metrics`; `None` when the crate is built without the `metrics` feature.
-    pub(crate) metrics: Option<Box<dyn Fn() -> Result<String, std::fmt::Error> + Send + Sync>>,
+    pub(crate) metrics: Option<MetricsRenderer>,
 }
 
 /// Serves `probes` on `listener` until `stop` fires.

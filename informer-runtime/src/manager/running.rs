@@ -9,10 +9,12 @@ use std::{
 
 use futures::FutureExt;
 use tokio::{sync::mpsc, task::JoinSet};
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::AbortOnDropHandle};
 
 use super::{
-    Error, Manager, Result, RunContext, Runnable, probes,
+    error::{Error, Result},
+    probes,
+    runnable::{RunContext, Runnable},
     state::{RunState, RunStates},
 };
 use crate::{
@@ -22,18 +24,38 @@ use crate::{
 };
 
 /// A runnable and its index in the states.
-type Entry = (usize, Arc<dyn Runnable>);
+pub(super) type Entry = (usize, Arc<dyn Runnable>);
 
 /// Where runnables and the election report failures.
 type Failures = mpsc::UnboundedSender<Error>;
 
-pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
+/// What a run needs of the manager.
+pub(super) struct Parts {
+    pub(super) factory: SharedInformerFactory,
+    pub(super) elector: Option<LeaderElector>,
+    pub(super) runnables: Vec<Entry>,
+    pub(super) listener: Option<std::net::TcpListener>,
+    pub(super) probes: probes::Probes,
+    /// Set when the election stops with an error (the probes report it).
+    pub(super) election_stopped: Arc<OnceLock<String>>,
+    pub(super) graceful_shutdown_timeout: std::time::Duration,
+    pub(super) states: RunStates,
+}
+
+pub(super) async fn run(mut manager: Parts, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
     let stop = CancellationToken::new();
-    let election_stopped = Arc::new(OnceLock::new());
+    let election_stopped = Arc::clone(&manager.election_stopped);
     let probe_stop = CancellationToken::new();
-    let probes = manager.probes(Arc::clone(&election_stopped));
+    let mut abandoned = Abandoned {
+        tokens: vec![stop.clone(), probe_stop.clone()],
+        factory: Some(manager.factory.clone()),
+    };
     let probe_task = match manager.listener.take() {
-        Some(listener) => Some(serve_probes(listener, probes, probe_stop.clone())?),
+        Some(listener) => Some(serve_probes(
+            listener,
+            std::mem::take(&mut manager.probes),
+            probe_stop.clone(),
+        )?),
         None => None,
     };
     manager.factory.start();
@@ -52,13 +74,13 @@ pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()>
     }
     let election_stop = CancellationToken::new();
     let election = manager.elector.clone().map(|elector| {
-        tokio::spawn(campaign(
+        AbortOnDropHandle::new(tokio::spawn(campaign(
             elector,
             manager.factory.clone(),
             election_stop.clone(),
             election_stopped,
             failed.clone(),
-        ))
+        )))
     });
     tasks.spawn(lead(Lead {
         runnables: leader,
@@ -88,6 +110,7 @@ pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()>
     if let Some(probe_task) = probe_task {
         let _ = probe_task.await;
     }
+    abandoned.factory = None;
     while let Ok(later) = failures.try_recv() {
         tracing::error!(error = %later, "a runnable failed while the manager stopped");
     }
@@ -101,7 +124,7 @@ fn serve_probes(
     listener: std::net::TcpListener,
     probes: probes::Probes,
     stop: CancellationToken,
-) -> Result<tokio::task::JoinHandle<()>> {
+) -> Result<AbortOnDropHandle<()>> {
     let address = listener.local_addr().map_err(|source| Error::Listen {
         address: ([0, 0, 0, 0], 0).into(),
         source,
@@ -109,11 +132,36 @@ fn serve_probes(
     let listener =
         tokio::net::TcpListener::from_std(listener).map_err(|source| Error::Listen { address, source })?;
     tracing::info!(%address, "serving /healthz, /readyz and /metrics");
-    Ok(tokio::spawn(probes::serve(listener, Arc::new(probes), stop)))
+    Ok(AbortOnDropHandle::new(tokio::spawn(probes::serve(
+        listener,
+        Arc::new(probes),
+        stop,
+    ))))
+}
+
+/// Stops what a run started when the run is dropped before its end (its task aborted, as in
+/// a crash): the runnables, the probes and the informers stop, and the lease is not released
+/// (the election's task is aborted with the run).
+struct Abandoned {
+    tokens: Vec<CancellationToken>,
+    /// The factory, until the run stopped it itself.
+    factory: Option<SharedInformerFactory>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(factory) = self.factory.take() else {
+            return;
+        };
+        self.tokens.iter().for_each(CancellationToken::cancel);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { factory.shutdown().await });
+        }
+    }
 }
 
 /// Waits for every task up to the graceful shutdown timeout; cancels what is left.
-async fn drain(mut tasks: JoinSet<()>, manager: &Manager) -> Result<()> {
+async fn drain(mut tasks: JoinSet<()>, manager: &Parts) -> Result<()> {
     let timeout = manager.graceful_shutdown_timeout;
     let finished = tokio::time::timeout(timeout, async {
         while let Some(joined) = tasks.join_next().await {
