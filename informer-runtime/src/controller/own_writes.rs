@@ -153,9 +153,13 @@ impl OwnWrites {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records what the reconcile of `key` wrote, replacing what its previous reconcile wrote:
-    /// for each cache of a written object's type, the newest resource version it has not seen.
+    /// Records what the reconcile of `key` wrote: for each cache of a written object's type,
+    /// the newest resource version it has not seen. The key has no record while it is
+    /// reconciled ([`admit`](Self::admit) let it go only without one).
     pub(crate) fn record(&self, key: &ObjectKey, writes: Vec<WrittenObject>) {
+        if writes.is_empty() {
+            return;
+        }
         let mut versions: Vec<(usize, u64)> = Vec::new();
         for written in &writes {
             let Some(cache) = self.caches.iter().position(|cache| cache.holds(written)) else {

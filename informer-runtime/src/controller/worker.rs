@@ -134,14 +134,20 @@ where
         self.requeue(key, action);
     }
 
-    /// Runs the reconcile (and the error policy on an error) in a scope of its own, catching
-    /// panics, and records what it wrote for the guard of the controller's own writes.
+    /// Runs the reconcile (and the error policy on an error) in its scope, catching panics;
+    /// with the guard of the controller's own writes, in a scope of its own whose writes the
+    /// guard records.
     async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
+        let Some(own_writes) = &self.own_writes else {
+            return self
+                .scope
+                .clone()
+                .enter(self.reconcile_in_scope(key, object))
+                .await;
+        };
         let (scope, writes) = self.scope.for_reconcile(key.clone());
         let result = scope.enter(self.reconcile_in_scope(key, object)).await;
-        if let Some(own_writes) = &self.own_writes {
-            own_writes.record(key, writes.take());
-        }
+        own_writes.record(key, writes.take());
         result
     }
 
