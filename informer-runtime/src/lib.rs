@@ -101,16 +101,20 @@
 //!    `/healthz`, `/readyz` and `/metrics`, and with
 //!    [`leader_election`](manager::Builder::leader_election) runs the controllers only on the
 //!    leader (warm standby elsewhere). A reconcile reads listers (never the API server), writes
-//!    through [`kube::Api`] on the manager's [client](manager::Manager::client), records what
+//!    through [`kube::Api`] on the manager's [client](manager::Manager::client) (so the next
+//!    reconcile of an object waits until the caches have seen its writes), records what
 //!    it did with an [`EventRecorder`](events::EventRecorder), cleans up deleted objects
 //!    through a [`finalizer`](finalizer::finalizer), and returns an
 //!    [`Action`](controller::Action).
 //! 5. **Shutdown** is the manager's: controllers first (running reconciles finish), the lease
 //!    released, then the informers. Without a manager, [`Controller::run`](controller::Controller::run)
-//!    runs one controller: cancel its token, await it, then [`SharedInformerFactory::shutdown`].
+//!    runs one controller (write through a client made by
+//!    [`track_writes`](controller::track_writes)): cancel its token, await it, then
+//!    [`SharedInformerFactory::shutdown`].
 //!
 //! The [`controller`] module documents the guarantees (one reconcile per object at a time,
-//! panics caught and retried, deleted objects not reconciled, graceful shutdown).
+//! panics caught and retried, deleted objects not reconciled, its own writes seen before
+//! the next reconcile of an object, graceful shutdown).
 //!
 //! # Modules
 //!

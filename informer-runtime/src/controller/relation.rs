@@ -7,6 +7,7 @@ use std::{fmt, sync::Arc};
 use futures::future::BoxFuture;
 use kube::Resource;
 
+use super::own_writes::CacheProgress;
 use crate::{
     cache::Index,
     factory::TypedResource,
@@ -36,6 +37,8 @@ pub(crate) trait Relation: Send + Sync {
     fn until_stopped(&self) -> BoxFuture<'static, ()>;
     /// Removes the handler.
     fn remove(&self);
+    /// How far the informer's cache has caught up, for the guard of the controller's own writes.
+    fn cache(&self) -> CacheProgress;
 }
 
 struct Registered<C> {
@@ -43,7 +46,7 @@ struct Registered<C> {
     registration: Registration<C>,
 }
 
-impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
+impl<C: TypedResource> Relation for Registered<C> {
     fn informer(&self) -> &str {
         self.informer.description()
     }
@@ -64,6 +67,15 @@ impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
     fn remove(&self) {
         self.registration.remove();
     }
+
+    fn cache(&self) -> CacheProgress {
+        CacheProgress::new(
+            &C::group(&()),
+            &C::kind(&()),
+            self.informer.description(),
+            self.informer.cache_resource_version(),
+        )
+    }
 }
 
 impl fmt::Debug for dyn Relation {
@@ -78,7 +90,7 @@ impl fmt::Debug for dyn Relation {
 /// Registers `handler` on `informer`.
 fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Relation>>
 where
-    C: Resource + Clone + Send + Sync + 'static,
+    C: TypedResource,
     H: informer::handler::ResourceEventHandler<C>,
 {
     let registration = informer.add_event_handler(handler)?;

@@ -25,7 +25,8 @@
 //!     .leader_election(leader_election::Config::new("replicator", "default", &identity))
 //!     .probe_address(([0, 0, 0, 0], 8081).into())
 //!     .build()?;
-//! // writes through this client are refused unless this replica leads
+//! // writes through this client are refused unless this replica leads, and the next
+//! // reconcile of an object waits until the caches have seen them
 //! let context = Arc::new(Context { client: manager.client() });
 //! let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();
 //! manager.add_controller(controller, reconcile, error_policy, context);
@@ -102,7 +103,7 @@ use probes::{Checks, MetricsRenderer, Probes};
 use state::RunStates;
 
 use crate::{
-    controller::{Action, Controller},
+    controller::{self, Action, Controller},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
 };
@@ -171,7 +172,11 @@ impl Builder {
         let factory = self
             .factory
             .unwrap_or_else(|| SharedInformerFactory::new(self.client.clone()));
-        let fenced = fencing::fenced(self.client.clone(), fencing::Fence::new(elector.clone()));
+        // A refused write is never sent, so it records nothing.
+        let fenced = fencing::fenced(
+            controller::track_writes(self.client.clone()),
+            fencing::Fence::new(elector.clone()),
+        );
         Ok(Manager {
             client: self.client,
             fenced,
@@ -249,7 +254,9 @@ impl Manager {
 
     /// The client for controllers' writes: with leader election, a write is sent only while
     /// the leadership it is made under is current, and refused with [`WriteRefused`]
-    /// otherwise. Reads always pass. Without leader election it is the manager's client.
+    /// otherwise. Reads always pass. It also [tracks writes](controller::track_writes), so the
+    /// next reconcile of an object waits until the caches have seen what the previous one
+    /// wrote ([read your own writes](crate::controller#read-your-own-writes)).
     pub fn client(&self) -> kube::Client {
         self.fenced.clone()
     }
