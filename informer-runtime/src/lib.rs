@@ -99,17 +99,27 @@
 //!    [`owns`](controller::Controller::owns) and [`watches`](controller::Controller::watches)
 //!    (each in a scope of its own with `new_in`, `owns_in`, `watches_in`); any number of
 //!    controllers share the factory's informers.
-//! 4. **`run`** with a reconcile function, an error policy and a context: it starts the
-//!    factory, waits for every cache the controller reads, and reconciles until its shutdown
-//!    token fires. A reconcile reads listers (never the API server), writes through
-//!    [`kube::Api`], records what it did with an [`EventRecorder`](events::EventRecorder),
-//!    cleans up deleted objects through a [`finalizer`](finalizer::finalizer), and returns an
+//! 4. **A [`Manager`](manager::Manager)** runs them:
+//!    [`add_controller`](manager::Manager::add_controller) with a reconcile function, an error
+//!    policy and a context, then [`run`](manager::Manager::run) until a shutdown signal. It
+//!    starts the informers, starts each controller once the caches it reads synced, serves
+//!    `/healthz`, `/readyz` and `/metrics`, and with
+//!    [`leader_election`](manager::Builder::leader_election) runs the controllers only on the
+//!    leader (warm standby elsewhere). A reconcile reads listers (never the API server), writes
+//!    through [`kube::Api`] on the manager's [client](manager::Manager::client) (so the next
+//!    reconcile of an object waits until the caches have seen its writes), records what
+//!    it did with an [`EventRecorder`](events::EventRecorder), cleans up deleted objects
+//!    through a [`finalizer`](finalizer::finalizer), and returns an
 //!    [`Action`](controller::Action).
-//! 5. **Shutdown in reverse order:** cancel the controllers' token and await their `run`
-//!    (running reconciles finish), then [`SharedInformerFactory::shutdown`].
+//! 5. **Shutdown** is the manager's: controllers first (running reconciles finish), the lease
+//!    released, then the informers. Without a manager, [`Controller::run`](controller::Controller::run)
+//!    runs one controller (write through a client made by
+//!    [`track_writes`](controller::track_writes)): cancel its token, await it, then
+//!    [`SharedInformerFactory::shutdown`].
 //!
 //! The [`controller`] module documents the guarantees (one reconcile per object at a time,
-//! panics caught and retried, deleted objects not reconciled, graceful shutdown).
+//! panics caught and retried, deleted objects not reconciled, its own writes seen before
+//! the next reconcile of an object, graceful shutdown).
 //!
 //! # Modules
 //!
@@ -127,6 +137,7 @@
 //! | [`selector`] | label selectors written as text (`app=web,tier!=db`), parsed into kube's `Selector` for listers; field selectors (`metadata.name=web`) |
 //! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters |
 //! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
+//! | [`manager`] | [`Manager`](manager::Manager): runs the factory, controllers and other runnables, with leader election and warm standby, fenced writes, probes, metrics and a graceful shutdown |
 //! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series (one per related object with `record_about`), with a per-object spam filter, retries and counts |
 //! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted, then remove the finalizer |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |

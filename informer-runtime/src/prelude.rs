@@ -16,6 +16,7 @@ pub use crate::{
     },
     key::{ObjectKey, ObjectKeyExt},
     lister::{IndexedLister, Lister, NamespaceLister},
+    manager::Manager,
     scope::{Scope, ScopedInformer, ScopedLister},
     workqueue::{RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

@@ -74,11 +74,82 @@
 //!   watch mapper that matches nothing) is dropped and counted ([`ControllerStats::skipped_missing`]).
 //!   To act on deletion, add a finalizer: the API server then keeps the object, with a
 //!   deletion timestamp, until your reconcile has cleaned up and removed the finalizer.
+//! - **Own writes seen.** The next reconcile of an object starts once the caches have seen
+//!   what the previous reconcile of it wrote, or after a timeout (see
+//!   [read your own writes](#read-your-own-writes)).
 //! - **Graceful shutdown.** When the token passed to
 //!   [`graceful_shutdown_on`](Controller::graceful_shutdown_on) fires, no new reconcile
 //!   starts, running ones finish (up to [`shutdown_timeout`](Controller::shutdown_timeout),
 //!   then they are cancelled and `run` says so), the handlers are removed from the informers,
 //!   and `run` returns. It also returns, with an error, if an informer it reads stops.
+//!
+//! # Read your own writes
+//!
+//! A reconcile reads the cache, and the cache trails the API server. Right after a reconcile
+//! wrote, the next reconcile of the same object may still read the cache from before that
+//! write and act twice: create a child a second time (and get `409 AlreadyExists`), or undo
+//! its own update. Controllers guard against this, which kube-rs does not (client-go's answer
+//! is KEP-5647, stale controller mitigation: compare the cache's resource version with the
+//! controller's own last write):
+//!
+//! - **What is recorded.** Each write (POST, PUT, PATCH, or DELETE) a reconcile sends through a
+//!   client made by [`track_writes`] (a [`Manager`](crate::manager::Manager)'s
+//!   [client](crate::manager::Manager::client) is one) and whose answer is one object: the
+//!   object's group, kind, `resourceVersion`, namespace, name and labels. Writes through
+//!   another client, or from tasks the reconcile spawns, are not seen (the reconcile's scope is
+//!   a task-local); neither are failed writes, nor a [refused](crate::manager::WriteRefused)
+//!   one, which is never sent.
+//! - **What is waited for.** For each informer the controller reads (its own type, the owned
+//!   and watched types) that holds objects of a written type (same group and kind, in any
+//!   version) and, for a [scoped](crate::scope) cache, may hold the written object (its
+//!   namespace, labels and name as written are in the scope: a cache never sees writes
+//!   outside its scope, so it does not wait for them; nor for a write that takes an object out
+//!   of a label scope), the newest resource version written. The next reconcile of the same
+//!   object starts once each such cache has caught up with it: the informer applied every list
+//!   and watch event up to that version to its cache (the version moves when the informer's
+//!   queue runs empty, or with a bookmark). Resource versions are compared as integers, which
+//!   etcd's revisions are; a version that is not one is not waited for and is counted
+//!   ([`ControllerStats::own_writes_skipped`]).
+//! - **How it waits.** Not in a worker. The worker that takes a held-back key lets it go and
+//!   takes the next one; a small task waits until the caches caught up (woken by each move of
+//!   their resource versions, no polling), then puts the key back on the queue. Waiting in the
+//!   worker would take one of the [`concurrency`](Controller::concurrency) workers out per
+//!   lagging object (all of them, by default) for as long as the wait; requeueing after a fixed
+//!   delay would poll, and add up to one delay to every wait. Changes of the object meanwhile
+//!   reconcile it once, when the wait ends.
+//! - **Bounded.** A wait lasts at most the [timeout](Controller::wait_for_own_writes) (5 s by
+//!   default; `None` turns the guard off); then the reconcile goes ahead on the cache as it is,
+//!   counted ([`ControllerStats::own_write_timeouts`]) and logged at warn level. A wait ends
+//!   when the controller stops (shutdown, or the end of a leadership term).
+//! - **Per object.** A reconcile's writes hold back only the next reconcile of the same object,
+//!   never other objects, and only within one run of the controller (a manager's leadership
+//!   term). A write to an object outside an informer's reach (say, outside its label
+//!   selector) brings no watch event: its wait ends with the informer's next event or bookmark,
+//!   or at the timeout.
+//!
+//! [`ControllerStats::own_write_waits`] counts the reconciles held back and
+//! [`own_write_wait_time`](ControllerStats::own_write_wait_time) how long they waited.
+//! Without a manager, wrap the client reconciles write with:
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use informer_runtime::controller::{self, Action, Controller};
+//! # use informer_runtime::prelude::*;
+//! # use k8s_openapi::api::{core::v1::ConfigMap, apps::v1::Deployment};
+//! # struct Context { client: kube::Client }
+//! # async fn reconcile(_: Arc<Deployment>, _: Arc<Context>) -> Result<Action, kube::Error> { Ok(Action::await_change()) }
+//! # fn error_policy(_: Arc<Deployment>, _: &kube::Error, _: Arc<Context>) -> Action { Action::requeue_with_backoff() }
+//! # async fn run(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let factory = SharedInformerFactory::new(client.clone());
+//! let context = Arc::new(Context { client: controller::track_writes(client) });
+//! Controller::<Deployment>::new(&factory)
+//!     .owns::<ConfigMap>()
+//!     .wait_for_own_writes(Some(std::time::Duration::from_secs(2)))
+//!     .run(reconcile, error_policy, context)
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Shutdown order
 //!
@@ -114,11 +185,15 @@
 //! also on resyncs, so a factory resync period reconciles every object periodically.
 
 mod action;
+mod error;
+mod own_writes;
 mod relation;
 pub(crate) mod runner;
 mod scope;
 mod stats;
+mod track_writes;
 mod worker;
+mod write_log;
 
 use std::{
     fmt,
@@ -131,59 +206,20 @@ use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 pub use action::Action;
+pub use error::{Error, Result};
 pub use scope::ReconcileScope;
 pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
+pub use track_writes::track_writes;
 
 use relation::Wiring;
 use runner::{Runner, Settings, Trigger};
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
-    informer,
     key::ObjectKey,
     scope::{Scope, ScopedInformer},
     workqueue::{QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
-
-/// The result of running a controller.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// A controller that failed to run or to stop.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A handler or index could not be registered on an informer.
-    #[error("failed to start the {controller} controller: {source}")]
-    Register {
-        /// The controller's name.
-        controller: String,
-        /// Why the informer refused.
-        #[source]
-        source: informer::Error,
-    },
-    /// An informer the controller reads stopped (before it synced, or while the controller
-    /// ran): its cache is no longer kept up to date.
-    #[error(
-        "failed to run the {controller} controller: the {informer} informer stopped; stop controllers before the factory"
-    )]
-    InformerStopped {
-        /// The controller's name.
-        controller: String,
-        /// The informer's description.
-        informer: String,
-    },
-    /// Reconciles still ran when the shutdown timeout passed; they were cancelled.
-    #[error(
-        "failed to stop the {controller} controller gracefully: {cancelled} reconciles still ran after {timeout:?} and were cancelled"
-    )]
-    ShutdownTimeout {
-        /// The controller's name.
-        controller: String,
-        /// How many workers were cancelled.
-        cancelled: usize,
-        /// The timeout.
-        timeout: Duration,
-    },
-}
 
 /// A reconcile runner for objects of `K` on the shared informers of a factory (see the
 /// [module documentation](self)).
@@ -199,6 +235,7 @@ pub struct Controller<K: TypedResource> {
     queue_metrics: Option<Arc<dyn QueueMetrics>>,
     shutdown: CancellationToken,
     stats: ControllerStats,
+    own_writes_timeout: Option<Duration>,
 }
 
 impl<K: TypedResource> fmt::Debug for Controller<K> {
@@ -208,6 +245,7 @@ impl<K: TypedResource> fmt::Debug for Controller<K> {
             .field("relations", &self.wiring.len())
             .field("concurrency", &self.concurrency)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("own_writes_timeout", &self.own_writes_timeout)
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
@@ -254,6 +292,7 @@ impl<K: TypedResource> Controller<K> {
             queue_metrics: None,
             shutdown: CancellationToken::new(),
             stats: ControllerStats::default(),
+            own_writes_timeout: Some(own_writes::DEFAULT_TIMEOUT),
         }
     }
 
@@ -283,6 +322,15 @@ impl<K: TypedResource> Controller<K> {
         self
     }
 
+    /// How long the next reconcile of an object waits at most for the caches to see what the
+    /// previous reconcile of it wrote ([read your own writes](self#read-your-own-writes)):
+    /// `Some(timeout)` (5 s by default), or `None` to never wait. After the timeout the
+    /// reconcile goes ahead, counted in [`ControllerStats::own_write_timeouts`] and logged.
+    pub fn wait_for_own_writes(mut self, timeout: Option<Duration>) -> Self {
+        self.own_writes_timeout = timeout;
+        self
+    }
+
     /// Stops the controller gracefully when `token` is cancelled (for example by a signal
     /// handler, or when a replica loses leadership).
     pub fn graceful_shutdown_on(mut self, token: CancellationToken) -> Self {
@@ -302,11 +350,8 @@ impl<K: TypedResource> Controller<K> {
     /// enqueue their owner.
     pub fn owns_in<Child: TypedResource>(mut self, scope: &Scope<Child>) -> Self {
         let children = self.factory.informer_in(scope);
-        self.wiring.extend(
-            children
-                .informers()
-                .map(|informer| relation::owns::<K, Child>(informer.clone())),
-        );
+        self.wiring
+            .extend(children.parts().map(|part| relation::owns::<K, Child>(part)));
         self
     }
 
@@ -335,9 +380,9 @@ impl<K: TypedResource> Controller<K> {
     {
         let watched = self.factory.informer_in(scope);
         let mapper = Arc::new(mapper);
-        self.wiring.extend(watched.informers().map(|informer| {
+        self.wiring.extend(watched.parts().map(|part| {
             let mapper = Arc::clone(&mapper);
-            relation::watches(informer.clone(), move |object: &Other| mapper(object))
+            relation::watches(part, move |object: &Other| mapper(object))
         }));
         self
     }
@@ -408,11 +453,7 @@ impl<K: TypedResource> Controller<K> {
         error_policy: P,
         context: Arc<Ctx>,
     ) -> Runner<K, Ctx, R, P> {
-        let mut wiring: Vec<Wiring> = self
-            .informer
-            .informers()
-            .map(|informer| relation::main(informer.clone()))
-            .collect();
+        let mut wiring: Vec<Wiring> = self.informer.parts().map(relation::main).collect();
         wiring.extend(self.wiring);
         Runner {
             settings: Arc::new(Settings {
@@ -426,6 +467,7 @@ impl<K: TypedResource> Controller<K> {
                 rate_limiter: self.rate_limiter,
                 queue_metrics: self.queue_metrics,
                 counters: self.stats.counters,
+                own_writes_timeout: self.own_writes_timeout,
             }),
             reconcile: Arc::new(reconcile),
             error_policy: Arc::new(error_policy),

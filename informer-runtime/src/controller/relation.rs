@@ -7,11 +7,13 @@ use std::{fmt, sync::Arc};
 use futures::future::BoxFuture;
 use kube::Resource;
 
+use super::own_writes::CacheProgress;
 use crate::{
     cache::Index,
     factory::TypedResource,
     informer::{self, Registration, SharedIndexInformer, enqueue::Enqueue},
     key::ObjectKey,
+    scope::{Part, Selection},
     source::ApiScope,
     workqueue::RateLimitingQueue,
 };
@@ -36,14 +38,18 @@ pub(crate) trait Relation: Send + Sync {
     fn until_stopped(&self) -> BoxFuture<'static, ()>;
     /// Removes the handler.
     fn remove(&self);
+    /// How far the informer's cache has caught up, for the guard of the controller's own writes.
+    fn cache(&self) -> CacheProgress;
 }
 
 struct Registered<C> {
     informer: SharedIndexInformer<C>,
+    /// What the informer holds (its scope), for the guard of the controller's own writes.
+    selection: Arc<Selection>,
     registration: Registration<C>,
 }
 
-impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
+impl<C: TypedResource> Relation for Registered<C> {
     fn informer(&self) -> &str {
         self.informer.description()
     }
@@ -64,6 +70,16 @@ impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
     fn remove(&self) {
         self.registration.remove();
     }
+
+    fn cache(&self) -> CacheProgress {
+        CacheProgress::new(
+            &C::group(&()),
+            &C::kind(&()),
+            self.informer.description(),
+            self.informer.cache_resource_version(),
+        )
+        .holding(Arc::clone(&self.selection))
+    }
 }
 
 impl fmt::Debug for dyn Relation {
@@ -75,48 +91,38 @@ impl fmt::Debug for dyn Relation {
     }
 }
 
-/// Registers `handler` on `informer`.
-fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Relation>>
+/// Registers `handler` on the informer of `part`.
+fn register<C, H>(part: &Part<C>, handler: H) -> informer::Result<Box<dyn Relation>>
 where
-    C: Resource + Clone + Send + Sync + 'static,
+    C: TypedResource,
     H: informer::handler::ResourceEventHandler<C>,
 {
-    let registration = informer.add_event_handler(handler)?;
+    let registration = part.informer.add_event_handler(handler)?;
     Ok(Box::new(Registered {
-        informer,
+        informer: part.informer.clone(),
+        selection: Arc::clone(&part.selection),
         registration,
     }))
 }
 
 /// The controller's own objects: every change enqueues the object, resyncs included (a
 /// resync period on the factory reconciles every object periodically, as in client-go).
-pub(crate) fn main<K: TypedResource>(informer: SharedIndexInformer<K>) -> Wiring {
-    Arc::new(move |queue| {
-        register(
-            informer.clone(),
-            Enqueue::by_key(Arc::clone(queue)).on_resync(true),
-        )
-    })
+pub(crate) fn main<K: TypedResource>(part: Part<K>) -> Wiring {
+    Arc::new(move |queue| register(&part, Enqueue::by_key(Arc::clone(queue)).on_resync(true)))
 }
 
 /// Objects of `C` enqueue the `K` that controls them; the child informer gets the
 /// [`Index::BY_CONTROLLER_UID`] index, so a reconcile finds an owner's children without a
 /// scan.
-pub(crate) fn owns<K: TypedResource, C: TypedResource>(informer: SharedIndexInformer<C>) -> Wiring {
+pub(crate) fn owns<K: TypedResource, C: TypedResource>(part: Part<C>) -> Wiring {
     Arc::new(move |queue| {
-        informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
-        register(
-            informer.clone(),
-            Enqueue::new(Arc::clone(queue), controller_of::<K, C>),
-        )
+        part.informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
+        register(&part, Enqueue::new(Arc::clone(queue), controller_of::<K, C>))
     })
 }
 
 /// Objects of `O` enqueue what `mapper` returns for them.
-pub(crate) fn watches<O, I>(
-    informer: SharedIndexInformer<O>,
-    mapper: impl Fn(&O) -> I + Send + Sync + 'static,
-) -> Wiring
+pub(crate) fn watches<O, I>(part: Part<O>, mapper: impl Fn(&O) -> I + Send + Sync + 'static) -> Wiring
 where
     O: TypedResource,
     I: IntoIterator<Item = ObjectKey>,
@@ -125,7 +131,7 @@ where
     Arc::new(move |queue| {
         let mapper = Arc::clone(&mapper);
         register(
-            informer.clone(),
+            &part,
             Enqueue::new(Arc::clone(queue), move |object: &O| mapper(object)),
         )
     })

@@ -15,7 +15,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action, Error, ReconcileScope, Result,
+    Action, ReconcileScope,
+    error::{Error, Result},
+    own_writes::OwnWrites,
     relation::{ControllerQueue, Relation, Wiring},
     stats::Counters,
     worker::Worker,
@@ -57,6 +59,9 @@ pub(crate) struct Settings<K> {
     pub(crate) rate_limiter: Arc<dyn RateLimiter<ObjectKey>>,
     pub(crate) queue_metrics: Option<Arc<dyn QueueMetrics>>,
     pub(crate) counters: Arc<Counters>,
+    /// How long a reconcile waits at most for the caches to see its object's last writes;
+    /// `None`: it never waits.
+    pub(crate) own_writes_timeout: Option<Duration>,
 }
 
 /// A controller with its reconcile, error policy and context: runs until stopped, and again.
@@ -115,7 +120,12 @@ where
         result
     }
 
-    fn worker(&self, queue: &ControllerQueue, scope: ReconcileScope) -> Worker<K, Ctx, R, P> {
+    fn worker(
+        &self,
+        queue: &ControllerQueue,
+        scope: ReconcileScope,
+        own_writes: Option<Arc<OwnWrites>>,
+    ) -> Worker<K, Ctx, R, P> {
         Worker {
             controller: self.settings.name.clone(),
             cache: self.settings.informer.lister(),
@@ -125,6 +135,7 @@ where
             error_policy: Arc::clone(&self.error_policy),
             context: Arc::clone(&self.context),
             scope,
+            own_writes,
         }
     }
 }
@@ -171,7 +182,9 @@ impl Running {
         tracing::info!(controller = %self.name, concurrency = settings.concurrency, "caches synced; starting workers");
         let stop = self.shutdown.child_token();
         let triggers = self.forward_triggers(settings, &stop);
-        let worker = Arc::new(runner.worker(&self.queue, ReconcileScope::new(stop.clone(), leadership)));
+        let own_writes = self.own_writes(settings, &stop);
+        let scope = ReconcileScope::new(stop.clone(), leadership);
+        let worker = Arc::new(runner.worker(&self.queue, scope, own_writes));
         if let Some(metrics) = settings.counters.metrics.get() {
             metrics.concurrency(settings.concurrency);
         }
@@ -185,6 +198,20 @@ impl Running {
         give_back(triggers, settings).await;
         let drained = self.drain(workers, settings.shutdown_timeout).await;
         stopped.and(drained)
+    }
+
+    /// The guard of the controller's own writes for this run, unless it is off.
+    fn own_writes<K>(&self, settings: &Settings<K>, stop: &CancellationToken) -> Option<Arc<OwnWrites>> {
+        let timeout = settings.own_writes_timeout?;
+        let caches = self.relations.iter().map(|relation| relation.cache()).collect();
+        Some(Arc::new(OwnWrites::new(
+            &self.name,
+            caches,
+            timeout,
+            Arc::clone(&settings.counters),
+            Arc::clone(&self.queue),
+            stop.clone(),
+        )))
     }
 
     /// Registers every handler; on failure, the ones registered are removed by `stop`.

@@ -746,3 +746,59 @@ async fn controllers_with_equal_scopes_share_one_watch() -> Result<(), Box<dyn s
     factory.shutdown().await;
     Ok(())
 }
+
+/// The replicator with the guard of its own writes: the controller reads the
+/// replicated config maps of `source` and writes copies into `other`, which its scoped cache
+/// never holds. The guard does not wait for its scoped cache to see the copies (it never
+/// would, so each next reconcile would wait out the timeout): only caches that may hold a
+/// write wait for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_controller_is_not_held_back_by_writes_outside_its_scope()
+-> Result<(), Box<dyn std::error::Error>> {
+    use kube::api::{Api, Patch, PatchParams, PostParams};
+
+    let server = TestServer::start().await?;
+    server.create_typed(&labelled_config_map("source", "settings", "true"))?;
+    let factory = SharedInformerFactory::new(server.client()?);
+    let copies: Api<ConfigMap> = Api::namespaced(track_writes(server.client()?), "other");
+    let shutdown = CancellationToken::new();
+    let controller = Controller::new_in(&factory, &replicated_scope())
+        .wait_for_own_writes(Some(Duration::from_secs(30)))
+        .graceful_shutdown_on(shutdown.clone());
+    let stats = controller.stats();
+    let log = Arc::new(Log::default());
+    let run = tokio::spawn(controller.run(
+        move |cm: Arc<ConfigMap>, log: Arc<Log>| {
+            let copies = copies.clone();
+            async move {
+                let name = name_of(&cm);
+                log.push(&name);
+                let copy =
+                    Patch::Merge(serde_json::json!({"data": {"copies": log.count(&name).to_string()}}));
+                if copies.get_opt(&name).await?.is_some() {
+                    copies.patch(&name, &PatchParams::default(), &copy).await?;
+                } else {
+                    let mut fresh = labelled_config_map("other", &name, "false");
+                    fresh.metadata.labels = None;
+                    copies.create(&PostParams::default(), &fresh).await?;
+                }
+                Ok::<_, kube::Error>(Action::requeue(Duration::from_millis(10)))
+            }
+        },
+        |_, _, _| Action::await_change(),
+        Arc::clone(&log),
+    ));
+    eventually("three reconciles, each after writing a copy", || {
+        log.count("settings") >= 3
+    })
+    .await;
+    assert_eq!(
+        stats.own_write_waits(),
+        0,
+        "no reconcile waited for a copy it never caches"
+    );
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run).await???;
+    factory.shutdown().await;
+    Ok(())
+}

@@ -9,6 +9,7 @@ use tracing::Instrument;
 
 use super::{
     Action, ReconcileScope,
+    own_writes::OwnWrites,
     relation::ControllerQueue,
     stats::{Counters, ReconcileOutcome},
 };
@@ -33,6 +34,9 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) context: Arc<Ctx>,
     /// The run the reconciles belong to; no reconcile starts once it may no longer act.
     pub(crate) scope: ReconcileScope,
+    /// Holds a key back until the caches have seen its last reconcile's writes; `None` when
+    /// the controller does not wait for its own writes.
+    pub(crate) own_writes: Option<Arc<OwnWrites>>,
 }
 
 /// Calls `done` for a key when dropped: after its reconcile, whatever happened in it.
@@ -101,6 +105,12 @@ where
                     () = tokio::time::sleep(NOT_CURRENT_RETRY) => continue,
                 }
             }
+            if let Some(own_writes) = &self.own_writes
+                && !own_writes.admit(&key)
+            {
+                // The guard puts the key back once the caches have caught up (or it gave up).
+                continue;
+            }
             self.process(&key).await;
         }
     }
@@ -125,13 +135,21 @@ where
         self.requeue(key, action);
     }
 
-    /// Runs the reconcile (and the error policy on an error) in the worker's scope, catching
-    /// panics.
+    /// Runs the reconcile (and the error policy on an error) in its scope, catching panics;
+    /// with the guard of the controller's own writes, in a scope of its own whose writes the
+    /// guard records.
     async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
-        self.scope
-            .clone()
-            .enter(self.reconcile_in_scope(key, object))
-            .await
+        let Some(own_writes) = &self.own_writes else {
+            return self
+                .scope
+                .clone()
+                .enter(self.reconcile_in_scope(key, object))
+                .await;
+        };
+        let (scope, writes) = self.scope.for_reconcile(key.clone());
+        let result = scope.enter(self.reconcile_in_scope(key, object)).await;
+        own_writes.record(key, writes.take());
+        result
     }
 
     async fn reconcile_in_scope(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {

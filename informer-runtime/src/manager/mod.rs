@@ -25,7 +25,8 @@
 //!     .leader_election(leader_election::Config::new("replicator", "default", &identity))
 //!     .probe_address(([0, 0, 0, 0], 8081).into())
 //!     .build()?;
-//! // writes through this client are refused unless this replica leads
+//! // writes through this client are refused unless this replica leads, and the next
+//! // reconcile of an object waits until the caches have seen them
 //! let context = Arc::new(Context { client: manager.client() });
 //! let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();
 //! manager.add_controller(controller, reconcile, error_policy, context);
@@ -66,8 +67,9 @@
 //! - `/healthz/<check>`, `/readyz/<check>`, and `?verbose` for one line per check;
 //!   your own checks through [`add_healthz_check`](Manager::add_healthz_check) and
 //!   [`add_readyz_check`](Manager::add_readyz_check);
-//! - `/metrics` (feature `metrics`): the informers, the controllers and their queues, and
-//!   whatever you register in [`metrics_registry`](Manager::metrics_registry).
+//! - `/metrics` (feature `metrics`): the informers, the controllers and their queues, the
+//!   leader election (`leader_election_master_status`), and whatever you register in
+//!   `metrics_registry`.
 //!
 //! # Shutdown and errors
 //!
@@ -78,6 +80,7 @@
 //! returned ([`Error::Runnable`]), never swallowed; so is a shutdown that had to cancel
 //! runnables ([`Error::ShutdownTimeout`]).
 
+mod error;
 mod fencing;
 mod probes;
 mod runnable;
@@ -91,6 +94,7 @@ use std::{
     time::Duration,
 };
 
+pub use error::{Error, Result};
 pub use fencing::{RefusalReason, WriteRefused};
 pub use probes::Check;
 pub use runnable::{FnRunnable, RunContext, Runnable, RunnableError, runnable_fn};
@@ -99,50 +103,10 @@ use probes::{Checks, MetricsRenderer, Probes};
 use state::RunStates;
 
 use crate::{
-    controller::{Action, Controller},
+    controller::{self, Action, Controller},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
 };
-
-/// A manager that failed to start, to run or to stop.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The leader election's configuration was refused.
-    #[error("failed to set up leader election: {0}")]
-    LeaderElection(#[source] leader_election::Error),
-    /// The probe listener could not be bound.
-    #[error("failed to listen for probes on {address}: {source} (is the port taken?)")]
-    Listen {
-        /// The address asked for.
-        address: SocketAddr,
-        /// Why binding failed.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The leader election stopped with an error while the manager ran.
-    #[error("failed to keep leader election running: {0}")]
-    Election(#[source] leader_election::Error),
-    /// A runnable failed; the manager stopped.
-    #[error("failed to run {runnable}: {source}")]
-    Runnable {
-        /// The runnable's name.
-        runnable: String,
-        /// Its error.
-        #[source]
-        source: RunnableError,
-    },
-    /// Runnables still ran when the graceful shutdown timeout passed; they were cancelled.
-    #[error("failed to stop gracefully: {runnables:?} still ran after {timeout:?} and were cancelled")]
-    ShutdownTimeout {
-        /// The runnables that were cancelled.
-        runnables: Vec<String>,
-        /// The timeout.
-        timeout: Duration,
-    },
-}
-
-/// The result of a manager's operations.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Configures a [`Manager`]: see [`Manager::builder`].
 pub struct Builder {
@@ -208,7 +172,11 @@ impl Builder {
         let factory = self
             .factory
             .unwrap_or_else(|| SharedInformerFactory::new(self.client.clone()));
-        let fenced = fencing::fenced(self.client.clone(), fencing::Fence::new(elector.clone()));
+        // A refused write is never sent, so it records nothing.
+        let fenced = fencing::fenced(
+            controller::track_writes(self.client.clone()),
+            fencing::Fence::new(elector.clone()),
+        );
         Ok(Manager {
             client: self.client,
             fenced,
@@ -286,7 +254,9 @@ impl Manager {
 
     /// The client for controllers' writes: with leader election, a write is sent only while
     /// the leadership it is made under is current, and refused with [`WriteRefused`]
-    /// otherwise. Reads always pass. Without leader election it is the manager's client.
+    /// otherwise. Reads always pass. It also [tracks writes](controller::track_writes), so the
+    /// next reconcile of an object waits until the caches have seen what the previous one
+    /// wrote ([read your own writes](crate::controller#read-your-own-writes)).
     pub fn client(&self) -> kube::Client {
         self.fenced.clone()
     }
@@ -381,8 +351,20 @@ impl Manager {
     /// [`Error::Runnable`] for the first runnable that failed, [`Error::Election`] if the
     /// election stopped with an error, [`Error::Listen`] if the probe listener could not be
     /// served, [`Error::ShutdownTimeout`] if runnables had to be cancelled.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
-        running::run(self, shutdown).await
+    pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
+        let election_stopped = Arc::new(std::sync::OnceLock::new());
+        let probes = self.probes(Arc::clone(&election_stopped));
+        let parts = running::Parts {
+            factory: self.factory,
+            elector: self.elector,
+            runnables: self.runnables,
+            listener: self.listener,
+            probes,
+            election_stopped,
+            graceful_shutdown_timeout: self.graceful_shutdown_timeout,
+            states: self.states,
+        };
+        running::run(parts, shutdown).await
     }
 
     /// The probes' checks: the built-in ones first, then the user's.
@@ -429,6 +411,9 @@ impl Manager {
     #[cfg(feature = "metrics")]
     fn metrics_renderer(&mut self) -> Option<MetricsRenderer> {
         crate::metrics::register_factory(&mut self.registry, &self.factory);
+        if let Some(elector) = &self.elector {
+            crate::metrics::register_leader_election(&mut self.registry, elector);
+        }
         let registry = Arc::new(std::mem::take(&mut self.registry));
         Some(Box::new(move || {
             let mut text = String::new();

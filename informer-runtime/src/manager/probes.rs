@@ -33,6 +33,7 @@ impl Checks {
 pub(crate) type MetricsRenderer = Box<dyn Fn() -> Result<String, std::fmt::Error> + Send + Sync>;
 
 /// What the listener answers from.
+#[derive(Default)]
 pub(crate) struct Probes {
     pub(crate) healthz: Checks,
     pub(crate) readyz: Checks,

@@ -12,7 +12,9 @@ use tokio::{sync::mpsc, task::JoinSet};
 use tokio_util::{sync::CancellationToken, task::AbortOnDropHandle};
 
 use super::{
-    Error, Manager, Result, RunContext, Runnable, probes,
+    error::{Error, Result},
+    probes,
+    runnable::{RunContext, Runnable},
     state::{RunState, RunStates},
 };
 use crate::{
@@ -22,22 +24,38 @@ use crate::{
 };
 
 /// A runnable and its index in the states.
-type Entry = (usize, Arc<dyn Runnable>);
+pub(super) type Entry = (usize, Arc<dyn Runnable>);
 
 /// Where runnables and the election report failures.
 type Failures = mpsc::UnboundedSender<Error>;
 
-pub(super) async fn run(mut manager: Manager, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
+/// What a run needs of the manager.
+pub(super) struct Parts {
+    pub(super) factory: SharedInformerFactory,
+    pub(super) elector: Option<LeaderElector>,
+    pub(super) runnables: Vec<Entry>,
+    pub(super) listener: Option<std::net::TcpListener>,
+    pub(super) probes: probes::Probes,
+    /// Set when the election stops with an error (the probes report it).
+    pub(super) election_stopped: Arc<OnceLock<String>>,
+    pub(super) graceful_shutdown_timeout: std::time::Duration,
+    pub(super) states: RunStates,
+}
+
+pub(super) async fn run(mut manager: Parts, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
     let stop = CancellationToken::new();
-    let election_stopped = Arc::new(OnceLock::new());
+    let election_stopped = Arc::clone(&manager.election_stopped);
     let probe_stop = CancellationToken::new();
     let mut abandoned = Abandoned {
         tokens: vec![stop.clone(), probe_stop.clone()],
         factory: Some(manager.factory.clone()),
     };
-    let probes = manager.probes(Arc::clone(&election_stopped));
     let probe_task = match manager.listener.take() {
-        Some(listener) => Some(serve_probes(listener, probes, probe_stop.clone())?),
+        Some(listener) => Some(serve_probes(
+            listener,
+            std::mem::take(&mut manager.probes),
+            probe_stop.clone(),
+        )?),
         None => None,
     };
     manager.factory.start();
@@ -143,7 +161,7 @@ impl Drop for Abandoned {
 }
 
 /// Waits for every task up to the graceful shutdown timeout; cancels what is left.
-async fn drain(mut tasks: JoinSet<()>, manager: &Manager) -> Result<()> {
+async fn drain(mut tasks: JoinSet<()>, manager: &Parts) -> Result<()> {
     let timeout = manager.graceful_shutdown_timeout;
     let finished = tokio::time::timeout(timeout, async {
         while let Some(joined) = tasks.join_next().await {

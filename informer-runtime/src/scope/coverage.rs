@@ -2,9 +2,12 @@
 //! can answer a question: a lister answers only questions whose every possible answer lies
 //! inside the selection.
 
-use std::{collections::BTreeSet, fmt};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+};
 
-use kube::core::{Expression, Selector};
+use kube::core::{Expression, Selector, SelectorExt};
 
 use crate::selector::{FieldRequirement, FieldSelector};
 
@@ -46,6 +49,39 @@ impl Selection {
         self.namespace_gap(question)
             .or_else(|| self.label_gap(question))
             .or_else(|| self.field_gap(question))
+    }
+
+    /// Whether an object in `namespace` named `name` with `labels` may be one the selection
+    /// holds: its namespace and labels match, and so do the field requirements on
+    /// `metadata.namespace` and `metadata.name` (other fields are not known here, so they
+    /// do not exclude it).
+    pub(crate) fn may_hold(
+        &self,
+        namespace: Option<&str>,
+        name: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> bool {
+        let namespace_held = self.namespaces.is_empty()
+            || namespace.is_some_and(|namespace| self.namespaces.contains(namespace));
+        let fields_held = self.fields.requirements().iter().all(|required| {
+            let known = match required.field.as_str() {
+                "metadata.namespace" => Some(namespace.unwrap_or_default()),
+                "metadata.name" => name,
+                _ => None,
+            };
+            known.is_none_or(|value| required.matches(value))
+        });
+        namespace_held && fields_held && self.labels.matches(labels)
+    }
+
+    /// The selection of the informer of `namespace` (`None`: every namespace the selection
+    /// holds) of this selection.
+    pub(crate) fn of_namespace(&self, namespace: Option<&str>) -> Self {
+        let mut part = self.clone();
+        if let Some(namespace) = namespace {
+            part.namespaces = BTreeSet::from([namespace.to_owned()]);
+        }
+        part
     }
 
     fn namespace_gap(&self, question: Question<'_>) -> Option<Gap> {
@@ -217,10 +253,6 @@ fn key(expression: &Expression) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use kube::core::SelectorExt;
-
     use super::*;
     use crate::selector::{FieldOperator, parse_field_selector, parse_label_selector};
 
@@ -397,6 +429,41 @@ mod tests {
         };
         assert_eq!(by_name.gap(get("settings")), None);
         assert!(by_name.gap(get("other")).is_some());
+    }
+
+    #[test]
+    fn a_selection_may_hold_objects_in_its_namespaces_with_its_labels() {
+        let scope = selection(&["source"], "replicate=true", "metadata.name!=skip");
+        let replicated = BTreeMap::from([("replicate".to_owned(), "true".to_owned())]);
+        assert!(scope.may_hold(Some("source"), Some("settings"), &replicated));
+        assert!(
+            !scope.may_hold(Some("other"), Some("settings"), &replicated),
+            "another namespace"
+        );
+        assert!(
+            !scope.may_hold(Some("source"), Some("settings"), &BTreeMap::new()),
+            "no label"
+        );
+        assert!(
+            !scope.may_hold(Some("source"), Some("skip"), &replicated),
+            "a field excludes it"
+        );
+        let by_phase = selection(&[], "", "status.phase=Running");
+        assert!(
+            by_phase.may_hold(Some("any"), Some("pod"), &BTreeMap::new()),
+            "an unknown field"
+        );
+        let both = selection(&["a", "b"], "", "");
+        assert_eq!(
+            both.of_namespace(Some("b")).namespaces,
+            BTreeSet::from(["b".to_owned()])
+        );
+        assert!(
+            !both
+                .of_namespace(Some("b"))
+                .may_hold(Some("a"), None, &BTreeMap::new())
+        );
+        assert_eq!(both.of_namespace(None), both);
     }
 
     #[test]

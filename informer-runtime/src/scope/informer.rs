@@ -176,10 +176,19 @@ impl<K: Resource + Clone + Send + Sync + 'static> ScopedInformer<K> {
         self.parts.iter().map(|(_, informer)| informer.stats()).collect()
     }
 
-    /// The informers of the scope, for controllers.
-    pub(crate) fn informers(&self) -> impl Iterator<Item = &SharedIndexInformer<K>> {
-        self.parts.iter().map(|(_, informer)| informer)
+    /// The informers of the scope, each with what it holds, for controllers.
+    pub(crate) fn parts(&self) -> impl Iterator<Item = Part<K>> + '_ {
+        self.parts.iter().map(|(namespace, informer)| Part {
+            informer: informer.clone(),
+            selection: Arc::new(self.scope.selection().of_namespace(namespace.as_deref())),
+        })
     }
+}
+
+/// One informer of a scope and what it holds (its namespace, the scope's selectors).
+pub(crate) struct Part<K> {
+    pub(crate) informer: SharedIndexInformer<K>,
+    pub(crate) selection: Arc<super::Selection>,
 }
 
 /// One handler shared by the informers of a scope.

@@ -132,6 +132,7 @@ pub use informer::{ScopedInformer, ScopedRegistration};
 pub use lister::{ScopedLister, ScopedNamespaceLister};
 
 pub(crate) use coverage::Selection;
+pub(crate) use informer::Part;
 
 use crate::{
     cache::{self, delta_fifo::Transform},

@@ -1,0 +1,46 @@
+//! [`Error`]: why a manager failed to start, to run or to stop.
+
+use std::{net::SocketAddr, time::Duration};
+
+use super::runnable::RunnableError;
+use crate::leader_election;
+
+/// A manager that failed to start, to run or to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The leader election's configuration was refused.
+    #[error("failed to set up leader election: {0}")]
+    LeaderElection(#[source] leader_election::Error),
+    /// The probe listener could not be bound.
+    #[error("failed to listen for probes on {address}: {source} (is the port taken?)")]
+    Listen {
+        /// The address asked for.
+        address: SocketAddr,
+        /// Why binding failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The leader election stopped with an error while the manager ran.
+    #[error("failed to keep leader election running: {0}")]
+    Election(#[source] leader_election::Error),
+    /// A runnable failed; the manager stopped.
+    #[error("failed to run {runnable}: {source}")]
+    Runnable {
+        /// The runnable's name.
+        runnable: String,
+        /// Its error.
+        #[source]
+        source: RunnableError,
+    },
+    /// Runnables still ran when the graceful shutdown timeout passed; they were cancelled.
+    #[error("failed to stop gracefully: {runnables:?} still ran after {timeout:?} and were cancelled")]
+    ShutdownTimeout {
+        /// The runnables that were cancelled.
+        runnables: Vec<String>,
+        /// The timeout.
+        timeout: Duration,
+    },
+}
+
+/// The result of a manager's operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
