@@ -19,6 +19,11 @@
 //! It exits with an error if any consumer ends without every pod or without the last event
 //! applied, or if a controller did not reconcile every pod; it asserts nothing about time.
 //!
+//! The scoped-cache phase (`--only scoped`; part of every run unless `--only` or `--skip-rss`
+//! leaves it out) measures the memory of our informer of every pod against that of a scope
+//! selecting a tenth of them by label, each in a child process of its own
+//! (`--rss ours-scoped`).
+//!
 //! The reconcile phase serves 10 000 pods (1 000 with `--quick`; `--reconcile-objects`) and
 //! runs each controller in a child process of its own (`--reconcile ours|ours-fifo|kube --url <server>`)
 //! with a no-op reconcile that returns `await_change`, both with at most 2 reconciles at once
@@ -55,6 +60,7 @@ mod reconcile;
 mod render;
 mod report;
 mod rss;
+mod scoped;
 mod server;
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
@@ -108,6 +114,9 @@ enum Timed {
     /// The latency of a live change made during the initial list's reconciles: our
     /// controller on the FIFO queue and on the priority queue, in child processes.
     Priority,
+    /// Memory of a scoped cache (a tenth of the pods, selected by label on the server) against
+    /// the cache of every pod, in child processes.
+    Scoped,
 }
 
 /// Pods of the memory run at scale (our informer, full pods), besides the default size.
@@ -231,10 +240,12 @@ impl Args {
     /// and lister phases).
     fn times_informers(&self) -> bool {
         self.only.is_empty()
-            || self
-                .only
-                .iter()
-                .any(|t| !matches!(t, Timed::Reconcile | Timed::Listers | Timed::Priority))
+            || self.only.iter().any(|t| {
+                !matches!(
+                    t,
+                    Timed::Reconcile | Timed::Listers | Timed::Scoped | Timed::Priority
+                )
+            })
     }
 }
 
@@ -277,6 +288,15 @@ fn main() -> ExitCode {
             "both listers answered every query over {} pods alike",
             args.lister_objects()
         ));
+    }
+    if args.only.contains(&Timed::Scoped) || (args.only.is_empty() && !args.skip_rss) {
+        match scoped::run(pods) {
+            Ok(outcomes) => {
+                println!("{}", scoped::markdown(&outcomes));
+                summary.push("each scoped cache held only the pods its selector selects".into());
+            }
+            Err(problem) => problems.push(problem),
+        }
     }
     if args.times(Timed::Reconcile) {
         let outcomes = measure_reconciles(&args);

@@ -49,6 +49,29 @@ pub(crate) struct Rendered {
     pub(crate) list_bytes: usize,
     /// Total size of the watch event lines.
     pub(crate) event_bytes: usize,
+    /// The pages of a label-selected part of the pods, served for its `labelSelector`.
+    pub(crate) selection: Option<Selection>,
+}
+
+/// The list pages of the pods a label selector selects (a scoped cache's list), rendered
+/// like the full list.
+#[derive(Debug)]
+pub(crate) struct Selection {
+    /// The `labelSelector` these pages answer, as the client sends it.
+    pub(crate) label_selector: String,
+    /// How many pods it selects.
+    pub(crate) pods: usize,
+    /// The pages, in order.
+    pub(crate) pages: Vec<Bytes>,
+    /// The `continue` token that asks for page `i`.
+    pub(crate) continue_tokens: Vec<String>,
+}
+
+impl Selection {
+    /// The page a `continue` token asks for (page 0 without one, `None` if unknown).
+    pub(crate) fn page_for(&self, continue_token: Option<&str>) -> Option<&Bytes> {
+        page_of(&self.pages, &self.continue_tokens, continue_token)
+    }
 }
 
 /// The pod watch event `event` modifies (round robin over the pods).
@@ -80,26 +103,13 @@ impl Rendered {
         for page in 0..page_count {
             let start = page * PAGE_SIZE;
             let end = (start + PAGE_SIZE).min(pods);
-            let mut metadata = format!("{{\"resourceVersion\":\"{list_resource_version}\"");
-            if page + 1 < page_count {
-                let _ = write!(metadata, ",\"continue\":\"{}\"", continue_tokens[page + 1]);
-            }
-            metadata.push('}');
-            let mut out = Vec::with_capacity((end - start) * 6_500 + 128);
-            out.extend_from_slice(b"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":");
-            out.extend_from_slice(metadata.as_bytes());
-            out.extend_from_slice(b",\"items\":[");
-            for index in start..end {
-                if index > start {
-                    out.push(b',');
-                }
-                let object = pod_bytes(&generator, index, index as u64 + 1, 0);
-                out.extend_from_slice(&object);
-                initial_events.push(line("ADDED", &object));
-            }
-            out.extend_from_slice(b"]}");
+            let objects: Vec<Vec<u8>> = (start..end)
+                .map(|index| pod_bytes(&generator, index, index as u64 + 1, 0))
+                .collect();
+            initial_events.extend(objects.iter().map(|object| line("ADDED", object)));
+            let out = list_page(&objects, list_resource_version, continue_tokens.get(page + 1));
             metadata_pages.push(metadata_page(&out));
-            pages.push(Bytes::from(out));
+            pages.push(out);
         }
         let mut rendered_events = Vec::with_capacity(events);
         for event in 0..events {
@@ -136,7 +146,47 @@ impl Rendered {
             initial_events_end: line("BOOKMARK", &bookmark),
             last_pod: generator.id(last_target),
             last_resource_version: list_resource_version + events as u64,
+            selection: None,
         }
+    }
+
+    /// [`new`](Self::new) with no events, and the pages of the pods whose index `selected`
+    /// holds, served for `label_selector` (which must select exactly those pods).
+    pub(crate) fn with_selection(
+        pods: usize,
+        label_selector: &str,
+        selected: impl Fn(usize) -> bool,
+    ) -> Self {
+        let mut rendered = Self::new(pods, 0);
+        let generator = PodGenerator::new(SEED, NAMESPACES);
+        let indexes: Vec<usize> = (0..pods).filter(|&index| selected(index)).collect();
+        let mut chunks: Vec<&[usize]> = indexes.chunks(PAGE_SIZE).collect();
+        if chunks.is_empty() {
+            chunks.push(&[]);
+        }
+        let continue_tokens: Vec<String> = (0..chunks.len()).map(|page| format!("selected-{page}")).collect();
+        let pages = chunks
+            .iter()
+            .enumerate()
+            .map(|(page, chunk)| {
+                let objects: Vec<Vec<u8>> = chunk
+                    .iter()
+                    .map(|&index| pod_bytes(&generator, index, index as u64 + 1, 0))
+                    .collect();
+                list_page(
+                    &objects,
+                    rendered.list_resource_version,
+                    continue_tokens.get(page + 1),
+                )
+            })
+            .collect();
+        rendered.selection = Some(Selection {
+            label_selector: label_selector.to_owned(),
+            pods: indexes.len(),
+            pages,
+            continue_tokens,
+        });
+        rendered
     }
 
     /// The page a `continue` token asks for (page 0 without one, `None` if unknown), as
@@ -147,15 +197,40 @@ impl Rendered {
         } else {
             &self.pages
         };
-        match continue_token {
-            None | Some("") => pages.first(),
-            Some(token) => self
-                .continue_tokens
-                .iter()
-                .position(|t| t == token)
-                .and_then(|page| pages.get(page)),
-        }
+        page_of(pages, &self.continue_tokens, continue_token)
     }
+}
+
+/// The page of `pages` a `continue` token asks for (page 0 without one, `None` if unknown).
+fn page_of<'a>(pages: &'a [Bytes], tokens: &[String], continue_token: Option<&str>) -> Option<&'a Bytes> {
+    match continue_token {
+        None | Some("") => pages.first(),
+        Some(token) => tokens
+            .iter()
+            .position(|t| t == token)
+            .and_then(|page| pages.get(page)),
+    }
+}
+
+/// A `PodList` page of `objects` at `resource_version`, continued by `next` if any.
+fn list_page(objects: &[Vec<u8>], resource_version: u64, next: Option<&String>) -> Bytes {
+    let mut metadata = format!("{{\"resourceVersion\":\"{resource_version}\"");
+    if let Some(next) = next {
+        let _ = write!(metadata, ",\"continue\":\"{next}\"");
+    }
+    metadata.push('}');
+    let mut out = Vec::with_capacity(objects.iter().map(Vec::len).sum::<usize>() + objects.len() + 128);
+    out.extend_from_slice(b"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":");
+    out.extend_from_slice(metadata.as_bytes());
+    out.extend_from_slice(b",\"items\":[");
+    for (i, object) in objects.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(object);
+    }
+    out.extend_from_slice(b"]}");
+    Bytes::from(out)
 }
 
 /// A `PodList` page as the `PartialObjectMetadataList` an API server sends for a metadata-only
@@ -228,5 +303,26 @@ mod tests {
         assert_eq!(list.metadata.continue_, pods.metadata.continue_);
         assert_eq!(list.items.len(), pods.items.len());
         assert_eq!(list.items[0].metadata, pods.items[0].metadata);
+    }
+
+    #[test]
+    fn a_selection_pages_only_its_pods() {
+        let rendered = Rendered::with_selection(1_200, "app in (app-00)", |index| index % 3 == 0);
+        let selection = rendered.selection.as_ref().expect("a selection");
+        assert_eq!(selection.pods, 400);
+        let mut items = 0;
+        let mut token = None;
+        loop {
+            let page = selection.page_for(token.as_deref()).expect("a page");
+            let list: ObjectList<Pod> = serde_json::from_slice(page).expect("a PodList");
+            assert_eq!(list.metadata.resource_version.as_deref(), Some("1200"));
+            items += list.items.len();
+            token = list.metadata.continue_.filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        assert_eq!(items, 400);
+        assert_eq!(rendered.pages.len(), 3, "the full list is unchanged");
     }
 }

@@ -9,16 +9,17 @@
 use std::{collections::HashMap, process::Command, time::Duration};
 
 use futures::{FutureExt, StreamExt, stream::BoxStream};
-use informer_runtime::{SharedIndexInformer, factory::SharedInformerFactory};
+use informer_runtime::factory::SharedInformerFactory;
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
     api::ListParams,
+    core::Selector,
     runtime::{WatchStreamExt, reflector, watcher},
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{cpu, render::PAGE_SIZE, server};
+use crate::{cpu, render::PAGE_SIZE, scoped, server};
 
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -29,6 +30,9 @@ pub(crate) enum Consumer {
     OursCompacted,
     /// Our factory's metadata-only informer (`metadata_informer::<Pod>()`).
     OursMetadata,
+    /// Our factory's informer of a scope (`informer_in`) that selects a tenth of the pods
+    /// by label, on the server.
+    OursScoped,
     /// kube-rs's watcher and reflector.
     Kube,
     /// Paged lists decoded into a `HashMap<String, Pod>`.
@@ -41,6 +45,7 @@ impl Consumer {
             Self::Ours => "ours",
             Self::OursCompacted => "ours-compacted",
             Self::OursMetadata => "ours-metadata",
+            Self::OursScoped => "ours-scoped",
             Self::Kube => "kube",
             Self::Floor => "floor",
         }
@@ -177,11 +182,8 @@ async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> (usize, Option<Relist>
 }
 
 /// Waits, once the watches were expired, until the factory's informer listed again and
-/// watches anew; the factory and its informer stay alive.
-fn relist_of<K: Send + Sync + 'static>(
-    factory: SharedInformerFactory,
-    informer: SharedIndexInformer<K>,
-) -> Relist {
+/// watches anew; the factory and `informer` (its handle) stay alive.
+fn relist_of<I: Send + 'static>(factory: SharedInformerFactory, informer: I) -> Relist {
     async move {
         let relisted = |factory: &SharedInformerFactory| {
             factory
@@ -229,6 +231,22 @@ async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> (usize
     (objects, Some(relist_of(factory, informer)))
 }
 
+async fn sync_ours_scoped(client: kube::Client, strip_managed: bool) -> (usize, Option<Relist>) {
+    let mut builder = SharedInformerFactory::builder(client);
+    if strip_managed {
+        builder = builder.transform_metadata(|meta| meta.managed_fields = None);
+    }
+    let factory = builder.build();
+    let informer = factory.informer_in(&scoped::scope());
+    factory.start();
+    let report = factory
+        .wait_for_cache_sync_timeout(Duration::from_secs(900))
+        .await;
+    assert!(report.all_synced(), "{report}");
+    let objects = informer.lister().list_in_scope(&Selector::default()).len();
+    (objects, Some(relist_of(factory, informer)))
+}
+
 /// Waits until a consumer relisted after its watches were expired.
 type Relist = futures::future::BoxFuture<'static, ()>;
 
@@ -262,6 +280,7 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
             Consumer::Ours => sync_ours(client, strip_managed, false).await,
             Consumer::OursCompacted => sync_ours(client, strip_managed, true).await,
             Consumer::OursMetadata => sync_ours_metadata(client, strip_managed).await,
+            Consumer::OursScoped => sync_ours_scoped(client, strip_managed).await,
         }
     });
     let (rss, hwm) = memory();
@@ -313,35 +332,44 @@ pub(crate) fn measure_all(
     runs: &[(Consumer, bool)],
     pods: usize,
 ) -> Vec<Result<RssOutcome, String>> {
-    let exe = std::env::current_exe().expect("the path of the bench binary");
     runs.iter()
-        .map(|&(consumer, strip_managed)| {
-            let mut command = Command::new(&exe);
-            command.args(["--rss", consumer.arg(), "--url", url]);
-            if strip_managed {
-                command.arg("--strip-managed-fields");
-            }
-            let output = command.output().map_err(|e| format!("{}: {e}", consumer.arg()))?;
-            let stdout = String::from_utf8_lossy(&output.stdout);
-            let outcome: RssOutcome = stdout
-                .lines()
-                .find_map(|line| line.strip_prefix("RSS "))
-                .and_then(|json| serde_json::from_str(json).ok())
-                .ok_or_else(|| {
-                    format!(
-                        "{} child failed ({}): {}",
-                        consumer.arg(),
-                        output.status,
-                        String::from_utf8_lossy(&output.stderr)
-                    )
-                })?;
-            if outcome.objects != pods {
-                return Err(format!(
-                    "memory of {}: {} objects, expected {pods}",
-                    outcome.consumer, outcome.objects
-                ));
-            }
-            Ok(outcome)
-        })
+        .map(|&(consumer, strip_managed)| measure(url, consumer, strip_managed, pods))
         .collect()
+}
+
+/// Runs one child of `consumer` against the server at `url`; a child that cached another
+/// number of pods than `expected` failed.
+pub(crate) fn measure(
+    url: &str,
+    consumer: Consumer,
+    strip_managed: bool,
+    expected: usize,
+) -> Result<RssOutcome, String> {
+    let exe = std::env::current_exe().expect("the path of the bench binary");
+    let mut command = Command::new(&exe);
+    command.args(["--rss", consumer.arg(), "--url", url]);
+    if strip_managed {
+        command.arg("--strip-managed-fields");
+    }
+    let output = command.output().map_err(|e| format!("{}: {e}", consumer.arg()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let outcome: RssOutcome = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("RSS "))
+        .and_then(|json| serde_json::from_str(json).ok())
+        .ok_or_else(|| {
+            format!(
+                "{} child failed ({}): {}",
+                consumer.arg(),
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })?;
+    if outcome.objects != expected {
+        return Err(format!(
+            "memory of {}: {} objects, expected {expected}",
+            outcome.consumer, outcome.objects
+        ));
+    }
+    Ok(outcome)
 }

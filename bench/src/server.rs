@@ -11,6 +11,9 @@
 //!   re-opens its watch after the last event gets nothing twice);
 //! - `POST /release`: as [`Server::release`], for a consumer in another process that chooses
 //!   when its watch gets the events (the priority-queue latency phase);
+//! - with a `labelSelector`: the same, over the pages of the rendered selection (see
+//!   [`Rendered::with_selection`]); a selector other than the selection's is refused with a
+//!   400 (the server filters nothing itself);
 //! - `POST /expire`: as after a compaction, every open watch ends with a `410 Expired` error
 //!   event, and so does every watch opened before the next list, so its client relists (for the
 //!   memory peak of a relist).
@@ -249,6 +252,24 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
     };
     let is_true = |name: &str| param(name).is_some_and(|v| v == "true" || v == "1");
     let rendered = &shared.rendered;
+    let selection = match param("labelSelector").filter(|s| !s.is_empty()) {
+        None => None,
+        Some(selector) => match rendered
+            .selection
+            .as_ref()
+            .filter(|s| s.label_selector == selector)
+        {
+            Some(selection) => Some(selection),
+            None => {
+                return full(
+                    StatusCode::BAD_REQUEST,
+                    Bytes::from_static(
+                        br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"BadRequest","message":"the bench server serves only its rendered selection","code":400}"#,
+                    ),
+                );
+            }
+        },
+    };
     if !is_true("watch") {
         shared
             .expired_until_list
@@ -259,7 +280,11 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
         let metadata_only = accept.contains("as=PartialObjectMetadataList");
-        return match rendered.page_for(param("continue").as_deref(), metadata_only) {
+        let page = match selection {
+            Some(selection) => selection.page_for(param("continue").as_deref()),
+            None => rendered.page_for(param("continue").as_deref(), metadata_only),
+        };
+        return match page {
             Some(page) => full(StatusCode::OK, page.clone()),
             None => full(
                 StatusCode::GONE,

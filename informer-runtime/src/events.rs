@@ -15,10 +15,10 @@
 //!   one background task publishes queued events in order. When the queue is full (the API
 //!   server is slow or down), the event is dropped, counted in
 //!   [`EventRecorderStats::dropped_queue_full`] and logged as a warning.
-//! - **Spam filter.** Each object (by API version, kind, namespace, name and uid) has a token
-//!   bucket: a burst of 25 events, then one more per 5 minutes (client-go's
-//!   `EventSourceObjectSpamFilter`). Events beyond it are dropped, counted in
-//!   [`EventRecorderStats::dropped_spam`] and logged at debug level.
+//! - **Spam filter.** Each object (by API version, kind, namespace, name and uid), and each
+//!   pair of an object and a related object, has a token bucket: a burst of 25 events, then
+//!   one more per 5 minutes (client-go's `EventSourceObjectSpamFilter`). Events beyond it are
+//!   dropped, counted in [`EventRecorderStats::dropped_spam`] and logged at debug level.
 //! - **Retries.** A publish failing with a transient error (429, a 5xx, a connection error or a
 //!   timeout) is retried with exponential backoff; a permanent one (any other 4xx, such as 403
 //!   or 404 for a missing namespace) is not. Every failure is logged, and every event given
@@ -29,6 +29,51 @@
 //!
 //! The recorder is cheap to clone; clones share the queue, the filter and the statistics. The
 //! background task ends once the last clone is dropped and the queue is drained.
+//!
+//! # One event per target object
+//!
+//! Repeats fold by type, reason, action, object and related object, not by note: a replicator
+//! that records "copied to namespace a" and then "copied to namespace b" on its source object
+//! with [`record`](EventRecorder::record) gets one Event, with the first note and a count of
+//! 2. To keep one Event per target, record with [`record_about`](EventRecorder::record_about)
+//! (or [`record_about_reference`](EventRecorder::record_about_reference)): the target becomes
+//! the Event's `related` object and part of what repeats fold by, so each target has its own
+//! Event and its own count, and its own spam-filter bucket (a fan-out to many targets is not
+//! cut at the 26th). To show the event on the target instead (`kubectl describe` of the
+//! copy), swap the two: `record_about(&copy, &source, event)`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//!
+//! use informer_runtime::events::{EventRecorder, EventType, NewEvent, Reporter};
+//! use k8s_openapi::api::{core::v1::{ConfigMap, Namespace}, events::v1::Event};
+//! use kube::Api;
+//! # let server = informer_testserver::TestServer::start().await?;
+//! # let client = server.client()?;
+//! # let mut source = ConfigMap::default();
+//! # source.metadata.name = Some("settings".into());
+//! # source.metadata.namespace = Some("default".into());
+//! # let source = server.create_typed(&source)?;
+//! let recorder = EventRecorder::new(client.clone(), Reporter::from("replicator"))?;
+//! for target in ["team-a", "team-b", "team-a"] {
+//!     let mut namespace = Namespace::default();
+//!     namespace.metadata.name = Some(target.into());
+//!     recorder.record_about(&source, &namespace, NewEvent {
+//!         type_: EventType::Normal,
+//!         reason: "Copied".into(),
+//!         note: Some(format!("copied to namespace {target}")),
+//!         action: "Replicate".into(),
+//!         secondary: None,
+//!     });
+//! }
+//! recorder.flush(Duration::from_secs(5)).await?;
+//! let events = Api::<Event>::namespaced(client, "default").list(&Default::default()).await?;
+//! assert_eq!(events.items.len(), 2, "one per target; team-a's has a count of 2");
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! Events of namespaced objects are created in the object's namespace, those of cluster-scoped
 //! objects in `default`. The controller needs `create` and `patch` on `events` in the API group
@@ -199,7 +244,8 @@ impl Config {
 /// `dropped_stopped` or `queued`; every queued one, once handled, in `published` or `failed`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventRecorderStats {
-    /// Calls to [`EventRecorder::record`] and [`EventRecorder::record_for`].
+    /// Calls to [`EventRecorder::record`], [`EventRecorder::record_for`],
+    /// [`EventRecorder::record_about`] and [`EventRecorder::record_about_reference`].
     pub recorded: u64,
     /// Events accepted onto the queue.
     pub queued: u64,
@@ -320,9 +366,41 @@ impl EventRecorder {
         self.record_for(object.object_ref(&()), event);
     }
 
+    /// Records `event` about `object` and its `related` object (the target of what the event
+    /// reports, such as the namespace a replicator copied `object` to), as one Event per
+    /// related object: repeats fold into that Event's series, events about other related
+    /// objects make Events of their own (see the
+    /// [module documentation](self#one-event-per-target-object)). `related` replaces
+    /// `event.secondary`. Returns at once; the event is dropped (and counted) when the spam
+    /// filter's bucket of `object` and `related` is empty or the queue is full.
+    pub fn record_about<K, R>(&self, object: &K, related: &R, event: NewEvent)
+    where
+        K: Resource<DynamicType = ()>,
+        R: Resource<DynamicType = ()>,
+    {
+        self.record_about_reference(object.object_ref(&()), related.object_ref(&()), event);
+    }
+
+    /// [`record_about`](Self::record_about) with references: records `event` about the object
+    /// `reference` points to, as one Event per `related` object.
+    pub fn record_about_reference(
+        &self,
+        reference: ObjectReference,
+        related: ObjectReference,
+        event: NewEvent,
+    ) {
+        self.record_for(
+            reference,
+            NewEvent {
+                secondary: Some(related),
+                ..event
+            },
+        );
+    }
+
     /// Records `event` about the object `reference` points to; returns at once. The event is
-    /// dropped (and counted) when the object's spam-filter bucket is empty or the queue is
-    /// full.
+    /// dropped (and counted) when the spam-filter bucket of the object (and of
+    /// `event.secondary`, if set) is empty or the queue is full.
     pub fn record_for(&self, reference: ObjectReference, event: NewEvent) {
         let counters = &self.shared.counters;
         bump(&counters.recorded);
@@ -331,7 +409,7 @@ impl EventRecorder {
             .spam_filter
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .allow(&reference, Instant::now());
+            .allow(&reference, event.secondary.as_ref(), Instant::now());
         if !allowed {
             bump(&counters.dropped_spam);
             tracing::debug!(
@@ -577,12 +655,13 @@ fn is_transient(err: &kube::Error) -> bool {
     }
 }
 
-/// client-go's `EventSourceObjectSpamFilter`: a token bucket per object.
+/// client-go's `EventSourceObjectSpamFilter`: a token bucket per object, and per pair of an
+/// object and a related object.
 #[derive(Debug)]
 struct SpamFilter {
     burst: f64,
     refill_interval: Duration,
-    buckets: HashMap<ReferenceIdentity, Bucket>,
+    buckets: HashMap<(ReferenceIdentity, Option<ReferenceIdentity>), Bucket>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -600,13 +679,21 @@ impl SpamFilter {
         }
     }
 
-    /// Takes a token of `reference`'s bucket; false when it is empty.
-    fn allow(&mut self, reference: &ObjectReference, now: Instant) -> bool {
+    /// Takes a token of the bucket of `reference` (and `related`); false when it is empty.
+    fn allow(
+        &mut self,
+        reference: &ObjectReference,
+        related: Option<&ObjectReference>,
+        now: Instant,
+    ) -> bool {
         if self.refill_interval.is_zero() {
             return true;
         }
         let (burst, interval) = (self.burst, self.refill_interval);
-        let key = ReferenceIdentity::from(reference);
+        let key = (
+            ReferenceIdentity::from(reference),
+            related.map(ReferenceIdentity::from),
+        );
         let tokens = self
             .buckets
             .get(&key)

@@ -1,5 +1,6 @@
 //! Prometheus metrics (feature `metrics`), through `prometheus-client`.
 //!
+//! - [`register_leader_election`]: whether this replica leads, and its elector's counters.
 //! - [`register_factory`]: per informer, lists, relists, watches, list and watch errors, cache
 //!   size, sync state and last resource version; per handler, backlog, handled notifications and
 //!   panics. Read from the informers' counters at each scrape: nothing is added to the hot path.
@@ -45,6 +46,7 @@ use prometheus_client::metrics::family::Family;
 use crate::{
     controller::{Controller, ReconcileMetrics, ReconcileOutcome},
     factory::{SharedInformerFactory, TypedResource},
+    leader_election::LeaderElector,
     workqueue::QueueMetrics,
 };
 
@@ -204,6 +206,64 @@ impl Collector for FactoryCollector {
             "Handler calls that panicked.",
             &handlers(|h| counter(h.panics)),
         )
+    }
+}
+
+/// Registers the metrics of `elector`: `leader_election_master_status{name}` (client-go's
+/// gauge, 1 while this replica leads) and counters of acquisitions, renewals, failed renewals,
+/// lost terms and releases, read from [`LeaderElector::stats`] at each scrape.
+pub fn register_leader_election(registry: &mut Registry, elector: &LeaderElector) {
+    registry.register_collector(Box::new(LeaderElectionCollector {
+        elector: elector.clone(),
+    }));
+}
+
+#[derive(Debug)]
+struct LeaderElectionCollector {
+    elector: LeaderElector,
+}
+
+impl Collector for LeaderElectionCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let name = || vec![("name", self.elector.config().lease())];
+        let stats = self.elector.stats();
+        encode_each(
+            &mut encoder,
+            "leader_election_master_status",
+            "1 while this replica leads the lease, else 0.",
+            &[(name(), gauge(i64::from(self.elector.is_leader())))],
+        )?;
+        let counters = [
+            (
+                "leader_election_acquisitions",
+                "Terms this replica began.",
+                stats.acquisitions,
+            ),
+            (
+                "leader_election_renewals",
+                "Successful renewals of the lease.",
+                stats.renewals,
+            ),
+            (
+                "leader_election_failed_renewals",
+                "Renewals that failed.",
+                stats.failed_renewals,
+            ),
+            (
+                "leader_election_lost",
+                "Terms that ended without a cancel (renew deadline passed, lease taken).",
+                stats.leadership_lost,
+            ),
+            (
+                "leader_election_releases",
+                "Times the lease was given up on cancel.",
+                stats.releases,
+            ),
+        ];
+        for (metric, help, value) in counters {
+            encode_each(&mut encoder, metric, help, &[(name(), counter(value))])?;
+        }
+        Ok(())
     }
 }
 

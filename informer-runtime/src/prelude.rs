@@ -18,5 +18,6 @@ pub use crate::{
     lister::{IndexedLister, Lister, NamespaceLister},
     manager::Manager,
     predicate::Predicate,
+    scope::{Scope, ScopedInformer, ScopedLister},
     workqueue::{Priority, RateLimitingQueue, WorkQueue, default_controller_rate_limiter},
 };

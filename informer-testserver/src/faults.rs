@@ -1,9 +1,10 @@
-//! Fault injection: failing requests, stalling some and delaying every response.
+//! Fault injection: failing requests, stalling some, delaying every response, and holding
+//! back the live events of watches of a resource.
 //!
 //! Watch faults (dropping watches, malformed lines), compaction and restarts act on the store and
 //! the connections; see the methods of [`TestServer`](crate::TestServer).
 
-use std::time::Duration;
+use std::{collections::HashMap, time::Duration};
 
 use crate::status::ApiError;
 
@@ -169,6 +170,8 @@ pub(crate) struct Faults {
     failures: Vec<Failure>,
     stalls: Vec<Stall>,
     delay: Option<Duration>,
+    /// Resource (plural) -> how long its watches hold each live event back.
+    watch_lags: HashMap<String, Duration>,
 }
 
 impl Faults {
@@ -192,11 +195,25 @@ impl Faults {
         self.delay
     }
 
+    /// Holds back every live watch event of `resource` by `lag` (`None`: no lag).
+    pub(crate) fn set_watch_lag(&mut self, resource: &str, lag: Option<Duration>) {
+        match lag {
+            Some(lag) => drop(self.watch_lags.insert(resource.to_owned(), lag)),
+            None => drop(self.watch_lags.remove(resource)),
+        }
+    }
+
+    /// How long the watches of `resource` hold each live event back, if they do.
+    pub(crate) fn watch_lag(&self, resource: &str) -> Option<Duration> {
+        self.watch_lags.get(resource).copied()
+    }
+
     /// Disarms everything.
     pub(crate) fn clear(&mut self) {
         self.failures.clear();
         self.stalls.clear();
         self.delay = None;
+        self.watch_lags.clear();
     }
 
     /// How long to hold this request, consuming one use of the first matching stall rule.
@@ -248,6 +265,19 @@ mod tests {
         faults.set_delay(Some(Duration::from_millis(5)));
         faults.clear();
         assert!(faults.delay().is_none());
+    }
+
+    #[test]
+    fn watch_lags_are_per_resource_and_cleared() {
+        let mut faults = Faults::default();
+        faults.set_watch_lag("configmaps", Some(Duration::from_millis(300)));
+        assert_eq!(faults.watch_lag("configmaps"), Some(Duration::from_millis(300)));
+        assert_eq!(faults.watch_lag("secrets"), None);
+        faults.set_watch_lag("configmaps", None);
+        assert_eq!(faults.watch_lag("configmaps"), None);
+        faults.set_watch_lag("secrets", Some(Duration::from_secs(1)));
+        faults.clear();
+        assert_eq!(faults.watch_lag("secrets"), None);
     }
 
     #[test]

@@ -315,13 +315,18 @@ fn serve_resource(
                 let shared = shared.clone();
                 Arc::new(move || shared.lock().store.resource_version())
             };
+            let lag = {
+                let (shared, resource) = (shared.clone(), rt.plural.clone());
+                Arc::new(move || shared.faults().watch_lag(&resource))
+            };
             let stream = WatchStream::start(
                 &mut shared.lock(),
                 &rt,
                 &options,
                 shared.bookmark_interval,
                 current,
-            )?;
+            )?
+            .with_lag(lag);
             let (shape, content_type) = watch_shape(shared, &rt, query, accept)?;
             let lines = futures::stream::unfold(stream, |mut stream| async move {
                 stream.next_line().await.map(|line| (line, stream))

@@ -172,6 +172,8 @@
 //!   its retries);
 //!   [`stall_next`](TestServer::stall_next) holds the next matching requests for a while
 //!   ([`Stall`]); [`set_delay`](TestServer::set_delay) delays every response;
+//!   [`set_watch_lag`](TestServer::set_watch_lag) holds back the live watch events of a
+//!   resource, so caches trail the server (a controller acting on a stale cache);
 //!   [`clear_faults`](TestServer::clear_faults) disarms them all;
 //! - [`named_client`](TestServer::named_client) makes a client whose requests the rules can
 //!   single out ([`Failure::client`], [`Stall::client`]), e.g. one replica of several;

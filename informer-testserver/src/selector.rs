@@ -3,7 +3,7 @@
 //!
 //! Label selectors (`labelSelector`) are parsed by the runtime's parser with kube-apiserver's
 //! grammar ([`parse_label_selector`]) and matched by kube-core; field selectors
-//! (`fieldSelector`) are parsed and matched here.
+//! (`fieldSelector`) are parsed by the runtime's parser too, and matched here.
 
 use std::collections::BTreeMap;
 
@@ -50,99 +50,30 @@ pub fn parse_label_selector(input: &str) -> Result<Selector, SelectorError> {
     })
 }
 
-/// One field requirement: `path=value` or `path!=value`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FieldRequirement {
-    path: String,
-    value: String,
-    equal: bool,
-}
-
 /// A parsed field selector: all requirements must hold.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct FieldSelector(Vec<FieldRequirement>);
+pub(crate) struct FieldSelector(informer_runtime::selector::FieldSelector);
 
-/// Splits on unescaped `sep`, keeping escapes (`\,`, `\=`, `\\`) for the next step.
-fn split_unescaped(s: &str, sep: char) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut escaped = false;
-    for c in s.chars() {
-        let current = parts.last_mut();
-        if escaped {
-            if let Some(p) = current {
-                p.push('\\');
-                p.push(c);
-            }
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == sep {
-            parts.push(String::new());
-        } else if let Some(p) = current {
-            p.push(c);
-        }
-    }
-    parts
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut escaped = false;
-    for c in s.chars() {
-        if escaped || c != '\\' {
-            out.push(c);
-            escaped = false;
-        } else {
-            escaped = true;
-        }
-    }
-    out
-}
-
-/// Parses a field selector (`fieldSelector=`): `metadata.name=x,metadata.namespace!=y`.
+/// Parses a field selector (`fieldSelector=`): `metadata.name=x,metadata.namespace!=y`, with
+/// the runtime's parser ([`informer_runtime::selector::parse_field_selector`]).
 ///
 /// Any dotted path parses; which fields a resource can be selected by is checked when the
 /// resource is known (kube-apiserver's per-resource lists). Values compare as strings.
 pub(crate) fn parse_field_selector(input: &str) -> Result<FieldSelector, SelectorError> {
-    let err = |reason: String| SelectorError::Field {
-        selector: input.to_string(),
-        reason,
-    };
-    let mut reqs = Vec::new();
-    if input.trim().is_empty() {
-        return Ok(FieldSelector::default());
-    }
-    for part in split_unescaped(input, ',') {
-        let (path, value, equal) = if let Some((p, v)) = part.split_once("!=") {
-            (p, v, false)
-        } else if let Some((p, v)) = part.split_once("==") {
-            (p, v, true)
-        } else if let Some((p, v)) = part.split_once('=') {
-            (p, v, true)
-        } else {
-            return Err(err(format!(
-                "invalid selector: '{part}'; can't understand '{part}'"
-            )));
-        };
-        let path = path.trim();
-        if path.is_empty() || path.split('.').any(str::is_empty) {
-            return Err(err(format!("invalid field path {path:?}")));
-        }
-        reqs.push(FieldRequirement {
-            path: path.to_string(),
-            value: unescape(value.trim()),
-            equal,
-        });
-    }
-    Ok(FieldSelector(reqs))
+    informer_runtime::selector::parse_field_selector(input)
+        .map(FieldSelector)
+        .map_err(|err| SelectorError::Field {
+            selector: err.selector,
+            reason: err.reason,
+        })
 }
 
 impl FieldSelector {
     /// Whether the object satisfies every requirement.
     pub(crate) fn matches(&self, object: &Value) -> bool {
-        self.0.iter().all(|r| {
+        self.0.requirements().iter().all(|r| {
             let mut v = object;
-            for seg in r.path.split('.') {
+            for seg in r.field.split('.') {
                 v = v.get(seg).unwrap_or(&Value::Null);
             }
             let actual = match v {
@@ -150,18 +81,18 @@ impl FieldSelector {
                 Value::Null => String::new(),
                 other => other.to_string(),
             };
-            (actual == r.value) == r.equal
+            r.matches(&actual)
         })
     }
 
     /// The fields the requirements are about, in order.
     pub(crate) fn fields(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|r| r.path.as_str())
+        self.0.requirements().iter().map(|r| r.field.as_str())
     }
 
     /// Whether there is no requirement.
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.selects_all()
     }
 }
 

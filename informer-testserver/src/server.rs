@@ -525,7 +525,34 @@ impl TestServer {
         self.shared.faults().set_delay(delay);
     }
 
-    /// Disarms failures, stalls and delays.
+    /// Holds back every live event of the watches of `resource` (plural, e.g. `configmaps`)
+    /// by `lag` before sending it (`None` removes the lag), as a busy API server or a slow
+    /// connection does: an informer's cache then trails the server's state by about `lag`,
+    /// while requests are answered at once. Open watches lag from their next event on.
+    ///
+    /// Events keep their order, and bookmarks wait behind the events before them. The initial
+    /// events of a watch and the events it replays from a resource version are sent at once; a
+    /// watch that ends (dropped, timed out) loses the events still held back, which the
+    /// client's next watch replays.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use informer_testserver::TestServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = TestServer::start().await?;
+    /// // watchers of config maps see each change half a second after it happened
+    /// server.set_watch_lag("configmaps", Some(Duration::from_millis(500)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_watch_lag(&self, resource: &str, lag: Option<Duration>) {
+        self.shared.faults().set_watch_lag(resource, lag);
+    }
+
+    /// Disarms failures, stalls, delays and watch lags.
     pub fn clear_faults(&self) {
         self.shared.faults().clear();
     }

@@ -25,9 +25,16 @@ pub(crate) const MALFORMED_LINE: &str = "this is not JSON {\n";
 /// Reads the current revision of the store.
 pub(crate) type CurrentRevision = Arc<dyn Fn() -> u64 + Send + Sync>;
 
+/// Reads how long live events are held back now, if they are (the watch-lag fault).
+pub(crate) type WatchLag = Arc<dyn Fn() -> Option<Duration> + Send + Sync>;
+
 /// One open watch: pending lines, then live events until closed, timed out or dropped.
 pub(crate) struct WatchStream {
     pending: VecDeque<Bytes>,
+    /// Live lines held back by the watch-lag fault, with when each is due; sent after
+    /// `pending`, in order.
+    lagging: VecDeque<(Instant, Bytes)>,
+    lag: Option<WatchLag>,
     rx: Option<UnboundedReceiver<WatchMessage>>,
     filter: ObjectFilter,
     rt: ResourceType,
@@ -106,6 +113,8 @@ impl WatchStream {
         let send_initial = options.send_initial_events.unwrap_or(implicit_initial);
         let mut stream = Self {
             pending: VecDeque::new(),
+            lagging: VecDeque::new(),
+            lag: None,
             rx: None,
             filter: options.filter.clone(),
             rt: rt.clone(),
@@ -151,21 +160,45 @@ impl WatchStream {
         Ok(stream)
     }
 
+    /// Holds each live line back by what `lag` says when it is queued (see
+    /// [`TestServer::set_watch_lag`](crate::TestServer::set_watch_lag)).
+    pub(crate) fn with_lag(mut self, lag: WatchLag) -> Self {
+        self.lag = Some(lag);
+        self
+    }
+
     fn push_event(&mut self, event: &Event) {
-        self.last_rv = self.last_rv.max(event.rv);
-        if let Some((kind, object)) = transform(event, &self.filter) {
-            self.pending
-                .push_back(line(kind.as_str(), &with_type(object, &self.rt)));
+        if let Some(line) = self.event_line(event) {
+            self.pending.push_back(line);
         }
     }
 
+    fn event_line(&mut self, event: &Event) -> Option<Bytes> {
+        self.last_rv = self.last_rv.max(event.rv);
+        transform(event, &self.filter).map(|(kind, object)| line(kind.as_str(), &with_type(object, &self.rt)))
+    }
+
     fn push_message(&mut self, message: WatchMessage) {
-        match message {
-            WatchMessage::Event(event) => self.push_event(&event),
-            WatchMessage::Malformed => self
-                .pending
-                .push_back(Bytes::from_static(MALFORMED_LINE.as_bytes())),
+        let line = match message {
+            WatchMessage::Event(event) => self.event_line(&event),
+            WatchMessage::Malformed => Some(Bytes::from_static(MALFORMED_LINE.as_bytes())),
+        };
+        if let Some(line) = line {
+            self.push_live(line);
         }
+    }
+
+    /// Queues a live line: to be sent at once, or once its lag has passed (and after every
+    /// line held back before it).
+    fn push_live(&mut self, line: Bytes) {
+        let lag = self.lag.as_ref().and_then(|lag| lag());
+        if lag.is_none() && self.lagging.is_empty() {
+            self.pending.push_back(line);
+            return;
+        }
+        let due = Instant::now() + lag.unwrap_or_default();
+        let due = self.lagging.back().map_or(due, |(last, _)| due.max(*last));
+        self.lagging.push_back((due, line));
     }
 
     /// The next line to send, or `None` when the watch is over.
@@ -174,10 +207,20 @@ impl WatchStream {
             if let Some(line) = self.pending.pop_front() {
                 return Some(line);
             }
+            let due = self.lagging.front().map(|(due, _)| *due);
+            if due.is_some_and(|due| due <= Instant::now()) {
+                return self.lagging.pop_front().map(|(_, line)| line);
+            }
             let rx = self.rx.as_mut()?;
             let bookmarks = &mut self.bookmarks;
             let deadline = &mut self.deadline;
             tokio::select! {
+                () = async {
+                    match due {
+                        Some(due) => tokio::time::sleep_until(due).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
                 message = rx.recv() => match message {
                     Some(message) => self.push_message(message),
                     None => self.rx = None,
@@ -196,6 +239,7 @@ impl WatchStream {
                 } => {
                     self.rx = None;
                     self.pending.clear();
+                    self.lagging.clear();
                     return None;
                 }
             }
@@ -205,7 +249,8 @@ impl WatchStream {
     /// A bookmark at a revision every event up to which has been sent.
     fn push_bookmark(&mut self) {
         // Events are queued under the store lock before the revision moves on, so after reading
-        // the revision and draining the queue, every event up to it is in `pending`.
+        // the revision and draining the queue, every event up to it is queued before the
+        // bookmark (in `pending`, or held back in `lagging`).
         let rv = (self.current)();
         loop {
             let Some(rx) = self.rx.as_mut() else { return };
@@ -219,7 +264,8 @@ impl WatchStream {
             }
         }
         self.last_rv = self.last_rv.max(rv);
-        self.pending.push_back(bookmark(&self.rt, self.last_rv, false));
+        let bookmark = bookmark(&self.rt, self.last_rv, false);
+        self.push_live(bookmark);
     }
 }
 
@@ -344,6 +390,56 @@ mod tests {
             parse(&list_watch.next_line().await.expect("live"))["object"]["metadata"]["name"],
             "c"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lagging_events_come_late_in_order_and_bookmarks_wait_behind_them() {
+        let mut state = State::new(Registry::with_types(builtin_types()), 100);
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "a"}}))
+            .expect("created");
+        let lag = Arc::new(std::sync::Mutex::new(Some(Duration::from_secs(1))));
+        let reads = Arc::clone(&lag);
+        let o = opts(&[("watch", "1"), ("allowWatchBookmarks", "true")]);
+        let mut w = WatchStream::start(&mut state, &pods(), &o, Duration::from_millis(1500), fixed(3))
+            .expect("watch")
+            .with_lag(Arc::new(move || *reads.lock().expect("lag")));
+        let initial = parse(&w.next_line().await.expect("initial"));
+        assert_eq!(
+            initial["object"]["metadata"]["name"], "a",
+            "initial events come at once"
+        );
+
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "b"}}))
+            .expect("created");
+        let started = Instant::now();
+        let b = parse(&w.next_line().await.expect("b"));
+        assert_eq!(b["object"]["metadata"]["name"], "b");
+        assert_eq!(started.elapsed(), Duration::from_secs(1), "held back by the lag");
+
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "c"}}))
+            .expect("created");
+        let c = parse(&w.next_line().await.expect("c"));
+        assert_eq!(c["object"]["metadata"]["name"], "c");
+        assert_eq!(started.elapsed(), Duration::from_secs(2));
+        let bookmark = parse(&w.next_line().await.expect("bookmark"));
+        assert_eq!(bookmark["type"], "BOOKMARK");
+        assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "3");
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_millis(2500),
+            "the bookmark of 1.5 s was held back too, behind c"
+        );
+
+        *lag.lock().expect("lag") = None;
+        state
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "d"}}))
+            .expect("created");
+        let d = parse(&w.next_line().await.expect("d"));
+        assert_eq!(d["object"]["metadata"]["name"], "d");
+        assert_eq!(started.elapsed(), Duration::from_millis(2500), "no lag any more");
     }
 
     #[tokio::test(start_paused = true)]

@@ -79,11 +79,82 @@
 //!   finalizer are reconciled until it is removed.
 //! - **Live changes first.** The initial list and resyncs wait behind live changes, with a
 //!   fair share so they never starve ([Priorities](#priorities)).
+//! - **Own writes seen.** The next reconcile of an object starts once the caches have seen
+//!   what the previous reconcile of it wrote, or after a timeout (see
+//!   [read your own writes](#read-your-own-writes)).
 //! - **Graceful shutdown.** When the token passed to
 //!   [`graceful_shutdown_on`](Controller::graceful_shutdown_on) fires, no new reconcile
 //!   starts, running ones finish (up to [`shutdown_timeout`](Controller::shutdown_timeout),
 //!   then they are cancelled and `run` says so), the handlers are removed from the informers,
 //!   and `run` returns. It also returns, with an error, if an informer it reads stops.
+//!
+//! # Read your own writes
+//!
+//! A reconcile reads the cache, and the cache trails the API server. Right after a reconcile
+//! wrote, the next reconcile of the same object may still read the cache from before that
+//! write and act twice: create a child a second time (and get `409 AlreadyExists`), or undo
+//! its own update. Controllers guard against this, which kube-rs does not (client-go's answer
+//! is KEP-5647, stale controller mitigation: compare the cache's resource version with the
+//! controller's own last write):
+//!
+//! - **What is recorded.** Each write (POST, PUT, PATCH, or DELETE) a reconcile sends through a
+//!   client made by [`track_writes`] (a [`Manager`](crate::manager::Manager)'s
+//!   [client](crate::manager::Manager::client) is one) and whose answer is one object: the
+//!   object's group, kind, `resourceVersion`, namespace, name and labels. Writes through
+//!   another client, or from tasks the reconcile spawns, are not seen (the reconcile's scope is
+//!   a task-local); neither are failed writes, nor a [refused](crate::manager::WriteRefused)
+//!   one, which is never sent.
+//! - **What is waited for.** For each informer the controller reads (its own type, the owned
+//!   and watched types) that holds objects of a written type (same group and kind, in any
+//!   version) and, for a [scoped](crate::scope) cache, may hold the written object (its
+//!   namespace, labels and name as written are in the scope: a cache never sees writes
+//!   outside its scope, so it does not wait for them; nor for a write that takes an object out
+//!   of a label scope), the newest resource version written. The next reconcile of the same
+//!   object starts once each such cache has caught up with it: the informer applied every list
+//!   and watch event up to that version to its cache (the version moves when the informer's
+//!   queue runs empty, or with a bookmark). Resource versions are compared as integers, which
+//!   etcd's revisions are; a version that is not one is not waited for and is counted
+//!   ([`ControllerStats::own_writes_skipped`]).
+//! - **How it waits.** Not in a worker. The worker that takes a held-back key lets it go and
+//!   takes the next one; a small task waits until the caches caught up (woken by each move of
+//!   their resource versions, no polling), then puts the key back on the queue. Waiting in the
+//!   worker would take one of the [`concurrency`](Controller::concurrency) workers out per
+//!   lagging object (all of them, by default) for as long as the wait; requeueing after a fixed
+//!   delay would poll, and add up to one delay to every wait. Changes of the object meanwhile
+//!   reconcile it once, when the wait ends.
+//! - **Bounded.** A wait lasts at most the [timeout](Controller::wait_for_own_writes) (5 s by
+//!   default; `None` turns the guard off); then the reconcile goes ahead on the cache as it is,
+//!   counted ([`ControllerStats::own_write_timeouts`]) and logged at warn level. A wait ends
+//!   when the controller stops (shutdown, or the end of a leadership term).
+//! - **Per object.** A reconcile's writes hold back only the next reconcile of the same object,
+//!   never other objects, and only within one run of the controller (a manager's leadership
+//!   term). A write to an object outside an informer's reach (say, outside its label
+//!   selector) brings no watch event: its wait ends with the informer's next event or bookmark,
+//!   or at the timeout.
+//!
+//! [`ControllerStats::own_write_waits`] counts the reconciles held back and
+//! [`own_write_wait_time`](ControllerStats::own_write_wait_time) how long they waited.
+//! Without a manager, wrap the client reconciles write with:
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use informer_runtime::controller::{self, Action, Controller};
+//! # use informer_runtime::prelude::*;
+//! # use k8s_openapi::api::{core::v1::ConfigMap, apps::v1::Deployment};
+//! # struct Context { client: kube::Client }
+//! # async fn reconcile(_: Arc<Deployment>, _: Arc<Context>) -> Result<Action, kube::Error> { Ok(Action::await_change()) }
+//! # fn error_policy(_: Arc<Deployment>, _: &kube::Error, _: Arc<Context>) -> Action { Action::requeue_with_backoff() }
+//! # async fn run(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let factory = SharedInformerFactory::new(client.clone());
+//! let context = Arc::new(Context { client: controller::track_writes(client) });
+//! Controller::<Deployment>::new(&factory)
+//!     .owns::<ConfigMap>()
+//!     .wait_for_own_writes(Some(std::time::Duration::from_secs(2)))
+//!     .run(reconcile, error_policy, context)
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Shutdown order
 //!
@@ -103,6 +174,17 @@
 //!   the names `mapper` returns for it (typed indexes make such mappers cheap).
 //! - [`reconcile_on(stream)`](Controller::reconcile_on) and
 //!   [`reconcile_all_on(stream)`](Controller::reconcile_all_on): external triggers.
+//!
+//! # Scoped caches
+//!
+//! A controller reads the factory's cache of each type's default scope
+//! ([`Builder::scope`](crate::factory::Builder::scope); every object when the type has none).
+//! [`new_in`](Controller::new_in), [`owns_in`](Controller::owns_in) and
+//! [`watches_in`](Controller::watches_in) take a [`Scope`] of their own: "config maps labelled
+//! `replicate=true` in namespace `source`", beside every Namespace of the cluster. Only the
+//! scope's objects are listed, watched, cached and reconciled, and the informer of every object
+//! of the type is not created; controllers with equal scopes share one informer (see
+//! [`crate::scope`]).
 //!
 //! Owned and watched objects enqueue on real changes only; the controller's own objects
 //! also on resyncs, so a factory resync period reconciles every object periodically.
@@ -181,12 +263,15 @@ mod action;
 mod error;
 mod filter;
 mod out_of_scope;
+mod own_writes;
 mod queue;
 mod relation;
 pub(crate) mod runner;
 mod scope;
 mod stats;
+mod track_writes;
 mod worker;
+mod write_log;
 
 use std::{
     fmt,
@@ -202,6 +287,7 @@ pub use action::Action;
 pub use error::{Error, Result};
 pub use scope::ReconcileScope;
 pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
+pub use track_writes::track_writes;
 
 use out_of_scope::OutOfScope;
 use relation::Wiring;
@@ -209,9 +295,9 @@ use runner::{Runner, Settings, Trigger};
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
-    informer::SharedIndexInformer,
     key::ObjectKey,
     predicate::Predicate,
+    scope::{Scope, ScopedInformer},
     workqueue::{Priority, QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
@@ -219,7 +305,7 @@ use crate::{
 /// [module documentation](self)).
 pub struct Controller<K: TypedResource> {
     factory: SharedInformerFactory,
-    informer: SharedIndexInformer<K>,
+    informer: ScopedInformer<K>,
     name: String,
     wiring: Vec<Wiring>,
     triggers: Vec<futures::stream::BoxStream<'static, Trigger>>,
@@ -232,6 +318,7 @@ pub struct Controller<K: TypedResource> {
     finalizer: Option<String>,
     shutdown: CancellationToken,
     stats: ControllerStats,
+    own_writes_timeout: Option<Duration>,
 }
 
 impl<K: TypedResource> fmt::Debug for Controller<K> {
@@ -241,6 +328,7 @@ impl<K: TypedResource> fmt::Debug for Controller<K> {
             .field("relations", &self.wiring.len())
             .field("concurrency", &self.concurrency)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("own_writes_timeout", &self.own_writes_timeout)
             .field("priority_queue", &self.priority_queue)
             .field("predicate", &self.predicate.as_ref().map(Predicate::name))
             .field("finalizer", &self.finalizer)
@@ -250,13 +338,37 @@ impl<K: TypedResource> fmt::Debug for Controller<K> {
 }
 
 impl<K: TypedResource> Controller<K> {
-    /// A controller of `K` on `factory`'s shared informer of `K` (created if the factory has
-    /// none yet; an informer made with [`informer_for`](SharedInformerFactory::informer_for)
-    /// is used as it is). Named after `K`'s kind, in lowercase.
+    /// A controller of `K` on `factory`'s shared informer of `K`'s default scope
+    /// ([`Builder::scope`](crate::factory::Builder::scope)), or of every `K` when the type has
+    /// none (created if the factory has none yet; an informer made with
+    /// [`informer_for`](SharedInformerFactory::informer_for) is used as it is). Named after
+    /// `K`'s kind, in lowercase.
     pub fn new(factory: &SharedInformerFactory) -> Self {
+        Self::new_in(factory, &factory.default_scope::<K>())
+    }
+
+    /// A controller of the objects of `K` in `scope` (see [`crate::scope`]): it caches,
+    /// watches and reconciles only those, through the factory's shared informer of the scope;
+    /// the informer of every `K` is not created. Named after `K`'s kind, in lowercase.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use informer_runtime::{SharedInformerFactory, controller::Controller, scope::Scope};
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    ///
+    /// let factory = SharedInformerFactory::new(client);
+    /// let replicated = Scope::<ConfigMap>::all().namespace("source")?.labels("replicate=true")?;
+    /// let controller = Controller::new_in(&factory, &replicated)
+    ///     // every namespace, cluster-wide, beside the scoped config maps
+    ///     .watches::<Namespace, _>(|_namespace| Vec::new());
+    /// # let _ = controller;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new_in(factory: &SharedInformerFactory, scope: &Scope<K>) -> Self {
         Self {
             factory: factory.clone(),
-            informer: factory.informer::<K>(),
+            informer: factory.informer_in(scope),
             name: K::kind(&()).to_lowercase(),
             wiring: Vec::new(),
             triggers: Vec::new(),
@@ -269,6 +381,7 @@ impl<K: TypedResource> Controller<K> {
             finalizer: None,
             shutdown: CancellationToken::new(),
             stats: ControllerStats::default(),
+            own_writes_timeout: Some(own_writes::DEFAULT_TIMEOUT),
         }
     }
 
@@ -295,6 +408,15 @@ impl<K: TypedResource> Controller<K> {
     /// [`default_controller_rate_limiter`] by default.
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<ObjectKey> + 'static) -> Self {
         self.rate_limiter = Arc::new(limiter);
+        self
+    }
+
+    /// How long the next reconcile of an object waits at most for the caches to see what the
+    /// previous reconcile of it wrote ([read your own writes](self#read-your-own-writes)):
+    /// `Some(timeout)` (5 s by default), or `None` to never wait. After the timeout the
+    /// reconcile goes ahead, counted in [`ControllerStats::own_write_timeouts`] and logged.
+    pub fn wait_for_own_writes(mut self, timeout: Option<Duration>) -> Self {
+        self.own_writes_timeout = timeout;
         self
     }
 
@@ -338,39 +460,79 @@ impl<K: TypedResource> Controller<K> {
 
     /// Reconciles the `K` that controls each changed `Child` (see the
     /// [module documentation](self#relations)), through the factory's shared informer of
-    /// `Child`.
-    pub fn owns<Child: TypedResource>(mut self) -> Self {
-        let informer = self.factory.informer::<Child>();
-        self.wiring.push(relation::owns::<K, Child>(informer, None));
-        self
+    /// `Child`'s default scope (of every `Child` when it has none).
+    pub fn owns<Child: TypedResource>(self) -> Self {
+        let scope = self.factory.default_scope::<Child>();
+        self.owns_in(&scope)
+    }
+
+    /// [`owns`](Self::owns) for the children in `scope` only: only they are cached and
+    /// enqueue their owner.
+    pub fn owns_in<Child: TypedResource>(self, scope: &Scope<Child>) -> Self {
+        self.owns_relation(scope, None)
     }
 
     /// [`owns`](Self::owns), for the changes of children that pass `predicate` only (for
     /// example [`Predicate::generation_changed`] to ignore the children's status writes).
-    pub fn owns_with<Child: TypedResource>(mut self, predicate: Predicate<Child>) -> Self {
-        let informer = self.factory.informer::<Child>();
-        self.wiring
-            .push(relation::owns::<K, Child>(informer, Some(predicate)));
+    pub fn owns_with<Child: TypedResource>(self, predicate: Predicate<Child>) -> Self {
+        let scope = self.factory.default_scope::<Child>();
+        self.owns_relation(&scope, Some(predicate))
+    }
+
+    /// [`owns_in`](Self::owns_in) and [`owns_with`](Self::owns_with) together: the children in
+    /// `scope` whose changes pass `predicate`.
+    pub fn owns_in_with<Child: TypedResource>(
+        self,
+        scope: &Scope<Child>,
+        predicate: Predicate<Child>,
+    ) -> Self {
+        self.owns_relation(scope, Some(predicate))
+    }
+
+    fn owns_relation<Child: TypedResource>(
+        mut self,
+        scope: &Scope<Child>,
+        predicate: Option<Predicate<Child>>,
+    ) -> Self {
+        let children = self.factory.informer_in(scope);
+        self.wiring.extend(
+            children
+                .parts()
+                .map(|part| relation::owns::<K, Child>(part, predicate.clone())),
+        );
         self
     }
 
     /// Reconciles the objects `mapper` names for each changed `Other` (the names of the old
     /// and the new state of an update, and of the last known state of a deleted object),
-    /// through the factory's shared informer of `Other`.
-    pub fn watches<Other, I>(mut self, mapper: impl Fn(&Other) -> I + Send + Sync + 'static) -> Self
+    /// through the factory's shared informer of `Other`'s default scope (of every `Other` when
+    /// it has none).
+    pub fn watches<Other, I>(self, mapper: impl Fn(&Other) -> I + Send + Sync + 'static) -> Self
     where
         Other: TypedResource,
         I: IntoIterator<Item = ObjectKey>,
     {
-        let informer = self.factory.informer::<Other>();
-        self.wiring.push(relation::watches(informer, None, mapper));
-        self
+        let scope = self.factory.default_scope::<Other>();
+        self.watches_in(&scope, mapper)
+    }
+
+    /// [`watches`](Self::watches) for the objects of `Other` in `scope` only.
+    pub fn watches_in<Other, I>(
+        self,
+        scope: &Scope<Other>,
+        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: TypedResource,
+        I: IntoIterator<Item = ObjectKey>,
+    {
+        self.watches_relation(scope, None, mapper)
     }
 
     /// [`watches`](Self::watches), for the changes of `Other` objects that pass `predicate`
     /// only (`mapper` is not called for the others).
     pub fn watches_with<Other, I>(
-        mut self,
+        self,
         predicate: Predicate<Other>,
         mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
     ) -> Self
@@ -378,9 +540,41 @@ impl<K: TypedResource> Controller<K> {
         Other: TypedResource,
         I: IntoIterator<Item = ObjectKey>,
     {
-        let informer = self.factory.informer::<Other>();
-        self.wiring
-            .push(relation::watches(informer, Some(predicate), mapper));
+        let scope = self.factory.default_scope::<Other>();
+        self.watches_relation(&scope, Some(predicate), mapper)
+    }
+
+    /// [`watches_in`](Self::watches_in) and [`watches_with`](Self::watches_with) together: the
+    /// objects of `Other` in `scope` whose changes pass `predicate`.
+    pub fn watches_in_with<Other, I>(
+        self,
+        scope: &Scope<Other>,
+        predicate: Predicate<Other>,
+        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: TypedResource,
+        I: IntoIterator<Item = ObjectKey>,
+    {
+        self.watches_relation(scope, Some(predicate), mapper)
+    }
+
+    fn watches_relation<Other, I>(
+        mut self,
+        scope: &Scope<Other>,
+        predicate: Option<Predicate<Other>>,
+        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: TypedResource,
+        I: IntoIterator<Item = ObjectKey>,
+    {
+        let watched = self.factory.informer_in(scope);
+        let mapper = Arc::new(mapper);
+        self.wiring.extend(watched.parts().map(|part| {
+            let mapper = Arc::clone(&mapper);
+            relation::watches(part, predicate.clone(), move |object: &Other| mapper(object))
+        }));
         self
     }
 
@@ -464,8 +658,12 @@ impl<K: TypedResource> Controller<K> {
         context: Arc<Ctx>,
     ) -> Runner<K, Ctx, R, P> {
         let out_of_scope = self.finalizer.map(|name| Arc::new(OutOfScope::new(name)));
-        let main = relation::main(self.informer.clone(), self.predicate, out_of_scope.clone());
-        let mut wiring = vec![main];
+        let predicate = self.predicate;
+        let mut wiring: Vec<Wiring> = self
+            .informer
+            .parts()
+            .map(|part| relation::main(part, predicate.clone(), out_of_scope.clone()))
+            .collect();
         wiring.extend(self.wiring);
         Runner {
             settings: Arc::new(Settings {
@@ -481,6 +679,7 @@ impl<K: TypedResource> Controller<K> {
                 priority_queue: self.priority_queue,
                 out_of_scope,
                 counters: self.stats.counters,
+                own_writes_timeout: self.own_writes_timeout,
             }),
             reconcile: Arc::new(reconcile),
             error_policy: Arc::new(error_policy),

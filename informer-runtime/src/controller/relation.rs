@@ -8,13 +8,16 @@ use std::{fmt, sync::Arc};
 use futures::future::BoxFuture;
 use kube::Resource;
 
-use super::{filter::Filtered, out_of_scope::OutOfScope, queue::KeyQueue, stats::Counters};
+use super::{
+    filter::Filtered, out_of_scope::OutOfScope, own_writes::CacheProgress, queue::KeyQueue, stats::Counters,
+};
 use crate::{
     cache::Index,
     factory::TypedResource,
     informer::{self, Registration, SharedIndexInformer, enqueue::Enqueue, handler::ResourceEventHandler},
     key::ObjectKey,
     predicate::Predicate,
+    scope::{Part, Selection},
     source::ApiScope,
 };
 
@@ -60,14 +63,18 @@ pub(crate) trait Relation: Send + Sync {
     fn until_stopped(&self) -> BoxFuture<'static, ()>;
     /// Removes the handler.
     fn remove(&self);
+    /// How far the informer's cache has caught up, for the guard of the controller's own writes.
+    fn cache(&self) -> CacheProgress;
 }
 
 struct Registered<C> {
     informer: SharedIndexInformer<C>,
+    /// What the informer holds (its scope), for the guard of the controller's own writes.
+    selection: Arc<Selection>,
     registration: Registration<C>,
 }
 
-impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
+impl<C: TypedResource> Relation for Registered<C> {
     fn informer(&self) -> &str {
         self.informer.description()
     }
@@ -88,6 +95,16 @@ impl<C: Resource + Clone + Send + Sync + 'static> Relation for Registered<C> {
     fn remove(&self) {
         self.registration.remove();
     }
+
+    fn cache(&self) -> CacheProgress {
+        CacheProgress::new(
+            &C::group(&()),
+            &C::kind(&()),
+            self.informer.description(),
+            self.informer.cache_resource_version(),
+        )
+        .holding(Arc::clone(&self.selection))
+    }
 }
 
 impl fmt::Debug for dyn Relation {
@@ -99,15 +116,16 @@ impl fmt::Debug for dyn Relation {
     }
 }
 
-/// Registers `handler` on `informer`.
-fn register<C, H>(informer: SharedIndexInformer<C>, handler: H) -> informer::Result<Box<dyn Relation>>
+/// Registers `handler` on the informer of `part`.
+fn register<C, H>(part: &Part<C>, handler: H) -> informer::Result<Box<dyn Relation>>
 where
-    C: Resource + Clone + Send + Sync + 'static,
+    C: TypedResource,
     H: ResourceEventHandler<C>,
 {
-    let registration = informer.add_event_handler(handler)?;
+    let registration = part.informer.add_event_handler(handler)?;
     Ok(Box::new(Registered {
-        informer,
+        informer: part.informer.clone(),
+        selection: Arc::clone(&part.selection),
         registration,
     }))
 }
@@ -117,7 +135,7 @@ where
 /// in client-go); with `out_of_scope`, objects that leave the scope carrying the controller's
 /// finalizer too.
 pub(crate) fn main<K: TypedResource>(
-    informer: SharedIndexInformer<K>,
+    part: Part<K>,
     predicate: Option<Predicate<K>>,
     out_of_scope: Option<Arc<OutOfScope>>,
 ) -> Wiring {
@@ -128,7 +146,7 @@ pub(crate) fn main<K: TypedResource>(
             resyncs: true,
             ..target.filtered(enqueue, predicate.clone())
         };
-        register(informer.clone(), filtered)
+        register(&part, filtered)
     })
 }
 
@@ -136,19 +154,19 @@ pub(crate) fn main<K: TypedResource>(
 /// informer gets the [`Index::BY_CONTROLLER_UID`] index, so a reconcile finds an owner's
 /// children without a scan.
 pub(crate) fn owns<K: TypedResource, C: TypedResource>(
-    informer: SharedIndexInformer<C>,
+    part: Part<C>,
     predicate: Option<Predicate<C>>,
 ) -> Wiring {
     Arc::new(move |target| {
-        informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
+        part.informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
         let enqueue = Enqueue::new(Arc::clone(target.queue), controller_of::<K, C>);
-        register(informer.clone(), target.filtered(enqueue, predicate.clone()))
+        register(&part, target.filtered(enqueue, predicate.clone()))
     })
 }
 
 /// Objects of `O` that pass `predicate` enqueue what `mapper` returns for them.
 pub(crate) fn watches<O, I>(
-    informer: SharedIndexInformer<O>,
+    part: Part<O>,
     predicate: Option<Predicate<O>>,
     mapper: impl Fn(&O) -> I + Send + Sync + 'static,
 ) -> Wiring
@@ -160,7 +178,7 @@ where
     Arc::new(move |target| {
         let mapper = Arc::clone(&mapper);
         let enqueue = Enqueue::new(Arc::clone(target.queue), move |object: &O| mapper(object));
-        register(informer.clone(), target.filtered(enqueue, predicate.clone()))
+        register(&part, target.filtered(enqueue, predicate.clone()))
     })
 }
 

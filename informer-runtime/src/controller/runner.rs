@@ -18,17 +18,19 @@ use super::{
     Action, ReconcileScope,
     error::{Error, Result},
     out_of_scope::OutOfScope,
+    own_writes::OwnWrites,
     queue::KeyQueue,
     relation::{ControllerQueue, Relation, Target, Wiring},
     stats::Counters,
     worker::Worker,
 };
+use kube::core::Selector;
+
 use crate::{
-    cache::Store,
     factory::{SharedInformerFactory, TypedResource},
-    informer::SharedIndexInformer,
     key::ObjectKey,
     leader_election::Leadership,
+    scope::{ScopedInformer, ScopedLister},
     workqueue::{Priority, QueueMetrics, RateLimiter},
 };
 
@@ -52,7 +54,7 @@ const SYNC_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// What every run of a controller shares: its configuration and its counters.
 pub(crate) struct Settings<K> {
     pub(crate) factory: SharedInformerFactory,
-    pub(crate) informer: SharedIndexInformer<K>,
+    pub(crate) informer: ScopedInformer<K>,
     pub(crate) name: String,
     pub(crate) wiring: Vec<Wiring>,
     pub(crate) triggers: Mutex<Vec<TriggerStream>>,
@@ -65,6 +67,9 @@ pub(crate) struct Settings<K> {
     /// The objects that left the scope with the controller's finalizer, if it declared one.
     pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
     pub(crate) counters: Arc<Counters>,
+    /// How long a reconcile waits at most for the caches to see its object's last writes;
+    /// `None`: it never waits.
+    pub(crate) own_writes_timeout: Option<Duration>,
 }
 
 /// A controller with its reconcile, error policy and context: runs until stopped, and again.
@@ -124,10 +129,15 @@ where
         result
     }
 
-    fn worker(&self, queue: &ControllerQueue, scope: ReconcileScope) -> Worker<K, Ctx, R, P> {
+    fn worker(
+        &self,
+        queue: &ControllerQueue,
+        scope: ReconcileScope,
+        own_writes: Option<Arc<OwnWrites>>,
+    ) -> Worker<K, Ctx, R, P> {
         Worker {
             controller: self.settings.name.clone(),
-            store: self.settings.informer.store(),
+            cache: self.settings.informer.lister(),
             out_of_scope: self.settings.out_of_scope.clone(),
             client: self.settings.factory.client().clone(),
             queue: Arc::clone(queue),
@@ -136,6 +146,7 @@ where
             error_policy: Arc::clone(&self.error_policy),
             context: Arc::clone(&self.context),
             scope,
+            own_writes,
         }
     }
 }
@@ -182,7 +193,9 @@ impl Running {
         tracing::info!(controller = %self.name, concurrency = settings.concurrency, "caches synced; starting workers");
         let stop = self.shutdown.child_token();
         let triggers = self.forward_triggers(settings, &stop);
-        let worker = Arc::new(runner.worker(&self.queue, ReconcileScope::new(stop.clone(), leadership)));
+        let own_writes = self.own_writes(settings, &stop);
+        let scope = ReconcileScope::new(stop.clone(), leadership);
+        let worker = Arc::new(runner.worker(&self.queue, scope, own_writes));
         if let Some(metrics) = settings.counters.metrics.get() {
             metrics.concurrency(settings.concurrency);
         }
@@ -196,6 +209,20 @@ impl Running {
         give_back(triggers, settings).await;
         let drained = self.drain(workers, settings.shutdown_timeout).await;
         stopped.and(drained)
+    }
+
+    /// The guard of the controller's own writes for this run, unless it is off.
+    fn own_writes<K>(&self, settings: &Settings<K>, stop: &CancellationToken) -> Option<Arc<OwnWrites>> {
+        let timeout = settings.own_writes_timeout?;
+        let caches = self.relations.iter().map(|relation| relation.cache()).collect();
+        Some(Arc::new(OwnWrites::new(
+            &self.name,
+            caches,
+            timeout,
+            Arc::clone(&settings.counters),
+            Arc::clone(&self.queue),
+            stop.clone(),
+        )))
     }
 
     /// Registers every handler; on failure, the ones registered are removed by `stop`.
@@ -227,7 +254,7 @@ impl Running {
             tasks.spawn(forward(
                 trigger,
                 Arc::clone(&self.queue),
-                settings.informer.store(),
+                settings.informer.lister(),
                 stop.clone(),
             ));
         }
@@ -351,7 +378,7 @@ async fn give_back<K>(mut tasks: JoinSet<Option<TriggerStream>>, settings: &Sett
 async fn forward<K: TypedResource>(
     mut trigger: TriggerStream,
     queue: ControllerQueue,
-    store: Store<K>,
+    cache: ScopedLister<K>,
     stop: CancellationToken,
 ) -> Option<TriggerStream> {
     loop {
@@ -363,8 +390,8 @@ async fn forward<K: TypedResource>(
         match next {
             None => return None,
             Some(Trigger::One(name, priority)) => queue.add(name, priority),
-            Some(Trigger::All) => store
-                .list()
+            Some(Trigger::All) => cache
+                .list_in_scope(&Selector::default())
                 .iter()
                 .for_each(|object| queue.add(ObjectKey::of(object.as_ref()), Priority::LOW)),
         }

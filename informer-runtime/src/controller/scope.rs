@@ -1,8 +1,11 @@
 //! [`ReconcileScope`]: what a running reconcile may ask about the run it belongs to.
 
+use std::sync::Arc;
+
 use tokio_util::sync::CancellationToken;
 
-use crate::leader_election::Leadership;
+use super::write_log::WriteLog;
+use crate::{key::ObjectKey, leader_election::Leadership};
 
 tokio::task_local! {
     static CURRENT: ReconcileScope;
@@ -38,11 +41,33 @@ tokio::task_local! {
 pub struct ReconcileScope {
     token: CancellationToken,
     leadership: Option<Leadership>,
+    /// The writes of the one reconcile this scope is for (a run's scope has none).
+    writes: Option<Arc<WriteLog>>,
 }
 
 impl ReconcileScope {
     pub(crate) fn new(token: CancellationToken, leadership: Option<Leadership>) -> Self {
-        Self { token, leadership }
+        Self {
+            token,
+            leadership,
+            writes: None,
+        }
+    }
+
+    /// This run's scope for one reconcile of `key`, with an empty log of its writes.
+    pub(crate) fn for_reconcile(&self, key: ObjectKey) -> (Self, Arc<WriteLog>) {
+        let writes = Arc::new(WriteLog::new(key));
+        let scope = Self {
+            token: self.token.clone(),
+            leadership: self.leadership.clone(),
+            writes: Some(Arc::clone(&writes)),
+        };
+        (scope, writes)
+    }
+
+    /// The write log of the reconcile running on this task, if any.
+    pub(crate) fn current_writes() -> Option<Arc<WriteLog>> {
+        CURRENT.try_with(|scope| scope.writes.clone()).ok().flatten()
     }
 
     /// The scope of the reconcile running on this task; `None` outside a reconcile.

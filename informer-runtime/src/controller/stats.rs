@@ -59,6 +59,10 @@ pub(crate) struct Counters {
     pub(crate) out_of_scope: AtomicU64,
     pub(crate) in_flight: AtomicUsize,
     pub(crate) reconcile_nanos: AtomicU64,
+    pub(crate) own_write_waits: AtomicU64,
+    pub(crate) own_write_timeouts: AtomicU64,
+    pub(crate) own_writes_skipped: AtomicU64,
+    pub(crate) own_write_wait_nanos: AtomicU64,
     /// The queue of the current (or last) run.
     pub(crate) queue: Mutex<Option<Arc<KeyQueue>>>,
     pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
@@ -117,6 +121,9 @@ impl fmt::Debug for ControllerStats {
             .field("out_of_scope", &self.out_of_scope())
             .field("in_flight", &self.in_flight())
             .field("queue_depth", &self.queue_depth())
+            .field("own_write_waits", &self.own_write_waits())
+            .field("own_write_timeouts", &self.own_write_timeouts())
+            .field("own_writes_skipped", &self.own_writes_skipped())
             .finish()
     }
 }
@@ -174,5 +181,29 @@ impl ControllerStats {
     /// The time spent in reconciles so far, all workers together.
     pub fn reconcile_time(&self) -> Duration {
         Duration::from_nanos(self.counters.reconcile_nanos.load(Ordering::Relaxed))
+    }
+
+    /// Reconciles held back because a cache the controller reads had not yet seen what the
+    /// previous reconcile of the same object wrote (see
+    /// [read your own writes](super#read-your-own-writes)).
+    pub fn own_write_waits(&self) -> u64 {
+        self.counters.own_write_waits.load(Ordering::Relaxed)
+    }
+
+    /// Held-back reconciles that went ahead because the caches had not caught up within the
+    /// [timeout](super::Controller::wait_for_own_writes).
+    pub fn own_write_timeouts(&self) -> u64 {
+        self.counters.own_write_timeouts.load(Ordering::Relaxed)
+    }
+
+    /// Writes not waited for because their resource version, or the cache's, is not an
+    /// integer (resource versions are compared as etcd's revisions are).
+    pub fn own_writes_skipped(&self) -> u64 {
+        self.counters.own_writes_skipped.load(Ordering::Relaxed)
+    }
+
+    /// The time reconciles were held back for the controller's own writes, all together.
+    pub fn own_write_wait_time(&self) -> Duration {
+        Duration::from_nanos(self.counters.own_write_wait_nanos.load(Ordering::Relaxed))
     }
 }

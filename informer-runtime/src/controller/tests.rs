@@ -591,3 +591,214 @@ async fn shutdown_before_the_caches_synced_returns_at_once() -> Result<(), Box<d
     factory.shutdown().await;
     Ok(())
 }
+
+fn labelled_config_map(namespace: &str, name: &str, replicate: &str) -> ConfigMap {
+    let mut cm = config_map(name);
+    cm.metadata.namespace = Some(namespace.into());
+    cm.metadata.labels = Some(BTreeMap::from([("replicate".to_owned(), replicate.to_owned())]));
+    cm
+}
+
+fn replicated_scope() -> Scope<ConfigMap> {
+    Scope::all()
+        .namespace("source")
+        .and_then(|scope| scope.labels("replicate=true"))
+        .expect("a valid scope")
+}
+
+/// The replicator: a controller of the replicated config maps of one namespace,
+/// watching every Namespace, caches and reconciles only its config maps; the informer of
+/// every config map is never created, and every config map request carries the selector.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_controller_reconciles_only_its_scope() -> Result<(), Box<dyn std::error::Error>> {
+    use k8s_openapi::api::core::v1::Namespace;
+
+    let server = TestServer::start().await?;
+    for (namespace, name, replicate) in [
+        ("source", "settings", "true"),
+        ("source", "scratch", "false"),
+        ("other", "copy", "true"),
+    ] {
+        server.create_typed(&labelled_config_map(namespace, name, replicate))?;
+    }
+    let factory = SharedInformerFactory::new(server.client()?);
+    let shutdown = CancellationToken::new();
+    let log = Arc::new(Log::default());
+    let run = tokio::spawn(
+        Controller::new_in(&factory, &replicated_scope())
+            .watches::<Namespace, _>(|_| Vec::new())
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&log)),
+    );
+    eventually("settings reconciled", || log.count("settings") == 1).await;
+    server.create_typed(&labelled_config_map("source", "late-scratch", "false"))?;
+    server.create_typed(&labelled_config_map("other", "late-copy", "true"))?;
+    server.create_typed(&labelled_config_map("source", "late", "true"))?;
+    eventually("late reconciled", || log.count("late") == 1).await;
+
+    let mut reconciled = log.reconciled.lock().expect("log").clone();
+    reconciled.sort();
+    assert_eq!(reconciled, ["late", "settings"], "only objects of the scope");
+    let descriptions: Vec<String> = factory.stats().into_iter().map(|s| s.description).collect();
+    assert_eq!(
+        descriptions,
+        [
+            "configmaps (namespace source, labels replicate=true)",
+            "namespaces"
+        ],
+        "no informer of every config map"
+    );
+    let unselected: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.resource == "configmaps" && !r.query.contains("labelSelector=replicate%3Dtrue"))
+        .map(|r| format!("{} {}", r.verb, r.query))
+        .collect();
+    assert!(unselected.is_empty(), "{unselected:?}");
+
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run).await???;
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// A factory's default scope is what `Controller::new` and `owns` read; `owns_in` takes a
+/// scope of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    let owner = server.create_typed(&labelled_config_map("source", "settings", "true"))?;
+    let mut child = secret_owned_by("child", &owner);
+    child.metadata.namespace = Some("source".into());
+    server.create_typed(&child)?;
+    let factory = SharedInformerFactory::builder(server.client()?)
+        .scope(replicated_scope())
+        .build();
+    let shutdown = CancellationToken::new();
+    let log = Arc::new(Log::default());
+    let secrets = Scope::<Secret>::all().namespace("source")?;
+    let run = tokio::spawn(
+        Controller::<ConfigMap>::new(&factory)
+            .owns_in::<Secret>(&secrets)
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&log)),
+    );
+    eventually("settings reconciled", || log.count("settings") == 1).await;
+    let descriptions: Vec<String> = factory.stats().into_iter().map(|s| s.description).collect();
+    assert_eq!(
+        descriptions,
+        [
+            "configmaps (namespace source, labels replicate=true)",
+            "secrets (namespace source)"
+        ]
+    );
+    // a change of the owned secret enqueues its owner through the scoped child informer
+    let mut current = server.get("v1", "Secret", Some("source"), "child")?;
+    current["data"] = serde_json::json!({"k": "dg=="});
+    server.update(current)?;
+    // (at least twice: an update enqueues the owner of the old and of the new state)
+    eventually("settings reconciled again", || log.count("settings") >= 2).await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run).await???;
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// Two controllers whose scopes are equal (built apart, selectors written differently) share
+/// one informer and one watch; each reconciles the scope's objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_with_equal_scopes_share_one_watch() -> Result<(), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    server.create_typed(&labelled_config_map("source", "settings", "true"))?;
+    server.create_typed(&labelled_config_map("source", "scratch", "false"))?;
+    let factory = SharedInformerFactory::new(server.client()?);
+    let shutdown = CancellationToken::new();
+    let (first, second) = (Arc::new(Log::default()), Arc::new(Log::default()));
+    let other_spelling = Scope::<ConfigMap>::all()
+        .labels("replicate==true")?
+        .namespace("source")?;
+    let one = tokio::spawn(
+        Controller::new_in(&factory, &replicated_scope())
+            .name("first")
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&first)),
+    );
+    let two = tokio::spawn(
+        Controller::new_in(&factory, &other_spelling)
+            .name("second")
+            .graceful_shutdown_on(shutdown.clone())
+            .run(record, never_retry, Arc::clone(&second)),
+    );
+    eventually("both controllers reconciled settings", || {
+        first.count("settings") == 1 && second.count("settings") == 1
+    })
+    .await;
+    assert_eq!(factory.stats().len(), 1, "one informer for the equal scopes");
+    eventually("the watch to open", || {
+        server.request_count("watch", "configmaps") >= 1
+    })
+    .await;
+    assert_eq!(server.request_count("watch", "configmaps"), 1, "one watch");
+    assert_eq!(first.count("scratch") + second.count("scratch"), 0);
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), one).await???;
+    tokio::time::timeout(Duration::from_secs(10), two).await???;
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// The replicator with the guard of its own writes: the controller reads the
+/// replicated config maps of `source` and writes copies into `other`, which its scoped cache
+/// never holds. The guard does not wait for its scoped cache to see the copies (it never
+/// would, so each next reconcile would wait out the timeout): only caches that may hold a
+/// write wait for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_controller_is_not_held_back_by_writes_outside_its_scope()
+-> Result<(), Box<dyn std::error::Error>> {
+    use kube::api::{Api, Patch, PatchParams, PostParams};
+
+    let server = TestServer::start().await?;
+    server.create_typed(&labelled_config_map("source", "settings", "true"))?;
+    let factory = SharedInformerFactory::new(server.client()?);
+    let copies: Api<ConfigMap> = Api::namespaced(track_writes(server.client()?), "other");
+    let shutdown = CancellationToken::new();
+    let controller = Controller::new_in(&factory, &replicated_scope())
+        .wait_for_own_writes(Some(Duration::from_secs(30)))
+        .graceful_shutdown_on(shutdown.clone());
+    let stats = controller.stats();
+    let log = Arc::new(Log::default());
+    let run = tokio::spawn(controller.run(
+        move |cm: Arc<ConfigMap>, log: Arc<Log>| {
+            let copies = copies.clone();
+            async move {
+                let name = name_of(&cm);
+                log.push(&name);
+                let copy =
+                    Patch::Merge(serde_json::json!({"data": {"copies": log.count(&name).to_string()}}));
+                if copies.get_opt(&name).await?.is_some() {
+                    copies.patch(&name, &PatchParams::default(), &copy).await?;
+                } else {
+                    let mut fresh = labelled_config_map("other", &name, "false");
+                    fresh.metadata.labels = None;
+                    copies.create(&PostParams::default(), &fresh).await?;
+                }
+                Ok::<_, kube::Error>(Action::requeue(Duration::from_millis(10)))
+            }
+        },
+        |_, _, _| Action::await_change(),
+        Arc::clone(&log),
+    ));
+    eventually("three reconciles, each after writing a copy", || {
+        log.count("settings") >= 3
+    })
+    .await;
+    assert_eq!(
+        stats.own_write_waits(),
+        0,
+        "no reconcile waited for a copy it never caches"
+    );
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run).await???;
+    factory.shutdown().await;
+    Ok(())
+}

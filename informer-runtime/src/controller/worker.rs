@@ -13,16 +13,17 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::out_of_scope::OutOfScope;
 use super::{
     Action, ReconcileScope,
+    out_of_scope::OutOfScope,
+    own_writes::OwnWrites,
     relation::ControllerQueue,
     stats::{Counters, ReconcileOutcome},
 };
 use crate::{
-    cache::Store,
     factory::TypedResource,
     key::ObjectKey,
+    scope::ScopedLister,
     user_panic::{catch, panic_message},
     workqueue::Priority,
 };
@@ -33,7 +34,8 @@ const NOT_CURRENT_RETRY: std::time::Duration = std::time::Duration::from_millis(
 /// What every worker of one controller shares.
 pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) controller: String,
-    pub(crate) store: Store<K>,
+    /// The cache of the controller's objects (of its scope).
+    pub(crate) cache: ScopedLister<K>,
     /// Objects out of the cache that still carry the controller's finalizer.
     pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
     /// Reads the current state of such objects.
@@ -45,6 +47,9 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) context: Arc<Ctx>,
     /// The run the reconciles belong to; no reconcile starts once it may no longer act.
     pub(crate) scope: ReconcileScope,
+    /// Holds a key back until the caches have seen its last reconcile's writes; `None` when
+    /// the controller does not wait for its own writes.
+    pub(crate) own_writes: Option<Arc<OwnWrites>>,
 }
 
 /// What a worker found for a key.
@@ -123,6 +128,12 @@ where
                     () = tokio::time::sleep(NOT_CURRENT_RETRY) => continue,
                 }
             }
+            if let Some(own_writes) = &self.own_writes
+                && !own_writes.admit(&key, priority)
+            {
+                // The guard puts the key back once the caches have caught up (or it gave up).
+                continue;
+            }
             self.process(&key, priority).await;
         }
     }
@@ -161,7 +172,7 @@ where
     /// The cached object of `key`; for an object that left the cache with the controller's
     /// finalizer, its current state from the API server.
     async fn find(&self, key: &ObjectKey) -> Found<K> {
-        if let Some(object) = self.store.get_by_key(key) {
+        if let Some(object) = self.cache.cached(key) {
             return Found::Object(object);
         }
         let Some(out_of_scope) = self.out_of_scope.as_ref().filter(|tracked| tracked.contains(key)) else {
@@ -180,13 +191,21 @@ where
         }
     }
 
-    /// Runs the reconcile (and the error policy on an error) in the worker's scope, catching
-    /// panics.
+    /// Runs the reconcile (and the error policy on an error) in its scope, catching panics;
+    /// with the guard of the controller's own writes, in a scope of its own whose writes the
+    /// guard records.
     async fn reconcile(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
-        self.scope
-            .clone()
-            .enter(self.reconcile_in_scope(key, object))
-            .await
+        let Some(own_writes) = &self.own_writes else {
+            return self
+                .scope
+                .clone()
+                .enter(self.reconcile_in_scope(key, object))
+                .await;
+        };
+        let (scope, writes) = self.scope.for_reconcile(key.clone());
+        let result = scope.enter(self.reconcile_in_scope(key, object)).await;
+        own_writes.record(key, writes.take());
+        result
     }
 
     async fn reconcile_in_scope(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {

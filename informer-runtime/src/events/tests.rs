@@ -191,34 +191,127 @@ async fn a_small_spam_burst_is_configurable() {
     assert_eq!((stats.published, stats.dropped_spam), (2, 1), "{stats:?}");
 }
 
+/// The replicator: "copied to" events about one source object, one per target
+/// namespace. With `record` they fold into one Event (the note is not part of what folds);
+/// with `record_about` each target has its own Event and count.
+#[tokio::test]
+async fn record_about_keeps_one_event_per_related_object() {
+    let (_server, client) = server_and_client().await;
+    let recorder = EventRecorder::new(client.clone(), reporter()).expect("recorder");
+    let source = config_map("settings");
+    let copied = |target: &str| NewEvent {
+        note: Some(format!("copied to namespace {target}")),
+        ..event("Copied")
+    };
+    for target in ["team-a", "team-b", "team-a", "team-a"] {
+        recorder.record_about(&source, &namespace(target), copied(target));
+    }
+    recorder.flush(FLUSH).await.expect("flushed");
+
+    let mut per_target: Vec<(String, Option<i32>, String)> = events_in(&client, "default")
+        .await
+        .into_iter()
+        .map(|e| {
+            let related = e.related.and_then(|r| r.name).unwrap_or_default();
+            (related, e.series.map(|s| s.count), e.note.unwrap_or_default())
+        })
+        .collect();
+    per_target.sort();
+    assert_eq!(
+        per_target,
+        [
+            (
+                "team-a".to_owned(),
+                Some(3),
+                "copied to namespace team-a".to_owned()
+            ),
+            ("team-b".to_owned(), None, "copied to namespace team-b".to_owned()),
+        ]
+    );
+    let stats = recorder.stats();
+    assert_eq!((stats.published, stats.series_updates), (4, 2), "{stats:?}");
+}
+
+/// Without a related object, the same two events fold into one: what `record_about` is for.
+#[tokio::test]
+async fn record_folds_events_that_differ_only_in_their_note() {
+    let (_server, client) = server_and_client().await;
+    let recorder = EventRecorder::new(client.clone(), reporter()).expect("recorder");
+    let source = config_map("settings");
+    for target in ["team-a", "team-b"] {
+        recorder.record(
+            &source,
+            NewEvent {
+                note: Some(format!("copied to namespace {target}")),
+                ..event("Copied")
+            },
+        );
+    }
+    recorder.flush(FLUSH).await.expect("flushed");
+    let events = events_in(&client, "default").await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].series.as_ref().map(|s| s.count), Some(2));
+}
+
+/// Each (object, related object) pair has its own spam bucket: a fan-out to more targets than
+/// the burst is not cut, while one pair is still limited.
+#[tokio::test]
+async fn each_related_object_has_its_own_spam_bucket() {
+    let (_server, client) = server_and_client().await;
+    let config = Config::default().spam_burst(2);
+    let recorder = EventRecorder::with_config(client.clone(), reporter(), config).expect("recorder");
+    let source = config_map("settings");
+    for i in 0..5 {
+        recorder.record_about(&source, &namespace(&format!("team-{i}")), event("Copied"));
+    }
+    for _ in 0..3 {
+        recorder.record_about(&source, &namespace("team-0"), event("Copied"));
+    }
+    recorder.flush(FLUSH).await.expect("flushed");
+    let stats = recorder.stats();
+    assert_eq!((stats.published, stats.dropped_spam), (6, 2), "{stats:?}");
+    assert_eq!(events_in(&client, "default").await.len(), 5);
+}
+
+fn namespace(name: &str) -> Namespace {
+    Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            uid: Some(format!("uid-{name}")),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    }
+}
+
 #[test]
 fn spam_buckets_refill_one_event_per_interval() {
     let mut filter = SpamFilter::new(2, Duration::from_secs(10));
     let start = Instant::now();
     let a = config_map("a").object_ref(&());
     let b = config_map("b").object_ref(&());
-    assert!(filter.allow(&a, start));
-    assert!(filter.allow(&a, start));
-    assert!(!filter.allow(&a, start), "the burst is spent");
-    assert!(filter.allow(&b, start), "another object has its own bucket");
+    assert!(filter.allow(&a, None, start));
+    assert!(filter.allow(&a, None, start));
+    assert!(!filter.allow(&a, None, start), "the burst is spent");
+    assert!(filter.allow(&b, None, start), "another object has its own bucket");
     assert!(
-        !filter.allow(&a, start + Duration::from_secs(5)),
+        !filter.allow(&a, None, start + Duration::from_secs(5)),
         "half a token is not enough"
     );
-    assert!(filter.allow(&a, start + Duration::from_secs(10)));
-    assert!(!filter.allow(&a, start + Duration::from_secs(10)));
-    assert!(filter.allow(&a, start + Duration::from_secs(1000)));
+    assert!(filter.allow(&a, None, start + Duration::from_secs(10)));
+    assert!(!filter.allow(&a, None, start + Duration::from_secs(10)));
+    assert!(filter.allow(&a, None, start + Duration::from_secs(1000)));
     assert!(
-        filter.allow(&a, start + Duration::from_secs(1000)),
+        filter.allow(&a, None, start + Duration::from_secs(1000)),
         "refilled up to the burst"
     );
     assert!(
-        !filter.allow(&a, start + Duration::from_secs(1000)),
+        !filter.allow(&a, None, start + Duration::from_secs(1000)),
         "and no further"
     );
 
     let mut off = SpamFilter::new(1, Duration::ZERO);
-    assert!((0..100).all(|_| off.allow(&a, start)));
+    assert!((0..100).all(|_| off.allow(&a, None, start)));
 }
 
 #[test]
@@ -226,17 +319,17 @@ fn the_spam_filter_forgets_refilled_buckets() {
     let mut filter = SpamFilter::new(1, Duration::from_secs(1));
     let start = Instant::now();
     for i in 0..=SPAM_FILTER_TRACKED {
-        assert!(filter.allow(&config_map(&format!("cm-{i}")).object_ref(&()), start));
+        assert!(filter.allow(&config_map(&format!("cm-{i}")).object_ref(&()), None, start));
     }
     let later = start + Duration::from_secs(2);
-    assert!(filter.allow(&config_map("fresh").object_ref(&()), later));
+    assert!(filter.allow(&config_map("fresh").object_ref(&()), None, later));
     assert_eq!(
         filter.buckets.len(),
         1,
         "only the fresh bucket, just spent, is left"
     );
-    assert!(filter.allow(&config_map("cm-0").object_ref(&()), later));
-    assert!(!filter.allow(&config_map("cm-0").object_ref(&()), later));
+    assert!(filter.allow(&config_map("cm-0").object_ref(&()), None, later));
+    assert!(!filter.allow(&config_map("cm-0").object_ref(&()), None, later));
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
-//! The shared informer factory: one informer per resource type, started together, waited for
-//! together, shut down together (client-go's `SharedInformerFactory`).
+//! The shared informer factory: one informer per resource type (and per [`Scope`] of it),
+//! started together, waited for together, shut down together (client-go's
+//! `SharedInformerFactory`, with controller-runtime's per-type cache scopes).
 
 mod thread;
 use std::{
@@ -27,6 +28,7 @@ use crate::{
     informer::{InformerStats, SharedIndexInformer},
     lister::GenericLister,
     reflector,
+    scope::{Scope, ScopedInformer},
     source::ListOptions,
     source::{ApiScope, KubeListerWatcher, TweakListOptions},
 };
@@ -161,10 +163,47 @@ struct Entry {
     started: bool,
 }
 
+/// What tells a factory's informers apart: the type, and the scope of one informer (its
+/// namespace, selectors and transform). The unscoped informer of a type (which watches the
+/// factory's namespace, or every namespace) has no namespace, selectors or transform in its
+/// key: a scope equal to it maps to this key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct InformerKey {
+    type_id: TypeId,
+    namespace: Option<String>,
+    labels: String,
+    fields: String,
+    transform: Option<usize>,
+}
+
+impl InformerKey {
+    /// The key of `K`'s unscoped informer (whatever namespace the factory watches).
+    fn unscoped<K: 'static>() -> Self {
+        Self {
+            type_id: TypeId::of::<K>(),
+            namespace: None,
+            labels: String::new(),
+            fields: String::new(),
+            transform: None,
+        }
+    }
+
+    /// The key of the informer of `scope` in `namespace` (`None`: every namespace).
+    fn scoped<K: 'static>(namespace: Option<&str>, scope: &Scope<K>) -> Self {
+        Self {
+            type_id: TypeId::of::<K>(),
+            namespace: namespace.map(str::to_owned),
+            labels: scope.selected_labels().to_string(),
+            fields: scope.selected_fields().to_string(),
+            transform: scope.transform_id(),
+        }
+    }
+}
+
 struct State {
-    informers: HashMap<TypeId, Entry>,
+    informers: HashMap<InformerKey, Entry>,
     /// Creation order, for stable reports.
-    order: Vec<TypeId>,
+    order: Vec<InformerKey>,
     shutting_down: bool,
 }
 
@@ -175,6 +214,8 @@ struct Options {
     custom_resync: HashMap<TypeId, Duration>,
     metadata_transform: Option<MetadataTransform>,
     transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// The default scope of each type given one (a `Scope<K>`).
+    default_scopes: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     compact_objects: bool,
     watch_error_handler: Option<reflector::WatchErrorHandler>,
     /// Run the informers on the runtime that calls `start` rather than on a thread of the
@@ -331,6 +372,35 @@ impl Builder {
         self
     }
 
+    /// The default scope of `K` (controller-runtime's `ByObject`): the namespaces, selectors and
+    /// transform of the cache of `K` that [`scoped_informer`](SharedInformerFactory::scoped_informer)
+    /// returns and that controllers read for `K` ([`Controller::new`](crate::controller::Controller::new),
+    /// `owns::<K>()`, `watches::<K>()`). [`informer::<K>()`](SharedInformerFactory::informer)
+    /// still means every `K` (see the [`scope`](crate::scope) module). The last call for a type
+    /// wins.
+    ///
+    /// ```no_run
+    /// # fn example(client: kube::Client) -> Result<(), informer_runtime::scope::Error> {
+    /// use informer_runtime::{SharedInformerFactory, scope::Scope};
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .scope(Scope::<ConfigMap>::all().namespace("source")?.labels("replicate=true")?)
+    ///     .scope(Scope::<Secret>::all().labels("app.kubernetes.io/managed-by=replicator")?)
+    ///     .build();
+    /// let config_maps = factory.scoped_informer::<ConfigMap>();
+    /// # let _ = config_maps;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn scope<K: TypedResource>(mut self, scope: Scope<K>) -> Self {
+        self.options
+            .default_scopes
+            .insert(TypeId::of::<K>(), Arc::new(scope));
+        self
+    }
+
     /// Re-allocates every object once before it is cached (after the transforms), so that its
     /// lists and maps hold exactly their elements, for a deep copy of each object (about a
     /// third more CPU per event on top of decoding it). Objects decoded by
@@ -443,7 +513,8 @@ pub struct SyncReport {
 pub struct InformerSync {
     /// The Rust type of the informer's objects.
     pub type_name: &'static str,
-    /// The informer's description.
+    /// The informer's description: the resource, and the scope of a scoped informer
+    /// (`configmaps (namespace source, labels replicate=true)`).
     pub description: String,
     /// Whether its cache synced (and the informer still keeps it up to date).
     pub synced: bool,
@@ -459,13 +530,13 @@ impl SyncReport {
         self.informers.iter().all(|i| i.synced)
     }
 
-    /// Whether `K`'s informer synced (`None` if it was not started).
+    /// Whether every started informer of `K` (its unscoped one and those of its scopes)
+    /// synced; `None` if none was started.
     pub fn is_synced<K: 'static>(&self) -> Option<bool> {
         let name = std::any::type_name::<K>();
-        self.informers
-            .iter()
-            .find(|i| i.type_name == name)
-            .map(|i| i.synced)
+        let mut of_k = self.informers.iter().filter(|i| i.type_name == name).peekable();
+        of_k.peek()?;
+        Some(of_k.all(|i| i.synced))
     }
 }
 
@@ -489,6 +560,66 @@ impl fmt::Display for SyncReport {
         }
         Ok(())
     }
+}
+
+/// The description of an informer of `K`: its resource (`pods`, `pods (metadata)`), and for a
+/// scoped one what restricts it: `namespace` (when it is not the factory's), selectors and
+/// transform (`configmaps (namespace source, labels replicate=true)`).
+fn describe<K: TypedResource>(namespace: Option<&str>, scope: Option<&Scope<K>>) -> String {
+    let mut parts = Vec::new();
+    if K::metadata_api() {
+        parts.push("metadata".to_owned());
+    }
+    if let Some(namespace) = namespace {
+        parts.push(format!("namespace {namespace}"));
+    }
+    if let Some(scope) = scope {
+        if !scope.selected_labels().selects_all() {
+            parts.push(format!("labels {}", scope.selected_labels()));
+        }
+        if !scope.selected_fields().selects_all() {
+            parts.push(format!("fields {}", scope.selected_fields()));
+        }
+        if scope.is_transformed() {
+            parts.push("transformed".to_owned());
+        }
+    }
+    let plural = K::plural(&());
+    if parts.is_empty() {
+        plural.into_owned()
+    } else {
+        format!("{plural} ({})", parts.join(", "))
+    }
+}
+
+/// The factory's list tweak followed by a scope's selectors, joined to what the tweak set
+/// (both must match).
+fn join_tweaks(
+    factory: Option<TweakListOptions>,
+    selectors: Option<(String, String)>,
+) -> Option<TweakListOptions> {
+    let Some((labels, fields)) =
+        selectors.filter(|(labels, fields)| !labels.is_empty() || !fields.is_empty())
+    else {
+        return factory;
+    };
+    Some(Arc::new(move |options: &mut ListOptions| {
+        if let Some(factory) = &factory {
+            factory(options);
+        }
+        join_selector(&mut options.label_selector, &labels);
+        join_selector(&mut options.field_selector, &fields);
+    }))
+}
+
+fn join_selector(selector: &mut Option<String>, more: &str) {
+    if more.is_empty() {
+        return;
+    }
+    *selector = Some(match selector.take().filter(|s| !s.is_empty()) {
+        Some(existing) => format!("{existing},{more}"),
+        None => more.to_owned(),
+    });
 }
 
 /// The task of one informer: its run, and an error if it ends while the factory still runs
@@ -567,6 +698,7 @@ impl SharedInformerFactory {
                 custom_resync: HashMap::new(),
                 metadata_transform: None,
                 transforms: HashMap::new(),
+                default_scopes: HashMap::new(),
                 compact_objects: false,
                 watch_error_handler: None,
                 on_caller_runtime: false,
@@ -648,25 +780,29 @@ impl SharedInformerFactory {
         let exists = || Error::InformerExists {
             type_name: std::any::type_name::<K>(),
         };
-        if self.existing::<K>().is_some() {
+        let key = InformerKey::unscoped::<K>();
+        if self.existing::<K>(&key).is_some() {
             return Err(exists());
         }
-        self.insert(self.create(new_informer)).map_err(|_| exists())
+        self.insert(key, self.create(new_informer, None))
+            .map_err(|_| exists())
     }
 
-    /// The informer of `K` the factory holds, if any.
-    fn existing<K: Send + Sync + 'static>(&self) -> Option<SharedIndexInformer<K>> {
+    /// The informer under `key`, if the factory holds one.
+    fn existing<K: Send + Sync + 'static>(&self, key: &InformerKey) -> Option<SharedIndexInformer<K>> {
         self.lock()
             .informers
-            .get(&TypeId::of::<K>())
+            .get(key)
             .and_then(|e| e.typed.downcast_ref())
             .cloned()
     }
 
-    /// A new informer of `K` from `new_informer`, with the factory's transforms and handler.
+    /// A new informer of `K` from `new_informer`, with the factory's transforms (then
+    /// `scope_transform`) and handler.
     fn create<K>(
         &self,
         new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
+        scope_transform: Option<Transform<K>>,
     ) -> SharedIndexInformer<K>
     where
         K: Resource + Clone + Serialize + Send + Sync + 'static,
@@ -681,26 +817,26 @@ impl SharedInformerFactory {
             factory: self,
             resync_period,
         });
-        self.configure(&informer);
+        self.configure(&informer, scope_transform);
         informer
     }
 
-    /// Keeps `informer` as the informer of `K`; `Err` with the one kept already when another
-    /// caller created one meanwhile.
+    /// Keeps `informer` under `key`; `Err` with the one kept already when another caller
+    /// created one meanwhile.
     fn insert<K>(
         &self,
+        key: InformerKey,
         informer: SharedIndexInformer<K>,
     ) -> Result<SharedIndexInformer<K>, SharedIndexInformer<K>>
     where
         K: Resource + Clone + Serialize + Send + Sync + 'static,
     {
-        let type_id = TypeId::of::<K>();
         let mut state = self.lock();
-        if let Some(existing) = state.informers.get(&type_id).and_then(|e| e.typed.downcast_ref()) {
+        if let Some(existing) = state.informers.get(&key).and_then(|e| e.typed.downcast_ref()) {
             return Err(SharedIndexInformer::clone(existing));
         }
         state.informers.insert(
-            type_id,
+            key.clone(),
             Entry {
                 type_name: std::any::type_name::<K>(),
                 typed: Arc::new(informer.clone()),
@@ -708,11 +844,11 @@ impl SharedInformerFactory {
                 started: false,
             },
         );
-        state.order.push(type_id);
+        state.order.push(key);
         Ok(informer)
     }
 
-    fn configure<K>(&self, informer: &SharedIndexInformer<K>)
+    fn configure<K>(&self, informer: &SharedIndexInformer<K>, scope_transform: Option<Transform<K>>)
     where
         K: Resource + Clone + Serialize + Send + Sync + 'static,
     {
@@ -724,13 +860,16 @@ impl SharedInformerFactory {
             .cloned();
         let metadata = options.metadata_transform.clone();
         let compact = options.compact_objects;
-        if typed.is_some() || metadata.is_some() || compact {
+        if typed.is_some() || metadata.is_some() || scope_transform.is_some() || compact {
             let result = informer.set_transform(move |obj: &mut K| {
                 if let Some(metadata) = &metadata {
                     metadata(obj.meta_mut());
                 }
                 if let Some(typed) = &typed {
                     typed(obj);
+                }
+                if let Some(scoped) = &scope_transform {
+                    scoped(obj);
                 }
                 if compact {
                     // a clone allocates every list and map at its length
@@ -749,11 +888,14 @@ impl SharedInformerFactory {
     }
 
     /// The informer of any typed resource `K` (a k8s-openapi type or a custom resource),
-    /// listing and watching through the factory's client, namespace and tweaks, with the
-    /// namespace index; generated accessors such as `pods()` return this same informer.
+    /// listing and watching every `K` through the factory's client, namespace and tweaks, with
+    /// the namespace index; generated accessors such as `pods()` return this same informer.
     ///
     /// The first request creates it; later requests return the same informer, whoever created
-    /// it (including [`informer_for`](Self::informer_for) with a custom constructor).
+    /// it (including [`informer_for`](Self::informer_for) with a custom constructor). It is
+    /// the informer of every `K` whatever the type's default scope
+    /// ([`Builder::scope`]): for a scoped cache, use [`informer_in`](Self::informer_in) or
+    /// [`scoped_informer`](Self::scoped_informer).
     ///
     /// ```no_run
     /// # async fn example(client: kube::Client) {
@@ -770,29 +912,152 @@ impl SharedInformerFactory {
     /// # }
     /// ```
     pub fn informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
-        if let Some(existing) = self.existing::<K>() {
+        let key = InformerKey::unscoped::<K>();
+        if let Some(existing) = self.existing::<K>(&key) {
             return existing;
         }
-        let informer = self.create(|context| {
-            let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), context.namespace());
-            let lister_watcher =
-                KubeListerWatcher::new(api).shared_tweak_list_options(context.tweak_list_options());
-            SharedIndexInformer::new(
-                lister_watcher,
-                informer::Config {
-                    resync_period: context.resync_period(),
-                    indexers: namespace_indexers(),
-                    description: Some(if K::metadata_api() {
-                        format!("{} (metadata)", K::plural(&()))
-                    } else {
-                        K::plural(&()).into_owned()
-                    }),
-                    ..informer::Config::default()
-                },
+        if let Some(default) = self
+            .default_scope_of::<K>()
+            .filter(|scope| !scope.is_everything())
+        {
+            tracing::warn!(
+                resource = %K::plural(&()),
+                default_scope = %default,
+                "caching every object of a type that has a default scope: `informer::<K>()` (or a generated accessor, or `for_resource`) asks for all of them; use `scoped_informer::<K>()` for the scoped cache"
+            );
+        }
+        let informer = self.new_informer::<K>(self.watched_namespace::<K>(), None);
+        // another caller created one meanwhile: share theirs
+        self.insert(key, informer).unwrap_or_else(|existing| existing)
+    }
+
+    /// The informer of `scope`: every namespace of the scope (or the factory's namespace when
+    /// it has none) listed and watched with the scope's selectors, objects transformed by the
+    /// scope's transform after the factory's (see the [`scope`](crate::scope) module).
+    ///
+    /// Informers are shared: a namespace of the scope whose informer the factory already holds
+    /// with equal selectors and the same transform (from another scope, or from
+    /// [`informer`](Self::informer) for a scope of every object) is not watched twice. New
+    /// informers start with the next [`start`](Self::start).
+    ///
+    /// ```no_run
+    /// # async fn example(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use informer_runtime::{SharedInformerFactory, scope::Scope};
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use informer_runtime::selector::parse_label_selector;
+    ///
+    /// let factory = SharedInformerFactory::new(client);
+    /// let web = factory.informer_in(&Scope::<Pod>::all().namespace("prod")?.labels("app=web")?);
+    /// factory.start();
+    /// factory.wait_for_cache_sync().await;
+    /// for pod in web.lister().by_namespace("prod").list(&parse_label_selector("app=web,tier=fe")?)? {
+    ///     println!("{:?}", pod.metadata.name);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn informer_in<K: TypedResource>(&self, scope: &Scope<K>) -> ScopedInformer<K> {
+        let scope = scope
+            .clone()
+            .within(self.watched_namespace::<K>().map(str::to_owned));
+        let namespaces: Vec<Option<String>> = if scope.selected_namespaces().is_empty() {
+            vec![None]
+        } else {
+            scope.selected_namespaces().iter().cloned().map(Some).collect()
+        };
+        let parts = namespaces
+            .into_iter()
+            .map(|namespace| {
+                let informer = self.informer_of_scope(namespace.as_deref(), &scope);
+                (namespace, informer)
+            })
+            .collect();
+        ScopedInformer::new(K::plural(&()).into(), scope, parts)
+    }
+
+    /// The informer of `K`'s default scope ([`Builder::scope`]); of every `K` (shared with
+    /// [`informer`](Self::informer)) when the type has none.
+    pub fn scoped_informer<K: TypedResource>(&self) -> ScopedInformer<K> {
+        self.informer_in(&self.default_scope::<K>())
+    }
+
+    /// `K`'s default scope ([`Builder::scope`]), or [`Scope::all`] when it has none.
+    pub fn default_scope<K: TypedResource>(&self) -> Scope<K> {
+        self.default_scope_of::<K>().unwrap_or_default()
+    }
+
+    fn default_scope_of<K: TypedResource>(&self) -> Option<Scope<K>> {
+        self.inner
+            .options
+            .default_scopes
+            .get(&TypeId::of::<K>())
+            .and_then(|scope| scope.downcast_ref::<Scope<K>>())
+            .cloned()
+    }
+
+    /// The factory's namespace if `K` is namespaced (cluster-scoped objects have none).
+    fn watched_namespace<K: TypedResource>(&self) -> Option<&str> {
+        if <K::Scope as ApiScope>::NAMESPACED {
+            self.namespace()
+        } else {
+            None
+        }
+    }
+
+    /// The informer of `scope` in `namespace`, shared with any equal one.
+    fn informer_of_scope<K: TypedResource>(
+        &self,
+        namespace: Option<&str>,
+        scope: &Scope<K>,
+    ) -> SharedIndexInformer<K> {
+        let key = if scope.selected_labels().selects_all()
+            && scope.selected_fields().selects_all()
+            && scope.transform_fn().is_none()
+            && namespace == self.watched_namespace::<K>()
+        {
+            // the unscoped informer, whoever made it
+            InformerKey::unscoped::<K>()
+        } else {
+            InformerKey::scoped::<K>(namespace, scope)
+        };
+        if let Some(existing) = self.existing::<K>(&key) {
+            return existing;
+        }
+        let informer = self.new_informer::<K>(namespace, Some(scope));
+        self.insert(key, informer).unwrap_or_else(|existing| existing)
+    }
+
+    /// A new informer of `K` in `namespace` (`None`: every namespace), restricted to `scope`.
+    fn new_informer<K: TypedResource>(
+        &self,
+        namespace: Option<&str>,
+        scope: Option<&Scope<K>>,
+    ) -> SharedIndexInformer<K> {
+        let description = describe::<K>(namespace.filter(|ns| Some(*ns) != self.namespace()), scope);
+        let transform = scope.and_then(|scope| scope.transform_fn().cloned());
+        let selectors = scope.map(|scope| {
+            (
+                scope.selected_labels().to_string(),
+                scope.selected_fields().to_string(),
             )
         });
-        // another caller created one meanwhile: share theirs
-        self.insert(informer).unwrap_or_else(|existing| existing)
+        self.create(
+            |context| {
+                let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), namespace);
+                let tweak = join_tweaks(context.tweak_list_options(), selectors);
+                let lister_watcher = KubeListerWatcher::new(api).shared_tweak_list_options(tweak);
+                SharedIndexInformer::new(
+                    lister_watcher,
+                    informer::Config {
+                        resync_period: context.resync_period(),
+                        indexers: namespace_indexers(),
+                        description: Some(description),
+                        ..informer::Config::default()
+                    },
+                )
+            },
+            transform,
+        )
     }
 
     /// The shared metadata-only informer of `K` (client-go's `metadatainformer`, kube-rs's

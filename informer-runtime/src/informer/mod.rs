@@ -176,6 +176,8 @@ struct Inner<K> {
     panics: Arc<PanicReporter>,
     fifo: OnceLock<Arc<DeltaFifo<K>>>,
     reflector: OnceLock<Arc<Reflector<K>>>,
+    /// The resource version the cache has caught up with, published by the queue.
+    cache_resource_version: Arc<tokio::sync::watch::Sender<String>>,
 }
 
 /// A shared informer with an indexed cache. Cloning gives another handle to the same informer.
@@ -315,6 +317,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                 panics,
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
+                cache_resource_version: Arc::new(tokio::sync::watch::Sender::new(String::new())),
                 description,
             }),
         }
@@ -571,6 +574,14 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
             .unwrap_or_default()
     }
 
+    /// The resource version the cache has caught up with: every list and watch event the
+    /// reflector received up to it has been applied to the cache ("" before the first list).
+    /// It moves when the informer's queue runs empty after applying changes, or when a watch
+    /// event or bookmark arrives while it is empty; a receiver sees each move.
+    pub(crate) fn cache_resource_version(&self) -> tokio::sync::watch::Receiver<String> {
+        self.inner.cache_resource_version.subscribe()
+    }
+
     /// Lists, watches and notifies handlers until `cancel` fires, then waits for every handler
     /// thread to finish its current call. Runs at most once.
     ///
@@ -659,7 +670,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                 emit_delta_type_replaced: true,
                 transform: lifecycle.transform.clone(),
             })
-            .panic_reporter(Arc::clone(&self.inner.panics)),
+            .panic_reporter(Arc::clone(&self.inner.panics))
+            .publish_caught_up_to(Arc::clone(&self.inner.cache_resource_version)),
         );
         let config = reflector::Config {
             resync_period: self.inner.processor.resync_check_period(),

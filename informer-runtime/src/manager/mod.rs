@@ -25,7 +25,8 @@
 //!     .leader_election(leader_election::Config::new("replicator", "default", &identity))
 //!     .probe_address(([0, 0, 0, 0], 8081).into())
 //!     .build()?;
-//! // writes through this client are refused unless this replica leads
+//! // writes through this client are refused unless this replica leads, and the next
+//! // reconcile of an object waits until the caches have seen them
 //! let context = Arc::new(Context { client: manager.client() });
 //! let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();
 //! manager.add_controller(controller, reconcile, error_policy, context);
@@ -66,8 +67,9 @@
 //! - `/healthz/<check>`, `/readyz/<check>`, and `?verbose` for one line per check;
 //!   your own checks through [`add_healthz_check`](Manager::add_healthz_check) and
 //!   [`add_readyz_check`](Manager::add_readyz_check);
-//! - `/metrics` (feature `metrics`): the informers, the controllers and their queues, and
-//!   whatever you register in [`metrics_registry`](Manager::metrics_registry).
+//! - `/metrics` (feature `metrics`): the informers, the controllers and their queues, the
+//!   leader election (`leader_election_master_status`), and whatever you register in
+//!   `metrics_registry`.
 //!
 //! # Shutdown and errors
 //!
@@ -101,7 +103,7 @@ use probes::{Checks, MetricsRenderer, Probes};
 use state::RunStates;
 
 use crate::{
-    controller::{Action, Controller},
+    controller::{self, Action, Controller},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
 };
@@ -170,7 +172,11 @@ impl Builder {
         let factory = self
             .factory
             .unwrap_or_else(|| SharedInformerFactory::new(self.client.clone()));
-        let fenced = fencing::fenced(self.client.clone(), fencing::Fence::new(elector.clone()));
+        // A refused write is never sent, so it records nothing.
+        let fenced = fencing::fenced(
+            controller::track_writes(self.client.clone()),
+            fencing::Fence::new(elector.clone()),
+        );
         Ok(Manager {
             client: self.client,
             fenced,
@@ -248,7 +254,9 @@ impl Manager {
 
     /// The client for controllers' writes: with leader election, a write is sent only while
     /// the leadership it is made under is current, and refused with [`WriteRefused`]
-    /// otherwise. Reads always pass. Without leader election it is the manager's client.
+    /// otherwise. Reads always pass. It also [tracks writes](controller::track_writes), so the
+    /// next reconcile of an object waits until the caches have seen what the previous one
+    /// wrote ([read your own writes](crate::controller#read-your-own-writes)).
     pub fn client(&self) -> kube::Client {
         self.fenced.clone()
     }
@@ -403,6 +411,9 @@ impl Manager {
     #[cfg(feature = "metrics")]
     fn metrics_renderer(&mut self) -> Option<MetricsRenderer> {
         crate::metrics::register_factory(&mut self.registry, &self.factory);
+        if let Some(elector) = &self.elector {
+            crate::metrics::register_leader_election(&mut self.registry, elector);
+        }
         let registry = Arc::new(std::mem::take(&mut self.registry));
         Some(Box::new(move || {
             let mut text = String::new();

@@ -100,10 +100,11 @@ impl<F> FnRunnable<F> {
 /// use informer_runtime::manager::{RunContext, runnable_fn};
 ///
 /// let sweeper = runnable_fn("sweeper", |context: RunContext| async move {
+///     let stop = context.stop();
 ///     let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
 ///     loop {
 ///         tokio::select! {
-///             () = context.stop().cancelled() => return Ok(()),
+///             () = stop.cancelled() => return Ok(()),
 ///             _ = tick.tick() => { /* sweep, while context.may_act() */ }
 ///         }
 ///     }

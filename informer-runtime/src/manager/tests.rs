@@ -463,6 +463,16 @@ async fn an_unsynced_cache_fails_readiness_and_keeps_the_replica_from_campaignin
         "{body}"
     );
     assert_eq!(probe(address, "/healthz").await?.0, 200, "alive, only not ready");
+    if cfg!(feature = "metrics") {
+        let (_, metrics) = probe(address, "/metrics").await?;
+        let status = metrics
+            .lines()
+            .find(|line| line.starts_with("leader_election_master_status{"));
+        assert!(
+            status.is_some_and(|line| line.ends_with(" 0")),
+            "a standby: {metrics}"
+        );
+    }
     assert!(
         !elector.is_leader() && server.request_count("get", "leases") == 0,
         "no campaign before the caches synced"

@@ -6,6 +6,13 @@
 //! `resync` re-delivers known objects that have no pending change, and `pop` hands one key's
 //! changes to a processing function while holding the queue lock, so a consumer that applies
 //! them to the known-objects store never races a concurrent `replace`.
+//!
+//! The queue also tells how far its consumer has caught up: the resource version of the last
+//! list or watch event the reflector handed over, published each time the queue is empty
+//! after a change was processed (or when a watch event or bookmark arrives while it is empty).
+//! Every change the reflector received up to that version has then been processed. Informers
+//! publish it as their cache's resource version, which controllers compare with their own
+//! writes.
 
 mod relist;
 
@@ -208,6 +215,8 @@ struct State<K> {
     /// Keys of the first replace not yet popped.
     initial_population_count: usize,
     closed: bool,
+    /// The resource version of the last list or watch event the reflector handed over.
+    received_resource_version: String,
 }
 
 /// The delta FIFO queue (client-go's `DeltaFIFO`). See the [module docs](self).
@@ -237,6 +246,9 @@ pub struct DeltaFifo<K> {
     /// Becomes `true` once [`DeltaFifo::has_synced`] does (after the last initial pop was
     /// processed), for waiters that do not want to poll.
     synced: watch::Sender<bool>,
+    /// The resource version every received change up to which has been processed; see the
+    /// [module docs](self).
+    caught_up: Arc<watch::Sender<String>>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     emit_delta_type_replaced: bool,
     transform: Option<Transform<K>>,
@@ -265,9 +277,11 @@ impl<K: Resource> DeltaFifo<K> {
                 populated: false,
                 initial_population_count: 0,
                 closed: false,
+                received_resource_version: String::new(),
             }),
             changed: Notify::new(),
             synced: watch::Sender::new(false),
+            caught_up: Arc::new(watch::Sender::new(String::new())),
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
             transform: options.transform,
@@ -280,6 +294,36 @@ impl<K: Resource> DeltaFifo<K> {
     pub(crate) fn panic_reporter(mut self, panics: Arc<PanicReporter>) -> Self {
         self.panics = panics;
         self
+    }
+
+    /// Publishes the resource version the consumer has caught up with to `caught_up` (an
+    /// informer's) instead of a channel of the queue's own.
+    #[must_use]
+    pub(crate) fn publish_caught_up_to(mut self, caught_up: Arc<watch::Sender<String>>) -> Self {
+        self.caught_up = caught_up;
+        self
+    }
+
+    /// Records the resource version of a list or watch event the reflector handed over.
+    fn received(&self, resource_version: &str) {
+        let mut state = self.lock();
+        resource_version.clone_into(&mut state.received_resource_version);
+        self.publish_caught_up(&state);
+    }
+
+    /// Publishes the last received resource version as caught up with if nothing is queued
+    /// (changes are processed under the lock, so none is in flight); called with the lock held.
+    fn publish_caught_up(&self, state: &State<K>) {
+        if !state.queue.is_empty() {
+            return;
+        }
+        self.caught_up.send_if_modified(|caught_up| {
+            let changed = *caught_up != state.received_resource_version;
+            if changed {
+                caught_up.clone_from(&state.received_resource_version);
+            }
+            changed
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {
@@ -454,7 +498,10 @@ impl<K: Resource> DeltaFifo<K> {
                     let outcome = process(&deltas, is_in_initial_list);
                     self.publish_synced(&state);
                     return match outcome {
-                        Ok(()) => Ok(deltas),
+                        Ok(()) => {
+                            self.publish_caught_up(&state);
+                            Ok(deltas)
+                        }
                         Err(ProcessError::Failed(err)) => Err(PopError::Process(err)),
                         Err(ProcessError::Requeue(cause)) => {
                             if !state.items.contains_key(&key) {

@@ -44,6 +44,10 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         DeltaFifo::resync(self);
         Ok(())
     }
+
+    fn update_resource_version(&self, resource_version: &str) {
+        self.received(resource_version);
+    }
 }
 
 impl<K: Resource> DeltaFifo<K> {
@@ -51,7 +55,8 @@ impl<K: Resource> DeltaFifo<K> {
     /// `Replaced` (or `Sync`) change, and every queued or known key that is not listed gets a
     /// `Deleted` change carrying a tombstone with the newest object the queue or the consumer
     /// had. The first replace defines the initial population that [`DeltaFifo::has_synced`]
-    /// waits for. The resource version is not used by this queue.
+    /// waits for. The resource version becomes the one the consumer catches up with once
+    /// it has processed what the replace queued (see the [module docs](super)).
     ///
     /// A reflector hands its relists over page by page instead
     /// ([`ReflectorStore::begin_relist`]): each
@@ -118,9 +123,10 @@ impl<'a, K: Resource> FifoRelist<'a, K> {
     /// Every queued or known key that is not listed gets a tombstone, and the first relist
     /// defines the initial population (the keys still queued: those of its pages not popped
     /// yet, and its tombstones).
-    pub(super) fn finish(self, _resource_version: &str) {
+    pub(super) fn finish(self, resource_version: &str) {
         let fifo = self.fifo;
         let mut state = fifo.lock();
+        resource_version.clone_into(&mut state.received_resource_version);
         let vanished: Vec<(ObjectKey, Option<Arc<K>>)> = state
             .items
             .iter()
@@ -149,6 +155,7 @@ impl<'a, K: Resource> FifoRelist<'a, K> {
             state.initial_population_count = state.queue.len();
         }
         fifo.publish_synced(&state);
+        fifo.publish_caught_up(&state);
         drop(state);
         fifo.changed.notify_waiters();
     }

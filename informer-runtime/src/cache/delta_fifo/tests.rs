@@ -833,3 +833,73 @@ async fn a_deletion_inside_a_relist_does_not_end_the_initial_population() {
     assert!(f.has_synced());
     assert!(f.is_empty(), "b is not listed, and not known: no tombstone");
 }
+
+/// A queue publishing the resource version its consumer caught up with to the returned
+/// receiver.
+fn publishing_caught_up() -> (DeltaFifo<ConfigMap>, watch::Receiver<String>) {
+    let caught_up = Arc::new(watch::Sender::new(String::new()));
+    let receiver = caught_up.subscribe();
+    (plain().publish_caught_up_to(caught_up), receiver)
+}
+
+#[tokio::test]
+async fn the_caught_up_version_moves_only_when_every_received_change_was_processed() {
+    let (f, caught_up) = publishing_caught_up();
+    f.replace(vec![obj("a", 3)], "5");
+    assert_eq!(*caught_up.borrow(), "", "the listed change is not processed yet");
+    pop(&f).await;
+    assert_eq!(
+        *caught_up.borrow(),
+        "5",
+        "the queue ran empty: the list is applied"
+    );
+
+    ReflectorStore::add(&f, Arc::new(obj("b", 6)));
+    ReflectorStore::update_resource_version(&f, "6");
+    ReflectorStore::update(&f, Arc::new(obj("c", 7)));
+    ReflectorStore::update_resource_version(&f, "7");
+    assert_eq!(*caught_up.borrow(), "5", "b and c are still queued");
+    pop(&f).await;
+    assert_eq!(*caught_up.borrow(), "5", "c is still queued");
+    pop(&f).await;
+    assert_eq!(*caught_up.borrow(), "7");
+}
+
+#[tokio::test]
+async fn a_bookmark_on_an_empty_queue_is_caught_up_with_at_once() {
+    let (f, caught_up) = publishing_caught_up();
+    f.replace(Vec::new(), "5");
+    assert_eq!(
+        *caught_up.borrow(),
+        "5",
+        "an empty list leaves nothing to process"
+    );
+    ReflectorStore::update_resource_version(&f, "9");
+    assert_eq!(*caught_up.borrow(), "9");
+}
+
+#[tokio::test]
+async fn a_change_popped_before_its_version_was_received_counts_once_it_is() {
+    let (f, caught_up) = publishing_caught_up();
+    f.replace(Vec::new(), "5");
+    ReflectorStore::add(&f, Arc::new(obj("b", 6)));
+    pop(&f).await;
+    assert_eq!(*caught_up.borrow(), "5", "6 was not received yet");
+    ReflectorStore::update_resource_version(&f, "6");
+    assert_eq!(*caught_up.borrow(), "6");
+}
+
+#[tokio::test]
+async fn a_requeued_change_holds_the_caught_up_version_back() {
+    let (f, caught_up) = publishing_caught_up();
+    f.replace(Vec::new(), "5");
+    ReflectorStore::add(&f, Arc::new(obj("b", 6)));
+    ReflectorStore::update_resource_version(&f, "6");
+    let requeued = f
+        .pop(|_, _| Err::<(), ProcessError<()>>(ProcessError::Requeue(None)))
+        .await;
+    assert!(requeued.is_ok());
+    assert_eq!(*caught_up.borrow(), "5", "b went back to the queue unprocessed");
+    pop(&f).await;
+    assert_eq!(*caught_up.borrow(), "6");
+}

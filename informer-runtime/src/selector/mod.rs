@@ -1,5 +1,7 @@
-//! Label selectors written as text (`app=web,tier!=db`), parsed into kube's [`Selector`] with
-//! kube-apiserver's grammar, for listers and for anything else that takes a `Selector`.
+//! Selectors written as text: label selectors (`app=web,tier!=db`), parsed into kube's
+//! [`Selector`] with kube-apiserver's grammar, for listers and for anything else that takes a
+//! `Selector`; and field selectors (`metadata.name=web,status.phase!=Failed`), parsed into a
+//! [`FieldSelector`] ([`parse_field_selector`]).
 //!
 //! kube-core matches selectors ([`Selector`], [`Expression`], [`SelectorExt`]) and builds them
 //! from pairs and expressions, but has no parser for the string form that `kubectl -l`, URLs
@@ -29,18 +31,42 @@
 //!
 //! [`SelectorExt`]: kube::core::SelectorExt
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, fmt};
 
 use kube::core::{Expression, Selector};
 
-/// A label selector that does not parse.
+mod field;
+
+pub use field::{FieldOperator, FieldRequirement, FieldSelector, parse_field_selector};
+
+/// A selector that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("failed to parse label selector {selector:?}: {reason}")]
+#[error("failed to parse {kind} selector {selector:?}: {reason}")]
 pub struct Error {
+    /// Whether it is a label or a field selector.
+    pub kind: SelectorKind,
     /// The selector as given.
     pub selector: String,
     /// What is wrong with it.
     pub reason: String,
+}
+
+/// What a selector selects by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SelectorKind {
+    /// Labels (`labelSelector`).
+    Label,
+    /// Fields (`fieldSelector`).
+    Field,
+}
+
+impl fmt::Display for SelectorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Label => "label",
+            Self::Field => "field",
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +173,7 @@ fn valid_value(value: &str) -> bool {
 /// value, an empty value set, or an unsupported operator.
 pub fn parse_label_selector(input: &str) -> Result<Selector, Error> {
     let err = |reason: String| Error {
+        kind: SelectorKind::Label,
         selector: input.to_string(),
         reason,
     };

@@ -1,0 +1,125 @@
+//! [`track_writes`]: a `kube::Client` that tells the running reconcile what it wrote, so that
+//! the next reconcile of the same object waits until the caches have seen it (see
+//! [read your own writes](super#read-your-own-writes)).
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use http::{Method, Request, Response, header};
+use kube::client::Body;
+
+use super::{ReconcileScope, write_log::WriteLog, write_log::WrittenObject};
+
+/// `client`, recording the object each successful write made inside a reconcile returns, for
+/// that controller's guard against acting on a cache older than its own writes (see
+/// [read your own writes](super#read-your-own-writes)).
+///
+/// A write (POST, PUT, PATCH, or DELETE) sent from a reconcile's task whose answer is one
+/// object with a `resourceVersion` is recorded in the reconcile; its answer is read whole and
+/// handed on unchanged. Everything else (reads, watches, writes outside a reconcile, errors,
+/// `Status` and list answers, protobuf answers) passes untouched. A
+/// [`Manager`](crate::manager::Manager)'s [client](crate::manager::Manager::client) tracks
+/// writes already; use this without a manager:
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use informer_runtime::controller::{self, Action, Controller};
+/// use informer_runtime::prelude::*;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// # async fn reconcile(_: Arc<ConfigMap>, _: Arc<kube::Client>) -> Result<Action, kube::Error> { Ok(Action::await_change()) }
+/// # fn error_policy(_: Arc<ConfigMap>, _: &kube::Error, _: Arc<kube::Client>) -> Action { Action::requeue_with_backoff() }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = kube::Client::try_default().await?;
+/// let factory = SharedInformerFactory::new(client.clone());
+/// // reconciles write through this client
+/// let writes = controller::track_writes(client);
+/// Controller::<ConfigMap>::new(&factory)
+///     .run(reconcile, error_policy, Arc::new(writes))
+///     .await?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn track_writes(client: kube::Client) -> kube::Client {
+    let namespace = client.default_namespace().to_owned();
+    kube::Client::new(TrackWrites { client }, namespace)
+}
+
+#[derive(Clone)]
+struct TrackWrites {
+    client: kube::Client,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl tower::Service<Request<Body>> for TrackWrites {
+    type Response = Response<Body>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let client = self.client.clone();
+        // The future is polled in the caller's task, where the reconcile's scope is visible.
+        Box::pin(async move {
+            let log = is_write(request.method())
+                .then(ReconcileScope::current_writes)
+                .flatten();
+            let response = client.send(request).await?;
+            match log {
+                Some(log) if response.status().is_success() && may_be_json(&response) => {
+                    record(response, &log).await
+                }
+                _ => Ok(response),
+            }
+        })
+    }
+}
+
+/// Reads the answer whole, records the object in it (if it is one) and hands it on.
+async fn record(response: Response<Body>, log: &Arc<WriteLog>) -> Result<Response<Body>, BoxError> {
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect_bytes().await?;
+    match WrittenObject::from_body(&bytes) {
+        Some(written) => {
+            tracing::trace!(
+                object = %log.key(),
+                kind = %written.kind,
+                resource_version = %written.resource_version,
+                "recorded a write of the reconcile"
+            );
+            log.record(written);
+        }
+        None => {
+            tracing::trace!(object = %log.key(), "a write's answer is not one object with a resource version; not recorded")
+        }
+    }
+    Ok(Response::from_parts(parts, Body::from(bytes)))
+}
+
+fn is_write(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    )
+}
+
+/// Whether the answer may be JSON (what the API server sends unless protobuf was asked for).
+fn may_be_json(response: &Response<Body>) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_none_or(|content_type| content_type.contains("json"))
+}
+
+#[cfg(test)]
+mod tests;
