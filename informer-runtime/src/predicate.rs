@@ -10,7 +10,7 @@
 //!
 //! | predicate | create | update | delete | generic (resync) |
 //! |---|---|---|---|---|
-//! | [`generation_changed`](Predicate::generation_changed) | passes | `metadata.generation` changed | passes | passes |
+//! | [`generation_changed`](Predicate::generation_changed) | passes | `metadata.generation` changed (or the deletion began) | passes | passes |
 //! | [`labels_changed`](Predicate::labels_changed) | passes | labels changed | passes | passes |
 //! | [`annotations_changed`](Predicate::annotations_changed) | passes | annotations changed | passes | passes |
 //! | [`resource_version_changed`](Predicate::resource_version_changed) | passes | `metadata.resourceVersion` changed | passes | passes |
@@ -226,11 +226,18 @@ impl<K: Resource + 'static> Predicate<K> {
     /// Passes updates whose `metadata.generation` changed, and every other event
     /// (controller-runtime's `GenerationChangedPredicate`). The API server raises the
     /// generation on changes of the spec, not of the status or metadata, so a controller
-    /// writing its own status does not wake itself. Objects without a generation (ConfigMaps,
-    /// many built-in types) never raise it: updates of them never pass.
+    /// writing its own status does not wake itself. Objects without a generation never raise
+    /// it: updates of them never pass.
+    ///
+    /// An update that sets `metadata.deletionTimestamp` passes too: kube-apiserver raises the
+    /// generation then as well, but a server that does not (an aggregated API, a test server)
+    /// must not hide a deletion from a controller whose finalizer waits for it.
     pub fn generation_changed() -> Self {
         Self::new("generation changed", |event| match event {
-            Event::Update { old, new } => old.meta().generation != new.meta().generation,
+            Event::Update { old, new } => {
+                old.meta().generation != new.meta().generation
+                    || (old.meta().deletion_timestamp.is_none() && new.meta().deletion_timestamp.is_some())
+            }
             _ => true,
         })
     }

@@ -112,6 +112,26 @@ fn generation_changed_passes_updates_with_a_new_generation() {
     );
 }
 
+#[test]
+fn generation_changed_passes_the_start_of_a_deletion() {
+    let predicate = Predicate::generation_changed();
+    let live = with(|meta| meta.generation = Some(1));
+    let deleting = with(|meta| {
+        meta.generation = Some(1);
+        meta.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        ));
+    });
+    assert!(predicate.evaluate(&Event::Update {
+        old: &live,
+        new: &deleting
+    }));
+    assert!(!predicate.evaluate(&Event::Update {
+        old: &deleting,
+        new: &deleting
+    }));
+}
+
 // "With a boolean predicate": "When checking an And predicate" should return false when one
 // of its predicates returns false, and true when all of its predicates return true.
 #[test]

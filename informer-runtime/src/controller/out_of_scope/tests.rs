@@ -208,6 +208,40 @@ async fn a_label_removed_under_a_label_selector_watch_runs_the_cleanup_and_relea
     Ok(())
 }
 
+/// The same with a scoped controller (`Controller::new_in` with a label scope, the issue's
+/// replicator): the object whose label is removed leaves the scope's watch and is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_removed_from_an_object_of_a_scoped_controller_releases_it()
+-> Result<(), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    server.create_typed(&labelled("cm"))?;
+    let client = server.client()?;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let factory = SharedInformerFactory::new(client);
+    let scope = crate::scope::Scope::<ConfigMap>::all().labels("replicate=true")?;
+    let controller = Controller::new_in(&factory, &scope).finalizer(FINALIZER);
+    let stats = controller.stats();
+    let context = Arc::new(Context {
+        api: api.clone(),
+        scope: Predicate::matching_labels("replicate=true")?,
+        log: Log::default(),
+    });
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
+        reconcile,
+        |_, _, _| Action::requeue_with_backoff(),
+        Arc::clone(&context),
+    ));
+
+    leave_scope_then_delete(&api, &context).await?;
+    assert_eq!(stats.out_of_scope(), 1, "{stats:?}");
+
+    shutdown.cancel();
+    run.await??;
+    factory.shutdown().await;
+    Ok(())
+}
+
 /// Without a declared finalizer the controller drops the key of an object that left its
 /// watch (the behaviour before): the finalizer stays, which is what the declaration fixes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
