@@ -243,7 +243,8 @@
 //! # Leaving the scope
 //!
 //! A controller that reconciles only some objects (a [label selector predicate](Predicate::label_selector),
-//! or an informer whose list options select by label) must still clean up an object that
+//! a [`Scope`] with a label selector, or an informer whose list options select by label) must
+//! still clean up an object that
 //! leaves that scope while carrying its finalizer, or a later delete of the object waits
 //! forever. Declare the finalizer with [`finalizer`](Controller::finalizer) and write the
 //! reconcile with [`finalizer::finalizer_in_scope`](crate::finalizer::finalizer_in_scope):
