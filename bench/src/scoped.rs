@@ -1,7 +1,7 @@
 //! Memory of a scoped cache against an unscoped one (`--only scoped`): the same pods served
 //! to our factory's informer of every pod and to its informer of a scope that selects a tenth
 //! of them by label (`app in (app-00,…,app-04)`, 5 of the 50 apps), each in a child process
-//! of its own (see [`rss`](crate::rss)). The server answers the scope's `labelSelector` with
+//! of its own (see [`crate::rss`]). The server answers the scope's `labelSelector` with
 //! pages of the selected pods only, as an API server would, so the scoped process neither
 //! receives nor decodes the other nine tenths.
 
