@@ -18,7 +18,10 @@ use std::time::Duration;
 use informer_examples::sample_controller::{self, Foo, FooSpec};
 use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::{Api, Client, CustomResourceExt, api::PostParams};
+use kube::{
+    Api, Client, CustomResourceExt,
+    api::{Patch, PatchParams, PostParams},
+};
 use tokio_util::sync::CancellationToken;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -60,9 +63,10 @@ async fn main() -> Result<(), BoxError> {
         .is_ok();
         println!("deployment example-foo created with 2 replicas: {created}");
 
-        let mut foo = foos.get("example-foo").await?;
-        foo.spec.replicas = Some(3);
-        foos.replace("example-foo", &PostParams::default(), &foo).await?;
+        // a patch, not a replace: the controller writes the Foo's status meanwhile
+        let scale = serde_json::json!({"spec": {"replicas": 3}});
+        foos.patch("example-foo", &PatchParams::default(), &Patch::Merge(&scale))
+            .await?;
         let scaled = eventually_async("the scaled deployment", Duration::from_secs(10), async || {
             replicas(deployments.get_opt("example-foo").await.ok().flatten()) == Some(3)
         })

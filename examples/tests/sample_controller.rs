@@ -143,11 +143,11 @@ async fn deployment_status_reaches_foo(running: &Running) {
 
 /// Scaling the Foo scales the Deployment.
 async fn scaling_foo_scales_deployment(running: &Running) {
-    let mut scaled = running.foos.get("web-foo").await.expect("get");
-    scaled.spec.replicas = Some(5);
+    // a patch, not a replace: the controller writes the Foo's status meanwhile
+    let scale = serde_json::json!({"spec": {"replicas": 5}});
     running
         .foos
-        .replace("web-foo", &PostParams::default(), &scaled)
+        .patch("web-foo", &PatchParams::default(), &Patch::Merge(&scale))
         .await
         .expect("updated");
     eventually_async("deployment scaled", WAIT, async || {
