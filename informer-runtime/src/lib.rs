@@ -179,6 +179,7 @@
 #[path = "codegen.rs"]
 pub mod __codegen;
 pub mod cache;
+mod client_layer;
 pub mod controller;
 mod deadline;
 pub mod events;

@@ -263,6 +263,7 @@
 mod action;
 mod error;
 mod filter;
+pub(crate) mod functions;
 mod out_of_scope;
 mod own_writes;
 mod queue;

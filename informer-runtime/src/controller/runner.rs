@@ -3,9 +3,8 @@
 //! any number of times one after another, which is how a manager runs a controller once per
 //! leadership term.
 
+use super::functions::{ErrorPolicyFn, ReconcileFn};
 use std::{
-    fmt,
-    future::Future,
     sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
@@ -15,7 +14,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action, ReconcileScope,
+    ReconcileScope,
     error::{Error, Result},
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
@@ -91,14 +90,12 @@ impl<K, Ctx, R, P> Clone for Runner<K, Ctx, R, P> {
     }
 }
 
-impl<K, Ctx, R, Fut, E, P> Runner<K, Ctx, R, P>
+impl<K, Ctx, R, P> Runner<K, Ctx, R, P>
 where
     K: TypedResource,
     Ctx: Send + Sync + 'static,
-    R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
-    P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+    R: ReconcileFn<K, Ctx>,
+    P: ErrorPolicyFn<K, Ctx, R::Error>,
 {
     /// The controller's name.
     pub(crate) fn name(&self) -> &str {
@@ -160,7 +157,7 @@ struct Running {
 }
 
 impl Running {
-    async fn run<K, Ctx, R, Fut, E, P>(
+    async fn run<K, Ctx, R, P>(
         mut self,
         runner: &Runner<K, Ctx, R, P>,
         leadership: Option<Leadership>,
@@ -168,10 +165,8 @@ impl Running {
     where
         K: TypedResource,
         Ctx: Send + Sync + 'static,
-        R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
-        E: fmt::Display + Send + 'static,
-        P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+        R: ReconcileFn<K, Ctx>,
+        P: ErrorPolicyFn<K, Ctx, R::Error>,
     {
         let settings = &runner.settings;
         if let Err(error) = self.register(&settings.wiring, &settings.counters) {

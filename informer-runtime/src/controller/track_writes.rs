@@ -2,17 +2,13 @@
 //! the next reconcile of the same object waits until the caches have seen it (see
 //! [read your own writes](super#read-your-own-writes)).
 
-use std::{
-    future::Future,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
+use std::sync::Arc;
 
-use http::{Method, Request, Response, header};
+use http::{Request, Response, header};
 use kube::client::Body;
 
 use super::{ReconcileScope, write_log::WriteLog, write_log::WrittenObject};
+use crate::client_layer::{self, BoxError, Layer, ResponseFuture, is_write};
 
 /// `client`, recording the object each successful write made inside a reconcile returns, for
 /// that controller's guard against acting on a cache older than its own writes (see
@@ -46,29 +42,15 @@ use super::{ReconcileScope, write_log::WriteLog, write_log::WrittenObject};
 /// # }
 /// ```
 pub fn track_writes(client: kube::Client) -> kube::Client {
-    let namespace = client.default_namespace().to_owned();
-    kube::Client::new(TrackWrites { client }, namespace)
+    client_layer::wrap(client, TrackWrites)
 }
 
+/// Records the answers of a reconcile's writes in its write log.
 #[derive(Clone)]
-struct TrackWrites {
-    client: kube::Client,
-}
+struct TrackWrites;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-impl tower::Service<Request<Body>> for TrackWrites {
-    type Response = Response<Body>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let client = self.client.clone();
-        // The future is polled in the caller's task, where the reconcile's scope is visible.
+impl Layer for TrackWrites {
+    fn call(&self, client: kube::Client, request: Request<Body>) -> ResponseFuture {
         Box::pin(async move {
             let log = is_write(request.method())
                 .then(ReconcileScope::current_writes)
@@ -103,13 +85,6 @@ async fn record(response: Response<Body>, log: &Arc<WriteLog>) -> Result<Respons
         }
     }
     Ok(Response::from_parts(parts, Body::from(bytes)))
-}
-
-fn is_write(method: &Method) -> bool {
-    matches!(
-        *method,
-        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
-    )
 }
 
 /// Whether the answer may be JSON (what the API server sends unless protobuf was asked for).

@@ -1,9 +1,8 @@
 //! The workers: take a key, reconcile the object the cache holds for it, and requeue it as
 //! the reconcile (or the error policy) asks. Panics are caught here.
 
+use super::functions::{ErrorPolicyFn, ReconcileFn};
 use std::{
-    fmt,
-    future::Future,
     panic::AssertUnwindSafe,
     sync::{Arc, atomic::Ordering},
     time::Instant,
@@ -90,14 +89,12 @@ impl Drop for Active<'_> {
     }
 }
 
-impl<K, Ctx, R, P, Fut, E> Worker<K, Ctx, R, P>
+impl<K, Ctx, R, P> Worker<K, Ctx, R, P>
 where
     K: TypedResource,
     Ctx: Send + Sync + 'static,
-    R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Action, E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
-    P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+    R: ReconcileFn<K, Ctx>,
+    P: ErrorPolicyFn<K, Ctx, R::Error>,
 {
     /// Processes keys until the queue shuts down, `stop` fires or the scope's leadership ends.
     /// A reconcile that started runs to its end (its scope's token tells it to hurry): `stop`
@@ -210,7 +207,10 @@ where
 
     async fn reconcile_in_scope(&self, key: &ObjectKey, object: Arc<K>) -> (ReconcileOutcome, Action) {
         let span = tracing::info_span!("reconcile", controller = %self.controller, object = %key);
-        let called = catch(|| (self.reconcile)(Arc::clone(&object), Arc::clone(&self.context)));
+        let called = catch(|| {
+            self.reconcile
+                .reconcile(Arc::clone(&object), Arc::clone(&self.context))
+        });
         let result = match called {
             Ok(future) => AssertUnwindSafe(future.instrument(span))
                 .catch_unwind()
@@ -222,7 +222,10 @@ where
             Ok(Ok(action)) => (ReconcileOutcome::Success, action),
             Ok(Err(error)) => {
                 tracing::warn!(controller = %self.controller, object = %key, %error, "failed to reconcile; the error policy decides when to retry");
-                let policy = catch(|| (self.error_policy)(object, &error, Arc::clone(&self.context)));
+                let policy = catch(|| {
+                    self.error_policy
+                        .decide(object, &error, Arc::clone(&self.context))
+                });
                 match policy {
                     Ok(action) => (ReconcileOutcome::Error, action),
                     Err(message) => {

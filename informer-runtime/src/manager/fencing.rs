@@ -8,17 +8,13 @@
 //! [`ReconcileScope`](crate::controller::ReconcileScope)), else this replica's. A refused write
 //! fails with a `kube::Error::Service` whose source is a [`WriteRefused`]; reads always pass.
 
-use std::{
-    fmt,
-    future::Future,
-    pin::Pin,
-    task::{Context, Poll},
-};
+use std::fmt;
 
-use http::{Method, Request, Response};
+use http::Request;
 use kube::client::Body;
 
 use crate::{
+    client_layer::{self, BoxError, Layer, ResponseFuture, is_write},
     controller::ReconcileScope,
     leader_election::{LeaderElector, Leadership, Term},
 };
@@ -96,29 +92,12 @@ fn ended(leadership: &Leadership) -> Option<RefusalReason> {
 
 /// `client` with its writes passing through `fence`.
 pub(crate) fn fenced(client: kube::Client, fence: Fence) -> kube::Client {
-    let namespace = client.default_namespace().to_owned();
-    kube::Client::new(FencedService { client, fence }, namespace)
+    client_layer::wrap(client, fence)
 }
 
-#[derive(Clone)]
-struct FencedService {
-    client: kube::Client,
-    fence: Fence,
-}
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-impl tower::Service<Request<Body>> for FencedService {
-    type Response = Response<Body>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let (client, fence) = (self.client.clone(), self.fence.clone());
+impl Layer for Fence {
+    fn call(&self, client: kube::Client, request: Request<Body>) -> ResponseFuture {
+        let fence = self.clone();
         // The check runs when the future is first polled, in the caller's task (where the
         // reconcile's scope is visible), right before the request goes out.
         Box::pin(async move {
@@ -136,11 +115,4 @@ impl tower::Service<Request<Body>> for FencedService {
             client.send(request).await.map_err(BoxError::from)
         })
     }
-}
-
-fn is_write(method: &Method) -> bool {
-    matches!(
-        *method,
-        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
-    )
 }

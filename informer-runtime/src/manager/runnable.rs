@@ -1,16 +1,13 @@
 //! [`Runnable`]: what a [`Manager`](super::Manager) runs, on every replica or only on the
 //! leader.
 
-use std::{fmt, future::Future, sync::Arc};
+use crate::controller::functions::{ErrorPolicyFn, ReconcileFn};
+use std::{fmt, future::Future};
 
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    controller::{Action, runner::Runner},
-    factory::TypedResource,
-    leader_election::Leadership,
-};
+use crate::{controller::runner::Runner, factory::TypedResource, leader_election::Leadership};
 
 /// The error a runnable ends with.
 pub type RunnableError = Box<dyn std::error::Error + Send + Sync>;
@@ -143,14 +140,12 @@ where
 
 /// A controller is a runnable on the leader: each run registers its handlers on a fresh
 /// queue, reconciles until the term ends, and drains.
-impl<K, Ctx, R, Fut, E, P> Runnable for Runner<K, Ctx, R, P>
+impl<K, Ctx, R, P> Runnable for Runner<K, Ctx, R, P>
 where
     K: TypedResource,
     Ctx: Send + Sync + 'static,
-    R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Action, E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
-    P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+    R: ReconcileFn<K, Ctx>,
+    P: ErrorPolicyFn<K, Ctx, R::Error>,
 {
     fn name(&self) -> &str {
         Runner::name(self)
