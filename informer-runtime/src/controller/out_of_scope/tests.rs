@@ -122,6 +122,50 @@ async fn leave_scope_then_delete(
     Ok(())
 }
 
+/// A controller running with a logging context, until [`Running::stop`].
+struct Running {
+    context: Arc<Context>,
+    shutdown: CancellationToken,
+    run: tokio::task::JoinHandle<crate::controller::Result<()>>,
+    factory: SharedInformerFactory,
+}
+
+impl Running {
+    /// Runs `controller` of `factory`, its reconciles writing through `api` and judging the
+    /// scope by `scope`.
+    fn start(
+        factory: &SharedInformerFactory,
+        controller: Controller<ConfigMap>,
+        api: &Api<ConfigMap>,
+        scope: Predicate<ConfigMap>,
+    ) -> Self {
+        let context = Arc::new(Context {
+            api: api.clone(),
+            scope,
+            log: Log::default(),
+        });
+        let shutdown = CancellationToken::new();
+        let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
+            reconcile,
+            |_, _, _| Action::requeue_with_backoff(),
+            Arc::clone(&context),
+        ));
+        Self {
+            context,
+            shutdown,
+            run,
+            factory: factory.clone(),
+        }
+    }
+
+    async fn stop(self) -> Result<(), Box<dyn std::error::Error>> {
+        self.shutdown.cancel();
+        self.run.await??;
+        self.factory.shutdown().await;
+        Ok(())
+    }
+}
+
 /// A label selector predicate: removing the label makes the controller's predicate reject
 /// the update, but the object carries the finalizer and is out of scope, so it is reconciled
 /// and released.
@@ -141,19 +185,10 @@ async fn a_label_removed_under_a_predicate_runs_the_cleanup_and_releases_the_obj
         .with_predicate(scope.clone())
         .finalizer(FINALIZER);
     let stats = controller.stats();
-    let context = Arc::new(Context {
-        api: api.clone(),
-        scope,
-        log: Log::default(),
-    });
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        reconcile,
-        |_, _, _| Action::requeue_with_backoff(),
-        Arc::clone(&context),
-    ));
+    let running = Running::start(&factory, controller, &api, scope);
+    let context = &running.context;
 
-    leave_scope_then_delete(&api, &context).await?;
+    leave_scope_then_delete(&api, context).await?;
     assert!(stats.out_of_scope() >= 1, "{stats:?}");
     assert!(
         finalizers(&api, "other").await.is_empty(),
@@ -161,10 +196,7 @@ async fn a_label_removed_under_a_predicate_runs_the_cleanup_and_releases_the_obj
     );
     assert!(!context.log.has("apply:other"));
 
-    shutdown.cancel();
-    run.await??;
-    factory.shutdown().await;
-    Ok(())
+    running.stop().await
 }
 
 /// A watch restricted by a label selector: removing the label makes the API server send
@@ -182,19 +214,15 @@ async fn a_label_removed_under_a_label_selector_watch_runs_the_cleanup_and_relea
         .build();
     let controller = Controller::<ConfigMap>::new(&factory).finalizer(FINALIZER);
     let stats = controller.stats();
-    let context = Arc::new(Context {
-        api: api.clone(),
-        scope: Predicate::matching_labels("replicate=true")?,
-        log: Log::default(),
-    });
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        reconcile,
-        |_, _, _| Action::requeue_with_backoff(),
-        Arc::clone(&context),
-    ));
+    let running = Running::start(
+        &factory,
+        controller,
+        &api,
+        Predicate::matching_labels("replicate=true")?,
+    );
+    let context = &running.context;
 
-    leave_scope_then_delete(&api, &context).await?;
+    leave_scope_then_delete(&api, context).await?;
     assert_eq!(stats.out_of_scope(), 1, "{stats:?}");
     assert_eq!(
         stats.skipped_missing(),
@@ -202,10 +230,7 @@ async fn a_label_removed_under_a_label_selector_watch_runs_the_cleanup_and_relea
         "reconciled from its last state, not skipped"
     );
 
-    shutdown.cancel();
-    run.await??;
-    factory.shutdown().await;
-    Ok(())
+    running.stop().await
 }
 
 /// The same with a scoped controller (`Controller::new_in` with a label scope, the issue's
@@ -221,25 +246,18 @@ async fn a_label_removed_from_an_object_of_a_scoped_controller_releases_it()
     let scope = crate::scope::Scope::<ConfigMap>::all().labels("replicate=true")?;
     let controller = Controller::new_in(&factory, &scope).finalizer(FINALIZER);
     let stats = controller.stats();
-    let context = Arc::new(Context {
-        api: api.clone(),
-        scope: Predicate::matching_labels("replicate=true")?,
-        log: Log::default(),
-    });
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        reconcile,
-        |_, _, _| Action::requeue_with_backoff(),
-        Arc::clone(&context),
-    ));
+    let running = Running::start(
+        &factory,
+        controller,
+        &api,
+        Predicate::matching_labels("replicate=true")?,
+    );
+    let context = &running.context;
 
-    leave_scope_then_delete(&api, &context).await?;
+    leave_scope_then_delete(&api, context).await?;
     assert_eq!(stats.out_of_scope(), 1, "{stats:?}");
 
-    shutdown.cancel();
-    run.await??;
-    factory.shutdown().await;
-    Ok(())
+    running.stop().await
 }
 
 /// Without a declared finalizer the controller drops the key of an object that left its
@@ -256,17 +274,13 @@ async fn without_the_declaration_the_object_that_left_the_watch_keeps_the_finali
         .build();
     let controller = Controller::<ConfigMap>::new(&factory);
     let stats = controller.stats();
-    let context = Arc::new(Context {
-        api: api.clone(),
-        scope: Predicate::matching_labels("replicate=true")?,
-        log: Log::default(),
-    });
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        reconcile,
-        |_, _, _| Action::requeue_with_backoff(),
-        Arc::clone(&context),
-    ));
+    let running = Running::start(
+        &factory,
+        controller,
+        &api,
+        Predicate::matching_labels("replicate=true")?,
+    );
+    let context = &running.context;
     eventually("applied", WAIT, || context.log.has("apply:cm")).await?;
     let unlabel = json!({ "metadata": { "labels": { "replicate": null } } });
     api.patch("cm", &PatchParams::default(), &Patch::Merge(&unlabel))
@@ -282,8 +296,5 @@ async fn without_the_declaration_the_object_that_left_the_watch_keeps_the_finali
         "stuck with the finalizer"
     );
 
-    shutdown.cancel();
-    run.await??;
-    factory.shutdown().await;
-    Ok(())
+    running.stop().await
 }
