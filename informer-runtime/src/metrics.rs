@@ -8,8 +8,8 @@
 //!   duration (client-go's workqueue metrics), fed through [`QueueMetrics`].
 //! - [`ControllerMetrics`]: per controller, reconciles by result, errors, panics, reconcile
 //!   time, active workers and concurrency, under controller-runtime's names (so its dashboards
-//!   work), fed through [`ReconcileMetrics`]; [`register_controller`] wires both to a
-//!   [`Controller`].
+//!   work), and the waits for a reconcile's own writes (`controller_own_write_*`), fed through
+//!   [`ReconcileMetrics`]; [`register_controller`] wires both to a [`Controller`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -44,7 +44,7 @@ use prometheus_client::{
 use prometheus_client::metrics::family::Family;
 
 use crate::{
-    controller::{Controller, ReconcileMetrics, ReconcileOutcome},
+    controller::{Controller, OwnWriteWait, ReconcileMetrics, ReconcileOutcome},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::LeaderElector,
     workqueue::QueueMetrics,
@@ -340,6 +340,9 @@ pub struct ControllerMetrics {
     reconcile_time: Histogram,
     active_workers: Gauge,
     max_concurrent: Gauge,
+    own_write_waits: Family<Vec<(&'static str, &'static str)>, Counter>,
+    own_write_wait_time: Histogram,
+    own_writes_skipped: Counter,
 }
 
 impl ControllerMetrics {
@@ -353,6 +356,10 @@ impl ControllerMetrics {
             reconcile_time: Histogram::new(exponential_buckets(1e-3, 4.0, 12)),
             active_workers: Gauge::default(),
             max_concurrent: Gauge::default(),
+            own_write_waits: Family::default(),
+            // 1 ms to about 16 s.
+            own_write_wait_time: Histogram::new(exponential_buckets(1e-3, 2.0, 15)),
+            own_writes_skipped: Counter::default(),
         });
         let registry = registry.sub_registry_with_label(("controller".into(), name.to_owned().into()));
         registry.register(
@@ -385,6 +392,21 @@ impl ControllerMetrics {
             "The most reconciles the controller runs at once.",
             metrics.max_concurrent.clone(),
         );
+        registry.register(
+            "controller_own_write_waits",
+            "Reconciles held back until the caches saw the previous reconcile's writes, by how the wait ended (caught_up, timed_out).",
+            metrics.own_write_waits.clone(),
+        );
+        registry.register(
+            "controller_own_write_wait_seconds",
+            "How long reconciles were held back for their own writes.",
+            metrics.own_write_wait_time.clone(),
+        );
+        registry.register(
+            "controller_own_writes_skipped",
+            "Writes not waited for: a resource version that is not an integer.",
+            metrics.own_writes_skipped.clone(),
+        );
         metrics
     }
 }
@@ -412,6 +434,17 @@ impl ReconcileMetrics for ControllerMetrics {
 
     fn concurrency(&self, concurrency: usize) {
         self.max_concurrent.set(clamp(concurrency));
+    }
+
+    fn own_write_wait(&self, outcome: OwnWriteWait, waited: Duration) {
+        self.own_write_waits
+            .get_or_create(&vec![("result", outcome.as_str())])
+            .inc();
+        self.own_write_wait_time.observe(waited.as_secs_f64());
+    }
+
+    fn own_write_skipped(&self) {
+        self.own_writes_skipped.inc();
     }
 }
 
@@ -536,6 +569,26 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }
+    }
+
+    #[test]
+    fn controller_metrics_count_waits_for_own_writes_by_result() -> Result<(), fmt::Error> {
+        let mut registry = Registry::default();
+        let metrics = ControllerMetrics::register(&mut registry, "creator");
+        metrics.own_write_wait(OwnWriteWait::CaughtUp, Duration::from_millis(800));
+        metrics.own_write_wait(OwnWriteWait::TimedOut, Duration::from_secs(5));
+        metrics.own_write_skipped();
+        let mut text = String::new();
+        encode(&mut text, &registry)?;
+        for line in [
+            "controller_own_write_waits_total{controller=\"creator\",result=\"caught_up\"} 1",
+            "controller_own_write_waits_total{controller=\"creator\",result=\"timed_out\"} 1",
+            "controller_own_write_wait_seconds_count{controller=\"creator\"} 2",
+            "controller_own_writes_skipped_total{controller=\"creator\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
+        }
+        Ok(())
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

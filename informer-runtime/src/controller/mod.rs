@@ -288,7 +288,7 @@ use tokio_util::sync::CancellationToken;
 pub use action::Action;
 pub use error::{Error, Result};
 pub use scope::ReconcileScope;
-pub use stats::{ControllerStats, ReconcileMetrics, ReconcileOutcome};
+pub use stats::{ControllerStats, OwnWriteWait, ReconcileMetrics, ReconcileOutcome};
 pub use track_writes::track_writes;
 
 use out_of_scope::OutOfScope;

@@ -17,7 +17,11 @@ use hashbrown::HashMap;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{queue::KeyQueue, stats::Counters, write_log::WrittenObject};
+use super::{
+    queue::KeyQueue,
+    stats::{Counters, OwnWriteWait},
+    write_log::WrittenObject,
+};
 use crate::{key::ObjectKey, scope::Selection, workqueue::Priority};
 
 /// How long the next reconcile of an object waits at most for its own writes, by default.
@@ -220,7 +224,7 @@ impl OwnWrites {
     fn comparable(&self, key: &ObjectKey, written: &WrittenObject) -> Option<u64> {
         let parsed = parse(&written.resource_version);
         if parsed.is_none() {
-            self.counters.own_writes_skipped.fetch_add(1, Ordering::Relaxed);
+            self.counters.own_write_skipped();
             tracing::debug!(
                 controller = %self.controller,
                 object = %key,
@@ -255,7 +259,7 @@ impl OwnWrites {
                 Seen::Yes => false,
                 Seen::No => true,
                 Seen::Unknown => {
-                    self.counters.own_writes_skipped.fetch_add(1, Ordering::Relaxed);
+                    self.counters.own_write_skipped();
                     false
                 }
             })
@@ -311,12 +315,17 @@ impl OwnWrites {
             outcome = tokio::time::timeout(self.timeout, caught_up) => outcome,
         };
         let waited = started.elapsed();
-        let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
-        self.counters
-            .own_write_wait_nanos
-            .fetch_add(nanos, Ordering::Relaxed);
+        let caught_up = outcome.is_ok();
+        self.counters.own_write_waited(
+            if caught_up {
+                OwnWriteWait::CaughtUp
+            } else {
+                OwnWriteWait::TimedOut
+            },
+            waited,
+        );
         let mut records = self.lock();
-        if outcome.is_ok() {
+        if caught_up {
             records.by_key.remove(&key);
             drop(records);
             tracing::debug!(controller = %self.controller, object = %key, ?waited, "the caches have seen the previous reconcile's writes");
@@ -325,7 +334,6 @@ impl OwnWrites {
                 pending.state = PendingState::Expired;
             }
             drop(records);
-            self.counters.own_write_timeouts.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(
                 controller = %self.controller,
                 object = %key,

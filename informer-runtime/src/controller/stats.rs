@@ -46,6 +46,34 @@ pub trait ReconcileMetrics: Send + Sync {
     fn concurrency(&self, concurrency: usize) {
         let _ = concurrency;
     }
+    /// A reconcile held back until the caches saw its object's previous writes went ahead
+    /// after `waited`: the caches caught up, or the wait timed out.
+    fn own_write_wait(&self, outcome: OwnWriteWait, waited: Duration) {
+        let _ = (outcome, waited);
+    }
+    /// A write could not be waited for (its resource version, or a cache's, is not an
+    /// integer).
+    fn own_write_skipped(&self) {}
+}
+
+/// How a wait for the caches to see a reconcile's own writes ended (see
+/// [read your own writes](super#read-your-own-writes)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OwnWriteWait {
+    /// The caches have seen the writes.
+    CaughtUp,
+    /// The timeout passed; the reconcile went ahead on the caches as they were.
+    TimedOut,
+}
+
+impl OwnWriteWait {
+    /// The label of this outcome in metrics (`caught_up`, `timed_out`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::CaughtUp => "caught_up",
+            Self::TimedOut => "timed_out",
+        }
+    }
 }
 
 #[derive(Default)]
@@ -69,6 +97,26 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// Records the end of a wait for the caches to see a reconcile's writes.
+    pub(crate) fn own_write_waited(&self, outcome: OwnWriteWait, waited: Duration) {
+        let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        self.own_write_wait_nanos.fetch_add(nanos, Ordering::Relaxed);
+        if outcome == OwnWriteWait::TimedOut {
+            self.own_write_timeouts.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(metrics) = self.metrics.get() {
+            metrics.own_write_wait(outcome, waited);
+        }
+    }
+
+    /// Records a write that could not be waited for.
+    pub(crate) fn own_write_skipped(&self) {
+        self.own_writes_skipped.fetch_add(1, Ordering::Relaxed);
+        if let Some(metrics) = self.metrics.get() {
+            metrics.own_write_skipped();
+        }
+    }
+
     /// Makes `queue` the one whose depth the stats report.
     pub(crate) fn set_queue(&self, queue: Arc<KeyQueue>) {
         *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = Some(queue);
