@@ -257,8 +257,10 @@ const NAMESPACE: &str = "default";
 const CHILD: &str = "parent-child";
 
 /// How long the config map watch holds each event back: the child informer's cache trails
-/// the server by this much.
-const LAG: Duration = Duration::from_millis(800);
+/// the server by this much. Long enough that the reconcile after the create comes before the
+/// event even on a loaded machine (else the cache has caught up and nothing is held back),
+/// and well under the guard's 5 s timeout.
+const LAG: Duration = Duration::from_secs(2);
 
 fn parent() -> Secret {
     Secret {
