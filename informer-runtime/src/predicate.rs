@@ -229,9 +229,10 @@ impl<K: Resource + 'static> Predicate<K> {
     /// writing its own status does not wake itself. Objects without a generation never raise
     /// it: updates of them never pass.
     ///
-    /// An update that sets `metadata.deletionTimestamp` passes too: kube-apiserver raises the
-    /// generation then as well, but a server that does not (an aggregated API, a test server)
-    /// must not hide a deletion from a controller whose finalizer waits for it.
+    /// An update that sets `metadata.deletionTimestamp` passes too: kube-apiserver (and the
+    /// embedded test server) raise the generation then as well, for types that keep one, but
+    /// a server that does not (an aggregated API) must not hide a deletion from a controller
+    /// whose finalizer waits for it.
     pub fn generation_changed() -> Self {
         Self::new("generation changed", |event| match event {
             Event::Update { old, new } => {

@@ -21,7 +21,7 @@
 use serde_json::{Value, json};
 
 use crate::registry::{ResourceType, StorageKey};
-use crate::state::{State, now_rfc3339, with_type};
+use crate::state::{State, begin_deletion, with_type};
 use crate::status::ApiError;
 use crate::storage::{ObjectKey, meta_str, metadata_mut};
 
@@ -188,8 +188,7 @@ impl State {
         let mut marked = owner;
         let meta = metadata_mut(&mut marked);
         if !meta.contains_key("deletionTimestamp") {
-            meta.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            begin_deletion(meta);
         }
         let finalizers = meta.entry("finalizers").or_insert_with(|| json!([]));
         if let Some(list) = finalizers.as_array_mut()

@@ -55,6 +55,20 @@ pub(crate) fn now_rfc3339() -> String {
         .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
 }
 
+/// Marks an object's metadata as being deleted, as kube-apiserver's graceful deletion does for
+/// an object that finalizers keep: a `deletionTimestamp` (now), a grace period of 0, and the
+/// generation raised by one where the type keeps one, so that controllers filtering on
+/// generation changes see the deletion begin.
+pub(crate) fn begin_deletion(meta: &mut serde_json::Map<String, Value>) {
+    meta.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+    if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
+        && generation > 0
+    {
+        meta.insert("generation".into(), json!(generation + 1));
+    }
+}
+
 /// A random UUID (version 4 layout).
 pub(crate) fn new_uid() -> String {
     let n = fastrand::u128(..);
@@ -441,9 +455,7 @@ impl State {
                 return Ok(with_type(old, rt));
             }
             let mut new = old;
-            let meta = metadata_mut(&mut new);
-            meta.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            begin_deletion(metadata_mut(&mut new));
             return Ok(with_type(self.store.put(rt, new), rt));
         }
         self.remove(rt, &k).ok_or_else(|| ApiError::not_found(rt, name))
@@ -649,6 +661,8 @@ mod tests {
         .expect("created");
         let terminating = s.delete(&pods(), Some("ns"), "p", &Value::Null).expect("marked");
         assert!(terminating["metadata"]["deletionTimestamp"].is_string());
+        // kube-apiserver's updateForGracefulDeletionAndFinalizers raises the generation
+        assert_eq!(terminating["metadata"]["generation"], 2);
         let mut done = terminating;
         done["metadata"]["finalizers"] = json!([]);
         s.update(&pods(), Some("ns"), "p", done, UpdateMode::Main)

@@ -46,6 +46,14 @@ struct Context {
 }
 
 impl Context {
+    /// A context whose first reconcile waits for the gate.
+    fn holding_the_first() -> Arc<Self> {
+        Arc::new(Self {
+            first: AtomicBool::new(true),
+            ..Self::default()
+        })
+    }
+
     fn position_of(&self, name: &str) -> Option<usize> {
         self.reconciled
             .lock()
@@ -59,6 +67,19 @@ impl Context {
     }
 }
 
+/// Logs each reconciled name; the first reconcile waits for the gate.
+async fn record_holding_the_first(
+    cm: Arc<ConfigMap>,
+    context: Arc<Context>,
+) -> Result<Action, std::convert::Infallible> {
+    let name = cm.metadata.name.clone().unwrap_or_default();
+    context.reconciled.lock().expect("log").push(name);
+    if context.first.swap(false, Ordering::SeqCst) {
+        context.gate.notified().await;
+    }
+    Ok(Action::await_change())
+}
+
 /// Where the live change `live` lands among the reconciles when it is made while the first
 /// listed object is being reconciled and the rest of the list waits.
 async fn position_of_a_live_change(priority_queue: bool) -> Result<usize, Box<dyn std::error::Error>> {
@@ -69,20 +90,10 @@ async fn position_of_a_live_change(priority_queue: bool) -> Result<usize, Box<dy
     let factory = SharedInformerFactory::new(server.client()?);
     let controller = Controller::<ConfigMap>::new(&factory).priority_queue(priority_queue);
     let stats = controller.stats();
-    let context = Arc::new(Context {
-        first: AtomicBool::new(true),
-        ..Context::default()
-    });
+    let context = Context::holding_the_first();
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        |cm: Arc<ConfigMap>, context: Arc<Context>| async move {
-            let name = cm.metadata.name.clone().unwrap_or_default();
-            context.reconciled.lock().expect("log").push(name);
-            if context.first.swap(false, Ordering::SeqCst) {
-                context.gate.notified().await;
-            }
-            Ok::<_, std::convert::Infallible>(Action::await_change())
-        },
+        record_holding_the_first,
         |_, _, _| Action::await_change(),
         Arc::clone(&context),
     ));
@@ -137,20 +148,10 @@ async fn a_high_priority_request_jumps_the_initial_list() -> Result<(), Box<dyn 
     let (requests, trigger) = futures::channel::mpsc::unbounded();
     let controller = Controller::<ConfigMap>::new(&factory).reconcile_on_with_priority(trigger);
     let stats = controller.stats();
-    let context = Arc::new(Context {
-        first: AtomicBool::new(true),
-        ..Context::default()
-    });
+    let context = Context::holding_the_first();
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        |cm: Arc<ConfigMap>, context: Arc<Context>| async move {
-            let name = cm.metadata.name.clone().unwrap_or_default();
-            context.reconciled.lock().expect("log").push(name);
-            if context.first.swap(false, Ordering::SeqCst) {
-                context.gate.notified().await;
-            }
-            Ok::<_, std::convert::Infallible>(Action::await_change())
-        },
+        record_holding_the_first,
         |_, _, _| Action::await_change(),
         Arc::clone(&context),
     ));
