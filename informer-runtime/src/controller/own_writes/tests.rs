@@ -417,13 +417,17 @@ async fn a_guard_that_times_out_counts_and_lets_the_reconcile_act_on_its_cache()
 async fn a_managers_client_tracks_writes_so_its_controllers_create_the_child_once()
 -> Result<(), Box<dyn std::error::Error>> {
     let server = TestServer::start().await?;
-    server.set_watch_lag("configmaps", Some(LAG));
+    // Twice the lag, and a timeout well above it: under a loaded test run the manager's
+    // controller may take its next reconcile late, after a shorter lag had passed.
+    server.set_watch_lag("configmaps", Some(LAG * 2));
     let mut manager = Manager::builder(server.client()?).build()?;
     let creator = Creator::new(
         manager.client(),
         manager.factory().informer::<ConfigMap>().lister(),
     );
-    let controller = Controller::<Secret>::new(manager.factory()).owns::<ConfigMap>();
+    let controller = Controller::<Secret>::new(manager.factory())
+        .owns::<ConfigMap>()
+        .wait_for_own_writes(Some(LAG * 5));
     let stats = controller.stats();
     manager.add_controller(controller, create_child, retry, Arc::clone(&creator));
     let shutdown = CancellationToken::new();
