@@ -198,6 +198,7 @@ pub mod prelude;
 pub mod reflector;
 pub mod scope;
 pub mod selector;
+pub mod sharding;
 pub mod source;
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]

@@ -1,7 +1,7 @@
 //! The configuration of a [`LeaderElector`](super::LeaderElector): which lease, who we are, and
 //! the three durations that pace the election.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use super::error::{Error, Result};
 
@@ -33,6 +33,7 @@ pub struct Config {
     pub(crate) retry_period: Duration,
     pub(crate) release_on_cancel: bool,
     pub(crate) name: String,
+    pub(crate) labels: BTreeMap<String, String>,
 }
 
 impl Config {
@@ -50,6 +51,7 @@ impl Config {
             retry_period: Duration::from_secs(2),
             release_on_cancel: false,
             name: lease_name.to_string(),
+            labels: BTreeMap::new(),
         }
     }
 
@@ -88,6 +90,14 @@ impl Config {
     /// The name in logs (default: the lease name).
     pub fn name(mut self, name: &str) -> Self {
         self.name = name.to_string();
+        self
+    }
+
+    /// Puts label `key=value` on the lease: set when the lease is created, and put back on
+    /// each renewal if it went missing (other labels on the lease are kept). A shard's Lease
+    /// carries its ring's name this way (see [`sharding`](crate::sharding)).
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        self.labels.insert(key.to_string(), value.to_string());
         self
     }
 

@@ -1,6 +1,8 @@
 //! The lock: one `coordination.k8s.io/v1` Lease, read and written with optimistic concurrency
 //! (client-go's `resourcelock.LeaseLock`).
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
@@ -16,14 +18,17 @@ pub(crate) struct LeaseLock {
     name: String,
     /// `namespace/name`, for errors and logs.
     lease: String,
+    /// Labels the lease must carry.
+    labels: BTreeMap<String, String>,
 }
 
 impl LeaseLock {
-    pub(crate) fn new(client: kube::Client, namespace: &str, name: &str) -> Self {
+    pub(crate) fn new(client: kube::Client, namespace: &str, name: &str, labels: BTreeMap<String, String>) -> Self {
         Self {
             api: Api::namespaced(client, namespace),
             name: name.to_string(),
             lease: format!("{namespace}/{name}"),
+            labels,
         }
     }
 
@@ -40,6 +45,7 @@ impl LeaseLock {
         let lease = Lease {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
+                labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                 ..ObjectMeta::default()
             },
             spec: Some(spec),
@@ -58,8 +64,16 @@ impl LeaseLock {
         spec: LeaseSpec,
         action: &'static str,
     ) -> Result<Lease> {
+        let mut metadata = current.metadata.clone();
+        if !self.labels.is_empty() {
+            // merged, not replaced: the sharder keeps its own labels on a shard's lease
+            let labels = metadata.labels.get_or_insert_with(BTreeMap::new);
+            for (key, value) in &self.labels {
+                labels.insert(key.clone(), value.clone());
+            }
+        }
         let lease = Lease {
-            metadata: current.metadata.clone(),
+            metadata,
             spec: Some(spec),
         };
         self.api

@@ -1,0 +1,49 @@
+//! What can go wrong when configuring or running sharding.
+
+/// An error of a ring's or a shard's configuration, or of the sharder.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The ring's name cannot be part of a label key.
+    #[error(
+        "failed to use {name:?} as a ring name: {reason}; a ring name becomes the name part of the `shard.alpha.sharding.timebertt.dev/<ring>` label key, so it must be at most 63 characters of a-z, A-Z, 0-9, `-`, `_` and `.`, starting and ending with a letter or digit"
+    )]
+    RingName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The shard's name cannot be a label value or a Lease name.
+    #[error(
+        "failed to use {name:?} as a shard name: {reason}; it is the shard's Lease name, its holder identity and the value of the shard label, so it must be at most 63 characters of a-z, 0-9, `-` and `.`, starting and ending with a letter or digit, such as the pod name"
+    )]
+    ShardName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A resource was listed twice in a ring.
+    #[error(
+        "failed to add {resource} to ring {ring:?}: it is already in the ring; a resource is either a ring resource or controlled by exactly one"
+    )]
+    DuplicateResource {
+        /// The ring.
+        ring: String,
+        /// `plural.group`.
+        resource: String,
+    },
+    /// The ring has no resources.
+    #[error("failed to use ring {ring:?}: it lists no resources; add the controller's own type with `ControllerRing::resource`")]
+    EmptyRing {
+        /// The ring.
+        ring: String,
+    },
+    /// The shard's lease configuration is invalid.
+    #[error("failed to configure the shard Lease: {0}")]
+    Lease(#[from] crate::leader_election::Error),
+}
+
+/// A sharding result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

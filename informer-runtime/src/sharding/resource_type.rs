@@ -1,0 +1,84 @@
+//! [`ResourceType`]: one resource of a ring, named as the API names it.
+
+use std::fmt;
+
+use kube::Resource;
+
+use crate::factory::TypedResource;
+
+/// A resource in a [`ControllerRing`](super::ControllerRing): the Rust type and the API's
+/// group, version, kind and plural.
+#[derive(Clone)]
+pub struct ResourceType {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) kind: String,
+    pub(crate) plural: String,
+}
+
+impl ResourceType {
+    /// The resource of `K`.
+    pub fn of<K: TypedResource>() -> Self {
+        Self {
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+        }
+    }
+
+    /// Whether this is the resource of `K` (by group and plural, so that a type and its
+    /// metadata-only form are the same resource).
+    pub fn is<K: Resource<DynamicType = ()>>(&self) -> bool {
+        self.group == K::group(&()) && self.plural == K::plural(&())
+    }
+
+    /// The API group (empty for the core group).
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The kind, as owner references name it.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The plural resource name.
+    pub fn plural(&self) -> &str {
+        &self.plural
+    }
+
+    /// The API version (`v1`, `apps/v1`).
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl PartialEq for ResourceType {
+    fn eq(&self, other: &Self) -> bool {
+        self.group == other.group && self.plural == other.plural
+    }
+}
+
+impl Eq for ResourceType {}
+
+impl fmt::Debug for ResourceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for ResourceType {
+    /// `plural.group`, or `plural` in the core group, as kubectl writes a group-resource.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.plural)
+        } else {
+            write!(f, "{}.{}", self.plural, self.group)
+        }
+    }
+}

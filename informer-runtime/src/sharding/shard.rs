@@ -1,0 +1,186 @@
+//! [`Shard`]: one replica's place in a ring: its name, its Lease, and what it caches.
+
+use std::{sync::Arc, time::Duration};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+
+use super::{
+    error::{Error, Result},
+    labels::{RING_LABEL, drain_label, shard_label},
+    ring::ControllerRing,
+};
+use crate::{factory::TypedResource, leader_election, scope::Scope};
+
+/// One shard of a [`ControllerRing`]: a replica that holds its own Lease and reconciles only
+/// the objects assigned to it.
+///
+/// Give it to [`Manager::builder`](crate::manager::Builder::shard): the manager then holds the
+/// shard's Lease (named after the shard, labelled with the ring) instead of competing for a
+/// leader's, caches only the ring's objects labelled for this shard, and its controllers hand
+/// over objects the sharder drains.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use informer_runtime::sharding::{ControllerRing, RingResource, Shard};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let ring = ControllerRing::new("configmaps")?.resource(RingResource::of::<ConfigMap>())?;
+/// let shard = Shard::new(ring, "replicator-7d9f8-x2k4p", "default")?
+///     .lease_duration(Duration::from_secs(15));
+/// assert_eq!(shard.selector(), "shard.alpha.sharding.timebertt.dev/configmaps=replicator-7d9f8-x2k4p");
+/// # Ok::<(), informer_runtime::sharding::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Shard {
+    ring: Arc<ControllerRing>,
+    name: String,
+    shard_label: String,
+    drain_label: String,
+    lease: leader_election::Config,
+}
+
+/// Where an object stands for a shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Assignment {
+    /// Assigned to this shard: reconcile it.
+    Ours,
+    /// Assigned to this shard and drained by the sharder: acknowledge, do not reconcile.
+    Draining,
+    /// Assigned to another shard, or to none: leave it alone.
+    NotOurs,
+}
+
+impl Shard {
+    /// Shard `name` of `ring`, holding the Lease `name` in `lease_namespace` (as the Go
+    /// sharder expects: the Lease's name is the holder identity; use the pod name). The Lease
+    /// durations are client-go's (15 s, renew deadline 10 s, retry 2 s) and the Lease is
+    /// released on a graceful shutdown, so the sharder moves the shard's objects at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ShardName`] if `name` cannot be a label value; [`Error::EmptyRing`] if the ring
+    /// lists no resources.
+    pub fn new(ring: impl Into<Arc<ControllerRing>>, name: impl Into<String>, lease_namespace: &str) -> Result<Self> {
+        let ring = ring.into().checked()?;
+        let name = name.into();
+        if let Err(reason) = check_shard_name(&name) {
+            return Err(Error::ShardName { name, reason });
+        }
+        let lease = leader_election::Config::new(&name, lease_namespace, &name)
+            .label(RING_LABEL, ring.name())
+            .release_on_cancel(true)
+            .name(&format!("shard {name} of ring {}", ring.name()));
+        Ok(Self {
+            shard_label: shard_label(ring.name()),
+            drain_label: drain_label(ring.name()),
+            ring,
+            name,
+            lease,
+        })
+    }
+
+    /// How long the sharder waits after the last renewal before it treats the shard as gone
+    /// (default 15 s); see [`leader_election::Config::lease_duration`].
+    #[must_use]
+    pub fn lease_duration(mut self, duration: Duration) -> Self {
+        self.lease = self.lease.lease_duration(duration);
+        self
+    }
+
+    /// How long the shard keeps reconciling without a successful renewal (default 10 s): it
+    /// stops before its Lease can expire; see [`leader_election::Config::renew_deadline`].
+    #[must_use]
+    pub fn renew_deadline(mut self, duration: Duration) -> Self {
+        self.lease = self.lease.renew_deadline(duration);
+        self
+    }
+
+    /// The wait between two renewals (default 2 s).
+    #[must_use]
+    pub fn retry_period(mut self, duration: Duration) -> Self {
+        self.lease = self.lease.retry_period(duration);
+        self
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> &Arc<ControllerRing> {
+        &self.ring
+    }
+
+    /// The shard's name: its Lease's name, holder identity and shard-label value.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The Lease the shard holds, as a leader election config.
+    pub fn lease(&self) -> &leader_election::Config {
+        &self.lease
+    }
+
+    /// The label selector of the objects assigned to this shard.
+    pub fn selector(&self) -> String {
+        self.ring.shard_selector(&self.name)
+    }
+
+    /// `scope` narrowed to this shard's objects when the ring divides `K`; `scope` itself
+    /// otherwise.
+    pub fn restrict<K: TypedResource>(&self, scope: Scope<K>) -> Scope<K> {
+        if !self.ring.contains::<K>() {
+            return scope;
+        }
+        scope
+            .labels(&self.selector())
+            .expect("a shard selector is made of a checked label key and value")
+    }
+
+    /// Whether the drain hand-over applies to objects of `K` (the controllers' own resources
+    /// of the ring).
+    pub(crate) fn drains<K: Resource<DynamicType = ()>>(&self) -> bool {
+        self.ring.is_ring_resource::<K>()
+    }
+
+    /// Where the object with `metadata` stands for this shard.
+    pub(crate) fn assignment(&self, metadata: &ObjectMeta) -> Assignment {
+        let labels = metadata.labels.as_ref();
+        let assigned = labels
+            .and_then(|labels| labels.get(&self.shard_label))
+            .is_some_and(|shard| *shard == self.name);
+        if !assigned {
+            return Assignment::NotOurs;
+        }
+        if labels.is_some_and(|labels| labels.contains_key(&self.drain_label)) {
+            return Assignment::Draining;
+        }
+        Assignment::Ours
+    }
+
+    /// Whether the object with `metadata` carries the ring's drain label.
+    pub(crate) fn is_drained(&self, metadata: &ObjectMeta) -> bool {
+        metadata
+            .labels
+            .as_ref()
+            .is_some_and(|labels| labels.contains_key(&self.drain_label))
+    }
+
+    /// The merge patch that acknowledges a drain: removes the shard and drain labels,
+    /// conditional on `resource_version` (a 409 if the object changed since it was read).
+    pub(crate) fn acknowledge_patch(&self, resource_version: Option<&str>) -> serde_json::Value {
+        serde_json::json!({
+            "metadata": {
+                "resourceVersion": resource_version,
+                "labels": {&self.shard_label: null, &self.drain_label: null},
+            }
+        })
+    }
+}
+
+/// Checks a shard name: a label value that is also a Lease name (lowercase).
+fn check_shard_name(name: &str) -> std::result::Result<(), &'static str> {
+    super::ring::check_label_name(name)?;
+    if name.chars().any(|c| c.is_ascii_uppercase() || c == '_') {
+        return Err("it holds an uppercase letter or `_`, which a Lease name cannot");
+    }
+    Ok(())
+}
