@@ -35,10 +35,23 @@ pub enum Error {
         resource: String,
     },
     /// The ring has no resources.
-    #[error("failed to use ring {ring:?}: it lists no resources; add the controller's own type with `ControllerRing::resource`")]
+    #[error(
+        "failed to use ring {ring:?}: it lists no resources; add the controller's own type with `ControllerRing::resource`"
+    )]
     EmptyRing {
         /// The ring.
         ring: String,
+    },
+    /// An object's hash key cannot be computed: it has no name, or its controller reference
+    /// is malformed. The sharder logs and counts it and leaves the object unassigned.
+    #[error(
+        "failed to compute the hash key of {object}: {reason}; fix the object's name or its owner reference with `controller: true`"
+    )]
+    HashKey {
+        /// The object: `plural.group namespace/name`.
+        object: String,
+        /// What is wrong.
+        reason: String,
     },
     /// The shard's lease configuration is invalid.
     #[error("failed to configure the shard Lease: {0}")]

@@ -52,12 +52,20 @@
 //! ```
 
 mod error;
+mod hash_key;
+mod hash_ring;
 pub mod labels;
+mod lease_state;
 mod resource_type;
 mod ring;
 mod shard;
 
 pub use error::{Error, Result};
+pub use hash_key::hash_key_for_object;
+pub use hash_ring::{DEFAULT_VIRTUAL_NODES, HashFn, HashRing, xxhash64};
+pub use lease_state::{
+    DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
+};
 pub use resource_type::ResourceType;
 pub use ring::{ControllerRing, RingResource};
 pub use shard::Shard;

@@ -62,7 +62,11 @@ impl Shard {
     ///
     /// [`Error::ShardName`] if `name` cannot be a label value; [`Error::EmptyRing`] if the ring
     /// lists no resources.
-    pub fn new(ring: impl Into<Arc<ControllerRing>>, name: impl Into<String>, lease_namespace: &str) -> Result<Self> {
+    pub fn new(
+        ring: impl Into<Arc<ControllerRing>>,
+        name: impl Into<String>,
+        lease_namespace: &str,
+    ) -> Result<Self> {
         let ring = ring.into().checked()?;
         let name = name.into();
         if let Err(reason) = check_shard_name(&name) {
