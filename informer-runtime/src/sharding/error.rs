@@ -53,6 +53,9 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The sharder's selection of shard Leases cannot be built (an invalid Lease namespace).
+    #[error("failed to select the shard Leases: {0}")]
+    LeaseScope(#[from] crate::scope::Error),
     /// The shard's lease configuration is invalid.
     #[error("failed to configure the shard Lease: {0}")]
     Lease(#[from] crate::leader_election::Error),

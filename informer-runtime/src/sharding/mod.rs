@@ -56,9 +56,11 @@ mod hash_key;
 mod hash_ring;
 pub mod labels;
 mod lease_state;
+mod metadata_access;
 mod resource_type;
 mod ring;
 mod shard;
+mod sharder;
 
 pub use error::{Error, Result};
 pub use hash_key::hash_key_for_object;
@@ -67,6 +69,7 @@ pub use lease_state::{
     DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
 };
 pub use resource_type::ResourceType;
+pub use sharder::{DEFAULT_CONCURRENT_MOVES, DEFAULT_RESYNC_PERIOD, Sharder, SharderStats};
 pub use ring::{ControllerRing, RingResource};
 pub use shard::Shard;
 
