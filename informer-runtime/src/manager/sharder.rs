@@ -22,9 +22,14 @@ impl Runnable for Sharder {
         let sharder = self.clone();
         Box::pin(async move {
             if sharder.elects_itself() {
-                return sharder.run_until(context.stop()).await.map_err(RunnableError::from);
+                return sharder
+                    .run_until(context.stop())
+                    .await
+                    .map_err(RunnableError::from);
             }
-            sharder.run_term(context.stop(), context.leadership().cloned()).await;
+            sharder
+                .run_term(context.stop(), context.leadership().cloned())
+                .await;
             Ok(())
         })
     }

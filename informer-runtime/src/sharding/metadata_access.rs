@@ -38,10 +38,19 @@ impl<K: Send + Sync> CachedMetadata for PartialObjectMeta<K> {
 pub(crate) trait MetadataAccess: Send + Sync {
     /// The metadata-only informer of the resource in `factory` (shared with other users of
     /// the factory), with `on_change` registered for its adds and updates.
-    fn watch(&self, factory: &SharedInformerFactory, on_change: OnChange) -> informer::Result<Arc<dyn MetadataCache>>;
+    fn watch(
+        &self,
+        factory: &SharedInformerFactory,
+        on_change: OnChange,
+    ) -> informer::Result<Arc<dyn MetadataCache>>;
 
     /// Sends the JSON merge patch `patch` to the object `key`.
-    fn merge_patch(&self, client: kube::Client, key: &ObjectKey, patch: serde_json::Value) -> BoxFuture<'static, kube::Result<()>>;
+    fn merge_patch(
+        &self,
+        client: kube::Client,
+        key: &ObjectKey,
+        patch: serde_json::Value,
+    ) -> BoxFuture<'static, kube::Result<()>>;
 }
 
 /// A metadata-only cache of one resource.
@@ -62,7 +71,11 @@ impl<K> TypedAccess<K> {
 }
 
 impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
-    fn watch(&self, factory: &SharedInformerFactory, on_change: OnChange) -> informer::Result<Arc<dyn MetadataCache>> {
+    fn watch(
+        &self,
+        factory: &SharedInformerFactory,
+        on_change: OnChange,
+    ) -> informer::Result<Arc<dyn MetadataCache>> {
         let informer = factory.metadata_informer::<K>();
         let on_update = Arc::clone(&on_change);
         informer.add_event_handler(
@@ -73,7 +86,12 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
         Ok(Arc::new(informer))
     }
 
-    fn merge_patch(&self, client: kube::Client, key: &ObjectKey, patch: serde_json::Value) -> BoxFuture<'static, kube::Result<()>> {
+    fn merge_patch(
+        &self,
+        client: kube::Client,
+        key: &ObjectKey,
+        patch: serde_json::Value,
+    ) -> BoxFuture<'static, kube::Result<()>> {
         let api: Api<K> = <K::Scope as ApiScope>::api(client, key.namespace());
         let name = key.name().to_owned();
         Box::pin(async move {

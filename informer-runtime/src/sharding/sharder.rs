@@ -92,7 +92,10 @@ impl fmt::Debug for Sharder {
             .field("ring", &self.ring.name())
             .field("leases", &self.leases)
             .field("options", &self.options)
-            .field("election", &self.election.as_ref().map(leader_election::Config::lease))
+            .field(
+                "election",
+                &self.election.as_ref().map(leader_election::Config::lease),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -104,7 +107,11 @@ impl Sharder {
     ///
     /// [`Error::EmptyRing`] if the ring lists no resources; [`Error::LeaseScope`] if
     /// `lease_namespace` is not a namespace name.
-    pub fn new(client: kube::Client, ring: impl Into<Arc<ControllerRing>>, lease_namespace: &str) -> Result<Self> {
+    pub fn new(
+        client: kube::Client,
+        ring: impl Into<Arc<ControllerRing>>,
+        lease_namespace: &str,
+    ) -> Result<Self> {
         let ring = ring.into().checked()?;
         let leases = Scope::all()
             .namespace(lease_namespace)?

@@ -6,8 +6,9 @@ mod membership;
 mod objects;
 
 use std::{
+    collections::HashMap,
     panic::AssertUnwindSafe,
-    sync::{Arc, RwLock},
+    sync::{Arc, Mutex, RwLock},
     time::Duration,
 };
 
@@ -73,6 +74,9 @@ struct Shared {
     leases: ScopedLister<Lease>,
     watched: Vec<Watched>,
     membership: RwLock<Arc<Membership>>,
+    /// The resourceVersion each item had when the sharder last changed it, until the cache
+    /// holds a newer one: a check of the older version would write again and get a 409.
+    written: Mutex<HashMap<WorkItem, Option<String>>>,
 }
 
 /// Runs one term of `sharder` until `stop` is cancelled or `leadership` ends.
@@ -84,7 +88,9 @@ pub(super) async fn run(sharder: &Sharder, stop: CancellationToken, leadership: 
     let run = async {
         match Shared::watch(sharder, &factory, &queue, stop.clone(), leadership.clone()) {
             Ok(shared) => shared.run(&factory).await,
-            Err(error) => tracing::error!(%error, "failed to register the sharder's event handlers; the term ends"),
+            Err(error) => {
+                tracing::error!(%error, "failed to register the sharder's event handlers; the term ends")
+            }
         }
     };
     tokio::select! {
@@ -124,10 +130,12 @@ impl Shared {
                 .controlled()
                 .iter()
                 .map(|controlled| (controlled, Some(ring_resource.resource().clone())));
-            for (resource, controller) in std::iter::once((ring_resource.resource(), None)).chain(controlled) {
+            for (resource, controller) in std::iter::once((ring_resource.resource(), None)).chain(controlled)
+            {
                 let index = watched.len();
                 let queue = Arc::clone(queue);
-                let on_change: OnChange = Arc::new(move |key| queue.add(WorkItem::Object { resource: index, key }));
+                let on_change: OnChange =
+                    Arc::new(move |key| queue.add(WorkItem::Object { resource: index, key }));
                 let cache = resource.access.watch(factory, on_change)?;
                 watched.push(Watched {
                     resource: resource.clone(),
@@ -140,7 +148,13 @@ impl Shared {
             client: sharder.client.clone(),
             shard_label: shard_label(sharder.ring.name()),
             drain_label: drain_label(sharder.ring.name()),
-            lease_namespace: leases.scope().selected_namespaces().iter().next().cloned().unwrap_or_default(),
+            lease_namespace: leases
+                .scope()
+                .selected_namespaces()
+                .iter()
+                .next()
+                .cloned()
+                .unwrap_or_default(),
             options: sharder.options.clone(),
             counters: Arc::clone(&sharder.counters),
             stop,
@@ -149,13 +163,16 @@ impl Shared {
             leases: leases.lister(),
             watched,
             membership: RwLock::new(Arc::new(Membership::empty())),
+            written: Mutex::default(),
         })
     }
 
     /// Starts the informers, waits for their caches, then works until the term ends.
     async fn run(self, factory: &SharedInformerFactory) {
         factory.start();
-        let report = factory.wait_for_cache_sync_until(self.stop.clone().cancelled_owned()).await;
+        let report = factory
+            .wait_for_cache_sync_until(self.stop.clone().cancelled_owned())
+            .await;
         if !report.all_synced() {
             if !self.stop.is_cancelled() {
                 tracing::error!(%report, "the sharder's caches did not sync; the term ends");
@@ -234,6 +251,36 @@ impl Shared {
         }
     }
 
+    /// Whether the cache still holds the version of `item` the sharder changed last (its
+    /// `resource_version` then): its watch event is on the way, and it is checked then.
+    fn awaits_own_write(&self, item: &WorkItem, resource_version: Option<&String>) -> bool {
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        match written.get(item) {
+            Some(before) if before.as_ref() == resource_version => true,
+            Some(_) => {
+                written.remove(item);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Records that the sharder changed `item`, which had `resource_version`.
+    fn wrote(&self, item: WorkItem, resource_version: Option<String>) {
+        self.written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(item, resource_version);
+    }
+
+    /// Forgets what the sharder wrote to `item` (it is gone).
+    fn forget_write(&self, item: &WorkItem) {
+        self.written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(item);
+    }
+
     /// Whether this term may still write: not stopped, and still leading.
     fn may_write(&self) -> bool {
         let may = !self.stop.is_cancelled() && self.leadership.as_ref().is_none_or(Leadership::is_current);
@@ -271,7 +318,10 @@ impl Shared {
 }
 
 /// Registers the handler that queues a Lease on each of its changes.
-fn watch_leases(leases: &ScopedInformer<Lease>, queue: &Arc<RateLimitingQueue<WorkItem>>) -> crate::informer::Result<()> {
+fn watch_leases(
+    leases: &ScopedInformer<Lease>,
+    queue: &Arc<RateLimitingQueue<WorkItem>>,
+) -> crate::informer::Result<()> {
     let name_of = |lease: &Lease| lease.metadata.name.clone().unwrap_or_default();
     let (on_add, on_update, on_delete) = (Arc::clone(queue), Arc::clone(queue), Arc::clone(queue));
     leases.add_event_handler(

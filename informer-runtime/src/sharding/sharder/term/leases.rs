@@ -15,7 +15,7 @@ use kube::{
 };
 use serde_json::json;
 
-use super::{Outcome, Shared};
+use super::{Outcome, Shared, WorkItem};
 use crate::{
     key::ObjectKey,
     sharding::{
@@ -34,9 +34,15 @@ impl Shared {
     pub(super) async fn check_lease(&self, name: &str) -> Outcome {
         self.refresh_membership();
         let key = ObjectKey::new(&self.lease_namespace, name);
+        let item = WorkItem::Lease(name.to_owned());
         let Ok(Some(lease)) = self.leases.get_by_key(&key) else {
+            self.forget_write(&item);
             return Outcome::Done;
         };
+        let cached_version = lease.metadata.resource_version.clone();
+        if self.awaits_own_write(&item, cached_version.as_ref()) {
+            return Outcome::Done;
+        }
         let times = LeaseTimes::with_orphan_after(&lease, Timestamp::now(), self.options.orphan_after);
         let state = ShardState::from_times(&lease, &times);
         let previous = lease
@@ -48,15 +54,29 @@ impl Shared {
         let mut lease = Lease::clone(&lease);
         if previous != state {
             match self.label_state(&lease, state).await {
-                Ok(Some(labelled)) => lease = labelled,
+                Ok(Some(labelled)) => {
+                    self.wrote(item.clone(), cached_version.clone());
+                    lease = labelled;
+                }
                 Ok(None) => return Outcome::Done,
                 Err(outcome) => return outcome,
             }
         }
-        self.act_on_state(lease, state, previous, &times).await
+        let outcome = self.act_on_state(lease, state, previous, &times).await;
+        if state == ShardState::Uncertain && matches!(outcome, Outcome::After(_)) {
+            // acquired
+            self.wrote(item, cached_version);
+        }
+        outcome
     }
 
-    async fn act_on_state(&self, lease: Lease, state: ShardState, previous: ShardState, times: &LeaseTimes) -> Outcome {
+    async fn act_on_state(
+        &self,
+        lease: Lease,
+        state: ShardState,
+        previous: ShardState,
+        times: &LeaseTimes,
+    ) -> Outcome {
         let name = lease.metadata.name.clone().unwrap_or_default();
         match state {
             ShardState::Ready => {
@@ -98,7 +118,11 @@ impl Shared {
                 "labels": {STATE_LABEL: state.as_str()},
             }
         });
-        match self.api().patch(name, &PatchParams::default(), &Patch::Merge(patch)).await {
+        match self
+            .api()
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
             Ok(labelled) => Ok(Some(labelled)),
             Err(error) => Err(self.failed(&format!("label shard Lease {name} {state}"), &error)),
         }
@@ -114,7 +138,8 @@ impl Shared {
         }
         let now = MicroTime(Timestamp::now());
         let spec = lease.spec.get_or_insert_with(Default::default);
-        let seconds = i32::try_from(times.lease_duration.as_secs_f64().round() as i64).unwrap_or(i32::MAX / 2);
+        let seconds =
+            i32::try_from(times.lease_duration.as_secs_f64().round() as i64).unwrap_or(i32::MAX / 2);
         spec.holder_identity = Some(SHARDER_IDENTITY.to_owned());
         spec.lease_duration_seconds = Some(seconds.saturating_mul(2));
         spec.acquire_time = Some(now.clone());

@@ -68,17 +68,25 @@ impl Shared {
         let mut membership = self.membership.write().unwrap_or_else(|e| e.into_inner());
         let changed = available != membership.available;
         let ring = if changed {
-            Arc::new(HashRing::with_virtual_nodes(self.options.virtual_nodes, available.iter().cloned()))
+            Arc::new(HashRing::with_virtual_nodes(
+                self.options.virtual_nodes,
+                available.iter().cloned(),
+            ))
         } else {
             Arc::clone(&membership.ring)
         };
-        *membership = Arc::new(Membership { states, available, ring });
+        *membership = Arc::new(Membership {
+            states,
+            available,
+            ring,
+        });
         drop(membership);
         if changed {
             let members = self.membership();
-            self.counters
-                .ring_members
-                .store(members.available.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            self.counters.ring_members.store(
+                members.available.len() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
             tracing::info!(shards = ?members.available, "the ring's available shards changed; checking every object");
             self.enqueue_objects();
         }

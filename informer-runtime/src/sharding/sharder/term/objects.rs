@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Outcome, Shared, Watched};
+use super::{Outcome, Shared, Watched, WorkItem};
 use crate::{
     key::ObjectKey,
     sharding::{hash_key, metadata_access::CachedMetadata, sharder::stats::Counters},
@@ -36,9 +36,17 @@ impl Shared {
         let Some(watched) = self.watched.get(resource) else {
             return Outcome::Done;
         };
+        let item = WorkItem::Object {
+            resource,
+            key: key.clone(),
+        };
         let Some(object) = watched.cache.get(key) else {
+            self.forget_write(&item);
             return Outcome::Done;
         };
+        if self.awaits_own_write(&item, object.metadata().resource_version.as_ref()) {
+            return Outcome::Done;
+        }
         let Some(hash_key) = self.hash_key(watched, object.as_ref()) else {
             return Outcome::Done;
         };
@@ -64,7 +72,7 @@ impl Shared {
             Some(_) => Change::Move,
         };
         tracing::debug!(resource = %watched.resource, object = %key, from = ?current, to = desired, "{}", change.verb());
-        self.write(watched, key, object.as_ref(), change, desired).await
+        self.write(watched, &item, object.as_ref(), change, desired).await
     }
 
     /// The object's hash key; `None` when it is not assigned (no controller of the ring's
@@ -82,7 +90,17 @@ impl Shared {
         })
     }
 
-    async fn write(&self, watched: &Watched, key: &ObjectKey, object: &dyn CachedMetadata, change: Change, desired: &str) -> Outcome {
+    async fn write(
+        &self,
+        watched: &Watched,
+        item: &WorkItem,
+        object: &dyn CachedMetadata,
+        change: Change,
+        desired: &str,
+    ) -> Outcome {
+        let WorkItem::Object { key, .. } = item else {
+            return Outcome::Done;
+        };
         if !self.may_write() {
             return Outcome::Done;
         }
@@ -92,7 +110,11 @@ impl Shared {
             Change::Assign | Change::Move => json!({&self.shard_label: desired, &self.drain_label: null}),
         };
         let patch = json!({"metadata": {"resourceVersion": resource_version, "labels": labels}});
-        let result = watched.resource.access.merge_patch(self.client.clone(), key, patch).await;
+        let result = watched
+            .resource
+            .access
+            .merge_patch(self.client.clone(), key, patch)
+            .await;
         if let Err(error) = result {
             let what = format!("{} {} {key}", change.verb(), watched.resource);
             return self.failed(&what, &error);
@@ -103,6 +125,7 @@ impl Shared {
             Change::Move => &self.counters.moves,
         };
         Counters::bump(counter);
+        self.wrote(item.clone(), resource_version.clone());
         Outcome::Done
     }
 }
