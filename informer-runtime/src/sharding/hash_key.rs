@@ -200,7 +200,8 @@ mod tests {
     /// apiVersion / kind / name".
     #[test]
     fn controller_reference_without_a_field_is_an_error() {
-        let cases: [(fn(&mut OwnerReference), &str); 3] = [
+        type Edit = fn(&mut OwnerReference);
+        let cases: [(Edit, &str); 3] = [
             (|r| r.api_version.clear(), "has no apiVersion"),
             (|r| r.kind.clear(), "has no kind"),
             (|r| r.name.clear(), "has no name"),

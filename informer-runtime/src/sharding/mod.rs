@@ -1,6 +1,6 @@
 //! Sharding: replicas that each cache and reconcile a share of the objects, on the protocol of
 //! kubernetes-controller-sharding (github timebertt), so that its Go sharder can drive our
-//! shards and our [sharder] can drive its shards.
+//! shards and our [sharder](Sharder) can drive its shards.
 //!
 //! Leader election gives one active replica holding every object in memory; sharding divides
 //! the cache and the work, using the API server as its only coordinator:

@@ -2,6 +2,7 @@
 //! before they move, and keeps the shards' Leases (declaring dead shards, deleting orphaned
 //! Leases): kubernetes-controller-sharding's sharder and shardlease controller, in process.
 
+mod options;
 mod stats;
 mod term;
 
@@ -10,6 +11,7 @@ use std::{fmt, future::Future, sync::Arc, time::Duration};
 use k8s_openapi::api::coordination::v1::Lease;
 use tokio_util::sync::CancellationToken;
 
+use options::Options;
 pub use stats::SharderStats;
 
 use super::{
@@ -75,15 +77,6 @@ pub struct Sharder {
     counters: Arc<stats::Counters>,
     /// `sharder <ring>`, the name a manager knows it by.
     name: String,
-}
-
-/// The tunables of a sharder.
-#[derive(Debug, Clone)]
-pub(crate) struct Options {
-    pub(crate) virtual_nodes: usize,
-    pub(crate) concurrent_moves: usize,
-    pub(crate) resync_period: Duration,
-    pub(crate) orphan_after: Duration,
 }
 
 impl fmt::Debug for Sharder {
@@ -228,7 +221,14 @@ impl Sharder {
     /// One term: acts until `stop` is cancelled or `leadership` ends, and writes only while
     /// `leadership` is [current](Leadership::is_current) (always without one).
     pub(crate) async fn run_term(&self, stop: CancellationToken, leadership: Option<Leadership>) {
-        term::run(self, stop, leadership).await;
+        let setup = term::Setup {
+            client: &self.client,
+            ring: &self.ring,
+            leases: &self.leases,
+            options: &self.options,
+            counters: &self.counters,
+        };
+        term::run(setup, stop, leadership).await;
     }
 
     async fn run_elected(&self, config: leader_election::Config, stop: CancellationToken) -> Result<()> {

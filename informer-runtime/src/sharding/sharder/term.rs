@@ -8,26 +8,27 @@ mod objects;
 use std::{
     collections::HashMap,
     panic::AssertUnwindSafe,
-    sync::{Arc, Mutex, RwLock},
+    sync::{Arc, Mutex, RwLock, atomic::Ordering},
     time::Duration,
 };
 
 use futures::FutureExt;
-use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::{api::coordination::v1::Lease, jiff::Timestamp};
 use tokio_util::sync::CancellationToken;
 
 use self::membership::Membership;
-use super::{Options, Sharder, stats::Counters};
+use super::{options::Options, stats::Counters};
 use crate::{
     factory::SharedInformerFactory,
     informer::handler::EventHandlerFuncs,
     key::ObjectKey,
     leader_election::Leadership,
-    scope::{ScopedInformer, ScopedLister},
+    scope::{Scope, ScopedInformer, ScopedLister},
     sharding::{
         labels::{drain_label, shard_label},
         metadata_access::{MetadataCache, OnChange},
         resource_type::ResourceType,
+        ring::ControllerRing,
     },
     workqueue::{RateLimitingQueue, default_controller_rate_limiter},
 };
@@ -79,14 +80,23 @@ struct Shared {
     written: Mutex<HashMap<WorkItem, Option<String>>>,
 }
 
-/// Runs one term of `sharder` until `stop` is cancelled or `leadership` ends.
-pub(super) async fn run(sharder: &Sharder, stop: CancellationToken, leadership: Option<Leadership>) {
+/// What a term is run with: the sharder's configuration and counters.
+pub(super) struct Setup<'a> {
+    pub(super) client: &'a kube::Client,
+    pub(super) ring: &'a ControllerRing,
+    pub(super) leases: &'a Scope<Lease>,
+    pub(super) options: &'a Options,
+    pub(super) counters: &'a Arc<Counters>,
+}
+
+/// Runs one term of a sharder until `stop` is cancelled or `leadership` ends.
+pub(super) async fn run(sharder: Setup<'_>, stop: CancellationToken, leadership: Option<Leadership>) {
     let stop = stop.child_token();
     let factory = SharedInformerFactory::new(sharder.client.clone());
     let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
     let span = tracing::info_span!("sharder", ring = %sharder.ring.name());
     let run = async {
-        match Shared::watch(sharder, &factory, &queue, stop.clone(), leadership.clone()) {
+        match Shared::watch(&sharder, &factory, &queue, stop.clone(), leadership.clone()) {
             Ok(shared) => shared.run(&factory).await,
             Err(error) => {
                 tracing::error!(%error, "failed to register the sharder's event handlers; the term ends")
@@ -116,13 +126,13 @@ async fn ended(leadership: Option<&Leadership>, stop: &CancellationToken) {
 impl Shared {
     /// Creates the term's informers with their handlers, which feed `queue`.
     fn watch(
-        sharder: &Sharder,
+        sharder: &Setup<'_>,
         factory: &SharedInformerFactory,
         queue: &Arc<RateLimitingQueue<WorkItem>>,
         stop: CancellationToken,
         leadership: Option<Leadership>,
     ) -> crate::informer::Result<Self> {
-        let leases = factory.informer_in(&sharder.leases);
+        let leases = factory.informer_in(sharder.leases);
         watch_leases(&leases, queue)?;
         let mut watched = Vec::new();
         for ring_resource in sharder.ring.resources() {
@@ -156,7 +166,7 @@ impl Shared {
                 .cloned()
                 .unwrap_or_default(),
             options: sharder.options.clone(),
-            counters: Arc::clone(&sharder.counters),
+            counters: Arc::clone(sharder.counters),
             stop,
             leadership,
             queue: Arc::clone(queue),
@@ -248,6 +258,35 @@ impl Shared {
             for key in watched.cache.keys() {
                 self.queue.add(WorkItem::Object { resource, key });
             }
+        }
+    }
+
+    /// The membership as last computed.
+    fn membership(&self) -> Arc<Membership> {
+        Arc::clone(&self.membership.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Recomputes the membership from the cached Leases; when the available shards changed,
+    /// queues every object to be checked against the new ring.
+    fn refresh_membership(&self) {
+        let leases = self.leases.list_in_scope(&Default::default());
+        let mut membership = self.membership.write().unwrap_or_else(|e| e.into_inner());
+        let next = Membership::from_leases(
+            &leases,
+            Timestamp::now(),
+            self.options.orphan_after,
+            self.options.virtual_nodes,
+            &membership,
+        );
+        let changed = next.available() != membership.available();
+        *membership = Arc::new(next);
+        drop(membership);
+        if changed {
+            let members = self.membership();
+            let count = u64::try_from(members.available().len()).unwrap_or(u64::MAX);
+            self.counters.ring_members.store(count, Ordering::Relaxed);
+            tracing::info!(shards = ?members.available(), "the ring's available shards changed; checking every object");
+            self.enqueue_objects();
         }
     }
 

@@ -494,3 +494,32 @@ async fn a_deposed_sharder_writes_nothing() -> TestResult {
     term.await?;
     Ok(())
 }
+
+/// A sharder that elects itself acts once it holds its election Lease, and releases it on
+/// shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_elected_sharder_acts_while_it_leads() -> TestResult {
+    let server = TestServer::start().await?;
+    add_shard(&server, "shard-a", LONG)?;
+    server.create_typed(&config_map("settings", None))?;
+    let election = crate::leader_election::Config::new("replicator-sharder", NAMESPACE, "sharder-0")
+        .lease_duration(Duration::from_secs(2))
+        .renew_deadline(Duration::from_secs(1))
+        .retry_period(Duration::from_millis(200))
+        .release_on_cancel(true);
+    let sharder = sharder(&server)?.leader_election(election);
+    let running = Running::start(&sharder);
+    eventually("the config map assigned", WAIT, || {
+        shard_of(&server, "ConfigMap", "settings").as_deref() == Some("shard-a")
+    })
+    .await?;
+    let holder = |server: &TestServer| {
+        lease_on_server(server, "replicator-sharder")
+            .and_then(|lease| lease.spec?.holder_identity)
+            .unwrap_or_default()
+    };
+    assert_eq!(holder(&server), "sharder-0");
+    running.stop().await?;
+    assert_eq!(holder(&server), "", "the election Lease is released on shutdown");
+    Ok(())
+}
