@@ -112,7 +112,12 @@ impl LeaderElector {
     /// nothing until [`run`](Self::run).
     pub fn new(client: kube::Client, config: Config) -> Result<Self> {
         config.validate()?;
-        let lock = LeaseLock::new(client, &config.namespace, &config.lease_name, config.labels.clone());
+        let lock = LeaseLock::new(
+            client,
+            &config.namespace,
+            &config.lease_name,
+            config.labels.clone(),
+        );
         Ok(Self {
             inner: Arc::new(Inner {
                 config,

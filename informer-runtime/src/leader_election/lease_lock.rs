@@ -23,7 +23,12 @@ pub(crate) struct LeaseLock {
 }
 
 impl LeaseLock {
-    pub(crate) fn new(client: kube::Client, namespace: &str, name: &str, labels: BTreeMap<String, String>) -> Self {
+    pub(crate) fn new(
+        client: kube::Client,
+        namespace: &str,
+        name: &str,
+        labels: BTreeMap<String, String>,
+    ) -> Self {
         Self {
             api: Api::namespaced(client, namespace),
             name: name.to_string(),

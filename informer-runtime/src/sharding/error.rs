@@ -35,7 +35,9 @@ pub enum Error {
         resource: String,
     },
     /// The ring has no resources.
-    #[error("failed to use ring {ring:?}: it lists no resources; add the controller's own type with `ControllerRing::resource`")]
+    #[error(
+        "failed to use ring {ring:?}: it lists no resources; add the controller's own type with `ControllerRing::resource`"
+    )]
     EmptyRing {
         /// The ring.
         ring: String,

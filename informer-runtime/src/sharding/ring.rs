@@ -152,7 +152,8 @@ impl ControllerRing {
     /// The equivalent `sharding.timebertt.dev/v1alpha1` `ControllerRing` object, for clusters
     /// where kubernetes-controller-sharding's Go sharder assigns the objects.
     pub fn manifest(&self) -> serde_json::Value {
-        let group_resource = |resource: &ResourceType| json!({"group": resource.group(), "resource": resource.plural()});
+        let group_resource =
+            |resource: &ResourceType| json!({"group": resource.group(), "resource": resource.plural()});
         let resources: Vec<serde_json::Value> = self
             .resources
             .iter()
@@ -175,7 +176,9 @@ impl ControllerRing {
     /// The ring, checked to be usable: it lists at least one resource.
     pub(crate) fn checked(self: Arc<Self>) -> Result<Arc<Self>> {
         if self.resources.is_empty() {
-            return Err(Error::EmptyRing { ring: self.name.clone() });
+            return Err(Error::EmptyRing {
+                ring: self.name.clone(),
+            });
         }
         Ok(self)
     }

@@ -3,14 +3,17 @@
 use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
 
 use super::{
     error::{Error, Result},
     labels::{RING_LABEL, drain_label, shard_label},
     ring::ControllerRing,
 };
-use crate::{factory::TypedResource, leader_election, scope::Scope};
+use crate::{
+    factory::{self, SharedInformerFactory, TypedResource},
+    leader_election,
+    scope::Scope,
+};
 
 /// One shard of a [`ControllerRing`]: a replica that holds its own Lease and reconciles only
 /// the objects assigned to it.
@@ -62,7 +65,11 @@ impl Shard {
     ///
     /// [`Error::ShardName`] if `name` cannot be a label value; [`Error::EmptyRing`] if the ring
     /// lists no resources.
-    pub fn new(ring: impl Into<Arc<ControllerRing>>, name: impl Into<String>, lease_namespace: &str) -> Result<Self> {
+    pub fn new(
+        ring: impl Into<Arc<ControllerRing>>,
+        name: impl Into<String>,
+        lease_namespace: &str,
+    ) -> Result<Self> {
         let ring = ring.into().checked()?;
         let name = name.into();
         if let Err(reason) = check_shard_name(&name) {
@@ -124,6 +131,34 @@ impl Shard {
         self.ring.shard_selector(&self.name)
     }
 
+    /// `builder` restricted to this shard: every resource of the ring gets the shard's label
+    /// selector ([`factory::Builder::resource_labels`]), so controllers on the factory cache
+    /// only this shard's objects. A manager with a [shard](crate::manager::Builder::shard)
+    /// builds its default factory this way.
+    pub fn restrict_factory(&self, builder: factory::Builder) -> factory::Builder {
+        let selector = self.selector();
+        self.ring.all_types().fold(builder, |builder, resource| {
+            builder
+                .resource_labels(resource.group(), resource.plural(), &selector)
+                .expect("a shard selector is made of a checked label key and value")
+        })
+    }
+
+    /// The resources of the ring that `factory` does not restrict to this shard (see
+    /// [`restrict_factory`](Self::restrict_factory)), as `plural.group`.
+    pub fn unrestricted_in(&self, factory: &SharedInformerFactory) -> Vec<String> {
+        let selector = self.selector();
+        self.ring
+            .all_types()
+            .filter(|resource| {
+                !factory
+                    .resource_labels(resource.group(), resource.plural())
+                    .contains(&selector.as_str())
+            })
+            .map(ToString::to_string)
+            .collect()
+    }
+
     /// `scope` narrowed to this shard's objects when the ring divides `K`; `scope` itself
     /// otherwise.
     pub fn restrict<K: TypedResource>(&self, scope: Scope<K>) -> Scope<K> {
@@ -133,12 +168,6 @@ impl Shard {
         scope
             .labels(&self.selector())
             .expect("a shard selector is made of a checked label key and value")
-    }
-
-    /// Whether the drain hand-over applies to objects of `K` (the controllers' own resources
-    /// of the ring).
-    pub(crate) fn drains<K: Resource<DynamicType = ()>>(&self) -> bool {
-        self.ring.is_ring_resource::<K>()
     }
 
     /// Where the object with `metadata` stands for this shard.
