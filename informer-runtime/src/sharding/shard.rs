@@ -213,3 +213,95 @@ fn check_shard_name(name: &str) -> std::result::Result<(), &'static str> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+    use super::*;
+    use crate::sharding::{RingResource, labels::SHARD_LABEL_PREFIX};
+
+    fn ring() -> Result<ControllerRing> {
+        ControllerRing::new("web")?.resource(RingResource::of::<ConfigMap>())
+    }
+
+    fn metadata(labels: &[(&str, &str)]) -> ObjectMeta {
+        let labels: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        ObjectMeta {
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn a_shard_name_is_a_lease_name_and_a_label_value() -> Result<()> {
+        assert!(Shard::new(ring()?, "web-7d9f8-x2k4p", "default").is_ok());
+        for bad in ["Web", "web_1", "", "-web", &"w".repeat(64)] {
+            assert!(
+                matches!(Shard::new(ring()?, bad, "default"), Err(Error::ShardName { .. })),
+                "{bad:?}"
+            );
+        }
+        let empty = ControllerRing::new("empty")?;
+        assert!(matches!(
+            Shard::new(empty, "a", "default"),
+            Err(Error::EmptyRing { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn the_shard_lease_is_named_after_the_shard_and_labelled_with_the_ring() -> Result<()> {
+        let shard = Shard::new(ring()?, "web-0", "controllers")?;
+        let lease = shard.lease();
+        assert_eq!(lease.lease(), "controllers/web-0");
+        assert_eq!(lease.identity(), "web-0");
+        assert_eq!(lease.labels.get(RING_LABEL).map(String::as_str), Some("web"));
+        assert!(lease.release_on_cancel);
+        Ok(())
+    }
+
+    #[test]
+    fn assignment_follows_the_shard_and_drain_labels() -> Result<()> {
+        let shard = Shard::new(ring()?, "web-0", "default")?;
+        let key = format!("{SHARD_LABEL_PREFIX}web");
+        let drain = drain_label("web");
+        assert_eq!(shard.assignment(&metadata(&[(&key, "web-0")])), Assignment::Ours);
+        assert_eq!(
+            shard.assignment(&metadata(&[(&key, "web-0"), (&drain, "true")])),
+            Assignment::Draining
+        );
+        assert_eq!(
+            shard.assignment(&metadata(&[(&key, "web-1")])),
+            Assignment::NotOurs
+        );
+        assert_eq!(
+            shard.assignment(&metadata(&[(&drain, "true")])),
+            Assignment::NotOurs
+        );
+        assert_eq!(shard.assignment(&ObjectMeta::default()), Assignment::NotOurs);
+        // another ring's labels say nothing about this one
+        assert_eq!(
+            shard.assignment(&metadata(&[(&shard_label("other"), "web-0")])),
+            Assignment::NotOurs
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_rings_resources_are_restricted() -> Result<()> {
+        let shard = Shard::new(ring()?, "web-0", "default")?;
+        let config_maps = shard.restrict(Scope::<ConfigMap>::all());
+        assert_eq!(
+            config_maps.selected_labels().to_string(),
+            "shard.alpha.sharding.timebertt.dev/web=web-0"
+        );
+        assert!(shard.restrict(Scope::<Secret>::all()).is_everything());
+        Ok(())
+    }
+}
