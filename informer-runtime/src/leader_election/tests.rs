@@ -136,17 +136,34 @@ async fn acquire_from_unled_object() -> TestResult {
 }
 
 // client-go: testTryAcquireOrRenew, "acquire from led, unacked object": the lease has not
-// changed for a lease duration since this replica observed it.
+// changed for the holder's lease duration (the 1 s it wrote) since this replica observed it.
 #[tokio::test]
 async fn acquire_from_led_unacked_object() -> TestResult {
     let server = TestServer::start().await?;
     seed(&server, "b", 3)?;
     let a = elector(&server, "a")?;
-    let mut observation = observed(&server, LEASE + RETRY)?;
+    let mut observation = observed(&server, Duration::from_secs(1) + RETRY)?;
     let attempt = a.try_acquire_or_renew(&mut observation, None).await?;
     assert_eq!(holding(&attempt), Some(&term(4, "a")));
     assert_eq!(spec(&stored(&server)?).holder_identity.as_deref(), Some("a"));
     assert_eq!(a.stats().transitions_observed, 1);
+    server.shutdown().await;
+    Ok(())
+}
+
+// client-go's isLeaseValid reads the holder's leaseDurationSeconds: a lease the holder wrote
+// for longer than this replica's own duration (a sharder holds a shard's Lease for twice the
+// shard's) is not taken over after this replica's duration.
+#[tokio::test]
+async fn the_holders_lease_duration_counts_not_this_replicas() -> TestResult {
+    let server = TestServer::start().await?;
+    seed(&server, "b", 3)?;
+    let a = elector(&server, "a")?;
+    // 600 ms (this replica's duration) and more have passed, but not the holder's 1 s
+    let mut observation = observed(&server, LEASE + RETRY)?;
+    let attempt = a.try_acquire_or_renew(&mut observation, None).await?;
+    assert!(matches!(attempt, Attempt::HeldByOther { .. }), "{attempt:?}");
+    assert_eq!(spec(&stored(&server)?).holder_identity.as_deref(), Some("b"));
     server.shutdown().await;
     Ok(())
 }
