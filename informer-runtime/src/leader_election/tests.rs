@@ -594,3 +594,44 @@ async fn failed_renewals_are_retried_within_the_deadline() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+// kubernetes-controller-sharding: pkg/shard/lease/lease_test.go, "should create the lease if it
+// does not exist" (with the ring label), "should update the lease" and "should keep externally
+// managed labels": a labelled lease gets its labels when created, keeps others' labels on
+// every renewal, and gets a removed label back.
+#[tokio::test]
+async fn lease_labels_are_set_on_create_and_merged_on_renewal() -> TestResult {
+    let server = TestServer::start().await?;
+    let ring = "alpha.sharding.timebertt.dev/controllerring";
+    let a = LeaderElector::new(server.named_client("a")?, config("a").label(ring, "web"))?;
+    let mut observation = Observation::default();
+    let attempt = a.try_acquire_or_renew(&mut observation, None).await?;
+    let term = holding(&attempt).cloned().ok_or("a holds the lease")?;
+    let labels = |lease: &Lease| lease.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(
+        labels(&stored(&server)?).get(ring).map(String::as_str),
+        Some("web")
+    );
+
+    // the sharder's state label, and the ring label gone
+    let mut lease = stored(&server)?;
+    lease.metadata.labels = Some(
+        [(
+            "alpha.sharding.timebertt.dev/state".to_owned(),
+            "ready".to_owned(),
+        )]
+        .into(),
+    );
+    server.update_typed(&lease)?;
+    a.try_acquire_or_renew(&mut observation, Some(&term)).await?;
+    let renewed = labels(&stored(&server)?);
+    assert_eq!(renewed.get(ring).map(String::as_str), Some("web"));
+    assert_eq!(
+        renewed
+            .get("alpha.sharding.timebertt.dev/state")
+            .map(String::as_str),
+        Some("ready")
+    );
+    server.shutdown().await;
+    Ok(())
+}

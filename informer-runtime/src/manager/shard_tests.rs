@@ -116,6 +116,8 @@ fn start_shard(
     Ok((seen, stats, factory, run))
 }
 
+// kubernetes-controller-sharding: pkg/shard/lease/lease_test.go (the Lease's name, holder and
+// ring label), and a release on a graceful shutdown.
 #[tokio::test]
 async fn shard_lease_is_named_after_the_shard_labelled_with_the_ring_and_released_at_shutdown() -> TestResult
 {
@@ -149,6 +151,8 @@ async fn shard_lease_is_named_after_the_shard_labelled_with_the_ring_and_release
     Ok(())
 }
 
+// kubernetes-controller-sharding: pkg/shard/controller/reconciler_test.go, "the object is
+// assigned to another shard: should ignore the request", over a cache that never holds it.
 #[tokio::test]
 async fn shard_caches_and_reconciles_only_the_objects_assigned_to_it() -> TestResult {
     let server = TestServer::start().await?;
@@ -185,6 +189,9 @@ async fn shard_caches_and_reconciles_only_the_objects_assigned_to_it() -> TestRe
     Ok(())
 }
 
+// kubernetes-controller-sharding: pkg/shard/controller/reconciler_test.go, "the object is
+// drained: should remove the shard and drain label", and predicate_test.go, "main predicate
+// returns false: should handle assigned and drained objects".
 #[tokio::test]
 async fn drained_object_is_handed_over_without_a_reconcile_whatever_the_predicates_say() -> TestResult {
     let server = TestServer::start().await?;
