@@ -106,7 +106,7 @@ mod tests {
         let gate = gate();
         let shard = (shard_label("operator"), "operator-0");
         let drain = (drain_label("operator"), "true");
-        assert!(gate.passes_anyway(&labelled(&[drain.clone()])));
+        assert!(gate.passes_anyway(&labelled(std::slice::from_ref(&drain))));
         assert!(gate.passes_anyway(&labelled(&[shard.clone(), drain])));
         assert!(!gate.passes_anyway(&labelled(&[shard])));
         assert!(!gate.passes_anyway(&ObjectMeta::default()));
