@@ -255,3 +255,42 @@ async fn a_shard_refuses_leader_election_and_a_factory_that_caches_everything() 
         .build()?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_sharded_controllers_owned_objects_are_cached_only_for_its_shard() -> TestResult {
+    use k8s_openapi::api::core::v1::Secret;
+
+    let server = TestServer::start().await?;
+    let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
+    let shard = Shard::new(ring, "shard-a", "default")?;
+    let secrets: Api<Secret> = Api::namespaced(server.client()?, "default");
+    for (name, assigned) in [("ours", "shard-a"), ("theirs", "shard-b")] {
+        let secret = Secret {
+            metadata: config_map(name, Some(assigned)).metadata,
+            ..Secret::default()
+        };
+        secrets.create(&PostParams::default(), &secret).await?;
+    }
+    let mut manager = Manager::builder(server.client()?).shard(shard).build()?;
+    let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();
+    let factory = manager.factory().clone();
+    manager.add_controller(controller, record, retry, Arc::new(Seen::default()));
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    let informer = factory.scoped_informer::<Secret>();
+    eventually("the secret cache synced", WAIT, || informer.has_synced()).await?;
+    let cached: Vec<_> = informer
+        .lister()
+        .list_in_scope(&Default::default())
+        .iter()
+        .filter_map(|secret| secret.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        cached,
+        ["ours"],
+        "owned objects are restricted to the shard like the controller's own"
+    );
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}
