@@ -12,7 +12,7 @@ use std::sync::{Arc, atomic::Ordering};
 
 use kube::Resource;
 
-use super::{out_of_scope::OutOfScope, stats::Counters};
+use super::{out_of_scope::OutOfScope, shard_gate::ShardGate, stats::Counters};
 use crate::{
     cache::MaybeTombstone,
     informer::handler::ResourceEventHandler,
@@ -28,6 +28,8 @@ pub(crate) struct Filtered<K, H> {
     pub(crate) counters: Arc<Counters>,
     /// On the controller's own objects, when it declared a finalizer.
     pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
+    /// On a sharded controller's own objects: drains pass whatever the predicate says.
+    pub(crate) shard_gate: Option<Arc<ShardGate>>,
     /// Whether resyncs go on to `inner` (the controller's own objects); otherwise they are
     /// passed on unjudged, for `inner` to skip.
     pub(crate) resyncs: bool,
@@ -40,6 +42,13 @@ impl<K: Resource + 'static, H> Filtered<K, H> {
         let Some(predicate) = &self.predicate else {
             return true;
         };
+        if self
+            .shard_gate
+            .as_ref()
+            .is_some_and(|gate| gate.passes_anyway(event.object().meta()))
+        {
+            return true;
+        }
         let evaluation = predicate.evaluate_for(&self.controller, event);
         if evaluation.panicked {
             self.counters.predicate_panics.fetch_add(1, Ordering::Relaxed);

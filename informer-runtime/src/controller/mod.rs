@@ -270,6 +270,7 @@ mod queue;
 mod relation;
 pub(crate) mod runner;
 mod scope;
+mod shard_gate;
 mod stats;
 mod track_writes;
 mod worker;
@@ -294,12 +295,14 @@ pub use track_writes::track_writes;
 use out_of_scope::OutOfScope;
 use relation::Wiring;
 use runner::{Runner, Settings, Trigger};
+use shard_gate::ShardGate;
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
     key::ObjectKey,
     predicate::Predicate,
     scope::{Scope, ScopedInformer},
+    sharding::Shard,
     workqueue::{Priority, QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
@@ -321,6 +324,7 @@ pub struct Controller<K: TypedResource> {
     shutdown: CancellationToken,
     stats: ControllerStats,
     own_writes_timeout: Option<Duration>,
+    shard_gate: Option<Arc<ShardGate>>,
 }
 
 impl<K: TypedResource> fmt::Debug for Controller<K> {
@@ -384,6 +388,7 @@ impl<K: TypedResource> Controller<K> {
             shutdown: CancellationToken::new(),
             stats: ControllerStats::default(),
             own_writes_timeout: Some(own_writes::DEFAULT_TIMEOUT),
+            shard_gate: None,
         }
     }
 
@@ -450,6 +455,22 @@ impl<K: TypedResource> Controller<K> {
     /// reports deleted although it still exists. See [Leaving the scope](self#leaving-the-scope).
     pub fn finalizer(mut self, name: impl Into<String>) -> Self {
         self.finalizer = Some(name.into());
+        self
+    }
+
+    /// Runs the controller as `shard` of its ring (see [`sharding`](crate::sharding)): it
+    /// reconciles only the objects labelled for this shard; an object the sharder drains is
+    /// not reconciled, the controller removes its shard and drain labels instead (the drain's
+    /// events pass every predicate). A [manager with a shard](crate::manager::Builder::shard)
+    /// sets this on its controllers; the factory must be
+    /// [restricted to the shard](Shard::restrict_factory) for the cache to hold only the
+    /// shard's objects (it does on such a manager).
+    pub fn shard(mut self, shard: &Shard) -> Self {
+        if !shard.ring().contains::<K>() {
+            tracing::warn!(controller = %self.name, ring = shard.ring().name(), "a controller of a resource the ring does not divide: every shard reconciles every object");
+            return self;
+        }
+        self.shard_gate = Some(ShardGate::new(shard.clone()));
         self
     }
 
@@ -664,7 +685,14 @@ impl<K: TypedResource> Controller<K> {
         let mut wiring: Vec<Wiring> = self
             .informer
             .parts()
-            .map(|part| relation::main(part, predicate.clone(), out_of_scope.clone()))
+            .map(|part| {
+                relation::main(
+                    part,
+                    predicate.clone(),
+                    out_of_scope.clone(),
+                    self.shard_gate.clone(),
+                )
+            })
             .collect();
         wiring.extend(self.wiring);
         Runner {
@@ -682,6 +710,7 @@ impl<K: TypedResource> Controller<K> {
                 out_of_scope,
                 counters: self.stats.counters,
                 own_writes_timeout: self.own_writes_timeout,
+                shard_gate: self.shard_gate,
             }),
             reconcile: Arc::new(reconcile),
             error_policy: Arc::new(error_policy),

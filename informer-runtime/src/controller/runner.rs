@@ -20,6 +20,7 @@ use super::{
     own_writes::OwnWrites,
     queue::KeyQueue,
     relation::{ControllerQueue, Relation, Target, Wiring},
+    shard_gate::ShardGate,
     stats::Counters,
     worker::Worker,
 };
@@ -69,6 +70,8 @@ pub(crate) struct Settings<K> {
     /// How long a reconcile waits at most for the caches to see its object's last writes;
     /// `None`: it never waits.
     pub(crate) own_writes_timeout: Option<Duration>,
+    /// The shard the controller runs in, if sharded.
+    pub(crate) shard_gate: Option<Arc<ShardGate>>,
 }
 
 /// A controller with its reconcile, error policy and context: runs until stopped, and again.
@@ -144,6 +147,7 @@ where
             context: Arc::clone(&self.context),
             scope,
             own_writes,
+            shard_gate: self.settings.shard_gate.clone(),
         }
     }
 }

@@ -91,6 +91,8 @@ pub(crate) struct Counters {
     pub(crate) own_write_timeouts: AtomicU64,
     pub(crate) own_writes_skipped: AtomicU64,
     pub(crate) own_write_wait_nanos: AtomicU64,
+    pub(crate) drains_acknowledged: AtomicU64,
+    pub(crate) not_assigned: AtomicU64,
     /// The queue of the current (or last) run.
     pub(crate) queue: Mutex<Option<Arc<KeyQueue>>>,
     pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
@@ -172,6 +174,8 @@ impl fmt::Debug for ControllerStats {
             .field("own_write_waits", &self.own_write_waits())
             .field("own_write_timeouts", &self.own_write_timeouts())
             .field("own_writes_skipped", &self.own_writes_skipped())
+            .field("drains_acknowledged", &self.drains_acknowledged())
+            .field("not_assigned", &self.not_assigned())
             .finish()
     }
 }
@@ -253,5 +257,18 @@ impl ControllerStats {
     /// The time reconciles were held back for the controller's own writes, all together.
     pub fn own_write_wait_time(&self) -> Duration {
         Duration::from_nanos(self.counters.own_write_wait_nanos.load(Ordering::Relaxed))
+    }
+
+    /// Objects a sharded controller handed over: the sharder drained them, and the
+    /// controller removed the shard and drain labels instead of reconciling (see
+    /// [`sharding`](crate::sharding)).
+    pub fn drains_acknowledged(&self) -> u64 {
+        self.counters.drains_acknowledged.load(Ordering::Relaxed)
+    }
+
+    /// Keys of a sharded controller whose object was assigned to another shard (or to none)
+    /// when its turn came, and so not reconciled.
+    pub fn not_assigned(&self) -> u64 {
+        self.counters.not_assigned.load(Ordering::Relaxed)
     }
 }

@@ -17,6 +17,7 @@ use super::{
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
     relation::ControllerQueue,
+    shard_gate::{ShardGate, Verdict},
     stats::{Counters, ReconcileOutcome},
 };
 use crate::{
@@ -49,6 +50,8 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     /// Holds a key back until the caches have seen its last reconcile's writes; `None` when
     /// the controller does not wait for its own writes.
     pub(crate) own_writes: Option<Arc<OwnWrites>>,
+    /// The shard a sharded controller runs in.
+    pub(crate) shard_gate: Option<Arc<ShardGate>>,
 }
 
 /// What a worker found for a key.
@@ -153,6 +156,9 @@ where
                 return;
             }
         };
+        if !self.assigned_here(key, object.as_ref(), priority).await {
+            return;
+        }
         let active = Active::start(&self.counters);
         let started = Instant::now();
         let (outcome, action) = self.reconcile(key, object).await;
@@ -164,6 +170,41 @@ where
             out_of_scope.forget(key);
         }
         self.requeue(key, action, priority);
+    }
+
+    /// Whether a sharded controller reconciles `object`: it is assigned to this shard. A
+    /// drained object is handed over instead, an object of another shard left alone.
+    async fn assigned_here(&self, key: &ObjectKey, object: &K, priority: Priority) -> bool {
+        let Some(gate) = &self.shard_gate else {
+            return true;
+        };
+        match gate.judge(&self.client, object).await {
+            Verdict::Reconcile => return true,
+            Verdict::NotAssigned => {
+                self.counters.not_assigned.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(controller = %self.controller, object = %key, "not reconciled: assigned to another shard");
+            }
+            Verdict::HandedOver(Ok(())) => {
+                self.counters.drains_acknowledged.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(controller = %self.controller, object = %key, "drained: handed over to the sharder");
+            }
+            Verdict::HandedOver(Err(kube::Error::Api(status)))
+                if status.code == 409 || status.code == 404 =>
+            {
+                // changed or gone since it was cached: its next event decides again
+                tracing::debug!(controller = %self.controller, object = %key, code = status.code, "drain not acknowledged: the object changed since it was read");
+            }
+            Verdict::HandedOver(Err(error)) => {
+                tracing::warn!(controller = %self.controller, object = %key, %error, "failed to acknowledge a drain; retrying with backoff");
+                self.queue.add_rate_limited(key.clone(), priority);
+                return false;
+            }
+        }
+        self.queue.forget(key);
+        if let Some(out_of_scope) = &self.out_of_scope {
+            out_of_scope.forget(key);
+        }
+        false
     }
 
     /// The cached object of `key`; for an object that left the cache with the controller's

@@ -216,11 +216,21 @@ struct Options {
     transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// The default scope of each type given one (a `Scope<K>`).
     default_scopes: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// Label selectors every scoped informer of a resource adds, by group and plural.
+    resource_labels: Vec<ResourceLabels>,
     compact_objects: bool,
     watch_error_handler: Option<reflector::WatchErrorHandler>,
     /// Run the informers on the runtime that calls `start` rather than on a thread of the
     /// factory's own.
     on_caller_runtime: bool,
+}
+
+/// A label selector that scoped informers of one resource add ([`Builder::resource_labels`]).
+struct ResourceLabels {
+    group: String,
+    plural: String,
+    selector: String,
+    parsed: kube::core::Selector,
 }
 
 struct Inner {
@@ -399,6 +409,47 @@ impl Builder {
             .default_scopes
             .insert(TypeId::of::<K>(), Arc::new(scope));
         self
+    }
+
+    /// Adds the label `selector` to the default scope of the resource `plural` in API group
+    /// `group` (empty for the core group), whatever its Rust type (a typed informer and its
+    /// metadata-only one alike): [`scoped_informer`](SharedInformerFactory::scoped_informer),
+    /// controllers (`Controller::new`, `owns`, `watches`) and
+    /// [`default_scope`](SharedInformerFactory::default_scope) see only the objects it
+    /// selects. A shard restricts the factory this way to the objects assigned to it (see
+    /// [`sharding::Shard::restrict_factory`](crate::sharding::Shard::restrict_factory)).
+    /// Called again for the same resource, both selectors apply.
+    ///
+    /// ```no_run
+    /// # fn example(client: kube::Client) -> Result<(), informer_runtime::scope::Error> {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .resource_labels("apps", "deployments", "team=payments")?
+    ///     .build();
+    /// assert_eq!(factory.default_scope::<Deployment>().selected_labels().to_string(), "team=payments");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`scope::Error::Selector`](crate::scope::Error::Selector) if `selector` does not parse.
+    pub fn resource_labels(
+        mut self,
+        group: &str,
+        plural: &str,
+        selector: &str,
+    ) -> Result<Self, crate::scope::Error> {
+        let parsed = crate::selector::parse_label_selector(selector)?;
+        self.options.resource_labels.push(ResourceLabels {
+            group: group.to_string(),
+            plural: plural.to_string(),
+            selector: selector.to_string(),
+            parsed,
+        });
+        Ok(self)
     }
 
     /// Re-allocates every object once before it is cached (after the transforms), so that its
@@ -699,6 +750,7 @@ impl SharedInformerFactory {
                 metadata_transform: None,
                 transforms: HashMap::new(),
                 default_scopes: HashMap::new(),
+                resource_labels: Vec::new(),
                 compact_objects: false,
                 watch_error_handler: None,
                 on_caller_runtime: false,
@@ -981,18 +1033,42 @@ impl SharedInformerFactory {
         self.informer_in(&self.default_scope::<K>())
     }
 
-    /// `K`'s default scope ([`Builder::scope`]), or [`Scope::all`] when it has none.
+    /// `K`'s default scope ([`Builder::scope`]) narrowed by its resource's
+    /// [labels](Builder::resource_labels), or [`Scope::all`] when it has neither.
     pub fn default_scope<K: TypedResource>(&self) -> Scope<K> {
         self.default_scope_of::<K>().unwrap_or_default()
     }
 
     fn default_scope_of<K: TypedResource>(&self) -> Option<Scope<K>> {
-        self.inner
-            .options
+        let options = &self.inner.options;
+        let declared = options
             .default_scopes
             .get(&TypeId::of::<K>())
             .and_then(|scope| scope.downcast_ref::<Scope<K>>())
-            .cloned()
+            .cloned();
+        let mut rules = options
+            .resource_labels
+            .iter()
+            .filter(|rule| rule.group == K::group(&()) && rule.plural == K::plural(&()))
+            .peekable();
+        if rules.peek().is_none() {
+            return declared;
+        }
+        Some(rules.fold(declared.unwrap_or_default(), |scope, rule| {
+            scope.and_labels(rule.parsed.clone())
+        }))
+    }
+
+    /// The label selectors given to [`Builder::resource_labels`] for the resource `plural` in
+    /// `group`, as written.
+    pub fn resource_labels(&self, group: &str, plural: &str) -> Vec<&str> {
+        self.inner
+            .options
+            .resource_labels
+            .iter()
+            .filter(|rule| rule.group == group && rule.plural == plural)
+            .map(|rule| rule.selector.as_str())
+            .collect()
     }
 
     /// The factory's namespace if `K` is namespaced (cluster-scoped objects have none).

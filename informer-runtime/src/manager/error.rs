@@ -11,6 +11,22 @@ pub enum Error {
     /// The leader election's configuration was refused.
     #[error("failed to set up leader election: {0}")]
     LeaderElection(#[source] leader_election::Error),
+    /// The manager was given both a shard and leader election: a shard's Lease takes the
+    /// leader's place.
+    #[error(
+        "failed to configure the manager: it was given both leader election and a shard; a sharded manager holds its shard's Lease instead of competing for a leader's, so drop `leader_election` (run an unsharded leader-elected part in a manager of its own)"
+    )]
+    ShardAndLeaderElection,
+    /// The factory given to a sharded manager caches resources of the ring unrestricted.
+    #[error(
+        "failed to configure shard {shard}: the factory given to the manager does not restrict {resources:?} to the shard, so every shard would cache every object; build it with `Shard::restrict_factory`, or let the manager build it"
+    )]
+    UnrestrictedFactory {
+        /// The shard.
+        shard: String,
+        /// The resources of the ring the factory caches in full, as `plural.group`.
+        resources: Vec<String>,
+    },
     /// The probe listener could not be bound.
     #[error("failed to listen for probes on {address}: {source} (is the port taken?)")]
     Listen {

@@ -107,6 +107,7 @@ use crate::{
     controller::{self, Action, Controller},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
+    sharding::Shard,
 };
 
 /// Configures a [`Manager`]: see [`Manager::builder`].
@@ -114,6 +115,7 @@ pub struct Builder {
     client: kube::Client,
     factory: Option<SharedInformerFactory>,
     leader_election: Option<leader_election::Config>,
+    shard: Option<Shard>,
     probe_address: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
 }
@@ -122,6 +124,7 @@ impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
             .field("leader_election", &self.leader_election)
+            .field("shard", &self.shard.as_ref().map(Shard::name))
             .field("probe_address", &self.probe_address)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
             .finish_non_exhaustive()
@@ -143,6 +146,16 @@ impl Builder {
         self
     }
 
+    /// Runs this replica as `shard` of its ring (see [`sharding`](crate::sharding)), instead
+    /// of electing a leader: the manager holds the shard's Lease (labelled with the ring,
+    /// released on shutdown) and runs leader-only runnables while it holds it; its factory
+    /// caches only the ring's objects assigned to this shard; its controllers reconcile only
+    /// those and hand over the ones the sharder drains.
+    pub fn shard(mut self, shard: Shard) -> Self {
+        self.shard = Some(shard);
+        self
+    }
+
     /// Serves `/healthz`, `/readyz` and `/metrics` on `address` (port 0 picks a free one; see
     /// [`Manager::probe_address`]).
     pub fn probe_address(mut self, address: SocketAddr) -> Self {
@@ -161,18 +174,38 @@ impl Builder {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaderElection`] for an invalid election config; [`Error::Listen`] if the
-    /// probe address cannot be bound.
+    /// [`Error::LeaderElection`] for an invalid election (or shard Lease) config;
+    /// [`Error::ShardAndLeaderElection`] if given both; [`Error::UnrestrictedFactory`] if a
+    /// shard's manager was given a factory that caches the ring's resources in full;
+    /// [`Error::Listen`] if the probe address cannot be bound.
     pub fn build(self) -> Result<Manager> {
-        let elector = self
-            .leader_election
+        let election = match (&self.shard, self.leader_election) {
+            (Some(_), Some(_)) => return Err(Error::ShardAndLeaderElection),
+            (Some(shard), None) => Some(shard.lease().clone()),
+            (None, election) => election,
+        };
+        let elector = election
             .map(|config| LeaderElector::new(self.client.clone(), config))
             .transpose()
             .map_err(Error::LeaderElection)?;
+        let factory = match (self.factory, &self.shard) {
+            (Some(factory), Some(shard)) => {
+                let resources = shard.unrestricted_in(&factory);
+                if !resources.is_empty() {
+                    return Err(Error::UnrestrictedFactory {
+                        shard: shard.name().to_owned(),
+                        resources,
+                    });
+                }
+                factory
+            }
+            (Some(factory), None) => factory,
+            (None, Some(shard)) => shard
+                .restrict_factory(SharedInformerFactory::builder(self.client.clone()))
+                .build(),
+            (None, None) => SharedInformerFactory::new(self.client.clone()),
+        };
         let listener = self.probe_address.map(bind).transpose()?;
-        let factory = self
-            .factory
-            .unwrap_or_else(|| SharedInformerFactory::new(self.client.clone()));
         // A refused write is never sent, so it records nothing.
         let fenced = fencing::fenced(
             controller::track_writes(self.client.clone()),
@@ -183,6 +216,7 @@ impl Builder {
             fenced,
             factory,
             elector,
+            shard: self.shard,
             runnables: Vec::new(),
             healthz: Checks::default(),
             readyz: Checks::default(),
@@ -210,6 +244,7 @@ pub struct Manager {
     fenced: kube::Client,
     factory: SharedInformerFactory,
     elector: Option<LeaderElector>,
+    shard: Option<Shard>,
     runnables: Vec<(usize, Arc<dyn Runnable>)>,
     healthz: Checks,
     readyz: Checks,
@@ -243,6 +278,7 @@ impl Manager {
             client,
             factory: None,
             leader_election: None,
+            shard: None,
             probe_address: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
         }
@@ -273,6 +309,11 @@ impl Manager {
         self.elector.as_ref()
     }
 
+    /// The shard this replica runs as, if [sharded](Builder::shard).
+    pub fn shard(&self) -> Option<&Shard> {
+        self.shard.as_ref()
+    }
+
     /// Whether this replica may act now: it leads (or there is no election).
     pub fn is_leader(&self) -> bool {
         self.elector.as_ref().is_none_or(LeaderElector::is_leader)
@@ -296,7 +337,8 @@ impl Manager {
     /// the leader, once per term (with the `metrics` feature, its metrics are registered in
     /// the [manager's registry](Self::metrics_registry)). Its own
     /// [`graceful_shutdown_on`](Controller::graceful_shutdown_on) token is not used: the
-    /// manager stops it.
+    /// manager stops it. On a [sharded](Builder::shard) manager, a controller of a resource of
+    /// the ring runs as the [shard](Controller::shard).
     pub fn add_controller<K, Ctx, R, Fut, E, P>(
         &mut self,
         controller: Controller<K>,
@@ -312,6 +354,10 @@ impl Manager {
         E: fmt::Display + Send + 'static,
         P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
     {
+        let controller = match &self.shard {
+            Some(shard) => controller.shard(shard),
+            None => controller,
+        };
         #[cfg(feature = "metrics")]
         let controller = crate::metrics::register_controller(&mut self.registry, controller);
         self.add(controller.into_runner(reconcile, error_policy, context))
@@ -465,3 +511,6 @@ mod running;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod shard_tests;

@@ -372,7 +372,7 @@ impl<K> Scope<K> {
         self
     }
 
-    fn and_labels(mut self, labels: Selector) -> Self {
+    pub(crate) fn and_labels(mut self, labels: Selector) -> Self {
         let mut joined = std::mem::take(&mut self.selection.labels);
         joined.extend(labels);
         self.selection.labels = coverage::canonical_labels(joined);

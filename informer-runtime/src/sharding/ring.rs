@@ -205,3 +205,83 @@ pub(crate) fn check_label_name(name: &str) -> std::result::Result<(), &'static s
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::{
+        apps::v1::{Deployment, ReplicaSet},
+        core::v1::{ConfigMap, Pod, Secret},
+    };
+
+    use super::*;
+    use kube::core::PartialObjectMeta;
+
+    #[test]
+    fn a_ring_name_must_fit_a_label_key() {
+        for (name, accepted) in [
+            ("web", true),
+            ("kube-controller-manager.deployment_1", true),
+            (&"r".repeat(63), true),
+            (&"r".repeat(64), false),
+            ("", false),
+            ("-web", false),
+            ("web/x", false),
+        ] {
+            let result = ControllerRing::new(name);
+            assert_eq!(result.is_ok(), accepted, "{name:?}: {result:?}");
+        }
+        let error = ControllerRing::new("web/x").expect_err("a slash").to_string();
+        assert!(
+            error.starts_with("failed to use \"web/x\" as a ring name"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_resource_is_in_a_ring_once() -> Result<()> {
+        let ring = ControllerRing::new("apps")?
+            .resource(RingResource::of::<Deployment>().controls::<ReplicaSet>())?;
+        let again = ring.clone().resource(RingResource::of::<ReplicaSet>());
+        assert!(
+            matches!(again, Err(Error::DuplicateResource { resource, .. }) if resource == "replicasets.apps")
+        );
+        let twice = ControllerRing::new("pods")?.resource(
+            RingResource::of::<ConfigMap>()
+                .controls::<Pod>()
+                .controls::<Pod>(),
+        );
+        assert!(matches!(twice, Err(Error::DuplicateResource { .. })));
+        Ok(())
+    }
+
+    #[test]
+    fn membership_is_by_group_and_resource_whatever_the_rust_type() -> Result<()> {
+        let ring = ControllerRing::new("apps")?
+            .resource(RingResource::of::<Deployment>().controls::<ReplicaSet>())?;
+        assert!(ring.contains::<Deployment>());
+        assert!(ring.contains::<PartialObjectMeta<Deployment>>());
+        assert!(ring.contains::<ReplicaSet>());
+        assert!(!ring.contains::<Secret>());
+        assert!(ring.is_ring_resource::<Deployment>());
+        assert!(!ring.is_ring_resource::<ReplicaSet>());
+        Ok(())
+    }
+
+    #[test]
+    fn the_manifest_is_the_go_sharders_controller_ring() -> Result<()> {
+        let ring = ControllerRing::new("web")?
+            .resource(RingResource::of::<Deployment>().controls::<ReplicaSet>())?
+            .resource(RingResource::of::<ConfigMap>())?;
+        let expected = json!({
+            "apiVersion": "sharding.timebertt.dev/v1alpha1",
+            "kind": "ControllerRing",
+            "metadata": {"name": "web"},
+            "spec": {"resources": [
+                {"group": "apps", "resource": "deployments", "controlledResources": [{"group": "apps", "resource": "replicasets"}]},
+                {"group": "", "resource": "configmaps"},
+            ]},
+        });
+        assert_eq!(ring.manifest(), expected);
+        Ok(())
+    }
+}

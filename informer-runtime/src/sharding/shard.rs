@@ -3,14 +3,17 @@
 use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
 
 use super::{
     error::{Error, Result},
     labels::{RING_LABEL, drain_label, shard_label},
     ring::ControllerRing,
 };
-use crate::{factory::TypedResource, leader_election, scope::Scope};
+use crate::{
+    factory::{self, SharedInformerFactory, TypedResource},
+    leader_election,
+    scope::Scope,
+};
 
 /// One shard of a [`ControllerRing`]: a replica that holds its own Lease and reconciles only
 /// the objects assigned to it.
@@ -128,6 +131,34 @@ impl Shard {
         self.ring.shard_selector(&self.name)
     }
 
+    /// `builder` restricted to this shard: every resource of the ring gets the shard's label
+    /// selector ([`factory::Builder::resource_labels`]), so controllers on the factory cache
+    /// only this shard's objects. A manager with a [shard](crate::manager::Builder::shard)
+    /// builds its default factory this way.
+    pub fn restrict_factory(&self, builder: factory::Builder) -> factory::Builder {
+        let selector = self.selector();
+        self.ring.all_types().fold(builder, |builder, resource| {
+            builder
+                .resource_labels(resource.group(), resource.plural(), &selector)
+                .expect("a shard selector is made of a checked label key and value")
+        })
+    }
+
+    /// The resources of the ring that `factory` does not restrict to this shard (see
+    /// [`restrict_factory`](Self::restrict_factory)), as `plural.group`.
+    pub fn unrestricted_in(&self, factory: &SharedInformerFactory) -> Vec<String> {
+        let selector = self.selector();
+        self.ring
+            .all_types()
+            .filter(|resource| {
+                !factory
+                    .resource_labels(resource.group(), resource.plural())
+                    .contains(&selector.as_str())
+            })
+            .map(ToString::to_string)
+            .collect()
+    }
+
     /// `scope` narrowed to this shard's objects when the ring divides `K`; `scope` itself
     /// otherwise.
     pub fn restrict<K: TypedResource>(&self, scope: Scope<K>) -> Scope<K> {
@@ -137,12 +168,6 @@ impl Shard {
         scope
             .labels(&self.selector())
             .expect("a shard selector is made of a checked label key and value")
-    }
-
-    /// Whether the drain hand-over applies to objects of `K` (the controllers' own resources
-    /// of the ring).
-    pub(crate) fn drains<K: Resource<DynamicType = ()>>(&self) -> bool {
-        self.ring.is_ring_resource::<K>()
     }
 
     /// Where the object with `metadata` stands for this shard.
@@ -187,4 +212,96 @@ fn check_shard_name(name: &str) -> std::result::Result<(), &'static str> {
         return Err("it holds an uppercase letter or `_`, which a Lease name cannot");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+    use super::*;
+    use crate::sharding::{RingResource, labels::SHARD_LABEL_PREFIX};
+
+    fn ring() -> Result<ControllerRing> {
+        ControllerRing::new("web")?.resource(RingResource::of::<ConfigMap>())
+    }
+
+    fn metadata(labels: &[(&str, &str)]) -> ObjectMeta {
+        let labels: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        ObjectMeta {
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn a_shard_name_is_a_lease_name_and_a_label_value() -> Result<()> {
+        assert!(Shard::new(ring()?, "web-7d9f8-x2k4p", "default").is_ok());
+        for bad in ["Web", "web_1", "", "-web", &"w".repeat(64)] {
+            assert!(
+                matches!(Shard::new(ring()?, bad, "default"), Err(Error::ShardName { .. })),
+                "{bad:?}"
+            );
+        }
+        let empty = ControllerRing::new("empty")?;
+        assert!(matches!(
+            Shard::new(empty, "a", "default"),
+            Err(Error::EmptyRing { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn the_shard_lease_is_named_after_the_shard_and_labelled_with_the_ring() -> Result<()> {
+        let shard = Shard::new(ring()?, "web-0", "controllers")?;
+        let lease = shard.lease();
+        assert_eq!(lease.lease(), "controllers/web-0");
+        assert_eq!(lease.identity(), "web-0");
+        assert_eq!(lease.labels.get(RING_LABEL).map(String::as_str), Some("web"));
+        assert!(lease.release_on_cancel);
+        Ok(())
+    }
+
+    #[test]
+    fn assignment_follows_the_shard_and_drain_labels() -> Result<()> {
+        let shard = Shard::new(ring()?, "web-0", "default")?;
+        let key = format!("{SHARD_LABEL_PREFIX}web");
+        let drain = drain_label("web");
+        assert_eq!(shard.assignment(&metadata(&[(&key, "web-0")])), Assignment::Ours);
+        assert_eq!(
+            shard.assignment(&metadata(&[(&key, "web-0"), (&drain, "true")])),
+            Assignment::Draining
+        );
+        assert_eq!(
+            shard.assignment(&metadata(&[(&key, "web-1")])),
+            Assignment::NotOurs
+        );
+        assert_eq!(
+            shard.assignment(&metadata(&[(&drain, "true")])),
+            Assignment::NotOurs
+        );
+        assert_eq!(shard.assignment(&ObjectMeta::default()), Assignment::NotOurs);
+        // another ring's labels say nothing about this one
+        assert_eq!(
+            shard.assignment(&metadata(&[(&shard_label("other"), "web-0")])),
+            Assignment::NotOurs
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_rings_resources_are_restricted() -> Result<()> {
+        let shard = Shard::new(ring()?, "web-0", "default")?;
+        let config_maps = shard.restrict(Scope::<ConfigMap>::all());
+        assert_eq!(
+            config_maps.selected_labels().to_string(),
+            "shard.alpha.sharding.timebertt.dev/web=web-0"
+        );
+        assert!(shard.restrict(Scope::<Secret>::all()).is_everything());
+        Ok(())
+    }
 }

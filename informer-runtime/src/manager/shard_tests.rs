@@ -1,0 +1,296 @@
+//! A sharded manager against the test API server over HTTP: its labelled shard Lease, a cache
+//! and controllers restricted to the shard's objects, and the drain hand-over.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use informer_testserver::{
+    TestServer,
+    wait::{eventually, eventually_async},
+};
+use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::{
+    controller::Action,
+    predicate::{Event, Predicate},
+    sharding::{
+        ControllerRing, RingResource,
+        labels::{RING_LABEL, drain_label, shard_label},
+    },
+};
+
+type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+const RING: &str = "configmaps";
+const WAIT: Duration = Duration::from_secs(10);
+
+fn shard(name: &str) -> std::result::Result<Shard, Box<dyn std::error::Error>> {
+    let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>())?;
+    Ok(Shard::new(ring, name, "default")?
+        .lease_duration(Duration::from_millis(800))
+        .renew_deadline(Duration::from_millis(500))
+        .retry_period(Duration::from_millis(100)))
+}
+
+fn config_map(name: &str, shard: Option<&str>) -> ConfigMap {
+    let labels = shard.map(|shard| BTreeMap::from([(shard_label(RING), shard.to_owned())]));
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            labels,
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+/// Records the config maps each reconcile saw; reconciles again only on a change.
+#[derive(Default)]
+struct Seen {
+    names: Mutex<Vec<String>>,
+    reconciles: AtomicUsize,
+}
+
+impl Seen {
+    fn count(&self, name: &str) -> usize {
+        let names = self
+            .names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        names.iter().filter(|seen| *seen == name).count()
+    }
+}
+
+async fn record(config_map: Arc<ConfigMap>, seen: Arc<Seen>) -> std::result::Result<Action, kube::Error> {
+    let name = config_map.metadata.name.clone().unwrap_or_default();
+    seen.names
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(name);
+    seen.reconciles.fetch_add(1, Ordering::SeqCst);
+    Ok(Action::await_change())
+}
+
+fn retry(_: Arc<ConfigMap>, _: &kube::Error, _: Arc<Seen>) -> Action {
+    Action::requeue(Duration::from_millis(50))
+}
+
+/// A started shard: what its controller saw, the controller's stats, the manager's factory
+/// and its run.
+type StartedShard = (
+    Arc<Seen>,
+    controller::ControllerStats,
+    SharedInformerFactory,
+    tokio::task::JoinHandle<Result<()>>,
+);
+
+/// A sharded manager of one recording controller (whose predicate passes creates only),
+/// started: what it saw, its controller's stats and its run.
+fn start_shard(
+    server: &TestServer,
+    name: &str,
+    shutdown: &CancellationToken,
+) -> std::result::Result<StartedShard, Box<dyn std::error::Error>> {
+    let mut manager = Manager::builder(server.named_client(name)?)
+        .shard(shard(name)?)
+        .build()?;
+    let seen = Arc::new(Seen::default());
+    let creates_only = Predicate::new("creates only", |event: &Event<'_, ConfigMap>| {
+        matches!(event, Event::Create { .. })
+    });
+    let controller = Controller::<ConfigMap>::new(manager.factory()).with_predicate(creates_only);
+    let stats = controller.stats();
+    let factory = manager.factory().clone();
+    manager.add_controller(controller, record, retry, Arc::clone(&seen));
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    Ok((seen, stats, factory, run))
+}
+
+// kubernetes-controller-sharding: pkg/shard/lease/lease_test.go (the Lease's name, holder and
+// ring label), and a release on a graceful shutdown.
+#[tokio::test]
+async fn shard_lease_is_named_after_the_shard_labelled_with_the_ring_and_released_at_shutdown() -> TestResult
+{
+    let server = TestServer::start().await?;
+    let shutdown = CancellationToken::new();
+    let (_, _, _, run) = start_shard(&server, "shard-a", &shutdown)?;
+    let leases: Api<Lease> = Api::namespaced(server.client()?, "default");
+    eventually_async("shard-a holds its Lease", WAIT, async || {
+        let holder = leases
+            .get_opt("shard-a")
+            .await
+            .ok()
+            .flatten()
+            .and_then(|lease| lease.spec?.holder_identity);
+        holder.as_deref() == Some("shard-a")
+    })
+    .await?;
+    let labels = leases.get("shard-a").await?.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get(RING_LABEL).map(String::as_str), Some(RING));
+    shutdown.cancel();
+    run.await??;
+    let released = leases.get("shard-a").await?;
+    let holder = released
+        .spec
+        .and_then(|spec| spec.holder_identity)
+        .unwrap_or_default();
+    assert_eq!(
+        holder, "",
+        "a gracefully stopped shard releases its Lease so the sharder moves its objects at once"
+    );
+    Ok(())
+}
+
+// kubernetes-controller-sharding: pkg/shard/controller/reconciler_test.go, "the object is
+// assigned to another shard: should ignore the request", over a cache that never holds it.
+#[tokio::test]
+async fn shard_caches_and_reconciles_only_the_objects_assigned_to_it() -> TestResult {
+    let server = TestServer::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+    for (name, assigned) in [
+        ("mine-1", Some("shard-a")),
+        ("theirs", Some("shard-b")),
+        ("unassigned", None),
+    ] {
+        api.create(&PostParams::default(), &config_map(name, assigned))
+            .await?;
+    }
+    let shutdown = CancellationToken::new();
+    let (seen, _, factory, run) = start_shard(&server, "shard-a", &shutdown)?;
+    eventually("mine-1 reconciled", WAIT, || seen.count("mine-1") == 1).await?;
+    // one more of ours, created later: once it is seen, the others had their chance
+    api.create(&PostParams::default(), &config_map("mine-2", Some("shard-a")))
+        .await?;
+    eventually("mine-2 reconciled", WAIT, || seen.count("mine-2") == 1).await?;
+    assert_eq!(seen.count("theirs") + seen.count("unassigned"), 0);
+    let cached = factory
+        .scoped_informer::<ConfigMap>()
+        .lister()
+        .list_in_scope(&Default::default());
+    let mut names: Vec<_> = cached.iter().filter_map(|cm| cm.metadata.name.clone()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["mine-1", "mine-2"],
+        "the shard's cache holds only its own objects"
+    );
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}
+
+// kubernetes-controller-sharding: pkg/shard/controller/reconciler_test.go, "the object is
+// drained: should remove the shard and drain label", and predicate_test.go, "main predicate
+// returns false: should handle assigned and drained objects".
+#[tokio::test]
+async fn drained_object_is_handed_over_without_a_reconcile_whatever_the_predicates_say() -> TestResult {
+    let server = TestServer::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+    api.create(&PostParams::default(), &config_map("moving", Some("shard-a")))
+        .await?;
+    let shutdown = CancellationToken::new();
+    let (seen, stats, factory, run) = start_shard(&server, "shard-a", &shutdown)?;
+    eventually("moving reconciled", WAIT, || seen.count("moving") == 1).await?;
+    // the sharder drains it: an update the controller's predicate (creates only) rejects
+    let drain = serde_json::json!({"metadata": {"labels": {drain_label(RING): "true"}}});
+    api.patch("moving", &PatchParams::default(), &Patch::Merge(&drain))
+        .await?;
+    eventually_async("the shard removed the shard and drain labels", WAIT, async || {
+        let labels = api
+            .get("moving")
+            .await
+            .ok()
+            .and_then(|cm| cm.metadata.labels)
+            .unwrap_or_default();
+        !labels.contains_key(&shard_label(RING)) && !labels.contains_key(&drain_label(RING))
+    })
+    .await?;
+    assert_eq!(stats.drains_acknowledged(), 1);
+    assert_eq!(seen.count("moving"), 1, "a drained object is not reconciled");
+    let informer = factory.scoped_informer::<ConfigMap>();
+    eventually("the handed-over object left the cache", WAIT, || {
+        informer.lister().list_in_scope(&Default::default()).is_empty()
+    })
+    .await?;
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_shard_refuses_leader_election_and_a_factory_that_caches_everything() -> TestResult {
+    let server = TestServer::start().await?;
+    let both = Manager::builder(server.client()?)
+        .shard(shard("shard-a")?)
+        .leader_election(leader_election::Config::new("leader", "default", "shard-a"))
+        .build();
+    assert!(matches!(both, Err(Error::ShardAndLeaderElection)));
+    let unrestricted = Manager::builder(server.client()?)
+        .shard(shard("shard-a")?)
+        .factory(SharedInformerFactory::new(server.client()?))
+        .build();
+    match unrestricted {
+        Err(Error::UnrestrictedFactory { shard, resources }) => {
+            assert_eq!(shard, "shard-a");
+            assert_eq!(resources, ["configmaps"]);
+        }
+        other => panic!("expected UnrestrictedFactory, got {other:?}"),
+    }
+    let restricted = shard("shard-a")?
+        .restrict_factory(SharedInformerFactory::builder(server.client()?))
+        .build();
+    Manager::builder(server.client()?)
+        .shard(shard("shard-a")?)
+        .factory(restricted)
+        .build()?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_sharded_controllers_owned_objects_are_cached_only_for_its_shard() -> TestResult {
+    use k8s_openapi::api::core::v1::Secret;
+
+    let server = TestServer::start().await?;
+    let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
+    let shard = Shard::new(ring, "shard-a", "default")?;
+    let secrets: Api<Secret> = Api::namespaced(server.client()?, "default");
+    for (name, assigned) in [("ours", "shard-a"), ("theirs", "shard-b")] {
+        let secret = Secret {
+            metadata: config_map(name, Some(assigned)).metadata,
+            ..Secret::default()
+        };
+        secrets.create(&PostParams::default(), &secret).await?;
+    }
+    let mut manager = Manager::builder(server.client()?).shard(shard).build()?;
+    let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();
+    let factory = manager.factory().clone();
+    manager.add_controller(controller, record, retry, Arc::new(Seen::default()));
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    let informer = factory.scoped_informer::<Secret>();
+    eventually("the secret cache synced", WAIT, || informer.has_synced()).await?;
+    let cached: Vec<_> = informer
+        .lister()
+        .list_in_scope(&Default::default())
+        .iter()
+        .filter_map(|secret| secret.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        cached,
+        ["ours"],
+        "owned objects are restricted to the shard like the controller's own"
+    );
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}
