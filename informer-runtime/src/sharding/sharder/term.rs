@@ -6,7 +6,7 @@ mod membership;
 mod objects;
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     panic::AssertUnwindSafe,
     sync::{Arc, Mutex, RwLock, atomic::Ordering},
     time::Duration,
@@ -78,6 +78,8 @@ struct Shared {
     /// The resourceVersion each item had when the sharder last changed it, until the cache
     /// holds a newer one: a check of the older version would write again and get a 409.
     written: Mutex<HashMap<WorkItem, Option<String>>>,
+    /// Dead shards whose objects wait for the sharder to hold their Lease before they move.
+    hold_requests: Mutex<HashSet<String>>,
 }
 
 /// What a term is run with: the sharder's configuration and counters.
@@ -174,6 +176,7 @@ impl Shared {
             watched,
             membership: RwLock::new(Arc::new(Membership::empty())),
             written: Mutex::default(),
+            hold_requests: Mutex::default(),
         })
     }
 
