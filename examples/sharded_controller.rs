@@ -65,6 +65,13 @@ async fn main() -> Result<(), BoxError> {
     );
     print_assignment(&first, &shards);
 
+    let (assigned, stamped) = new_object_latency(&config_maps, "settings-new").await?;
+    println!(
+        "a new config map was assigned after {:.1} ms and reconciled by its shard after {:.1} ms (no webhook: the sharder's watch)",
+        assigned.as_secs_f64() * 1e3,
+        stamped.as_secs_f64() * 1e3
+    );
+
     println!("shard-3 joins: the sharder drains what moves to it; the old shards let go first");
     let since = Instant::now();
     shards.push(ShardReplica::start(
@@ -138,6 +145,32 @@ async fn settled(
     )
     .await?;
     Ok(assignment)
+}
+
+/// Creates `name` and measures how long until the sharder labelled it, and until its shard
+/// stamped it.
+async fn new_object_latency(
+    config_maps: &Api<ConfigMap>,
+    name: &str,
+) -> Result<(Duration, Duration), BoxError> {
+    let created = Instant::now();
+    config_maps
+        .create(&PostParams::default(), &config_map(name))
+        .await?;
+    let mut assigned = None;
+    let deadline = created + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let current = config_maps.get(name).await?;
+        if assigned.is_none() && assigned_to(&current).is_some() {
+            assigned = Some(created.elapsed());
+        }
+        if handled_by(&current).is_some() {
+            let stamped = created.elapsed();
+            return Ok((assigned.unwrap_or(stamped), stamped));
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    Err(format!("{name} was not assigned and reconciled within 10 s").into())
 }
 
 fn print_assignment(assignment: &BTreeMap<String, String>, shards: &[ShardReplica]) {
