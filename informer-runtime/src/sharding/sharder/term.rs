@@ -94,7 +94,15 @@ pub(super) struct Setup<'a> {
 /// Runs one term of a sharder until `stop` is cancelled or `leadership` ends.
 pub(super) async fn run(sharder: Setup<'_>, stop: CancellationToken, leadership: Option<Leadership>) {
     let stop = stop.child_token();
-    let factory = SharedInformerFactory::new(sharder.client.clone());
+    // The sharder reads names, labels, owner references and resource versions: the rest of
+    // the metadata (managed fields, annotations such as last-applied-configuration) is not
+    // cached, so its memory per object stays small.
+    let factory = SharedInformerFactory::builder(sharder.client.clone())
+        .transform_metadata(|metadata| {
+            metadata.managed_fields = None;
+            metadata.annotations = None;
+        })
+        .build();
     let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
     let span = tracing::info_span!("sharder", ring = %sharder.ring.name());
     let run = async {

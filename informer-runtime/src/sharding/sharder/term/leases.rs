@@ -11,7 +11,7 @@ use k8s_openapi::{
 };
 use kube::{
     Api,
-    api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
+    api::{DeleteParams, Patch, PatchParams, Preconditions},
 };
 use serde_json::json;
 
@@ -180,7 +180,7 @@ impl Shared {
     /// Acquires `lease` for the sharder (twice the shard's duration, one more transition),
     /// which makes the shard dead; its objects move while the sharder holds it. A hold that is
     /// renewed keeps its duration.
-    async fn acquire(&self, mut lease: Lease, times: &LeaseTimes) -> Outcome {
+    async fn acquire(&self, lease: Lease, times: &LeaseTimes) -> Outcome {
         let name = lease.metadata.name.clone().unwrap_or_default();
         tracing::info!(shard = %name, holder = holder(&lease), "taking the shard Lease, so that its objects can move");
         if !self.may_write() {
@@ -188,19 +188,28 @@ impl Shared {
         }
         let renewing = holder(&lease) == SHARDER_IDENTITY;
         let now = MicroTime(Timestamp::now());
-        let spec = lease.spec.get_or_insert_with(Default::default);
+        let spec = lease.spec.clone().unwrap_or_default();
         let seconds =
             i32::try_from(times.lease_duration.as_secs_f64().round() as i64).unwrap_or(i32::MAX / 2);
-        spec.holder_identity = Some(SHARDER_IDENTITY.to_owned());
-        spec.lease_duration_seconds = Some(if renewing {
-            seconds
+        // a spec-only merge patch, conditional on the version read: the Lease's metadata (the
+        // sharder caches it without annotations) is left as it is
+        let spec = if renewing {
+            json!({"renewTime": now})
         } else {
-            seconds.saturating_mul(2)
-        });
-        spec.acquire_time = Some(now.clone());
-        spec.renew_time = Some(now);
-        spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0).saturating_add(1));
-        match self.api().replace(&name, &PostParams::default(), &lease).await {
+            json!({
+                "holderIdentity": SHARDER_IDENTITY,
+                "leaseDurationSeconds": seconds.saturating_mul(2),
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseTransitions": spec.lease_transitions.unwrap_or(0).saturating_add(1),
+            })
+        };
+        let patch = json!({"metadata": {"resourceVersion": lease.metadata.resource_version}, "spec": spec});
+        match self
+            .api()
+            .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
             Ok(_) => {
                 Counters::bump(&self.counters.lease_acquisitions);
                 recheck_in(SignedDuration::try_from(times.lease_duration).unwrap_or(SignedDuration::MAX))
