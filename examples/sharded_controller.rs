@@ -3,7 +3,7 @@
 //! stamps them with its name.
 //!
 //! Everything runs in this process against the embedded API server. The example prints the
-//! assignment of 30 ConfigMaps, then a fourth shard joins (the sharder drains the objects that
+//! assignment of 100 ConfigMaps, then a fourth shard joins (the sharder drains the objects that
 //! move, the old shards let go, the new one takes them), then a shard is killed (its Lease
 //! expires, the sharder takes it and moves its objects), with the moves and how long each
 //! took.
@@ -35,7 +35,7 @@ const DURATIONS: Durations = Durations {
     retry_period: Duration::from_millis(100),
 };
 
-const CONFIG_MAPS: usize = 30;
+const CONFIG_MAPS: usize = 100;
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -43,7 +43,7 @@ async fn main() -> Result<(), BoxError> {
     let config_maps: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
     for i in 0..CONFIG_MAPS {
         config_maps
-            .create(&PostParams::default(), &config_map(&format!("settings-{i:02}")))
+            .create(&PostParams::default(), &config_map(&format!("settings-{i:03}")))
             .await?;
     }
     let stop_sharder = CancellationToken::new();
@@ -185,14 +185,18 @@ fn print_assignment(assignment: &BTreeMap<String, String>, shards: &[ShardReplic
 }
 
 fn print_moves(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) {
-    let moves: Vec<String> = after
+    let mut routes: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (name, to) in after {
+        if let Some(from) = before.get(name).filter(|from| *from != to) {
+            *routes.entry((from.clone(), to.clone())).or_default() += 1;
+        }
+    }
+    let moved: usize = routes.values().sum();
+    let routes: Vec<String> = routes
         .iter()
-        .filter_map(|(name, to)| {
-            let from = before.get(name)?;
-            (from != to).then(|| format!("{name} {from} -> {to}"))
-        })
+        .map(|((from, to), count)| format!("{from} -> {to}: {count}"))
         .collect();
-    println!("  {} moved: {}", moves.len(), moves.join(", "));
+    println!("  {moved} moved ({})", routes.join(", "));
 }
 
 fn config_map(name: &str) -> ConfigMap {

@@ -160,7 +160,7 @@ fn sharded_controller_runs() {
         "sharded_controller",
         &out,
         &[
-            "assigned 30 config maps to 3 shards in ",
+            "assigned 100 config maps to 3 shards in ",
             "shard-3 joins: the sharder drains what moves to it",
             "killing shard-1 (no release",
         ],

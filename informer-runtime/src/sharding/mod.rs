@@ -64,7 +64,7 @@ mod sharder;
 
 pub use error::{Error, Result};
 pub use hash_key::hash_key_for_object;
-pub use hash_ring::{DEFAULT_VIRTUAL_NODES, HashFn, HashRing, xxhash64};
+pub use hash_ring::{DEFAULT_VIRTUAL_NODES, GO_SHARDER_VIRTUAL_NODES, HashFn, HashRing, xxhash64};
 pub use lease_state::{
     DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
 };

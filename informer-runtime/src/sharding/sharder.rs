@@ -128,8 +128,9 @@ impl Sharder {
         })
     }
 
-    /// Tokens per shard on the hash ring (default 100, as the Go sharder: keep it when both
-    /// may drive one ring, so that they choose the same shards). 0 means the default.
+    /// Tokens per shard on the hash ring (default [`DEFAULT_VIRTUAL_NODES`], 1000, for even
+    /// shares; [`GO_SHARDER_VIRTUAL_NODES`](super::GO_SHARDER_VIRTUAL_NODES), 100, chooses the
+    /// shards the Go sharder chooses, when both may drive one ring). 0 means the default.
     #[must_use]
     pub fn virtual_nodes(mut self, virtual_nodes: usize) -> Self {
         self.options.virtual_nodes = if virtual_nodes == 0 {
