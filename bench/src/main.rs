@@ -62,6 +62,7 @@ mod report;
 mod rss;
 mod scoped;
 mod server;
+mod sharding;
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
@@ -117,6 +118,9 @@ enum Timed {
     /// Memory of a scoped cache (a tenth of the pods, selected by label on the server) against
     /// the cache of every pod, in child processes.
     Scoped,
+    /// A controller sharded over 1, 2 and 4 shards (one process each): memory per shard and
+    /// total reconciles per second. Only run when chosen.
+    Sharding,
 }
 
 /// Pods of the memory run at scale (our informer, full pods), besides the default size.
@@ -178,6 +182,18 @@ struct Args {
     /// Child mode: run the priority phase's controller on this queue against `--url`.
     #[arg(long, value_enum, requires = "url")]
     priority_latency: Option<priority::Queue>,
+    /// Workers of each shard's controller in the sharding phase.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    sharding_concurrency: u16,
+    /// What each reconcile of the sharding phase waits (its simulated I/O), in milliseconds.
+    #[arg(long, default_value_t = 1)]
+    sharding_work_ms: u64,
+    /// Child mode: run this shard (of `--shard-ring`) against `--url`.
+    #[arg(long, requires_all = ["url", "shard_ring"])]
+    shard_name: Option<String>,
+    /// The ring of `--shard-name`.
+    #[arg(long, requires = "shard_name")]
+    shard_ring: Option<String>,
 }
 
 fn cpu_model() -> String {
@@ -231,6 +247,15 @@ impl Args {
         }
     }
 
+    /// What the sharding phase runs: `--pods` pods (default 200 000, 2 000 with `--quick`).
+    fn sharding_settings(&self) -> sharding::Settings {
+        sharding::Settings {
+            pods: self.pods.unwrap_or(if self.quick { 2_000 } else { SCALE_PODS }),
+            concurrency: self.sharding_concurrency,
+            work: std::time::Duration::from_millis(self.sharding_work_ms),
+        }
+    }
+
     /// Whether `consumer` is measured.
     fn times(&self, consumer: Timed) -> bool {
         self.only.is_empty() || self.only.contains(&consumer)
@@ -243,7 +268,7 @@ impl Args {
             || self.only.iter().any(|t| {
                 !matches!(
                     t,
-                    Timed::Reconcile | Timed::Listers | Timed::Scoped | Timed::Priority
+                    Timed::Reconcile | Timed::Listers | Timed::Scoped | Timed::Priority | Timed::Sharding
                 )
             })
     }
@@ -269,6 +294,11 @@ fn main() -> ExitCode {
     if let Some(queue) = args.priority_latency {
         let url = args.url.as_deref().unwrap_or_default();
         priority::child(queue, url, args.priority_settings());
+        return ExitCode::SUCCESS;
+    }
+    if let (Some(shard), Some(ring)) = (&args.shard_name, &args.shard_ring) {
+        let url = args.url.as_deref().unwrap_or_default();
+        sharding::child(ring, shard, url, args.sharding_settings());
         return ExitCode::SUCCESS;
     }
 
@@ -318,6 +348,20 @@ fn main() -> ExitCode {
             "both queues reconciled {} pods and saw every live change",
             settings.objects
         ));
+    }
+    if args.only.contains(&Timed::Sharding) {
+        let settings = args.sharding_settings();
+        match sharding::run(settings) {
+            Ok(outcome) => {
+                println!("{}", sharding::markdown(&outcome));
+                problems.extend(outcome.problems());
+                summary.push(format!(
+                    "every shard cached and reconciled exactly its share of {} pods",
+                    settings.pods
+                ));
+            }
+            Err(problem) => problems.push(problem),
+        }
     }
     report_problems(&problems, &summary, started)
 }
