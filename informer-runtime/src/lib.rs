@@ -110,7 +110,9 @@
 //!    starts the informers, starts each controller once the caches it reads synced, serves
 //!    `/healthz`, `/readyz` and `/metrics`, and with
 //!    [`leader_election`](manager::Builder::leader_election) runs the controllers only on the
-//!    leader (warm standby elsewhere). A reconcile reads listers (never the API server), writes
+//!    leader (warm standby elsewhere); with a [`shard`](manager::Builder::shard) of a
+//!    [`sharding`] ring, each replica caches and reconciles only the objects the sharder
+//!    assigned to it. A reconcile reads listers (never the API server), writes
 //!    through [`kube::Api`] on the manager's [client](manager::Manager::client) (so the next
 //!    reconcile of an object waits until the caches have seen its writes), records what
 //!    it did with an [`EventRecorder`](events::EventRecorder), cleans up deleted objects
@@ -146,8 +148,10 @@
 //! | [`predicate`] | [`Predicate`](predicate::Predicate): which changes reconcile (generation, labels, annotations or resource version changed, a label selector, any closure; and/or/not) |
 //! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
 //! | [`manager`] | [`Manager`](manager::Manager): runs the factory, controllers and other runnables, with leader election and warm standby, fenced writes, probes, metrics and a graceful shutdown |
+//! | [`sharding`] | scale past one replica: [`Shard`](sharding::Shard)s that each hold a Lease and cache and reconcile their share of a [`ControllerRing`](sharding::ControllerRing), the drain hand-over, and a sharder (kubernetes-controller-sharding's protocol) |
 //! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series (one per related object with `record_about`), with a per-object spam filter, retries and counts |
 //! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted (or, with [`finalizer_in_scope`](finalizer::finalizer_in_scope), leaves the controller's scope), then remove the finalizer |
+//! | [`sharding`] | shards that each cache and reconcile a share of a ring's objects, and the [`Sharder`](sharding::Sharder) that assigns them (consistent hashing, drains, dead-shard moves), on kubernetes-controller-sharding's protocol |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |

@@ -66,3 +66,51 @@ impl ShardGate {
             .map(drop)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::sharding::{
+        ControllerRing, RingResource,
+        labels::{drain_label, shard_label},
+    };
+
+    fn gate() -> Arc<ShardGate> {
+        let ring = ControllerRing::new("operator")
+            .and_then(|ring| ring.resource(RingResource::of::<ConfigMap>()))
+            .expect("a valid ring");
+        ShardGate::new(Shard::new(ring, "operator-0", "default").expect("a valid shard"))
+    }
+
+    fn labelled(labels: &[(String, &str)]) -> ObjectMeta {
+        let labels: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(key, value)| (key.clone(), (*value).to_owned()))
+            .collect();
+        ObjectMeta {
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        }
+    }
+
+    // kubernetes-controller-sharding: pkg/shard/controller/predicate_test.go, "should handle
+    // drained objects" and "should handle assigned and drained objects" (whatever the main
+    // predicate says), and "should not handle assigned objects" when the main predicate
+    // returns false: the gate lets drains through and leaves the rest to the predicates.
+    #[test]
+    fn drains_pass_whatever_the_predicates_say_and_nothing_else_does() {
+        let gate = gate();
+        let shard = (shard_label("operator"), "operator-0");
+        let drain = (drain_label("operator"), "true");
+        assert!(gate.passes_anyway(&labelled(std::slice::from_ref(&drain))));
+        assert!(gate.passes_anyway(&labelled(&[shard.clone(), drain])));
+        assert!(!gate.passes_anyway(&labelled(&[shard])));
+        assert!(!gate.passes_anyway(&ObjectMeta::default()));
+        let other_ring = (drain_label("other"), "true");
+        assert!(!gate.passes_anyway(&labelled(&[other_ring])));
+    }
+}

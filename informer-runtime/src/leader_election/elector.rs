@@ -441,7 +441,7 @@ impl LeaderElector {
         }
         if !holder.is_empty() && holder != me {
             let changed_at = observation.changed_at.unwrap_or_else(Instant::now);
-            if Instant::now() < saturating_deadline(changed_at, config.lease_duration) {
+            if Instant::now() < saturating_deadline(changed_at, held_for(&spec, config)) {
                 return Ok(Attempt::HeldByOther {
                     holder: holder.to_string(),
                 });
@@ -575,4 +575,15 @@ fn jittered(period: Duration) -> Duration {
     Duration::try_from_secs_f64(period.as_secs_f64() * factor)
         .unwrap_or(FAR_FUTURE)
         .min(FAR_FUTURE)
+}
+
+/// How long the holder named in `spec` holds the lease from its last change: the
+/// `leaseDurationSeconds` it wrote (as client-go reads it: a sharder that takes a shard's
+/// lease writes twice the shard's duration), or this replica's own lease duration if the
+/// lease names none.
+fn held_for(spec: &LeaseSpec, config: &Config) -> Duration {
+    spec.lease_duration_seconds
+        .and_then(|seconds| u64::try_from(seconds).ok())
+        .filter(|seconds| *seconds > 0)
+        .map_or(config.lease_duration, Duration::from_secs)
 }

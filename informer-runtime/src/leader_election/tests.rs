@@ -136,17 +136,34 @@ async fn acquire_from_unled_object() -> TestResult {
 }
 
 // client-go: testTryAcquireOrRenew, "acquire from led, unacked object": the lease has not
-// changed for a lease duration since this replica observed it.
+// changed for the holder's lease duration (the 1 s it wrote) since this replica observed it.
 #[tokio::test]
 async fn acquire_from_led_unacked_object() -> TestResult {
     let server = TestServer::start().await?;
     seed(&server, "b", 3)?;
     let a = elector(&server, "a")?;
-    let mut observation = observed(&server, LEASE + RETRY)?;
+    let mut observation = observed(&server, Duration::from_secs(1) + RETRY)?;
     let attempt = a.try_acquire_or_renew(&mut observation, None).await?;
     assert_eq!(holding(&attempt), Some(&term(4, "a")));
     assert_eq!(spec(&stored(&server)?).holder_identity.as_deref(), Some("a"));
     assert_eq!(a.stats().transitions_observed, 1);
+    server.shutdown().await;
+    Ok(())
+}
+
+// client-go's isLeaseValid reads the holder's leaseDurationSeconds: a lease the holder wrote
+// for longer than this replica's own duration (a sharder holds a shard's Lease for twice the
+// shard's) is not taken over after this replica's duration.
+#[tokio::test]
+async fn the_holders_lease_duration_counts_not_this_replicas() -> TestResult {
+    let server = TestServer::start().await?;
+    seed(&server, "b", 3)?;
+    let a = elector(&server, "a")?;
+    // 600 ms (this replica's duration) and more have passed, but not the holder's 1 s
+    let mut observation = observed(&server, LEASE + RETRY)?;
+    let attempt = a.try_acquire_or_renew(&mut observation, None).await?;
+    assert!(matches!(attempt, Attempt::HeldByOther { .. }), "{attempt:?}");
+    assert_eq!(spec(&stored(&server)?).holder_identity.as_deref(), Some("b"));
     server.shutdown().await;
     Ok(())
 }
@@ -574,6 +591,47 @@ async fn failed_renewals_are_retried_within_the_deadline() -> TestResult {
     assert_eq!((stats.failed_renewals, stats.acquisitions), (1, 1), "{stats:?}");
     cancel.cancel();
     run.await??;
+    server.shutdown().await;
+    Ok(())
+}
+
+// kubernetes-controller-sharding: pkg/shard/lease/lease_test.go, "should create the lease if it
+// does not exist" (with the ring label), "should update the lease" and "should keep externally
+// managed labels": a labelled lease gets its labels when created, keeps others' labels on
+// every renewal, and gets a removed label back.
+#[tokio::test]
+async fn lease_labels_are_set_on_create_and_merged_on_renewal() -> TestResult {
+    let server = TestServer::start().await?;
+    let ring = "alpha.sharding.timebertt.dev/controllerring";
+    let a = LeaderElector::new(server.named_client("a")?, config("a").label(ring, "web"))?;
+    let mut observation = Observation::default();
+    let attempt = a.try_acquire_or_renew(&mut observation, None).await?;
+    let term = holding(&attempt).cloned().ok_or("a holds the lease")?;
+    let labels = |lease: &Lease| lease.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(
+        labels(&stored(&server)?).get(ring).map(String::as_str),
+        Some("web")
+    );
+
+    // the sharder's state label, and the ring label gone
+    let mut lease = stored(&server)?;
+    lease.metadata.labels = Some(
+        [(
+            "alpha.sharding.timebertt.dev/state".to_owned(),
+            "ready".to_owned(),
+        )]
+        .into(),
+    );
+    server.update_typed(&lease)?;
+    a.try_acquire_or_renew(&mut observation, Some(&term)).await?;
+    let renewed = labels(&stored(&server)?);
+    assert_eq!(renewed.get(ring).map(String::as_str), Some("web"));
+    assert_eq!(
+        renewed
+            .get("alpha.sharding.timebertt.dev/state")
+            .map(String::as_str),
+        Some("ready")
+    );
     server.shutdown().await;
     Ok(())
 }

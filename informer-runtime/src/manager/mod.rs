@@ -84,6 +84,7 @@ mod error;
 mod fencing;
 mod probes;
 mod runnable;
+mod sharder;
 mod state;
 
 use std::{

@@ -116,6 +116,8 @@ fn start_shard(
     Ok((seen, stats, factory, run))
 }
 
+// kubernetes-controller-sharding: pkg/shard/lease/lease_test.go (the Lease's name, holder and
+// ring label), and a release on a graceful shutdown.
 #[tokio::test]
 async fn shard_lease_is_named_after_the_shard_labelled_with_the_ring_and_released_at_shutdown() -> TestResult
 {
@@ -149,6 +151,8 @@ async fn shard_lease_is_named_after_the_shard_labelled_with_the_ring_and_release
     Ok(())
 }
 
+// kubernetes-controller-sharding: pkg/shard/controller/reconciler_test.go, "the object is
+// assigned to another shard: should ignore the request", over a cache that never holds it.
 #[tokio::test]
 async fn shard_caches_and_reconciles_only_the_objects_assigned_to_it() -> TestResult {
     let server = TestServer::start().await?;
@@ -185,6 +189,9 @@ async fn shard_caches_and_reconciles_only_the_objects_assigned_to_it() -> TestRe
     Ok(())
 }
 
+// kubernetes-controller-sharding: pkg/shard/controller/reconciler_test.go, "the object is
+// drained: should remove the shard and drain label", and predicate_test.go, "main predicate
+// returns false: should handle assigned and drained objects".
 #[tokio::test]
 async fn drained_object_is_handed_over_without_a_reconcile_whatever_the_predicates_say() -> TestResult {
     let server = TestServer::start().await?;
@@ -246,5 +253,44 @@ async fn a_shard_refuses_leader_election_and_a_factory_that_caches_everything() 
         .shard(shard("shard-a")?)
         .factory(restricted)
         .build()?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_sharded_controllers_owned_objects_are_cached_only_for_its_shard() -> TestResult {
+    use k8s_openapi::api::core::v1::Secret;
+
+    let server = TestServer::start().await?;
+    let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
+    let shard = Shard::new(ring, "shard-a", "default")?;
+    let secrets: Api<Secret> = Api::namespaced(server.client()?, "default");
+    for (name, assigned) in [("ours", "shard-a"), ("theirs", "shard-b")] {
+        let secret = Secret {
+            metadata: config_map(name, Some(assigned)).metadata,
+            ..Secret::default()
+        };
+        secrets.create(&PostParams::default(), &secret).await?;
+    }
+    let mut manager = Manager::builder(server.client()?).shard(shard).build()?;
+    let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();
+    let factory = manager.factory().clone();
+    manager.add_controller(controller, record, retry, Arc::new(Seen::default()));
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    let informer = factory.scoped_informer::<Secret>();
+    eventually("the secret cache synced", WAIT, || informer.has_synced()).await?;
+    let cached: Vec<_> = informer
+        .lister()
+        .list_in_scope(&Default::default())
+        .iter()
+        .filter_map(|secret| secret.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        cached,
+        ["ours"],
+        "owned objects are restricted to the shard like the controller's own"
+    );
+    shutdown.cancel();
+    run.await??;
     Ok(())
 }

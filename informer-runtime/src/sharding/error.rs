@@ -42,6 +42,20 @@ pub enum Error {
         /// The ring.
         ring: String,
     },
+    /// An object's hash key cannot be computed: it has no name, or its controller reference
+    /// is malformed. The sharder logs and counts it and leaves the object unassigned.
+    #[error(
+        "failed to compute the hash key of {object}: {reason}; fix the object's name or its owner reference with `controller: true`"
+    )]
+    HashKey {
+        /// The object: `plural.group namespace/name`.
+        object: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The sharder's selection of shard Leases cannot be built (an invalid Lease namespace).
+    #[error("failed to select the shard Leases: {0}")]
+    LeaseScope(#[from] crate::scope::Error),
     /// The shard's lease configuration is invalid.
     #[error("failed to configure the shard Lease: {0}")]
     Lease(#[from] crate::leader_election::Error),

@@ -1,6 +1,6 @@
 //! Sharding: replicas that each cache and reconcile a share of the objects, on the protocol of
 //! kubernetes-controller-sharding (github timebertt), so that its Go sharder can drive our
-//! shards and our [sharder] can drive its shards.
+//! shards and our [sharder](Sharder) can drive its shards.
 //!
 //! Leader election gives one active replica holding every object in memory; sharding divides
 //! the cache and the work, using the API server as its only coordinator:
@@ -52,14 +52,25 @@
 //! ```
 
 mod error;
+mod hash_key;
+mod hash_ring;
 pub mod labels;
+mod lease_state;
+mod metadata_access;
 mod resource_type;
 mod ring;
 mod shard;
+mod sharder;
 
 pub use error::{Error, Result};
+pub use hash_key::hash_key_for_object;
+pub use hash_ring::{DEFAULT_VIRTUAL_NODES, HashFn, HashRing, xxhash64};
+pub use lease_state::{
+    DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
+};
 pub use resource_type::ResourceType;
 pub use ring::{ControllerRing, RingResource};
 pub use shard::Shard;
+pub use sharder::{DEFAULT_CONCURRENT_MOVES, DEFAULT_RESYNC_PERIOD, Sharder, SharderStats};
 
 pub(crate) use shard::Assignment;

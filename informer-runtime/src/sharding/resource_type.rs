@@ -1,9 +1,10 @@
 //! [`ResourceType`]: one resource of a ring, named as the API names it.
 
-use std::fmt;
+use std::{fmt, sync::Arc};
 
 use kube::Resource;
 
+use super::metadata_access::{MetadataAccess, TypedAccess};
 use crate::factory::TypedResource;
 
 /// A resource in a [`ControllerRing`](super::ControllerRing): the Rust type and the API's
@@ -14,6 +15,8 @@ pub struct ResourceType {
     pub(crate) version: String,
     pub(crate) kind: String,
     pub(crate) plural: String,
+    /// The sharder's typed access to the resource's metadata.
+    pub(crate) access: Arc<dyn MetadataAccess>,
 }
 
 impl ResourceType {
@@ -24,6 +27,7 @@ impl ResourceType {
             version: K::version(&()).into_owned(),
             kind: K::kind(&()).into_owned(),
             plural: K::plural(&()).into_owned(),
+            access: Arc::new(TypedAccess::<K>::new()),
         }
     }
 

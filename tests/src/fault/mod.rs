@@ -10,7 +10,8 @@
 //! - [`minimize`]: shrinking a failing schedule;
 //! - [`campaign`]: running many seeds and summarizing them;
 //! - [`config_maps`]: a seeded ConfigMap workload with server faults, for controller tests;
-//! - [`fencing`]: the log and check that no two leaders act at once.
+//! - [`fencing`]: the log and check that no two leaders act at once;
+//! - [`tenure`]: the log and check that no two shards act on one object at once.
 //!
 //! `tests/fault_suite.rs` runs a fast set of seeds with `cargo test`; see [`campaign`] for
 //! the environment variables of long campaigns and of reproducing one seed.
@@ -24,3 +25,4 @@ pub mod minimize;
 pub mod recorder;
 pub mod request_trace;
 pub mod schedule;
+pub mod tenure;

@@ -1,0 +1,36 @@
+//! A [`Sharder`] is a runnable: on the leader when the manager elects one, or on every replica
+//! when the sharder elects its active replica itself.
+
+use futures::future::BoxFuture;
+
+use super::runnable::{RunContext, Runnable, RunnableError};
+use crate::sharding::Sharder;
+
+/// Runs the sharder in each run the manager gives it: for one leadership term (writing only
+/// while the term is current), or, for a sharder with its own
+/// [`leader_election`](Sharder::leader_election), from start to shutdown, electing itself.
+impl Runnable for Sharder {
+    fn name(&self) -> &str {
+        self.runnable_name()
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        !self.elects_itself()
+    }
+
+    fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>> {
+        let sharder = self.clone();
+        Box::pin(async move {
+            if sharder.elects_itself() {
+                return sharder
+                    .run_until(context.stop())
+                    .await
+                    .map_err(RunnableError::from);
+            }
+            sharder
+                .run_term(context.stop(), context.leadership().cloned())
+                .await;
+            Ok(())
+        })
+    }
+}

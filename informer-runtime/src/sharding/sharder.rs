@@ -1,0 +1,248 @@
+//! [`Sharder`]: assigns the objects of a ring to its shards, drains objects off live shards
+//! before they move, and keeps the shards' Leases (declaring dead shards, deleting orphaned
+//! Leases): kubernetes-controller-sharding's sharder and shardlease controller, in process.
+
+mod options;
+mod stats;
+mod term;
+
+use std::{fmt, future::Future, sync::Arc, time::Duration};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use tokio_util::sync::CancellationToken;
+
+use options::Options;
+pub use stats::SharderStats;
+
+use super::{
+    error::{Error, Result},
+    hash_ring::DEFAULT_VIRTUAL_NODES,
+    labels::RING_LABEL,
+    lease_state::DEFAULT_ORPHAN_AFTER,
+    ring::ControllerRing,
+};
+use crate::{
+    leader_election::{self, LeaderElector, Leadership},
+    scope::Scope,
+};
+
+/// How many objects a sharder drains or moves at once by default.
+pub const DEFAULT_CONCURRENT_MOVES: usize = 5;
+
+/// How often a sharder re-checks every object by default (the Go sharder's sync period).
+pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
+
+/// The sharder of a [`ControllerRing`]: it watches the ring's shard Leases and every object of
+/// the ring (metadata only), and labels each object for the shard the
+/// [consistent-hash ring](super::HashRing) of the available shards chooses.
+///
+/// - A new object is assigned as soon as its watch event arrives (there is no admission
+///   webhook): `shard.alpha.sharding.timebertt.dev/<ring>=<shard>`.
+/// - When the available shards change (and every [resync period](Self::resync_period)), every
+///   object is checked again. An object of a ring resource that must leave a live shard gets
+///   the drain label; the shard lets it go by removing both labels, and the sharder then
+///   assigns it to its new shard. Objects of a dead or missing shard, and controlled objects,
+///   move at once.
+/// - A shard Lease that expired one lease duration ago is acquired by the sharder (holder
+///   `shardlease-controller`), which declares the shard dead; a dead shard's Lease is deleted
+///   once [orphaned](Self::orphan_after). The `alpha.sharding.timebertt.dev/state` label of each
+///   Lease tells its state.
+///
+/// Every write carries the object's resourceVersion: a 409 is re-checked from the cache. Run
+/// one active sharder per ring: give it to a [`Manager`](crate::manager::Manager) (it runs on
+/// the leader), or let its replicas elect one with
+/// [`leader_election`](Self::leader_election).
+///
+/// ```no_run
+/// use futures::FutureExt;
+/// use informer_runtime::sharding::{ControllerRing, RingResource, Sharder};
+/// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let ring = ControllerRing::new("replicator")?
+///     .resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
+/// let sharder = Sharder::new(kube::Client::try_default().await?, ring, "default")?
+///     .concurrent_moves(10);
+/// sharder.run(tokio::signal::ctrl_c().map(drop)).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Sharder {
+    client: kube::Client,
+    ring: Arc<ControllerRing>,
+    leases: Scope<Lease>,
+    options: Options,
+    election: Option<leader_election::Config>,
+    counters: Arc<stats::Counters>,
+    /// `sharder <ring>`, the name a manager knows it by.
+    name: String,
+}
+
+impl fmt::Debug for Sharder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sharder")
+            .field("ring", &self.ring.name())
+            .field("leases", &self.leases)
+            .field("options", &self.options)
+            .field(
+                "election",
+                &self.election.as_ref().map(leader_election::Config::lease),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sharder {
+    /// The sharder of `ring`, whose shards hold their Leases in `lease_namespace`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyRing`] if the ring lists no resources; [`Error::LeaseScope`] if
+    /// `lease_namespace` is not a namespace name.
+    pub fn new(
+        client: kube::Client,
+        ring: impl Into<Arc<ControllerRing>>,
+        lease_namespace: &str,
+    ) -> Result<Self> {
+        let ring = ring.into().checked()?;
+        let leases = Scope::all()
+            .namespace(lease_namespace)?
+            .labels(&format!("{RING_LABEL}={}", ring.name()))?;
+        Ok(Self {
+            client,
+            name: format!("sharder {}", ring.name()),
+            ring,
+            leases,
+            options: Options {
+                virtual_nodes: DEFAULT_VIRTUAL_NODES,
+                concurrent_moves: DEFAULT_CONCURRENT_MOVES,
+                resync_period: DEFAULT_RESYNC_PERIOD,
+                orphan_after: DEFAULT_ORPHAN_AFTER,
+            },
+            election: None,
+            counters: Arc::default(),
+        })
+    }
+
+    /// Tokens per shard on the hash ring (default 100, as the Go sharder: keep it when both
+    /// may drive one ring, so that they choose the same shards). 0 means the default.
+    #[must_use]
+    pub fn virtual_nodes(mut self, virtual_nodes: usize) -> Self {
+        self.options.virtual_nodes = if virtual_nodes == 0 {
+            DEFAULT_VIRTUAL_NODES
+        } else {
+            virtual_nodes
+        };
+        self
+    }
+
+    /// How many objects are assigned, drained or moved at once (default
+    /// [`DEFAULT_CONCURRENT_MOVES`]; at least 1).
+    #[must_use]
+    pub fn concurrent_moves(mut self, workers: usize) -> Self {
+        self.options.concurrent_moves = workers.max(1);
+        self
+    }
+
+    /// How often every object and Lease is checked again, also without a change (default
+    /// 5 minutes).
+    #[must_use]
+    pub fn resync_period(mut self, period: Duration) -> Self {
+        self.options.resync_period = period;
+        self
+    }
+
+    /// How long after its expiry a dead shard's Lease is deleted (default 1 minute).
+    #[must_use]
+    pub fn orphan_after(mut self, delay: Duration) -> Self {
+        self.options.orphan_after = delay;
+        self
+    }
+
+    /// Lets the sharder's replicas elect the active one on the Lease of `config`; the others
+    /// wait. Without it, [`run`](Self::run) acts at once (run one replica, or give the sharder
+    /// to a manager that elects a leader).
+    #[must_use]
+    pub fn leader_election(mut self, config: leader_election::Config) -> Self {
+        self.election = Some(config);
+        self
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> &Arc<ControllerRing> {
+        &self.ring
+    }
+
+    /// What the sharder (and its clones) did so far.
+    pub fn stats(&self) -> SharderStats {
+        self.counters.snapshot()
+    }
+
+    /// Runs until `shutdown` completes: with [`leader_election`](Self::leader_election), in
+    /// each term this replica leads; otherwise at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Lease`] if the leader election cannot run (its configuration is invalid).
+    /// Failed writes are logged, counted and retried, never returned.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        let stop = CancellationToken::new();
+        let run = self.run_until(stop.clone());
+        tokio::pin!(run);
+        tokio::select! {
+            result = &mut run => return result,
+            () = shutdown => stop.cancel(),
+        }
+        run.await
+    }
+
+    /// `sharder <ring>`.
+    pub(crate) fn runnable_name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the sharder elects its active replica itself.
+    pub(crate) fn elects_itself(&self) -> bool {
+        self.election.is_some()
+    }
+
+    /// Runs until `stop` is cancelled, electing itself if configured.
+    pub(crate) async fn run_until(&self, stop: CancellationToken) -> Result<()> {
+        match &self.election {
+            Some(config) => self.run_elected(config.clone(), stop).await,
+            None => {
+                self.run_term(stop, None).await;
+                Ok(())
+            }
+        }
+    }
+
+    /// One term: acts until `stop` is cancelled or `leadership` ends, and writes only while
+    /// `leadership` is [current](Leadership::is_current) (always without one).
+    pub(crate) async fn run_term(&self, stop: CancellationToken, leadership: Option<Leadership>) {
+        let setup = term::Setup {
+            client: &self.client,
+            ring: &self.ring,
+            leases: &self.leases,
+            options: &self.options,
+            counters: &self.counters,
+        };
+        term::run(setup, stop, leadership).await;
+    }
+
+    async fn run_elected(&self, config: leader_election::Config, stop: CancellationToken) -> Result<()> {
+        let elector = LeaderElector::new(self.client.clone(), config)?;
+        let terms = async {
+            while let Ok(leadership) = elector.leading().await {
+                tracing::info!(ring = %self.ring.name(), term = %leadership.term(), "sharder leads");
+                self.run_term(stop.child_token(), Some(leadership)).await;
+            }
+        };
+        let (election, ()) = tokio::join!(elector.run(stop.clone()), terms);
+        election.map_err(Error::from)
+    }
+}
+
+#[cfg(test)]
+mod tests;

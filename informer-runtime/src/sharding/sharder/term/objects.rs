@@ -1,0 +1,131 @@
+//! The objects: assign unassigned ones, drain ring objects off live shards, move the others
+//! (the Go sharder's webhook and resync in one check).
+
+use serde_json::json;
+
+use super::{Outcome, Shared, Watched, WorkItem};
+use crate::{
+    key::ObjectKey,
+    sharding::{hash_key, metadata_access::CachedMetadata, sharder::stats::Counters},
+};
+
+/// What an object needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// Label it for its shard: it has none.
+    Assign,
+    /// Ask its live shard to let it go.
+    Drain,
+    /// Label it for its new shard at once: its shard is dead or gone, or it is controlled.
+    Move,
+}
+
+impl Change {
+    fn verb(self) -> &'static str {
+        match self {
+            Self::Assign => "assign",
+            Self::Drain => "drain",
+            Self::Move => "move",
+        }
+    }
+}
+
+impl Shared {
+    /// Checks the object `key` of the watched resource at index `resource`.
+    pub(super) async fn check_object(&self, resource: usize, key: &ObjectKey) -> Outcome {
+        let Some(watched) = self.watched.get(resource) else {
+            return Outcome::Done;
+        };
+        let item = WorkItem::Object {
+            resource,
+            key: key.clone(),
+        };
+        let Some(object) = watched.cache.get(key) else {
+            self.forget_write(&item);
+            return Outcome::Done;
+        };
+        if self.awaits_own_write(&item, object.metadata().resource_version.as_ref()) {
+            return Outcome::Done;
+        }
+        let Some(hash_key) = self.hash_key(watched, object.as_ref()) else {
+            return Outcome::Done;
+        };
+        let membership = self.membership();
+        let Some(desired) = membership.lookup(&hash_key) else {
+            return Outcome::Done;
+        };
+        let labels = object.metadata().labels.as_ref();
+        let current = labels
+            .and_then(|labels| labels.get(&self.shard_label))
+            .filter(|shard| !shard.is_empty());
+        let drained = labels.is_some_and(|labels| labels.contains_key(&self.drain_label));
+        let change = match current {
+            Some(current) if current == desired => return Outcome::Done,
+            None => Change::Assign,
+            Some(current) if watched.controller.is_none() && membership.state(current).is_available() => {
+                if drained {
+                    // waiting for the shard to let it go
+                    return Outcome::Done;
+                }
+                Change::Drain
+            }
+            Some(_) => Change::Move,
+        };
+        tracing::debug!(resource = %watched.resource, object = %key, from = ?current, to = desired, "{}", change.verb());
+        self.write(watched, &item, object.as_ref(), change, desired).await
+    }
+
+    /// The object's hash key; `None` when it is not assigned (no controller of the ring's
+    /// kind) or its key cannot be computed (logged and counted).
+    fn hash_key(&self, watched: &Watched, object: &dyn CachedMetadata) -> Option<String> {
+        let metadata = object.metadata();
+        let key = match &watched.controller {
+            None => hash_key::for_ring_object(&watched.resource, metadata).map(Some),
+            Some(controller) => hash_key::for_controlled_object(controller, &watched.resource, metadata),
+        };
+        key.unwrap_or_else(|error| {
+            Counters::bump(&self.counters.errors);
+            tracing::warn!(%error, "object left unassigned");
+            None
+        })
+    }
+
+    async fn write(
+        &self,
+        watched: &Watched,
+        item: &WorkItem,
+        object: &dyn CachedMetadata,
+        change: Change,
+        desired: &str,
+    ) -> Outcome {
+        let WorkItem::Object { key, .. } = item else {
+            return Outcome::Done;
+        };
+        if !self.may_write() {
+            return Outcome::Done;
+        }
+        let resource_version = &object.metadata().resource_version;
+        let labels = match change {
+            Change::Drain => json!({&self.drain_label: "true"}),
+            Change::Assign | Change::Move => json!({&self.shard_label: desired, &self.drain_label: null}),
+        };
+        let patch = json!({"metadata": {"resourceVersion": resource_version, "labels": labels}});
+        let result = watched
+            .resource
+            .access
+            .merge_patch(self.client.clone(), key, patch)
+            .await;
+        if let Err(error) = result {
+            let what = format!("{} {} {key}", change.verb(), watched.resource);
+            return self.failed(&what, &error);
+        }
+        let counter = match change {
+            Change::Assign => &self.counters.assigned,
+            Change::Drain => &self.counters.drains,
+            Change::Move => &self.counters.moves,
+        };
+        Counters::bump(counter);
+        self.wrote(item.clone(), resource_version.clone());
+        Outcome::Done
+    }
+}

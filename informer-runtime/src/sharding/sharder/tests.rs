@@ -1,0 +1,525 @@
+//! The sharder against the embedded API server: shards are simulated by their Leases, drains
+//! acknowledged by removing the labels as a shard does. Cases after the Go sharder's
+//! `sharder` and `shardlease` controllers and its e2e tests.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use informer_testserver::{Failure, TestServer, wait::eventually};
+use k8s_openapi::{
+    api::{
+        coordination::v1::{Lease, LeaseSpec},
+        core::v1::{ConfigMap, Secret},
+    },
+    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference},
+    jiff::Timestamp,
+};
+use kube::{
+    Api,
+    api::{Patch, PatchParams},
+};
+use serde_json::json;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::Sharder;
+use crate::{
+    leader_election::{Leadership, Term},
+    sharding::{
+        ControllerRing, HashRing, RingResource, hash_key_for_object,
+        labels::{RING_LABEL, SHARDER_IDENTITY, STATE_LABEL, drain_label, shard_label},
+    },
+};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const RING: &str = "replicator";
+const NAMESPACE: &str = "default";
+const WAIT: Duration = Duration::from_secs(30);
+/// The lease duration of a shard that stays ready for the whole test.
+const LONG: i32 = 3600;
+
+fn ring() -> ControllerRing {
+    ControllerRing::new(RING)
+        .and_then(|ring| ring.resource(RingResource::of::<ConfigMap>().controls::<Secret>()))
+        .expect("a valid ring")
+}
+
+/// A sharder that re-checks on its own only on events (no resync during a test).
+fn sharder(server: &TestServer) -> Result<Sharder, Box<dyn std::error::Error>> {
+    Ok(Sharder::new(server.client()?, ring(), NAMESPACE)?.resync_period(Duration::from_secs(3600)))
+}
+
+/// The Lease of shard `name`: held by `holder`, renewed now, for `seconds`.
+fn shard_lease(name: &str, holder: &str, seconds: i32) -> Lease {
+    let now = Some(MicroTime(Timestamp::now()));
+    Lease {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(NAMESPACE.into()),
+            labels: Some(BTreeMap::from([(RING_LABEL.to_owned(), RING.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            lease_duration_seconds: Some(seconds),
+            acquire_time: now.clone(),
+            renew_time: now,
+            ..LeaseSpec::default()
+        }),
+    }
+}
+
+fn add_shard(server: &TestServer, name: &str, seconds: i32) -> Result<Lease, Box<dyn std::error::Error>> {
+    Ok(server.create_typed(&shard_lease(name, name, seconds))?)
+}
+
+fn config_map(name: &str, shard: Option<&str>) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(NAMESPACE.into()),
+            labels: shard.map(|shard| BTreeMap::from([(shard_label(RING), shard.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+/// A secret controlled by the object `kind` `name` of `api_version`.
+fn secret(name: &str, controller: Option<(&str, &str, &str)>) -> Secret {
+    let owner_references = controller.map(|(api_version, kind, owner)| {
+        vec![OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: owner.into(),
+            uid: format!("uid-{owner}"),
+            controller: Some(true),
+            ..OwnerReference::default()
+        }]
+    });
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(NAMESPACE.into()),
+            owner_references,
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    }
+}
+
+/// The shard the ring of `shards` chooses for config map `name`.
+fn expected_shard(shards: &[&str], name: &str) -> String {
+    let key = hash_key_for_object("", "ConfigMap", Some(NAMESPACE), name);
+    HashRing::new(shards.iter().copied())
+        .lookup(&key)
+        .expect("a shard")
+        .to_owned()
+}
+
+fn labels(server: &TestServer, kind: &str, name: &str) -> BTreeMap<String, String> {
+    let object = server
+        .get("v1", kind, Some(NAMESPACE), name)
+        .expect("the object exists");
+    serde_json::from_value(object["metadata"]["labels"].clone()).unwrap_or_default()
+}
+
+fn shard_of(server: &TestServer, kind: &str, name: &str) -> Option<String> {
+    labels(server, kind, name).get(&shard_label(RING)).cloned()
+}
+
+fn is_drained(server: &TestServer, name: &str) -> bool {
+    labels(server, "ConfigMap", name).contains_key(&drain_label(RING))
+}
+
+fn lease_on_server(server: &TestServer, name: &str) -> Option<Lease> {
+    let lease = server
+        .get("coordination.k8s.io/v1", "Lease", Some(NAMESPACE), name)
+        .ok()?;
+    serde_json::from_value(lease).ok()
+}
+
+/// A sharder running in a task until stopped.
+struct Running {
+    stop: CancellationToken,
+    task: JoinHandle<super::Result<()>>,
+}
+
+impl Running {
+    fn start(sharder: &Sharder) -> Self {
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(sharder.clone().run(stop.clone().cancelled_owned()));
+        Self { stop, task }
+    }
+
+    async fn stop(self) -> TestResult {
+        self.stop.cancel();
+        self.task.await??;
+        Ok(())
+    }
+}
+
+/// Removes both labels of config map `name`, as its shard does when it lets it go.
+async fn acknowledge_drain(client: &kube::Client, name: &str) -> TestResult {
+    let patch = json!({"metadata": {"labels": {shard_label(RING): null, drain_label(RING): null}}});
+    Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await?;
+    Ok(())
+}
+
+fn names(prefix: &str, count: usize) -> Vec<String> {
+    (0..count).map(|index| format!("{prefix}-{index}")).collect()
+}
+
+/// Go e2e "should assign the main object to a healthy shard" and "should assign the
+/// controlled object to the same shard": objects created before and after the start are
+/// assigned, controlled secrets follow their config map, others stay unassigned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_objects_are_assigned_and_controlled_objects_follow_their_controller() -> TestResult {
+    let server = TestServer::start().await?;
+    let shards = ["shard-a", "shard-b"];
+    for shard in shards {
+        add_shard(&server, shard, LONG)?;
+    }
+    let (before, after) = (names("early", 10), names("late", 10));
+    for name in &before {
+        server.create_typed(&config_map(name, None))?;
+    }
+    server.create_typed(&secret("loose", None))?;
+    server.create_typed(&secret("foreign", Some(("apps/v1", "Deployment", "early-0"))))?;
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    for name in &after {
+        server.create_typed(&config_map(name, None))?;
+        server.create_typed(&secret(
+            &format!("{name}-secret"),
+            Some(("v1", "ConfigMap", name)),
+        ))?;
+    }
+    let all: Vec<&String> = before.iter().chain(&after).collect();
+    eventually("every config map and controlled secret assigned", WAIT, || {
+        all.iter().all(|name| {
+            let expected = expected_shard(&shards, name);
+            let secret_ok = !name.starts_with("late")
+                || shard_of(&server, "Secret", &format!("{name}-secret")).as_ref() == Some(&expected);
+            shard_of(&server, "ConfigMap", name).as_ref() == Some(&expected) && secret_ok
+        })
+    })
+    .await?;
+    eventually("30 assignments counted", WAIT, || sharder.stats().assigned == 30).await?;
+    assert_eq!(sharder.stats().ring_members, 2);
+    assert_eq!(
+        server.request_count("patch", "secrets"),
+        10,
+        "only the controlled secrets are patched"
+    );
+    assert_eq!(shard_of(&server, "Secret", "loose"), None);
+    assert_eq!(shard_of(&server, "Secret", "foreign"), None);
+    eventually("shard Leases labelled ready", WAIT, || {
+        shards.iter().all(|shard| {
+            lease_on_server(&server, shard)
+                .and_then(|lease| lease.metadata.labels?.get(STATE_LABEL).cloned())
+                .as_deref()
+                == Some("ready")
+        })
+    })
+    .await?;
+    running.stop().await
+}
+
+/// Go e2e "should drain and move objects to the new shard" (scale-out): only the objects the
+/// new ring gives the joining shard are drained; each is assigned to it after its old shard
+/// acknowledged; controlled secrets move at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joining_shard_drains_only_the_moving_objects_and_gets_them_after_the_ack() -> TestResult {
+    let server = TestServer::start().await?;
+    let client = server.client()?;
+    let (old, new) = (["shard-a", "shard-b"], ["shard-a", "shard-b", "shard-c"]);
+    for shard in old {
+        add_shard(&server, shard, LONG)?;
+    }
+    let objects = names("cm", 30);
+    for name in &objects {
+        server.create_typed(&config_map(name, Some(&expected_shard(&old, name))))?;
+        server.create_typed(&secret(
+            &format!("{name}-secret"),
+            Some(("v1", "ConfigMap", name)),
+        ))?;
+    }
+    let (moving, staying): (Vec<&String>, Vec<&String>) = objects
+        .iter()
+        .partition(|name| expected_shard(&new, name) == "shard-c");
+    assert!(!moving.is_empty() && !staying.is_empty(), "the test needs both");
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    eventually("the secrets assigned as their config maps", WAIT, || {
+        objects.iter().all(|name| {
+            shard_of(&server, "Secret", &format!("{name}-secret")) == Some(expected_shard(&old, name))
+        })
+    })
+    .await?;
+
+    add_shard(&server, "shard-c", LONG)?;
+    eventually("the moving config maps drained", WAIT, || {
+        moving.iter().all(|name| is_drained(&server, name))
+    })
+    .await?;
+    for name in &moving {
+        assert_eq!(
+            shard_of(&server, "ConfigMap", name),
+            Some(expected_shard(&old, name)),
+            "{name} left before its ack"
+        );
+    }
+    for name in &staying {
+        assert!(!is_drained(&server, name), "{name} stays and must not be drained");
+    }
+    eventually("the controlled secrets moved at once", WAIT, || {
+        moving
+            .iter()
+            .all(|name| shard_of(&server, "Secret", &format!("{name}-secret")).as_deref() == Some("shard-c"))
+    })
+    .await?;
+
+    for name in &moving {
+        acknowledge_drain(&client, name).await?;
+    }
+    eventually("the drained config maps assigned to the new shard", WAIT, || {
+        moving.iter().all(|name| {
+            shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-c") && !is_drained(&server, name)
+        })
+    })
+    .await?;
+    let stats = sharder.stats();
+    assert_eq!(
+        (stats.drains, stats.ring_members),
+        (moving.len() as u64, 3),
+        "{stats:?}"
+    );
+    running.stop().await
+}
+
+/// Go e2e "should move objects of a shard that released its lease": a released Lease (empty
+/// holder) makes the shard dead, and its objects move without a drain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_lease_moves_its_objects_at_once() -> TestResult {
+    let server = TestServer::start().await?;
+    let shards = ["shard-a", "shard-b"];
+    add_shard(&server, "shard-a", LONG)?;
+    add_shard(&server, "shard-b", LONG)?;
+    let objects = names("cm", 20);
+    for name in &objects {
+        server.create_typed(&config_map(name, Some(&expected_shard(&shards, name))))?;
+    }
+    let on_b = objects
+        .iter()
+        .filter(|name| expected_shard(&shards, name) == "shard-b")
+        .count();
+    assert!(on_b > 0);
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    eventually("the sharder sees both shards", WAIT, || {
+        sharder.stats().ring_members == 2
+    })
+    .await?;
+
+    let release = json!({"spec": {"holderIdentity": ""}});
+    Api::<Lease>::namespaced(server.client()?, NAMESPACE)
+        .patch("shard-b", &PatchParams::default(), &Patch::Merge(release))
+        .await?;
+    eventually("every object on the remaining shard", WAIT, || {
+        objects
+            .iter()
+            .all(|name| shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-a"))
+    })
+    .await?;
+    assert!(objects.iter().all(|name| !is_drained(&server, name)));
+    eventually("the moves counted", WAIT, || sharder.stats().moves == on_b as u64).await?;
+    assert_eq!(sharder.stats().drains, 0);
+    running.stop().await
+}
+
+/// Go shardlease "Uncertain: should acquire the lease" and e2e "should move objects of a
+/// shard whose lease expired": the sharder acquires the expired Lease (twice its duration, one
+/// more transition) and only then moves the shard's objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_is_acquired_before_its_objects_move() -> TestResult {
+    let server = TestServer::start().await?;
+    let shards = ["shard-a", "shard-b"];
+    add_shard(&server, "shard-a", LONG)?;
+    add_shard(&server, "shard-b", 1)?;
+    let objects = names("cm", 20);
+    for name in &objects {
+        server.create_typed(&config_map(name, Some(&expected_shard(&shards, name))))?;
+    }
+    let on_b: Vec<&String> = objects
+        .iter()
+        .filter(|name| expected_shard(&shards, name) == "shard-b")
+        .collect();
+    assert!(!on_b.is_empty());
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    let mut moved_before_acquired = Vec::new();
+    eventually("the objects of the expired shard moved", WAIT, || {
+        let moved: Vec<&&String> = on_b
+            .iter()
+            .filter(|name| shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-a"))
+            .collect();
+        let holder = lease_on_server(&server, "shard-b")
+            .and_then(|lease| lease.spec?.holder_identity)
+            .unwrap_or_default();
+        if !moved.is_empty() && holder != SHARDER_IDENTITY {
+            moved_before_acquired.push(holder);
+        }
+        moved.len() == on_b.len()
+    })
+    .await?;
+    assert!(
+        moved_before_acquired.is_empty(),
+        "objects moved while the Lease was held by {moved_before_acquired:?}"
+    );
+    let lease = lease_on_server(&server, "shard-b").expect("the Lease is kept until orphaned");
+    let spec = lease.spec.expect("spec");
+    assert_eq!(spec.holder_identity.as_deref(), Some(SHARDER_IDENTITY));
+    assert_eq!(spec.lease_duration_seconds, Some(2));
+    assert_eq!(spec.lease_transitions, Some(1));
+    eventually("the Lease labelled dead", WAIT, || {
+        lease_on_server(&server, "shard-b")
+            .and_then(|lease| lease.metadata.labels?.get(STATE_LABEL).cloned())
+            .as_deref()
+            == Some("dead")
+    })
+    .await?;
+    eventually("the acquisition counted", WAIT, || {
+        sharder.stats().lease_acquisitions == 1
+    })
+    .await?;
+    running.stop().await
+}
+
+/// Go shardlease "Orphaned: should delete the lease".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphaned_leases_are_deleted() -> TestResult {
+    let server = TestServer::start().await?;
+    add_shard(&server, "shard-a", LONG)?;
+    server.create_typed(&shard_lease("shard-gone", "", 1))?;
+    let sharder = sharder(&server)?.orphan_after(Duration::from_secs(1));
+    let running = Running::start(&sharder);
+    eventually("the orphaned Lease deleted", WAIT, || {
+        lease_on_server(&server, "shard-gone").is_none()
+    })
+    .await?;
+    assert!(
+        lease_on_server(&server, "shard-a").is_some(),
+        "a ready shard's Lease is kept"
+    );
+    eventually("the deletion counted", WAIT, || {
+        sharder.stats().orphans_deleted == 1
+    })
+    .await?;
+    running.stop().await
+}
+
+/// A label patch answered 409 is checked again and retried; the server refuses a merge patch
+/// whose `metadata.resourceVersion` is stale, which is what makes the sharder's writes safe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflicting_label_patch_is_retried() -> TestResult {
+    let server = TestServer::start().await?;
+    add_shard(&server, "shard-a", LONG)?;
+    let created = server.create_typed(&config_map("settings", None))?;
+    let stale = json!({"metadata": {"resourceVersion": "1", "labels": {shard_label(RING): "shard-x"}}});
+    let api = Api::<ConfigMap>::namespaced(server.client()?, NAMESPACE);
+    let error = api
+        .patch("settings", &PatchParams::default(), &Patch::Merge(stale))
+        .await
+        .expect_err("a stale resourceVersion is refused");
+    assert!(
+        matches!(&error, kube::Error::Api(status) if status.code == 409),
+        "{error}"
+    );
+    assert_ne!(created.metadata.resource_version.as_deref(), Some("1"));
+
+    server.fail_next(Failure::new(409).verb("patch").resource("configmaps").times(2));
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    eventually("the config map assigned", WAIT, || {
+        shard_of(&server, "ConfigMap", "settings").as_deref() == Some("shard-a")
+    })
+    .await?;
+    eventually("the assignment counted", WAIT, || sharder.stats().assigned == 1).await?;
+    let stats = sharder.stats();
+    assert_eq!((stats.conflicts, stats.errors), (2, 0), "{stats:?}");
+    assert_eq!(
+        server.request_count("patch", "configmaps"),
+        1 + 2 + 1,
+        "the stale patch, the 2 refused, the one that went through"
+    );
+    running.stop().await
+}
+
+/// A sharder whose leadership is no longer current writes nothing: no label, no Lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deposed_sharder_writes_nothing() -> TestResult {
+    let server = TestServer::start().await?;
+    add_shard(&server, "shard-a", LONG)?;
+    for name in names("cm", 5) {
+        server.create_typed(&config_map(&name, None))?;
+    }
+    let sharder = sharder(&server)?;
+    let deposed = Leadership::new(
+        Term {
+            transitions: 3,
+            holder: "sharder-0".into(),
+        },
+        tokio::time::Instant::now(),
+    );
+    let stop = CancellationToken::new();
+    let term = tokio::spawn({
+        let (sharder, stop) = (sharder.clone(), stop.clone());
+        async move { sharder.run_term(stop, Some(deposed)).await }
+    });
+    eventually("every write skipped", WAIT, || {
+        sharder.stats().writes_skipped >= 6
+    })
+    .await?;
+    assert_eq!(server.request_count("patch", "configmaps"), 0);
+    assert_eq!(server.request_count("patch", "leases"), 0);
+    assert!(
+        names("cm", 5)
+            .iter()
+            .all(|name| shard_of(&server, "ConfigMap", name).is_none())
+    );
+    stop.cancel();
+    term.await?;
+    Ok(())
+}
+
+/// A sharder that elects itself acts once it holds its election Lease, and releases it on
+/// shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_elected_sharder_acts_while_it_leads() -> TestResult {
+    let server = TestServer::start().await?;
+    add_shard(&server, "shard-a", LONG)?;
+    server.create_typed(&config_map("settings", None))?;
+    let election = crate::leader_election::Config::new("replicator-sharder", NAMESPACE, "sharder-0")
+        .lease_duration(Duration::from_secs(2))
+        .renew_deadline(Duration::from_secs(1))
+        .retry_period(Duration::from_millis(200))
+        .release_on_cancel(true);
+    let sharder = sharder(&server)?.leader_election(election);
+    let running = Running::start(&sharder);
+    eventually("the config map assigned", WAIT, || {
+        shard_of(&server, "ConfigMap", "settings").as_deref() == Some("shard-a")
+    })
+    .await?;
+    let holder = |server: &TestServer| {
+        lease_on_server(server, "replicator-sharder")
+            .and_then(|lease| lease.spec?.holder_identity)
+            .unwrap_or_default()
+    };
+    assert_eq!(holder(&server), "sharder-0");
+    running.stop().await?;
+    assert_eq!(holder(&server), "", "the election Lease is released on shutdown");
+    Ok(())
+}
