@@ -188,12 +188,32 @@ struct Args {
     /// What each reconcile of the sharding phase waits (its simulated I/O), in milliseconds.
     #[arg(long, default_value_t = 1)]
     sharding_work_ms: u64,
-    /// Child mode: run this shard (of `--shard-ring`) against `--url`.
-    #[arg(long, requires_all = ["url", "shard_ring"])]
+    /// Child mode: run this shard (of `--shard-ring`, or of the hand-over phase's ring with
+    /// `--handover-role shard`) against `--url`.
+    #[arg(long, requires = "url")]
     shard_name: Option<String>,
     /// The ring of `--shard-name`.
     #[arg(long, requires = "shard_name")]
     shard_ring: Option<String>,
+    /// Which parts of the sharding phase run (repeatable; default both).
+    #[arg(long, value_enum)]
+    sharding_part: Vec<ShardingPart>,
+    /// Pods in the test server of the hand-over part (default 20 000, 1 000 with `--quick`).
+    #[arg(long)]
+    handover_pods: Option<usize>,
+    /// Child mode: run the hand-over part's sharder or a shard (`--shard-name`) against the
+    /// test server at `--url` until standard input closes.
+    #[arg(long, value_enum, requires = "url")]
+    handover_role: Option<sharding::handover::Role>,
+}
+
+/// The parts of the sharding phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ShardingPart {
+    /// Memory per shard and reconciles/s over 1, 2 and 4 shards (the static bench server).
+    Memory,
+    /// The sharder and shards with Leases on the test server: assignment, join, kill.
+    Handover,
 }
 
 fn cpu_model() -> String {
@@ -256,6 +276,22 @@ impl Args {
         }
     }
 
+    /// What the hand-over part of the sharding phase runs.
+    fn handover_settings(&self) -> sharding::handover::Settings {
+        sharding::handover::Settings {
+            pods: self
+                .handover_pods
+                .unwrap_or(if self.quick { 1_000 } else { 20_000 }),
+            work: std::time::Duration::from_millis(self.sharding_work_ms),
+        }
+    }
+
+    /// Whether `part` of the sharding phase runs.
+    fn runs_sharding_part(&self, part: ShardingPart) -> bool {
+        self.only.contains(&Timed::Sharding)
+            && (self.sharding_part.is_empty() || self.sharding_part.contains(&part))
+    }
+
     /// Whether `consumer` is measured.
     fn times(&self, consumer: Timed) -> bool {
         self.only.is_empty() || self.only.contains(&consumer)
@@ -294,6 +330,16 @@ fn main() -> ExitCode {
     if let Some(queue) = args.priority_latency {
         let url = args.url.as_deref().unwrap_or_default();
         priority::child(queue, url, args.priority_settings());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(role) = args.handover_role {
+        let url = args.url.as_deref().unwrap_or_default();
+        sharding::handover::child(
+            role,
+            args.shard_name.as_deref(),
+            url,
+            args.handover_settings().work,
+        );
         return ExitCode::SUCCESS;
     }
     if let (Some(shard), Some(ring)) = (&args.shard_name, &args.shard_ring) {
@@ -349,7 +395,7 @@ fn main() -> ExitCode {
             settings.objects
         ));
     }
-    if args.only.contains(&Timed::Sharding) {
+    if args.runs_sharding_part(ShardingPart::Memory) {
         let settings = args.sharding_settings();
         match sharding::run(settings) {
             Ok(outcome) => {
@@ -357,6 +403,20 @@ fn main() -> ExitCode {
                 problems.extend(outcome.problems());
                 summary.push(format!(
                     "every shard cached and reconciled exactly its share of {} pods",
+                    settings.pods
+                ));
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
+    if args.runs_sharding_part(ShardingPart::Handover) {
+        let settings = args.handover_settings();
+        match sharding::handover::run(settings) {
+            Ok(outcome) => {
+                println!("{}", sharding::handover::markdown(&outcome));
+                problems.extend(outcome.problems());
+                summary.push(format!(
+                    "the sharder assigned, rebalanced and moved {} pods",
                     settings.pods
                 ));
             }

@@ -16,6 +16,7 @@
 //! assigned no pod, run alone the same way.
 
 mod assignment;
+pub(crate) mod handover;
 mod report;
 mod shard;
 
@@ -35,7 +36,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) use report::markdown;
 pub(crate) use shard::run as child;
 
-use self::assignment::{HashRing, pod_key};
+use self::assignment::{pod_key, ring_of, shard_index};
 use crate::{
     generator::PodGenerator,
     render::{NAMESPACES, Rendered, SEED},
@@ -213,9 +214,10 @@ fn assign(pods: usize) -> Vec<Vec<usize>> {
     SHARD_COUNTS
         .iter()
         .map(|&count| {
-            let ring = HashRing::new(&shard_names(count));
+            let shards = shard_names(count);
+            let ring = ring_of(&shards);
             keys.iter()
-                .map(|key| ring.shard_index(key).unwrap_or_default())
+                .map(|key| shard_index(&ring, &shards, key).unwrap_or_default())
                 .collect()
         })
         .collect()

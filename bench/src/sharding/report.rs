@@ -82,8 +82,8 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     let one_peak = one.and_then(peak);
     let one_rate = one.and_then(total_rate);
     out.push_str(
-        "| shards N | pods per shard (min – max) | peak RSS per shard (max) | N=1 peak / N | peak / (N=1 peak / N) | goal: 1.1 × (N=1 / N) + fixed | within the goal | slowest sync | total reconciles/s (sum over shards) | N × N=1 | total / (N × N=1) | all pods / (first sync to last done) |\n\
-         |---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n",
+        "| shards N | pods per shard (min – max) | largest share / (pods / N) | peak RSS per shard (max) | its peak over the fixed overhead per cached pod | N=1 peak / N | peak / (N=1 peak / N) | goal: 1.1 × (N=1 / N) + fixed | within the goal | slowest sync | total reconciles/s (sum over shards) | N × N=1 | total / (N × N=1) | all pods / (first sync to last done) |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n",
     );
     for ring in &outcome.rings {
         let n = ring.shards as f64;
@@ -97,13 +97,16 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
         };
         let rate = total_rate(ring);
         let expected_rate = one_rate.map(|r| r * n);
+        let largest = ring.assigned.iter().max().copied().unwrap_or_default();
+        let fair_share = settings.pods as f64 / n;
         let _ = writeln!(
             out,
-            "| {} | {} – {} | {} | {} | {} | {} | {within} | {} | {} | {} | {} | {} |",
+            "| {} | {} – {largest} | {:.2}x | {} | {} | {} | {} | {} | {within} | {} | {} | {} | {} | {} |",
             ring.shards,
             ring.assigned.iter().min().copied().unwrap_or_default(),
-            ring.assigned.iter().max().copied().unwrap_or_default(),
+            largest as f64 / fair_share.max(1.0),
             ring_peak.map_or_else(|| "n/a".into(), mib),
+            per_pod_of_peak(ring, fixed),
             share.map_or_else(|| "n/a".into(), |s| mib(s as u64)),
             ratio(ring_peak.map(|p| p as f64), share),
             goal.map_or_else(|| "n/a".into(), |g| mib(g as u64)),
@@ -116,6 +119,15 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     }
     out.push_str(&per_shard(outcome));
     out
+}
+
+/// The peak RSS of the shard with the highest peak, less the fixed overhead, per pod it cached.
+fn per_pod_of_peak(ring: &RingOutcome, fixed: Option<u64>) -> String {
+    let Some(highest) = measured(ring).max_by_key(|m| m.hwm) else {
+        return "n/a".into();
+    };
+    let held = highest.hwm.saturating_sub(fixed.unwrap_or_default()) as f64;
+    format!("{:.1} KiB", held / highest.objects.max(1) as f64 / 1024.0)
 }
 
 /// One row per shard process.

@@ -1,0 +1,142 @@
+//! The child processes of the hand-over phase: the sharder, and shards that hold real Leases.
+//! Each runs until its standard input closes (a shard then shuts down gracefully and releases
+//! its Lease), and prints one line of what it measured; the parent may also kill a shard.
+
+use std::{
+    convert::Infallible,
+    io::Read as _,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use informer_runtime::{
+    SharedInformerFactory,
+    controller::{Action, Controller},
+    manager::Manager,
+    sharding::Sharder,
+};
+use k8s_openapi::api::core::v1::Pod;
+use serde::{Deserialize, Serialize};
+
+use crate::{rss::memory, server};
+
+/// Which process a child of the hand-over phase is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Role {
+    /// The sharder of the ring.
+    Sharder,
+    /// One shard (its name is `--shard-name`).
+    Shard,
+}
+
+/// What a child process of the hand-over phase measured, printed when it stops.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct ProcessMemory {
+    /// `VmRSS` once its runtime and client exist, in bytes.
+    pub(crate) baseline_rss: u64,
+    /// `VmRSS` when told to stop, in bytes.
+    pub(crate) rss: u64,
+    /// `VmHWM` (peak RSS) when told to stop, in bytes.
+    pub(crate) hwm: u64,
+    /// Reconciles the shard ran (none for the sharder).
+    pub(crate) reconciles: u64,
+    /// What went wrong, if anything.
+    pub(crate) error: Option<String>,
+}
+
+/// Resolves once the parent closes this process's standard input.
+async fn stdin_closed() {
+    let _ = tokio::task::spawn_blocking(|| {
+        let mut sink = [0u8; 64];
+        while matches!(std::io::stdin().read(&mut sink), Ok(read) if read > 0) {}
+    })
+    .await;
+}
+
+/// Child mode: runs `role` (shard `shard` for [`Role::Shard`]) against the test server at `url`
+/// until standard input closes, then prints one `HANDOVER {json}` line.
+pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, work: Duration) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let client = {
+        let _runtime = runtime.enter();
+        server::client(url)
+    };
+    let (baseline_rss, _) = memory();
+    let reconciles = Arc::new(AtomicU64::new(0));
+    let result = runtime.block_on(async {
+        match (role, shard) {
+            (Role::Sharder, _) => run_sharder(client).await,
+            (Role::Shard, Some(name)) => run_shard(client, name, work, Arc::clone(&reconciles)).await,
+            (Role::Shard, None) => Err("a shard needs --shard-name".into()),
+        }
+    });
+    let (rss, hwm) = memory();
+    let measured = ProcessMemory {
+        baseline_rss,
+        rss,
+        hwm,
+        reconciles: reconciles.load(Ordering::Relaxed),
+        error: result.err(),
+    };
+    println!(
+        "HANDOVER {}",
+        serde_json::to_string(&measured).expect("the measurement serializes")
+    );
+    std::process::exit(0);
+}
+
+/// The sharder of [`super::RING`] (metadata-only informers of the pods), until stdin closes.
+async fn run_sharder(client: kube::Client) -> Result<(), String> {
+    let sharder = Sharder::new(
+        client,
+        super::ring().map_err(|e| e.to_string())?,
+        super::LEASE_NAMESPACE,
+    )
+    .map_err(|e| e.to_string())?;
+    sharder.run(stdin_closed()).await.map_err(|e| e.to_string())
+}
+
+/// Shard `name` of [`super::RING`] in a sharded manager (its Lease: [`super::LEASE`], renewed
+/// within [`super::RENEW_DEADLINE`], retried every [`super::RETRY_PERIOD`]) with one controller of pods whose
+/// reconcile waits `work`, until stdin closes.
+async fn run_shard(
+    client: kube::Client,
+    name: &str,
+    work: Duration,
+    reconciles: Arc<AtomicU64>,
+) -> Result<(), String> {
+    let shard = super::shard(name).map_err(|e| e.to_string())?;
+    let factory = shard
+        .restrict_factory(
+            SharedInformerFactory::builder(client.clone())
+                .transform_metadata(|meta| meta.managed_fields = None),
+        )
+        .build();
+    let mut manager = Manager::builder(client)
+        .factory(factory)
+        .shard(shard)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let controller = Controller::<Pod>::new(manager.factory()).concurrency(4);
+    let context = Arc::new((reconciles, work));
+    manager.add_controller(controller, reconcile, error_policy, context);
+    manager.run(stdin_closed()).await.map_err(|e| e.to_string())
+}
+
+/// Counts the reconcile and waits as a controller's API calls would.
+async fn reconcile(_: Arc<Pod>, context: Arc<(Arc<AtomicU64>, Duration)>) -> Result<Action, Infallible> {
+    context.0.fetch_add(1, Ordering::Relaxed);
+    tokio::time::sleep(context.1).await;
+    Ok(Action::await_change())
+}
+
+/// Never called: the reconcile cannot fail.
+fn error_policy(_: Arc<Pod>, never: &Infallible, _: Arc<(Arc<AtomicU64>, Duration)>) -> Action {
+    match *never {}
+}
