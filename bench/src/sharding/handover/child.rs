@@ -43,8 +43,27 @@ pub(crate) struct ProcessMemory {
     pub(crate) hwm: u64,
     /// Reconciles the shard ran (none for the sharder).
     pub(crate) reconciles: u64,
+    /// The sharder's counters at the end (none for a shard).
+    pub(crate) sharder: Option<SharderCounts>,
     /// What went wrong, if anything.
     pub(crate) error: Option<String>,
+}
+
+/// What the sharder did over the whole run ([`informer_runtime::sharding::SharderStats`]).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub(crate) struct SharderCounts {
+    /// Objects labelled for a shard.
+    pub(crate) assigned: u64,
+    /// Drain labels added.
+    pub(crate) drains: u64,
+    /// Objects moved straight to a new shard.
+    pub(crate) moves: u64,
+    /// Shard Leases acquired.
+    pub(crate) lease_acquisitions: u64,
+    /// Writes answered 409.
+    pub(crate) conflicts: u64,
+    /// Other failures.
+    pub(crate) errors: u64,
 }
 
 /// Resolves once the parent closes this process's standard input.
@@ -69,9 +88,10 @@ pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, work: Duration) {
     };
     let (baseline_rss, _) = memory();
     let reconciles = Arc::new(AtomicU64::new(0));
+    let mut sharder = None;
     let result = runtime.block_on(async {
         match (role, shard) {
-            (Role::Sharder, _) => run_sharder(client).await,
+            (Role::Sharder, _) => run_sharder(client, &mut sharder).await,
             (Role::Shard, Some(name)) => run_shard(client, name, work, Arc::clone(&reconciles)).await,
             (Role::Shard, None) => Err("a shard needs --shard-name".into()),
         }
@@ -82,6 +102,7 @@ pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, work: Duration) {
         rss,
         hwm,
         reconciles: reconciles.load(Ordering::Relaxed),
+        sharder,
         error: result.err(),
     };
     println!(
@@ -91,15 +112,23 @@ pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, work: Duration) {
     std::process::exit(0);
 }
 
-/// The sharder of [`super::RING`] (metadata-only informers of the pods), until stdin closes.
-async fn run_sharder(client: kube::Client) -> Result<(), String> {
-    let sharder = Sharder::new(
-        client,
-        super::ring().map_err(|e| e.to_string())?,
-        super::LEASE_NAMESPACE,
-    )
-    .map_err(|e| e.to_string())?;
-    sharder.run(stdin_closed()).await.map_err(|e| e.to_string())
+/// The sharder of [`super::RING`] (metadata-only informers of the pods), until stdin closes;
+/// its counters at the end go to `counts`.
+async fn run_sharder(client: kube::Client, counts: &mut Option<SharderCounts>) -> Result<(), String> {
+    let ring = super::ring().map_err(|e| e.to_string())?;
+    let sharder = Sharder::new(client, ring, super::LEASE_NAMESPACE).map_err(|e| e.to_string())?;
+    let stats = sharder.clone();
+    let result = sharder.run(stdin_closed()).await.map_err(|e| e.to_string());
+    let stats = stats.stats();
+    *counts = Some(SharderCounts {
+        assigned: stats.assigned,
+        drains: stats.drains,
+        moves: stats.moves,
+        lease_acquisitions: stats.lease_acquisitions,
+        conflicts: stats.conflicts,
+        errors: stats.errors,
+    });
+    result
 }
 
 /// Shard `name` of [`super::RING`] in a sharded manager (its Lease: [`super::LEASE`], renewed

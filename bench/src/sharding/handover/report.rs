@@ -74,6 +74,22 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
         kill.moved,
         kill.expected,
     );
+    if let Ok(ProcessMemory {
+        sharder: Some(counts),
+        ..
+    }) = &outcome.sharder
+    {
+        let _ = writeln!(
+            out,
+            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions, {} conflicts (409, re-checked), {} other errors.",
+            counts.assigned,
+            counts.drains,
+            counts.moves,
+            counts.lease_acquisitions,
+            counts.conflicts,
+            counts.errors,
+        );
+    }
     out.push_str(
         "\n| process | pods it was given at the end | RSS before its work | RSS at the end | peak RSS | reconciles |\n\
          |---|---:|---:|---:|---:|---:|\n",
