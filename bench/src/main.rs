@@ -39,6 +39,14 @@
 //! on the FIFO work queue and on the priority queue, each in a child process of its own
 //! (`--priority-latency fifo|priority --url <server>`).
 //!
+//! The sharding phase (`--only sharding`, only when chosen) divides a controller of 200 000
+//! pods (2 000 with `--quick`; `--pods`) over 1, 2 and 4 shards, each a process of its own
+//! (`--shard-name shard-i --shard-ring bench-N --url <server>`), and prints the peak RSS per
+//! shard against one replica's and the total reconciles per second; then it runs the sharder
+//! and shards with Leases against the embedded test server (`--handover-pods`, 20 000; each a
+//! process: `--handover-role sharder|shard`) and times the initial assignment, a join and a
+//! kill. `--sharding-part memory|handover` runs one part (see [`sharding`]).
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:
@@ -201,6 +209,10 @@ struct Args {
     /// Pods in the test server of the hand-over part (default 20 000, 1 000 with `--quick`).
     #[arg(long)]
     handover_pods: Option<usize>,
+    /// How long a shard's Lease lasts in the hand-over part, in milliseconds (renew deadline
+    /// three quarters of it, retry period a quarter).
+    #[arg(long, default_value_t = 2000)]
+    handover_lease_ms: u64,
     /// Child mode: run the hand-over part's sharder or a shard (`--shard-name`) against the
     /// test server at `--url` until standard input closes.
     #[arg(long, value_enum, requires = "url")]
@@ -283,6 +295,9 @@ impl Args {
                 .handover_pods
                 .unwrap_or(if self.quick { 1_000 } else { 20_000 }),
             work: std::time::Duration::from_millis(self.sharding_work_ms),
+            leases: sharding::handover::Leases {
+                duration: std::time::Duration::from_millis(self.handover_lease_ms),
+            },
         }
     }
 
@@ -334,12 +349,7 @@ fn main() -> ExitCode {
     }
     if let Some(role) = args.handover_role {
         let url = args.url.as_deref().unwrap_or_default();
-        sharding::handover::child(
-            role,
-            args.shard_name.as_deref(),
-            url,
-            args.handover_settings().work,
-        );
+        sharding::handover::child(role, args.shard_name.as_deref(), url, args.handover_settings());
         return ExitCode::SUCCESS;
     }
     if let (Some(shard), Some(ring)) = (&args.shard_name, &args.shard_ring) {

@@ -82,8 +82,8 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     let one_peak = one.and_then(peak);
     let one_rate = one.and_then(total_rate);
     out.push_str(
-        "| shards N | pods per shard (min – max) | largest share / (pods / N) | peak RSS per shard (max) | its peak over the fixed overhead per cached pod | N=1 peak / N | peak / (N=1 peak / N) | goal: 1.1 × (N=1 / N) + fixed | within the goal | slowest sync | total reconciles/s (sum over shards) | N × N=1 | total / (N × N=1) | all pods / (first sync to last done) |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n",
+        "| shards N | pods per shard (min – max) | largest share / (pods / N) | peak RSS per shard (max) | its peak over the fixed overhead per cached pod | N=1 peak / N | peak / (N=1 peak / N) | goal: 1.1 × (N=1 / N) + fixed | within the goal | peak / (N=1 peak × its share of the pods) | slowest sync | total reconciles/s (sum over shards) | N × N=1 | total / (N × N=1) | all pods / (first sync to last done) |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for ring in &outcome.rings {
         let n = ring.shards as f64;
@@ -101,7 +101,7 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
         let fair_share = settings.pods as f64 / n;
         let _ = writeln!(
             out,
-            "| {} | {} – {largest} | {:.2}x | {} | {} | {} | {} | {} | {within} | {} | {} | {} | {} | {} |",
+            "| {} | {} – {largest} | {:.2}x | {} | {} | {} | {} | {} | {within} | {} | {} | {} | {} | {} | {} |",
             ring.shards,
             ring.assigned.iter().min().copied().unwrap_or_default(),
             largest as f64 / fair_share.max(1.0),
@@ -110,6 +110,7 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
             share.map_or_else(|| "n/a".into(), |s| mib(s as u64)),
             ratio(ring_peak.map(|p| p as f64), share),
             goal.map_or_else(|| "n/a".into(), |g| mib(g as u64)),
+            against_own_share(ring, one_peak, settings.pods),
             secs(measured(ring).filter_map(|m| m.sync_seconds).reduce(f64::max)),
             rate.map_or_else(|| "n/a".into(), |r| format!("{r:.0}")),
             expected_rate.map_or_else(|| "n/a".into(), |r| format!("{r:.0}")),
@@ -119,6 +120,16 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     }
     out.push_str(&per_shard(outcome));
     out
+}
+
+/// The highest peak of a ring's shards against one replica's peak scaled to the pods that
+/// shard holds: what the peak would be if each cached pod cost what it costs one replica.
+fn against_own_share(ring: &RingOutcome, one_peak: Option<u64>, pods: usize) -> String {
+    let (Some(highest), Some(one_peak)) = (measured(ring).max_by_key(|m| m.hwm), one_peak) else {
+        return "n/a".into();
+    };
+    let share = one_peak as f64 * highest.objects as f64 / pods.max(1) as f64;
+    format!("{:.2}x", highest.hwm as f64 / share.max(1.0))
 }
 
 /// The peak RSS of the shard with the highest peak, less the fixed overhead, per pod it cached.

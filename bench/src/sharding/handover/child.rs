@@ -21,6 +21,7 @@ use informer_runtime::{
 use k8s_openapi::api::core::v1::Pod;
 use serde::{Deserialize, Serialize};
 
+use super::Settings;
 use crate::{rss::memory, server};
 
 /// Which process a child of the hand-over phase is.
@@ -77,7 +78,7 @@ async fn stdin_closed() {
 
 /// Child mode: runs `role` (shard `shard` for [`Role::Shard`]) against the test server at `url`
 /// until standard input closes, then prints one `HANDOVER {json}` line.
-pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, work: Duration) {
+pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, settings: Settings) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -92,7 +93,7 @@ pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, work: Duration) {
     let result = runtime.block_on(async {
         match (role, shard) {
             (Role::Sharder, _) => run_sharder(client, &mut sharder).await,
-            (Role::Shard, Some(name)) => run_shard(client, name, work, Arc::clone(&reconciles)).await,
+            (Role::Shard, Some(name)) => run_shard(client, name, settings, Arc::clone(&reconciles)).await,
             (Role::Shard, None) => Err("a shard needs --shard-name".into()),
         }
     });
@@ -131,16 +132,15 @@ async fn run_sharder(client: kube::Client, counts: &mut Option<SharderCounts>) -
     result
 }
 
-/// Shard `name` of [`super::RING`] in a sharded manager (its Lease: [`super::LEASE`], renewed
-/// within [`super::RENEW_DEADLINE`], retried every [`super::RETRY_PERIOD`]) with one controller of pods whose
-/// reconcile waits `work`, until stdin closes.
+/// Shard `name` of [`super::RING`] in a sharded manager (its Lease timed as `settings` says)
+/// with one controller of pods whose reconcile waits `settings.work`, until stdin closes.
 async fn run_shard(
     client: kube::Client,
     name: &str,
-    work: Duration,
+    settings: Settings,
     reconciles: Arc<AtomicU64>,
 ) -> Result<(), String> {
-    let shard = super::shard(name).map_err(|e| e.to_string())?;
+    let shard = super::shard(name, settings.leases).map_err(|e| e.to_string())?;
     let factory = shard
         .restrict_factory(
             SharedInformerFactory::builder(client.clone())
@@ -153,7 +153,7 @@ async fn run_shard(
         .build()
         .map_err(|e| e.to_string())?;
     let controller = Controller::<Pod>::new(manager.factory()).concurrency(4);
-    let context = Arc::new((reconciles, work));
+    let context = Arc::new((reconciles, settings.work));
     manager.add_controller(controller, reconcile, error_policy, context);
     manager.run(stdin_closed()).await.map_err(|e| e.to_string())
 }

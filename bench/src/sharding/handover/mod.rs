@@ -5,8 +5,8 @@
 //! without shard labels (created in process, `managedFields` kept), and watches the pods
 //! (metadata only) and the Leases through informers of its own ([`observer`]). It starts 4
 //! shard processes (`--handover-role shard --shard-name shard-i`: a sharded `Manager` whose
-//! Lease lasts [`LEASE`], renewed within [`RENEW_DEADLINE`], retried every [`RETRY_PERIOD`],
-//! and one controller of pods as in the memory phase) and waits until each holds its Lease;
+//! Lease lasts `--handover-lease-ms` (2 s), renewed within three quarters of it, retried
+//! every quarter ([`Leases`]), and one controller of pods as in the memory phase) and waits until each holds its Lease;
 //! then the sharder in a process of its own (`--handover-role sharder`: `Sharder::run` with
 //! its defaults, on metadata-only informers). It measures:
 //!
@@ -55,14 +55,25 @@ pub(crate) const RING: &str = "bench-handover";
 /// The namespace of the shards' Leases.
 pub(crate) const LEASE_NAMESPACE: &str = "default";
 
-/// How long a shard's Lease lasts after its last renewal.
-pub(crate) const LEASE: Duration = Duration::from_secs(2);
+/// The shards' Lease timings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Leases {
+    /// How long a shard's Lease lasts after its last renewal.
+    pub(crate) duration: Duration,
+}
 
-/// How long a shard keeps reconciling without a successful renewal.
-pub(crate) const RENEW_DEADLINE: Duration = Duration::from_millis(1500);
+impl Leases {
+    /// How long a shard keeps reconciling without a successful renewal: three quarters of
+    /// the Lease.
+    pub(crate) fn renew_deadline(self) -> Duration {
+        self.duration * 3 / 4
+    }
 
-/// The wait between two renewals.
-pub(crate) const RETRY_PERIOD: Duration = Duration::from_millis(500);
+    /// The wait between two renewals: a quarter of the Lease.
+    pub(crate) fn retry_period(self) -> Duration {
+        self.duration / 4
+    }
+}
 
 /// Shards before the join.
 const SHARDS: usize = 4;
@@ -75,12 +86,12 @@ pub(crate) fn ring() -> informer_runtime::sharding::Result<ControllerRing> {
     ControllerRing::new(RING)?.resource(RingResource::of::<Pod>())
 }
 
-/// Shard `name` of [`RING`] with the phase's Lease timings.
-pub(crate) fn shard(name: &str) -> informer_runtime::sharding::Result<Shard> {
+/// Shard `name` of [`RING`] with the Lease timings `leases`.
+pub(crate) fn shard(name: &str, leases: Leases) -> informer_runtime::sharding::Result<Shard> {
     Ok(Shard::new(ring()?, name, LEASE_NAMESPACE)?
-        .lease_duration(LEASE)
-        .renew_deadline(RENEW_DEADLINE)
-        .retry_period(RETRY_PERIOD))
+        .lease_duration(leases.duration)
+        .renew_deadline(leases.renew_deadline())
+        .retry_period(leases.retry_period()))
 }
 
 /// What the hand-over phase runs.
@@ -90,6 +101,8 @@ pub(crate) struct Settings {
     pub(crate) pods: usize,
     /// What each reconcile of a shard waits.
     pub(crate) work: Duration,
+    /// The shards' Lease timings.
+    pub(crate) leases: Leases,
 }
 
 /// The times of one step, each from the step's start; `None` when it timed out.
@@ -184,7 +197,11 @@ impl Process {
         let mut command = Command::new(exe);
         command
             .args(["--handover-role", role_arg, "--url", url])
-            .args(["--sharding-work-ms", &settings.work.as_millis().to_string()]);
+            .args(["--sharding-work-ms", &settings.work.as_millis().to_string()])
+            .args([
+                "--handover-lease-ms",
+                &settings.leases.duration.as_millis().to_string(),
+            ]);
         if role == Role::Shard {
             command.args(["--shard-name", name]);
         }

@@ -2,9 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{
-    LEASE, Outcome, RENEW_DEADLINE, RETRY_PERIOD, SHARDS, Step, child::ProcessMemory, observer::POLL,
-};
+use super::{Outcome, SHARDS, Step, child::ProcessMemory, observer::POLL};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -30,9 +28,9 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     let mut out = format!(
         "\n### Sharding hand-over: {} pods in the embedded test server, the sharder and {SHARDS} shards (own process each; Lease {} s, renew deadline {} s, retry {} s; checked every {} ms)\n\n",
         settings.pods,
-        LEASE.as_secs_f64(),
-        RENEW_DEADLINE.as_secs_f64(),
-        RETRY_PERIOD.as_secs_f64(),
+        settings.leases.duration.as_secs_f64(),
+        settings.leases.renew_deadline().as_secs_f64(),
+        settings.leases.retry_period().as_secs_f64(),
         POLL.as_millis(),
     );
     let _ = writeln!(
@@ -81,7 +79,7 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     {
         let _ = writeln!(
             out,
-            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions, {} conflicts (409, re-checked), {} other errors.",
+            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions (one is the killed shard's; any other is a live shard whose renewals the sharder saw too late), {} conflicts (409, re-checked), {} other errors.",
             counts.assigned,
             counts.drains,
             counts.moves,
