@@ -140,6 +140,8 @@ pub(crate) struct Outcome {
     pub(crate) shards: Vec<(String, Result<ProcessMemory, String>)>,
     /// Pods per shard at the end.
     pub(crate) final_shares: HashMap<String, usize>,
+    /// The shard Leases once the kill was handled: holders and transitions.
+    pub(crate) leases: Vec<String>,
 }
 
 impl Outcome {
@@ -314,6 +316,7 @@ async fn measure(settings: Settings) -> Result<Outcome, String> {
     let kill = kill(&observer, settings, &names, &mut shards).await?;
     eprintln!("kill: {kill:?}");
 
+    let leases = observer.lease_summary();
     let mut final_shares = HashMap::new();
     for shard in observer.placement().into_values().flatten() {
         *final_shares.entry(shard).or_default() += 1;
@@ -331,6 +334,7 @@ async fn measure(settings: Settings) -> Result<Outcome, String> {
         sharder,
         shards,
         final_shares,
+        leases,
     })
 }
 

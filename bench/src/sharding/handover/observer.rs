@@ -113,6 +113,28 @@ impl Observer {
         lease.spec.as_ref()?.holder_identity.clone()
     }
 
+    /// Each shard Lease as `name: holder, transitions`, by name.
+    pub(crate) fn lease_summary(&self) -> Vec<String> {
+        let mut leases: Vec<String> = self
+            .leases
+            .lister()
+            .list(&Selector::default())
+            .iter()
+            .map(|lease| {
+                let spec = lease.spec.as_ref();
+                format!(
+                    "{}: held by {}, {} transitions",
+                    lease.metadata.name.as_deref().unwrap_or_default(),
+                    spec.and_then(|spec| spec.holder_identity.as_deref())
+                        .unwrap_or("nobody"),
+                    spec.and_then(|spec| spec.lease_transitions).unwrap_or_default(),
+                )
+            })
+            .collect();
+        leases.sort();
+        leases
+    }
+
     /// Whether shard `shard` holds its own Lease.
     pub(crate) fn holds_lease(&self, shard: &str) -> bool {
         self.lease_holder(shard).as_deref() == Some(shard)

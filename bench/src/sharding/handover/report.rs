@@ -79,7 +79,7 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     {
         let _ = writeln!(
             out,
-            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions (one is the killed shard's; any other is a live shard whose renewals the sharder saw too late), {} conflicts (409, re-checked), {} other errors.",
+            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions, {} conflicts (409, re-checked), {} other errors.",
             counts.assigned,
             counts.drains,
             counts.moves,
@@ -88,6 +88,11 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
             counts.errors,
         );
     }
+    let _ = writeln!(
+        out,
+        "\nShard Leases after the kill: {}.",
+        outcome.leases.join("; ")
+    );
     out.push_str(
         "\n| process | pods it was given at the end | RSS before its work | RSS at the end | peak RSS | reconciles |\n\
          |---|---:|---:|---:|---:|---:|\n",
