@@ -372,6 +372,44 @@ mod tests {
     }
 
     #[test]
+    fn selections_only_serve_labelled_pods_per_selector() {
+        let labels = |index: usize| vec![("ring".to_owned(), format!("shard-{}", index % 2))];
+        let selections = [
+            ("ring=shard-0".to_owned(), (0..600).step_by(2).collect()),
+            ("ring=empty".to_owned(), Vec::new()),
+        ];
+        let rendered = Rendered::selections_only(600, labels, &selections);
+        assert!(!rendered.serves_every_pod());
+        let selection = rendered.selection("ring=shard-0").expect("a selection");
+        assert_eq!(selection.pods, 300);
+        let first: ObjectList<Pod> =
+            serde_json::from_slice(selection.page_for(None).expect("a page")).expect("a PodList");
+        assert_eq!(first.items.len(), 300);
+        assert!(first.items.iter().all(|pod| {
+            pod.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("ring"))
+                .map(String::as_str)
+                == Some("shard-0")
+        }));
+        assert_eq!(
+            first.items[0].metadata.labels.as_ref().map(|l| l.len()),
+            Some(8),
+            "its own seven and the ring's"
+        );
+        let empty: ObjectList<Pod> = serde_json::from_slice(
+            rendered
+                .selection("ring=empty")
+                .and_then(|s| s.page_for(None))
+                .expect("a page"),
+        )
+        .expect("a PodList");
+        assert!(empty.items.is_empty());
+        assert!(rendered.selection("ring=shard-1").is_none());
+    }
+
+    #[test]
     fn a_selection_pages_only_its_pods() {
         let rendered = Rendered::with_selection(1_200, "app in (app-00)", |index| index % 3 == 0);
         let selection = rendered.selection("app in (app-00)").expect("a selection");
