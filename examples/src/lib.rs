@@ -5,3 +5,4 @@ pub mod configmap_rollout;
 pub mod ha_controller;
 pub mod sample_controller;
 pub mod sample_informers;
+pub mod sharded_controller;

@@ -154,6 +154,31 @@ fn ha_controller_runs() {
 }
 
 #[test]
+fn sharded_controller_runs() {
+    let out = run("sharded_controller");
+    assert_lines(
+        "sharded_controller",
+        &out,
+        &[
+            "assigned 30 config maps to 3 shards in ",
+            "shard-3 joins: the sharder drains what moves to it",
+            "killing shard-1 (no release",
+        ],
+    );
+    // after the join, shard-3 holds what moved to it; after the kill, shard-1 holds nothing
+    let moved: Vec<&str> = out.lines().filter(|l| l.contains(" moved: ")).collect();
+    assert_eq!(moved.len(), 2, "a join and a kill:\n{out}");
+    assert!(
+        moved[0].contains("-> shard-3") && !moved[0].contains("  0 moved"),
+        "the join moved objects to shard-3:\n{out}"
+    );
+    assert!(
+        moved[1].contains("shard-1 ->") && !moved[1].contains("-> shard-1"),
+        "the kill moved shard-1's objects away:\n{out}"
+    );
+}
+
+#[test]
 fn derive_informer_runs() {
     let out = run("derive_informer");
     assert_lines(

@@ -1,6 +1,8 @@
 //! Prometheus metrics (feature `metrics`), through `prometheus-client`.
 //!
 //! - [`register_leader_election`]: whether this replica leads, and its elector's counters.
+//! - [`register_sharder`]: a sharder's assignments, drains, moves, Lease acquisitions and ring
+//!   size (`controller_sharding_*`).
 //! - [`register_factory`]: per informer, lists, relists, watches, list and watch errors, cache
 //!   size, sync state and last resource version; per handler, backlog, handled notifications and
 //!   panics. Read from the informers' counters at each scrape: nothing is added to the hot path.
@@ -262,6 +264,84 @@ impl Collector for LeaderElectionCollector {
         ];
         for (metric, help, value) in counters {
             encode_each(&mut encoder, metric, help, &[(name(), counter(value))])?;
+        }
+        Ok(())
+    }
+}
+
+/// Registers the metrics of `sharder`, labelled `controllerring=<ring>` (names after the Go
+/// sharder's `controller_sharding_*`): assignments, drains, moves, shard Lease acquisitions,
+/// orphaned Leases deleted, conflicts, errors and skipped writes as counters, and the ring's
+/// available shards as a gauge; read from [`Sharder::stats`](crate::sharding::Sharder::stats)
+/// at each scrape.
+pub fn register_sharder(registry: &mut Registry, sharder: &crate::sharding::Sharder) {
+    registry.register_collector(Box::new(SharderCollector {
+        sharder: sharder.clone(),
+    }));
+}
+
+#[derive(Debug)]
+struct SharderCollector {
+    sharder: crate::sharding::Sharder,
+}
+
+impl Collector for SharderCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let ring = || vec![("controllerring", self.sharder.ring().name().to_owned())];
+        let stats = self.sharder.stats();
+        encode_each(
+            &mut encoder,
+            "controller_sharding_ring_shards_available",
+            "Shards on the ring now (ready, expired or uncertain).",
+            &[(
+                ring(),
+                gauge(i64::try_from(stats.ring_members).unwrap_or(i64::MAX)),
+            )],
+        )?;
+        let counters = [
+            (
+                "controller_sharding_assignments",
+                "Objects labelled for a shard.",
+                stats.assigned,
+            ),
+            (
+                "controller_sharding_drains",
+                "Drain labels added: objects asked to leave a live shard.",
+                stats.drains,
+            ),
+            (
+                "controller_sharding_movements",
+                "Objects moved straight to a new shard.",
+                stats.moves,
+            ),
+            (
+                "controller_sharding_lease_acquisitions",
+                "Shard Leases the sharder took, declaring their shards dead.",
+                stats.lease_acquisitions,
+            ),
+            (
+                "controller_sharding_orphaned_leases_deleted",
+                "Orphaned shard Leases deleted.",
+                stats.orphans_deleted,
+            ),
+            (
+                "controller_sharding_conflicts",
+                "Writes answered 409 Conflict (checked again from the cache).",
+                stats.conflicts,
+            ),
+            (
+                "controller_sharding_errors",
+                "Failed writes and objects whose hash key could not be computed.",
+                stats.errors,
+            ),
+            (
+                "controller_sharding_writes_skipped",
+                "Writes not sent because the sharder no longer led.",
+                stats.writes_skipped,
+            ),
+        ];
+        for (metric, help, value) in counters {
+            encode_each(&mut encoder, metric, help, &[(ring(), counter(value))])?;
         }
         Ok(())
     }
@@ -569,6 +649,29 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }
+    }
+
+    #[tokio::test]
+    async fn sharder_metrics_are_labelled_with_the_ring() -> Result<(), Box<dyn std::error::Error>> {
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        use crate::sharding::{ControllerRing, RingResource, Sharder};
+
+        let ring = ControllerRing::new("web")?.resource(RingResource::of::<ConfigMap>())?;
+        let sharder = Sharder::new(client(), ring, "default")?;
+        let mut registry = Registry::default();
+        register_sharder(&mut registry, &sharder);
+        let mut text = String::new();
+        encode(&mut text, &registry)?;
+        for line in [
+            "controller_sharding_ring_shards_available{controllerring=\"web\"} 0",
+            "controller_sharding_assignments_total{controllerring=\"web\"} 0",
+            "controller_sharding_drains_total{controllerring=\"web\"} 0",
+            "controller_sharding_lease_acquisitions_total{controllerring=\"web\"} 0",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        Ok(())
     }
 
     #[test]

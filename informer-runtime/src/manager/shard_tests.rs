@@ -294,3 +294,40 @@ async fn a_sharded_controllers_owned_objects_are_cached_only_for_its_shard() -> 
     run.await??;
     Ok(())
 }
+
+/// A sharder is a runnable: on a leader-elected manager it runs on the leader and assigns the
+/// ring's objects to the live shards.
+#[tokio::test]
+async fn a_sharder_runs_on_the_leader_of_a_manager() -> TestResult {
+    use crate::sharding::Sharder;
+
+    let server = TestServer::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+    api.create(&PostParams::default(), &config_map("unassigned", None))
+        .await?;
+    let shutdown = CancellationToken::new();
+    let (seen, _, _, shard_run) = start_shard(&server, "shard-a", &shutdown)?;
+    let election = leader_election::Config::new("sharder", "default", "sharder-0")
+        .lease_duration(Duration::from_millis(800))
+        .renew_deadline(Duration::from_millis(500))
+        .retry_period(Duration::from_millis(100));
+    let mut manager = Manager::builder(server.named_client("sharder-0")?)
+        .leader_election(election)
+        .build()?;
+    let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>())?;
+    let sharder = Sharder::new(manager.client(), ring, "default")?;
+    let stats = sharder.clone();
+    manager.add(sharder);
+    let sharder_run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    eventually(
+        "the sharder assigned the object and the shard reconciled it",
+        WAIT,
+        || seen.count("unassigned") == 1,
+    )
+    .await?;
+    eventually("the assignment counted", WAIT, || stats.stats().assigned == 1).await?;
+    shutdown.cancel();
+    shard_run.await??;
+    sharder_run.await??;
+    Ok(())
+}

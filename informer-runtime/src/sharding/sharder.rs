@@ -41,12 +41,15 @@ pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 /// - When the available shards change (and every [resync period](Self::resync_period)), every
 ///   object is checked again. An object of a ring resource that must leave a live shard gets
 ///   the drain label; the shard lets it go by removing both labels, and the sharder then
-///   assigns it to its new shard. Objects of a dead or missing shard, and controlled objects,
-///   move at once.
-/// - A shard Lease that expired one lease duration ago is acquired by the sharder (holder
-///   `shardlease-controller`), which declares the shard dead; a dead shard's Lease is deleted
-///   once [orphaned](Self::orphan_after). The `alpha.sharding.timebertt.dev/state` label of each
-///   Lease tells its state.
+///   assigns it to its new shard. Controlled objects move at once.
+/// - A shard Lease that expired one lease duration ago, or that its shard released, is
+///   acquired by the sharder (holder `shardlease-controller`, for twice the shard's lease
+///   duration), which declares the shard dead. The objects of a dead shard move only while the
+///   sharder holds its Lease (with a quarter of the hold to spare), so the shard cannot come
+///   back and reconcile an object while it moves (the Go sharder moves a released shard's
+///   objects without holding its Lease). Objects of a shard with no Lease move at once. A dead
+///   shard's Lease is deleted once [orphaned](Self::orphan_after). The
+///   `alpha.sharding.timebertt.dev/state` label of each Lease tells its state.
 ///
 /// Every write carries the object's resourceVersion: a 409 is re-checked from the cache. Run
 /// one active sharder per ring: give it to a [`Manager`](crate::manager::Manager) (it runs on

@@ -6,7 +6,7 @@ mod membership;
 mod objects;
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     panic::AssertUnwindSafe,
     sync::{Arc, Mutex, RwLock, atomic::Ordering},
     time::Duration,
@@ -78,6 +78,8 @@ struct Shared {
     /// The resourceVersion each item had when the sharder last changed it, until the cache
     /// holds a newer one: a check of the older version would write again and get a 409.
     written: Mutex<HashMap<WorkItem, Option<String>>>,
+    /// Dead shards whose objects wait for the sharder to hold their Lease before they move.
+    hold_requests: Mutex<HashSet<String>>,
 }
 
 /// What a term is run with: the sharder's configuration and counters.
@@ -92,7 +94,15 @@ pub(super) struct Setup<'a> {
 /// Runs one term of a sharder until `stop` is cancelled or `leadership` ends.
 pub(super) async fn run(sharder: Setup<'_>, stop: CancellationToken, leadership: Option<Leadership>) {
     let stop = stop.child_token();
-    let factory = SharedInformerFactory::new(sharder.client.clone());
+    // The sharder reads names, labels, owner references and resource versions: the rest of
+    // the metadata (managed fields, annotations such as last-applied-configuration) is not
+    // cached, so its memory per object stays small.
+    let factory = SharedInformerFactory::builder(sharder.client.clone())
+        .transform_metadata(|metadata| {
+            metadata.managed_fields = None;
+            metadata.annotations = None;
+        })
+        .build();
     let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
     let span = tracing::info_span!("sharder", ring = %sharder.ring.name());
     let run = async {
@@ -174,6 +184,7 @@ impl Shared {
             watched,
             membership: RwLock::new(Arc::new(Membership::empty())),
             written: Mutex::default(),
+            hold_requests: Mutex::default(),
         })
     }
 

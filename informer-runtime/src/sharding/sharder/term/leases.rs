@@ -11,7 +11,7 @@ use k8s_openapi::{
 };
 use kube::{
     Api,
-    api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
+    api::{DeleteParams, Patch, PatchParams, Preconditions},
 };
 use serde_json::json;
 
@@ -24,6 +24,11 @@ use crate::{
         sharder::stats::Counters,
     },
 };
+
+/// How much of its hold on a dead shard's Lease the sharder leaves unused: it moves objects
+/// off the shard only until `1 - 1/HOLD_MARGIN_DIVISOR` of the hold passed, so that a clock
+/// skew below the rest cannot let the shard take its Lease back while objects still move.
+const HOLD_MARGIN_DIVISOR: u32 = 4;
 
 /// The shortest wait before a Lease is checked again, so that a check a moment before a state
 /// change does not spin.
@@ -62,12 +67,55 @@ impl Shared {
                 Err(outcome) => return outcome,
             }
         }
-        let outcome = self.act_on_state(lease, state, previous, &times).await;
-        if state == ShardState::Uncertain && matches!(outcome, Outcome::After(_)) {
-            // acquired
+        let acquiring = self.should_acquire(&lease, state);
+        let outcome = if acquiring {
+            self.acquire(lease, &times).await
+        } else {
+            self.act_on_state(lease, state, previous, &times).await
+        };
+        if acquiring && matches!(outcome, Outcome::After(_)) {
             self.wrote(item, cached_version);
         }
         outcome
+    }
+
+    /// Whether the sharder takes `lease` now: an uncertain shard's (Go's rule), a released one
+    /// (its shard may come back at once otherwise), or one whose objects wait for a hold the
+    /// sharder does not have (any more).
+    fn should_acquire(&self, lease: &Lease, state: ShardState) -> bool {
+        match state {
+            ShardState::Uncertain => true,
+            ShardState::Dead | ShardState::Orphaned => {
+                let name = lease.metadata.name.as_deref().unwrap_or_default();
+                let released = holder(lease).is_empty();
+                let requested = self
+                    .hold_requests
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(name);
+                released || (requested && !holds(lease, Timestamp::now()))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether objects may move off `shard` at once: it has no Lease, or the sharder holds
+    /// its Lease (and will for a while). Otherwise the sharder is asked to take the Lease, and
+    /// the objects wait.
+    pub(super) fn may_move_off(&self, shard: &str) -> bool {
+        let key = ObjectKey::new(&self.lease_namespace, shard);
+        let may = match self.leases.get_by_key(&key) {
+            Ok(Some(lease)) => holds(&lease, Timestamp::now()),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        let mut requests = self.hold_requests.lock().unwrap_or_else(|e| e.into_inner());
+        if may {
+            requests.remove(shard);
+        } else if requests.insert(shard.to_owned()) {
+            self.queue.add(WorkItem::Lease(shard.to_owned()));
+        }
+        may
     }
 
     async fn act_on_state(
@@ -89,7 +137,8 @@ impl Shared {
                 tracing::info!(shard = %name, "shard Lease expired");
                 recheck_in(times.to_uncertain)
             }
-            ShardState::Uncertain => self.acquire(lease, times).await,
+            // taken by `should_acquire`
+            ShardState::Uncertain => recheck_in(times.to_expired),
             ShardState::Dead => {
                 if previous != ShardState::Dead {
                     tracing::info!(shard = %name, "shard is dead");
@@ -128,24 +177,39 @@ impl Shared {
         }
     }
 
-    /// Acquires the uncertain `lease` for the sharder (twice the shard's duration, one more
-    /// transition), which makes the shard dead; its objects move once the watch delivers it.
-    async fn acquire(&self, mut lease: Lease, times: &LeaseTimes) -> Outcome {
+    /// Acquires `lease` for the sharder (twice the shard's duration, one more transition),
+    /// which makes the shard dead; its objects move while the sharder holds it. A hold that is
+    /// renewed keeps its duration.
+    async fn acquire(&self, lease: Lease, times: &LeaseTimes) -> Outcome {
         let name = lease.metadata.name.clone().unwrap_or_default();
-        tracing::info!(shard = %name, "shard Lease expired one lease duration ago; acquiring it");
+        tracing::info!(shard = %name, holder = holder(&lease), "taking the shard Lease, so that its objects can move");
         if !self.may_write() {
             return Outcome::Done;
         }
+        let renewing = holder(&lease) == SHARDER_IDENTITY;
         let now = MicroTime(Timestamp::now());
-        let spec = lease.spec.get_or_insert_with(Default::default);
+        let spec = lease.spec.clone().unwrap_or_default();
         let seconds =
             i32::try_from(times.lease_duration.as_secs_f64().round() as i64).unwrap_or(i32::MAX / 2);
-        spec.holder_identity = Some(SHARDER_IDENTITY.to_owned());
-        spec.lease_duration_seconds = Some(seconds.saturating_mul(2));
-        spec.acquire_time = Some(now.clone());
-        spec.renew_time = Some(now);
-        spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0).saturating_add(1));
-        match self.api().replace(&name, &PostParams::default(), &lease).await {
+        // a spec-only merge patch, conditional on the version read: the Lease's metadata (the
+        // sharder caches it without annotations) is left as it is
+        let spec = if renewing {
+            json!({"renewTime": now})
+        } else {
+            json!({
+                "holderIdentity": SHARDER_IDENTITY,
+                "leaseDurationSeconds": seconds.saturating_mul(2),
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseTransitions": spec.lease_transitions.unwrap_or(0).saturating_add(1),
+            })
+        };
+        let patch = json!({"metadata": {"resourceVersion": lease.metadata.resource_version}, "spec": spec});
+        match self
+            .api()
+            .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
             Ok(_) => {
                 Counters::bump(&self.counters.lease_acquisitions);
                 recheck_in(SignedDuration::try_from(times.lease_duration).unwrap_or(SignedDuration::MAX))
@@ -176,6 +240,25 @@ impl Shared {
             Err(error) => self.failed(&format!("delete orphaned shard Lease {name}"), &error),
         }
     }
+}
+
+/// The holder named in `lease` (empty if none).
+fn holder(lease: &Lease) -> &str {
+    lease
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.holder_identity.as_deref())
+        .unwrap_or_default()
+}
+
+/// Whether the sharder holds `lease` at `now`, with the margin of [`HOLD_MARGIN_DIVISOR`] left.
+fn holds(lease: &Lease, now: Timestamp) -> bool {
+    if holder(lease) != SHARDER_IDENTITY {
+        return false;
+    }
+    let times = LeaseTimes::of(lease, now);
+    let margin = crate::sharding::lease_state::signed(times.lease_duration / HOLD_MARGIN_DIVISOR);
+    times.to_expired > margin
 }
 
 /// Check again after `delay` (at least [`MIN_RECHECK`]).

@@ -9,6 +9,9 @@ use crate::{
     sharding::{hash_key, metadata_access::CachedMetadata, sharder::stats::Counters},
 };
 
+/// How soon an object waiting for the sharder's hold on its dead shard's Lease is checked again.
+const HOLD_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// What an object needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Change {
@@ -68,6 +71,10 @@ impl Shared {
                     return Outcome::Done;
                 }
                 Change::Drain
+            }
+            Some(current) if watched.controller.is_none() && !self.may_move_off(current) => {
+                // the shard could come back while its objects move: wait for the sharder's hold
+                return Outcome::After(HOLD_WAIT);
             }
             Some(_) => Change::Move,
         };
