@@ -39,6 +39,14 @@
 //! on the FIFO work queue and on the priority queue, each in a child process of its own
 //! (`--priority-latency fifo|priority --url <server>`).
 //!
+//! The sharding phase (`--only sharding`, only when chosen) divides a controller of 200 000
+//! pods (2 000 with `--quick`; `--pods`) over 1, 2 and 4 shards, each a process of its own
+//! (`--shard-name shard-i --shard-ring bench-N --url <server>`), and prints the peak RSS per
+//! shard against one replica's and the total reconciles per second; then it runs the sharder
+//! and shards with Leases against the embedded test server (`--handover-pods`, 20 000; each a
+//! process: `--handover-role sharder|shard`) and times the initial assignment, a join and a
+//! kill. `--sharding-part memory|handover` runs one part (see [`sharding`]).
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:
@@ -62,6 +70,7 @@ mod report;
 mod rss;
 mod scoped;
 mod server;
+mod sharding;
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
@@ -117,6 +126,9 @@ enum Timed {
     /// Memory of a scoped cache (a tenth of the pods, selected by label on the server) against
     /// the cache of every pod, in child processes.
     Scoped,
+    /// A controller sharded over 1, 2 and 4 shards (one process each): memory per shard and
+    /// total reconciles per second. Only run when chosen.
+    Sharding,
 }
 
 /// Pods of the memory run at scale (our informer, full pods), besides the default size.
@@ -178,6 +190,42 @@ struct Args {
     /// Child mode: run the priority phase's controller on this queue against `--url`.
     #[arg(long, value_enum, requires = "url")]
     priority_latency: Option<priority::Queue>,
+    /// Workers of each shard's controller in the sharding phase.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    sharding_concurrency: u16,
+    /// What each reconcile of the sharding phase waits (its simulated I/O), in milliseconds.
+    #[arg(long, default_value_t = 1)]
+    sharding_work_ms: u64,
+    /// Child mode: run this shard (of `--shard-ring`, or of the hand-over phase's ring with
+    /// `--handover-role shard`) against `--url`.
+    #[arg(long, requires = "url")]
+    shard_name: Option<String>,
+    /// The ring of `--shard-name`.
+    #[arg(long, requires = "shard_name")]
+    shard_ring: Option<String>,
+    /// Which parts of the sharding phase run (repeatable; default both).
+    #[arg(long, value_enum)]
+    sharding_part: Vec<ShardingPart>,
+    /// Pods in the test server of the hand-over part (default 20 000, 1 000 with `--quick`).
+    #[arg(long)]
+    handover_pods: Option<usize>,
+    /// How long a shard's Lease lasts in the hand-over part, in milliseconds (renew deadline
+    /// three quarters of it, retry period a quarter).
+    #[arg(long, default_value_t = 2000)]
+    handover_lease_ms: u64,
+    /// Child mode: run the hand-over part's sharder or a shard (`--shard-name`) against the
+    /// test server at `--url` until standard input closes.
+    #[arg(long, value_enum, requires = "url")]
+    handover_role: Option<sharding::handover::Role>,
+}
+
+/// The parts of the sharding phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ShardingPart {
+    /// Memory per shard and reconciles/s over 1, 2 and 4 shards (the static bench server).
+    Memory,
+    /// The sharder and shards with Leases on the test server: assignment, join, kill.
+    Handover,
 }
 
 fn cpu_model() -> String {
@@ -231,6 +279,34 @@ impl Args {
         }
     }
 
+    /// What the sharding phase runs: `--pods` pods (default 200 000, 2 000 with `--quick`).
+    fn sharding_settings(&self) -> sharding::Settings {
+        sharding::Settings {
+            pods: self.pods.unwrap_or(if self.quick { 2_000 } else { SCALE_PODS }),
+            concurrency: self.sharding_concurrency,
+            work: std::time::Duration::from_millis(self.sharding_work_ms),
+        }
+    }
+
+    /// What the hand-over part of the sharding phase runs.
+    fn handover_settings(&self) -> sharding::handover::Settings {
+        sharding::handover::Settings {
+            pods: self
+                .handover_pods
+                .unwrap_or(if self.quick { 1_000 } else { 20_000 }),
+            work: std::time::Duration::from_millis(self.sharding_work_ms),
+            leases: sharding::handover::Leases {
+                duration: std::time::Duration::from_millis(self.handover_lease_ms),
+            },
+        }
+    }
+
+    /// Whether `part` of the sharding phase runs.
+    fn runs_sharding_part(&self, part: ShardingPart) -> bool {
+        self.only.contains(&Timed::Sharding)
+            && (self.sharding_part.is_empty() || self.sharding_part.contains(&part))
+    }
+
     /// Whether `consumer` is measured.
     fn times(&self, consumer: Timed) -> bool {
         self.only.is_empty() || self.only.contains(&consumer)
@@ -243,7 +319,7 @@ impl Args {
             || self.only.iter().any(|t| {
                 !matches!(
                     t,
-                    Timed::Reconcile | Timed::Listers | Timed::Scoped | Timed::Priority
+                    Timed::Reconcile | Timed::Listers | Timed::Scoped | Timed::Priority | Timed::Sharding
                 )
             })
     }
@@ -269,6 +345,16 @@ fn main() -> ExitCode {
     if let Some(queue) = args.priority_latency {
         let url = args.url.as_deref().unwrap_or_default();
         priority::child(queue, url, args.priority_settings());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(role) = args.handover_role {
+        let url = args.url.as_deref().unwrap_or_default();
+        sharding::handover::child(role, args.shard_name.as_deref(), url, args.handover_settings());
+        return ExitCode::SUCCESS;
+    }
+    if let (Some(shard), Some(ring)) = (&args.shard_name, &args.shard_ring) {
+        let url = args.url.as_deref().unwrap_or_default();
+        sharding::child(ring, shard, url, args.sharding_settings());
         return ExitCode::SUCCESS;
     }
 
@@ -318,6 +404,34 @@ fn main() -> ExitCode {
             "both queues reconciled {} pods and saw every live change",
             settings.objects
         ));
+    }
+    if args.runs_sharding_part(ShardingPart::Memory) {
+        let settings = args.sharding_settings();
+        match sharding::run(settings) {
+            Ok(outcome) => {
+                println!("{}", sharding::markdown(&outcome));
+                problems.extend(outcome.problems());
+                summary.push(format!(
+                    "every shard cached and reconciled exactly its share of {} pods",
+                    settings.pods
+                ));
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
+    if args.runs_sharding_part(ShardingPart::Handover) {
+        let settings = args.handover_settings();
+        match sharding::handover::run(settings) {
+            Ok(outcome) => {
+                println!("{}", sharding::handover::markdown(&outcome));
+                problems.extend(outcome.problems());
+                summary.push(format!(
+                    "the sharder assigned, rebalanced and moved {} pods",
+                    settings.pods
+                ));
+            }
+            Err(problem) => problems.push(problem),
+        }
     }
     report_problems(&problems, &summary, started)
 }

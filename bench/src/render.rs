@@ -49,8 +49,8 @@ pub(crate) struct Rendered {
     pub(crate) list_bytes: usize,
     /// Total size of the watch event lines.
     pub(crate) event_bytes: usize,
-    /// The pages of a label-selected part of the pods, served for its `labelSelector`.
-    pub(crate) selection: Option<Selection>,
+    /// The pages of label-selected parts of the pods, each served for its `labelSelector`.
+    pub(crate) selections: Vec<Selection>,
 }
 
 /// The list pages of the pods a label selector selects (a scoped cache's list), rendered
@@ -68,6 +68,35 @@ pub(crate) struct Selection {
 }
 
 impl Selection {
+    /// The pages of the pods at `indexes` (rendered by `object`), answering `label_selector`
+    /// with the list's `resource_version`.
+    fn render(
+        label_selector: &str,
+        indexes: &[usize],
+        resource_version: u64,
+        object: impl Fn(usize) -> Vec<u8>,
+    ) -> Self {
+        let mut chunks: Vec<&[usize]> = indexes.chunks(PAGE_SIZE).collect();
+        if chunks.is_empty() {
+            chunks.push(&[]);
+        }
+        let continue_tokens: Vec<String> = (0..chunks.len()).map(|page| format!("selected-{page}")).collect();
+        let pages = chunks
+            .iter()
+            .enumerate()
+            .map(|(page, chunk)| {
+                let objects: Vec<Vec<u8>> = chunk.iter().map(|&index| object(index)).collect();
+                list_page(&objects, resource_version, continue_tokens.get(page + 1))
+            })
+            .collect();
+        Self {
+            label_selector: label_selector.to_owned(),
+            pods: indexes.len(),
+            pages,
+            continue_tokens,
+        }
+    }
+
     /// The page a `continue` token asks for (page 0 without one, `None` if unknown).
     pub(crate) fn page_for(&self, continue_token: Option<&str>) -> Option<&Bytes> {
         page_of(&self.pages, &self.continue_tokens, continue_token)
@@ -146,7 +175,7 @@ impl Rendered {
             initial_events_end: line("BOOKMARK", &bookmark),
             last_pod: generator.id(last_target),
             last_resource_version: list_resource_version + events as u64,
-            selection: None,
+            selections: Vec::new(),
         }
     }
 
@@ -160,33 +189,59 @@ impl Rendered {
         let mut rendered = Self::new(pods, 0);
         let generator = PodGenerator::new(SEED, NAMESPACES);
         let indexes: Vec<usize> = (0..pods).filter(|&index| selected(index)).collect();
-        let mut chunks: Vec<&[usize]> = indexes.chunks(PAGE_SIZE).collect();
-        if chunks.is_empty() {
-            chunks.push(&[]);
-        }
-        let continue_tokens: Vec<String> = (0..chunks.len()).map(|page| format!("selected-{page}")).collect();
-        let pages = chunks
+        let selection = Selection::render(label_selector, &indexes, pods as u64, |index| {
+            pod_bytes(&generator, index, index as u64 + 1, 0)
+        });
+        rendered.selections.push(selection);
+        rendered
+    }
+
+    /// `pods` pods, each carrying the extra labels `labels` gives it, served only as
+    /// `selections` (a `labelSelector` and the indexes of the pods it selects): the list of
+    /// every pod is not rendered (a list without one of the selectors is refused), nor are
+    /// watch events. What a ring of shards lists, each shard with its own selector.
+    pub(crate) fn selections_only(
+        pods: usize,
+        labels: impl Fn(usize) -> Vec<(String, String)>,
+        selections: &[(String, Vec<usize>)],
+    ) -> Self {
+        let generator = PodGenerator::new(SEED, NAMESPACES);
+        let list_resource_version = pods as u64;
+        let selections = selections
             .iter()
-            .enumerate()
-            .map(|(page, chunk)| {
-                let objects: Vec<Vec<u8>> = chunk
-                    .iter()
-                    .map(|&index| pod_bytes(&generator, index, index as u64 + 1, 0))
-                    .collect();
-                list_page(
-                    &objects,
-                    rendered.list_resource_version,
-                    continue_tokens.get(page + 1),
-                )
+            .map(|(label_selector, indexes)| {
+                Selection::render(label_selector, indexes, list_resource_version, |index| {
+                    labelled_pod_bytes(&generator, index, &labels(index))
+                })
             })
             .collect();
-        rendered.selection = Some(Selection {
-            label_selector: label_selector.to_owned(),
-            pods: indexes.len(),
-            pages,
-            continue_tokens,
-        });
-        rendered
+        Self {
+            pods,
+            pages: Vec::new(),
+            metadata_pages: Vec::new(),
+            continue_tokens: Vec::new(),
+            list_resource_version,
+            events: Vec::new(),
+            initial_events: Vec::new(),
+            initial_events_end: Bytes::new(),
+            last_pod: generator.id(pods.saturating_sub(1)),
+            last_resource_version: list_resource_version,
+            list_bytes: 0,
+            event_bytes: 0,
+            selections,
+        }
+    }
+
+    /// The selection rendered for `label_selector`, if any.
+    pub(crate) fn selection(&self, label_selector: &str) -> Option<&Selection> {
+        self.selections
+            .iter()
+            .find(|selection| selection.label_selector == label_selector)
+    }
+
+    /// Whether the list of every pod was rendered (not by [`selections_only`](Self::selections_only)).
+    pub(crate) fn serves_every_pod(&self) -> bool {
+        !self.pages.is_empty()
     }
 
     /// The page a `continue` token asks for (page 0 without one, `None` if unknown), as
@@ -265,6 +320,17 @@ fn pod_bytes(generator: &PodGenerator, index: usize, resource_version: u64, gene
     serde_json::to_vec(&generator.pod(index, resource_version, generation)).unwrap_or_default()
 }
 
+/// Pod `index` as listed (resource version `index + 1`) with `labels` added to its own.
+fn labelled_pod_bytes(generator: &PodGenerator, index: usize, labels: &[(String, String)]) -> Vec<u8> {
+    let mut pod = generator.pod(index, index as u64 + 1, 0);
+    if let Some(own) = pod["metadata"]["labels"].as_object_mut() {
+        for (key, value) in labels {
+            own.insert(key.clone(), serde_json::Value::String(value.clone()));
+        }
+    }
+    serde_json::to_vec(&pod).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::Pod;
@@ -306,9 +372,47 @@ mod tests {
     }
 
     #[test]
+    fn selections_only_serve_labelled_pods_per_selector() {
+        let labels = |index: usize| vec![("ring".to_owned(), format!("shard-{}", index % 2))];
+        let selections = [
+            ("ring=shard-0".to_owned(), (0..600).step_by(2).collect()),
+            ("ring=empty".to_owned(), Vec::new()),
+        ];
+        let rendered = Rendered::selections_only(600, labels, &selections);
+        assert!(!rendered.serves_every_pod());
+        let selection = rendered.selection("ring=shard-0").expect("a selection");
+        assert_eq!(selection.pods, 300);
+        let first: ObjectList<Pod> =
+            serde_json::from_slice(selection.page_for(None).expect("a page")).expect("a PodList");
+        assert_eq!(first.items.len(), 300);
+        assert!(first.items.iter().all(|pod| {
+            pod.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("ring"))
+                .map(String::as_str)
+                == Some("shard-0")
+        }));
+        assert_eq!(
+            first.items[0].metadata.labels.as_ref().map(|l| l.len()),
+            Some(8),
+            "its own seven and the ring's"
+        );
+        let empty: ObjectList<Pod> = serde_json::from_slice(
+            rendered
+                .selection("ring=empty")
+                .and_then(|s| s.page_for(None))
+                .expect("a page"),
+        )
+        .expect("a PodList");
+        assert!(empty.items.is_empty());
+        assert!(rendered.selection("ring=shard-1").is_none());
+    }
+
+    #[test]
     fn a_selection_pages_only_its_pods() {
         let rendered = Rendered::with_selection(1_200, "app in (app-00)", |index| index % 3 == 0);
-        let selection = rendered.selection.as_ref().expect("a selection");
+        let selection = rendered.selection("app in (app-00)").expect("a selection");
         assert_eq!(selection.pods, 400);
         let mut items = 0;
         let mut token = None;

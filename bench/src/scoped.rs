@@ -54,7 +54,9 @@ pub(crate) fn run(pods: usize) -> Result<Vec<ScopedOutcome>, String> {
     let selector = scope().selected_labels().to_string();
     let rendered =
         Rendered::with_selection(pods, &selector, |index| in_scope.contains(&generator.app(index)));
-    let selected = rendered.selection.as_ref().map_or(0, |selection| selection.pods);
+    let selected = rendered
+        .selection(&selector)
+        .map_or(0, |selection| selection.pods);
     let server = Server::start(Arc::new(rendered)).map_err(|err| format!("the bench server: {err}"))?;
     let outcomes = [false, true]
         .into_iter()

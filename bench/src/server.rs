@@ -11,9 +11,10 @@
 //!   re-opens its watch after the last event gets nothing twice);
 //! - `POST /release`: as [`Server::release`], for a consumer in another process that chooses
 //!   when its watch gets the events (the priority-queue latency phase);
-//! - with a `labelSelector`: the same, over the pages of the rendered selection (see
-//!   [`Rendered::with_selection`]); a selector other than the selection's is refused with a
-//!   400 (the server filters nothing itself);
+//! - with a `labelSelector`: the same, over the pages of the rendered selection of that
+//!   selector (see [`Rendered::with_selection`], [`Rendered::selections_only`]); another
+//!   selector is refused with a 400 (the server filters nothing itself), and so is a list
+//!   without a selector when the list of every pod was not rendered;
 //! - `POST /expire`: as after a compaction, every open watch ends with a `410 Expired` error
 //!   event, and so does every watch opened before the next list, so its client relists (for the
 //!   memory peak of a relist).
@@ -224,6 +225,22 @@ fn full(status: StatusCode, body: Bytes) -> Response<Body> {
     response
 }
 
+/// A 400 with `message`.
+fn refused(message: &str) -> Response<Body> {
+    let status = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "reason": "BadRequest",
+        "message": message,
+        "code": 400,
+    });
+    full(
+        StatusCode::BAD_REQUEST,
+        Bytes::from(serde_json::to_vec(&status).unwrap_or_default()),
+    )
+}
+
 fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
     if request.uri().path() == "/release" {
         shared.release_by_request.send_replace(true);
@@ -253,21 +270,11 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
     let is_true = |name: &str| param(name).is_some_and(|v| v == "true" || v == "1");
     let rendered = &shared.rendered;
     let selection = match param("labelSelector").filter(|s| !s.is_empty()) {
-        None => None,
-        Some(selector) => match rendered
-            .selection
-            .as_ref()
-            .filter(|s| s.label_selector == selector)
-        {
+        None if rendered.serves_every_pod() => None,
+        None => return refused("the bench server serves only its rendered selections"),
+        Some(selector) => match rendered.selection(&selector) {
             Some(selection) => Some(selection),
-            None => {
-                return full(
-                    StatusCode::BAD_REQUEST,
-                    Bytes::from_static(
-                        br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"BadRequest","message":"the bench server serves only its rendered selection","code":400}"#,
-                    ),
-                );
-            }
+            None => return refused("the bench server serves only its rendered selections"),
         },
     };
     if !is_true("watch") {

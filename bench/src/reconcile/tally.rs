@@ -22,6 +22,8 @@ pub(crate) struct Tally {
     reconciles: AtomicU64,
     /// Names that carry no index below the number of pods.
     unknown: AtomicU64,
+    /// Distinct pods that complete the tally (every pod unless [`Tally::expect`] said less).
+    target: AtomicUsize,
     complete: Notify,
 }
 
@@ -33,8 +35,19 @@ impl Tally {
             distinct: AtomicUsize::new(0),
             reconciles: AtomicU64::new(0),
             unknown: AtomicU64::new(0),
+            target: AtomicUsize::new(objects),
             complete: Notify::new(),
         })
+    }
+
+    /// Completes the tally once `distinct` pods were reconciled instead of every pod: for a
+    /// consumer that is given a part of the pods (a shard), told once it knows how many.
+    pub(crate) fn expect(&self, distinct: usize) {
+        self.target
+            .store(distinct.min(self.seen.len()), Ordering::Release);
+        if self.distinct() >= distinct {
+            self.complete.notify_one();
+        }
     }
 
     /// Records one reconcile of `pod`.
@@ -45,7 +58,7 @@ impl Tally {
             return;
         };
         if !flag.swap(true, Ordering::Relaxed)
-            && self.distinct.fetch_add(1, Ordering::AcqRel) + 1 == self.seen.len()
+            && self.distinct.fetch_add(1, Ordering::AcqRel) + 1 == self.target.load(Ordering::Acquire)
         {
             self.complete.notify_one();
         }
@@ -57,16 +70,17 @@ impl Tally {
         name.rsplit_once('-')?.1.parse().ok()
     }
 
-    /// Waits until every pod was reconciled at least once, or `timeout` passed; returns
-    /// whether every pod was.
+    /// Waits until every pod (or as many as [`expect`](Self::expect) said) was reconciled at
+    /// least once, or `timeout` passed; returns whether they were.
     pub(crate) async fn wait_complete(&self, timeout: Duration) -> bool {
-        if self.seen.is_empty() {
+        let done = || self.distinct() >= self.target.load(Ordering::Acquire);
+        if self.seen.is_empty() || done() {
             return true;
         }
         tokio::time::timeout(timeout, self.complete.notified())
             .await
             .is_ok()
-            || self.distinct() == self.seen.len()
+            || done()
     }
 
     /// Pods reconciled at least once.
@@ -106,5 +120,21 @@ mod tests {
         tally.reconciled(&pod("app-00-def-y2-0"));
         assert!(tally.wait_complete(Duration::from_secs(5)).await);
         assert_eq!(tally.distinct(), 2);
+    }
+
+    #[tokio::test]
+    async fn completes_at_the_expected_part() {
+        let tally = Tally::new(10);
+        tally.reconciled(&pod("app-01-abc-x1-1"));
+        tally.reconciled(&pod("app-01-abc-x1-7"));
+        tally.expect(3);
+        assert!(!tally.wait_complete(Duration::ZERO).await);
+        tally.reconciled(&pod("app-01-abc-x1-4"));
+        assert!(tally.wait_complete(Duration::from_secs(5)).await);
+        // told after the pods were reconciled
+        let late = Tally::new(10);
+        late.reconciled(&pod("app-01-abc-x1-2"));
+        late.expect(1);
+        assert!(late.wait_complete(Duration::from_secs(5)).await);
     }
 }
