@@ -67,6 +67,7 @@ impl Shared {
                 Err(outcome) => return outcome,
             }
         }
+        self.release_waiting_objects(&lease);
         let acquiring = self.should_acquire(&lease, state);
         let outcome = if acquiring {
             self.acquire(lease, &times).await
@@ -99,6 +100,24 @@ impl Shared {
         }
     }
 
+    /// Once the sharder holds the Lease of a dead shard whose objects wait for it, checks
+    /// every object again: they move now.
+    fn release_waiting_objects(&self, lease: &Lease) {
+        let name = lease.metadata.name.as_deref().unwrap_or_default();
+        if !holds(lease, Timestamp::now()) {
+            return;
+        }
+        let waited = self
+            .hold_requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        if waited {
+            tracing::debug!(shard = %name, "holding the dead shard's Lease; its objects move");
+            self.enqueue_objects();
+        }
+    }
+
     /// Whether objects may move off `shard` at once: it has no Lease, or the sharder holds
     /// its Lease (and will for a while). Otherwise the sharder is asked to take the Lease, and
     /// the objects wait.
@@ -109,11 +128,11 @@ impl Shared {
             Ok(None) => true,
             Err(_) => false,
         };
-        let mut requests = self.hold_requests.lock().unwrap_or_else(|e| e.into_inner());
-        if may {
-            requests.remove(shard);
-        } else if requests.insert(shard.to_owned()) {
-            self.queue.add(WorkItem::Lease(shard.to_owned()));
+        if !may {
+            let mut requests = self.hold_requests.lock().unwrap_or_else(|e| e.into_inner());
+            if requests.insert(shard.to_owned()) {
+                self.queue.add(WorkItem::Lease(shard.to_owned()));
+            }
         }
         may
     }

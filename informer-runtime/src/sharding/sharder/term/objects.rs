@@ -9,8 +9,9 @@ use crate::{
     sharding::{hash_key, metadata_access::CachedMetadata, sharder::stats::Counters},
 };
 
-/// How soon an object waiting for the sharder's hold on its dead shard's Lease is checked again.
-const HOLD_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+/// How soon an object waiting for the sharder's hold on its dead shard's Lease is checked again
+/// at the latest (every object is checked as soon as the sharder's cache shows the hold).
+const HOLD_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What an object needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
