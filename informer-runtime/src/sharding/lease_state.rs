@@ -48,11 +48,7 @@ impl ShardState {
     /// The state of `lease` with its `times` read already.
     pub fn from_times(lease: &Lease, times: &LeaseTimes) -> Self {
         let name = lease.metadata.name.as_deref().unwrap_or_default();
-        let holder = lease
-            .spec
-            .as_ref()
-            .and_then(|spec| spec.holder_identity.as_deref())
-            .unwrap_or_default();
+        let holder = holder(lease);
         if holder.is_empty() || holder != name {
             return if times.to_orphaned <= SignedDuration::ZERO {
                 Self::Orphaned
@@ -167,6 +163,15 @@ impl LeaseTimes {
             to_orphaned: to_expired.saturating_add(signed(orphan_after)),
         }
     }
+}
+
+/// The holder named in `lease` (empty if none).
+pub(crate) fn holder(lease: &Lease) -> &str {
+    lease
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.holder_identity.as_deref())
+        .unwrap_or_default()
 }
 
 /// `duration` as a signed duration (saturating, which no lease duration reaches).

@@ -300,6 +300,50 @@ async fn a_joining_shard_drains_only_the_moving_objects_and_gets_them_after_the_
     running.stop().await
 }
 
+/// Twenty ConfigMaps, each created on its shard of `shards`.
+fn assigned_objects(server: &TestServer, shards: &[&str]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let objects = names("cm", 20);
+    for name in &objects {
+        server.create_typed(&config_map(name, Some(&expected_shard(shards, name))))?;
+    }
+    Ok(objects)
+}
+
+/// The names of `objects` on `shard` of `shards` (at least one).
+fn on_shard<'a>(objects: &'a [String], shards: &[&str], shard: &str) -> Vec<&'a String> {
+    let on: Vec<&String> = objects
+        .iter()
+        .filter(|name| expected_shard(shards, name) == shard)
+        .collect();
+    assert!(!on.is_empty(), "no object on {shard}");
+    on
+}
+
+/// Waits until every object of `moving` is on `to`, failing if any moved off `from` while its
+/// Lease was not held by the sharder.
+async fn moved_only_while_held(server: &TestServer, moving: &[&String], from: &str, to: &str) -> TestResult {
+    let mut moved_while_held_by = Vec::new();
+    eventually("the objects of the dead shard moved", WAIT, || {
+        let moved = moving
+            .iter()
+            .filter(|name| shard_of(server, "ConfigMap", name).as_deref() == Some(to))
+            .count();
+        let holder = lease_on_server(server, from)
+            .and_then(|lease| lease.spec?.holder_identity)
+            .unwrap_or_default();
+        if moved > 0 && holder != SHARDER_IDENTITY {
+            moved_while_held_by.push(holder);
+        }
+        moved == moving.len()
+    })
+    .await?;
+    assert!(
+        moved_while_held_by.is_empty(),
+        "objects moved while the Lease was held by {moved_while_held_by:?}"
+    );
+    Ok(())
+}
+
 /// Go e2e "should move objects of a shard that released its lease": a released Lease (empty
 /// holder) makes the shard dead, and its objects move without a drain. Beyond Go, the sharder
 /// takes the released Lease before the first object moves: the shard could otherwise take it
@@ -310,15 +354,8 @@ async fn a_released_lease_is_taken_then_its_objects_move_at_once() -> TestResult
     let shards = ["shard-a", "shard-b"];
     add_shard(&server, "shard-a", LONG)?;
     add_shard(&server, "shard-b", LONG)?;
-    let objects = names("cm", 20);
-    for name in &objects {
-        server.create_typed(&config_map(name, Some(&expected_shard(&shards, name))))?;
-    }
-    let on_b: Vec<&String> = objects
-        .iter()
-        .filter(|name| expected_shard(&shards, name) == "shard-b")
-        .collect();
-    assert!(!on_b.is_empty());
+    let objects = assigned_objects(&server, &shards)?;
+    let on_b = on_shard(&objects, &shards, "shard-b");
     let sharder = sharder(&server)?;
     let running = Running::start(&sharder);
     eventually("the sharder sees both shards", WAIT, || {
@@ -330,27 +367,7 @@ async fn a_released_lease_is_taken_then_its_objects_move_at_once() -> TestResult
     Api::<Lease>::namespaced(server.client()?, NAMESPACE)
         .patch("shard-b", &PatchParams::default(), &Patch::Merge(release))
         .await?;
-    let mut moved_before_taken = Vec::new();
-    eventually("every object on the remaining shard", WAIT, || {
-        let moved = on_b
-            .iter()
-            .filter(|name| shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-a"))
-            .count();
-        let holder = lease_on_server(&server, "shard-b")
-            .and_then(|lease| lease.spec?.holder_identity)
-            .unwrap_or_default();
-        if moved > 0 && holder != SHARDER_IDENTITY {
-            moved_before_taken.push(holder);
-        }
-        objects
-            .iter()
-            .all(|name| shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-a"))
-    })
-    .await?;
-    assert!(
-        moved_before_taken.is_empty(),
-        "objects moved while the Lease was held by {moved_before_taken:?}"
-    );
+    moved_only_while_held(&server, &on_b, "shard-b", "shard-a").await?;
     assert!(objects.iter().all(|name| !is_drained(&server, name)));
     eventually("the moves counted", WAIT, || {
         sharder.stats().moves == on_b.len() as u64
@@ -370,36 +387,11 @@ async fn an_expired_lease_is_acquired_before_its_objects_move() -> TestResult {
     let shards = ["shard-a", "shard-b"];
     add_shard(&server, "shard-a", LONG)?;
     add_shard(&server, "shard-b", 1)?;
-    let objects = names("cm", 20);
-    for name in &objects {
-        server.create_typed(&config_map(name, Some(&expected_shard(&shards, name))))?;
-    }
-    let on_b: Vec<&String> = objects
-        .iter()
-        .filter(|name| expected_shard(&shards, name) == "shard-b")
-        .collect();
-    assert!(!on_b.is_empty());
+    let objects = assigned_objects(&server, &shards)?;
+    let on_b = on_shard(&objects, &shards, "shard-b");
     let sharder = sharder(&server)?;
     let running = Running::start(&sharder);
-    let mut moved_before_acquired = Vec::new();
-    eventually("the objects of the expired shard moved", WAIT, || {
-        let moved: Vec<&&String> = on_b
-            .iter()
-            .filter(|name| shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-a"))
-            .collect();
-        let holder = lease_on_server(&server, "shard-b")
-            .and_then(|lease| lease.spec?.holder_identity)
-            .unwrap_or_default();
-        if !moved.is_empty() && holder != SHARDER_IDENTITY {
-            moved_before_acquired.push(holder);
-        }
-        moved.len() == on_b.len()
-    })
-    .await?;
-    assert!(
-        moved_before_acquired.is_empty(),
-        "objects moved while the Lease was held by {moved_before_acquired:?}"
-    );
+    moved_only_while_held(&server, &on_b, "shard-b", "shard-a").await?;
     let lease = lease_on_server(&server, "shard-b").expect("the Lease is kept until orphaned");
     let spec = lease.spec.expect("spec");
     assert_eq!(spec.holder_identity.as_deref(), Some(SHARDER_IDENTITY));

@@ -20,7 +20,7 @@ use crate::{
     key::ObjectKey,
     sharding::{
         labels::{SHARDER_IDENTITY, STATE_LABEL},
-        lease_state::{LeaseTimes, ShardState},
+        lease_state::{LeaseTimes, ShardState, holder},
         sharder::stats::Counters,
     },
 };
@@ -259,15 +259,6 @@ impl Shared {
             Err(error) => self.failed(&format!("delete orphaned shard Lease {name}"), &error),
         }
     }
-}
-
-/// The holder named in `lease` (empty if none).
-fn holder(lease: &Lease) -> &str {
-    lease
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.holder_identity.as_deref())
-        .unwrap_or_default()
 }
 
 /// Whether the sharder holds `lease` at `now`, with the margin of [`HOLD_MARGIN_DIVISOR`] left.
