@@ -77,6 +77,21 @@ fn guarded(timeout: Duration) -> Guarded {
         "configmaps",
         config_maps.subscribe(),
     )];
+    let (guard, queue, counters, stop) = guard_over(caches, timeout);
+    Guarded {
+        guard,
+        config_maps,
+        queue,
+        counters,
+        stop,
+    }
+}
+
+/// A guard over `caches` with its own queue, counters and stop token.
+fn guard_over(
+    caches: Vec<CacheProgress>,
+    timeout: Duration,
+) -> (Arc<OwnWrites>, Arc<KeyQueue>, Arc<Counters>, CancellationToken) {
     let queue = Arc::new(KeyQueue::new(
         true,
         Arc::new(default_controller_rate_limiter()),
@@ -92,13 +107,7 @@ fn guarded(timeout: Duration) -> Guarded {
         Arc::clone(&queue),
         stop.clone(),
     ));
-    Guarded {
-        guard,
-        config_maps,
-        queue,
-        counters,
-        stop,
-    }
+    (guard, queue, counters, stop)
 }
 
 fn write(api_version: &str, kind: &str, resource_version: &str) -> WrittenObject {
@@ -468,21 +477,10 @@ async fn only_the_scoped_caches_that_may_hold_a_write_wait_for_it() {
         CacheProgress::new("", "ConfigMap", "configmaps", sender.subscribe())
             .holding(Arc::new(scope.selection().clone()))
     };
-    let queue = Arc::new(KeyQueue::new(
-        true,
-        Arc::new(default_controller_rate_limiter()),
-        None,
-    ));
-    let counters = Arc::new(Counters::default());
-    let stop = CancellationToken::new();
-    let guard = Arc::new(OwnWrites::new(
-        "test",
+    let (guard, _queue, counters, stop) = guard_over(
         vec![cache(&source, &replicated), cache(&other, &in_other)],
         Duration::from_secs(60),
-        Arc::clone(&counters),
-        queue,
-        stop.clone(),
-    ));
+    );
     let at = |namespace: &str, labels: &[(&str, &str)]| WrittenObject {
         place: Place {
             namespace: Some(namespace.into()),
