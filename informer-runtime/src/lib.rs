@@ -199,6 +199,7 @@ pub mod manager;
 pub mod metrics;
 pub mod predicate;
 pub mod prelude;
+pub mod protobuf;
 pub mod reflector;
 pub mod scope;
 pub mod selector;

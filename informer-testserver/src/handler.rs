@@ -49,9 +49,10 @@ fn json_response(code: u16, value: &Value, content_type: &str) -> Response<Body>
     response
 }
 
-/// The response kube-apiserver sends for an error: the `Status` with its code.
-pub(crate) fn error_response(error: &ApiError) -> Response<Body> {
-    let mut response = json_response(error.code, &error.to_status(), "application/json");
+/// The response kube-apiserver sends for an error: the `Status` with its code, in protobuf when
+/// `Accept` asks for protobuf first.
+pub(crate) fn error_response(error: &ApiError, accept: &str) -> Response<Body> {
+    let mut response = answer(accept, error.code, &error.to_status());
     if let Some(seconds) = error.retry_after {
         response
             .headers_mut()
@@ -85,9 +86,15 @@ pub(crate) async fn handle(
     shared: Arc<Shared>,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     Ok(match serve(shared, request).await {
         Ok(response) => response,
-        Err(error) => error_response(&error),
+        Err(error) => error_response(&error, &accept),
     })
 }
 
@@ -228,11 +235,13 @@ fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
 }
 
 /// The `DeleteOptions` of a delete's body (`null` when there is no body).
-fn delete_options(body: &Bytes) -> Result<Value, ApiError> {
+/// The `DeleteOptions` of a delete or deletecollection body, in JSON, YAML or protobuf (as
+/// client-go sends it with protobuf content type).
+fn delete_options(content_type: &str, body: &Bytes) -> Result<Value, ApiError> {
     if body.is_empty() {
         Ok(Value::Null)
     } else {
-        parse_json(body)
+        parse_object(content_type, body)
     }
 }
 
@@ -305,7 +314,7 @@ fn serve_resource(
         }
         Some(_) => return Err(ApiError::unknown_path()),
     };
-    let json_ok = |code: u16, v: &Value| Ok(json_response(code, v, "application/json"));
+    let object_ok = |code: u16, v: &Value| Ok(answer(accept, code, v));
     match (method, path.name.as_deref()) {
         (&Method::GET, None) if watch || path.watch_prefix => {
             let mut options = ListOptions::parse(query, ns)?;
@@ -373,13 +382,13 @@ fn serve_resource(
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
             field_labels::check(&shared.lock(), &rt, &options.filter.fields)?;
-            let delete_options = delete_options(body)?;
+            let delete_options = delete_options(content_type, body)?;
             let dry = dry_run::requested(dry_run, Some(&delete_options), OptionsKind::Delete)?;
             let deleted = shared
                 .lock()
                 .maybe_dry(dry, |s| s.delete_collection(&rt, &options.filter))?;
             let rv = shared.lock().store.resource_version();
-            json_ok(
+            object_ok(
                 200,
                 &json!({
                     "kind": format!("{}List", rt.kind),
@@ -453,9 +462,9 @@ fn serve_resource(
             Ok(warned(response, warnings, more))
         }
         (&Method::DELETE, Some(name)) => {
-            let options = delete_options(body)?;
+            let options = delete_options(content_type, body)?;
             let dry = dry_run::requested(dry_run, Some(&options), OptionsKind::Delete)?;
-            json_ok(
+            object_ok(
                 200,
                 &shared
                     .lock()

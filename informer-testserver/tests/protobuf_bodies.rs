@@ -217,3 +217,143 @@ async fn watches_stream_protobuf_frames_when_asked_for_first() {
     }
     server.shutdown().await;
 }
+
+/// Sends `request` and returns the status code, content type and body as they came.
+async fn raw(client: &Client, request: http::Request<Vec<u8>>) -> (u16, String, Vec<u8>) {
+    use http_body_util::BodyExt as _;
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .expect("a response");
+    let code = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = response.into_body().collect().await.expect("a body").to_bytes();
+    (code, content_type, body.to_vec())
+}
+
+/// client-go sends `DeleteOptions` in protobuf, typed in the request's group version.
+#[tokio::test]
+async fn deletes_take_protobuf_delete_options() {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for name in ["a", "b", "c"] {
+        let object = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"batch": "1"}}});
+        post(
+            &client,
+            "/api/v1/namespaces/default/configmaps",
+            informer_runtime::protobuf::to_vec(&object).expect("encoded"),
+        )
+        .await
+        .expect("created");
+    }
+    let options = serde_json::json!({"apiVersion": "v1", "kind": "DeleteOptions",
+        "propagationPolicy": "Background", "preconditions": {"resourceVersion": "1"}});
+    let delete = |path: &str, options: &Value| {
+        http::Request::delete(path)
+            .header(http::header::CONTENT_TYPE, "application/vnd.kubernetes.protobuf")
+            .header(
+                http::header::ACCEPT,
+                "application/vnd.kubernetes.protobuf, application/json",
+            )
+            .body(informer_runtime::protobuf::to_vec(options).expect("encoded"))
+            .expect("request")
+    };
+    // a stale precondition is honoured, so the options were read
+    let (code, content_type, body) = raw(
+        &client,
+        delete("/api/v1/namespaces/default/configmaps/a", &options),
+    )
+    .await;
+    assert_eq!(
+        (code, content_type.as_str()),
+        (409, "application/vnd.kubernetes.protobuf")
+    );
+    let status: kube::core::Status =
+        informer_runtime::protobuf::from_slice(&body).expect("a protobuf Status");
+    assert_eq!(status.reason, "Conflict");
+    let plain =
+        serde_json::json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Foreground"});
+    let (code, _, _) = raw(&client, delete("/api/v1/namespaces/default/configmaps/a", &plain)).await;
+    assert_eq!(code, 200);
+    let (code, _, _) = raw(
+        &client,
+        delete(
+            "/api/v1/namespaces/default/configmaps?labelSelector=batch%3D1",
+            &plain,
+        ),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert!(
+        config_maps
+            .list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .is_empty()
+    );
+}
+
+/// Errors are `Status` documents in protobuf when protobuf was asked for, as kube-apiserver
+/// negotiates them.
+#[tokio::test]
+async fn errors_answer_in_protobuf_when_asked() {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    let get = http::Request::get("/api/v1/namespaces/default/configmaps/missing")
+        .header(
+            http::header::ACCEPT,
+            "application/vnd.kubernetes.protobuf, application/json",
+        )
+        .body(Vec::new())
+        .expect("request");
+    let (code, content_type, body) = raw(&client, get).await;
+    assert_eq!(
+        (code, content_type.as_str()),
+        (404, "application/vnd.kubernetes.protobuf")
+    );
+    let status: kube::core::Status =
+        informer_runtime::protobuf::from_slice(&body).expect("a protobuf Status");
+    assert_eq!((status.code, status.reason.as_str()), (404, "NotFound"));
+}
+
+/// Fields Go names with an acronym and zero values of pointer fields survive a protobuf write
+/// and a JSON read.
+#[tokio::test]
+async fn protobuf_writes_keep_acronym_fields_and_pointer_zeros() {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u", "controller": false}]},
+        "spec": {"containers": [{"name": "c", "image": "i"}],
+                 "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 0}],
+                 "volumes": [{"name": "info", "downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]}});
+    post(
+        &client,
+        "/api/v1/namespaces/default/pods",
+        informer_runtime::protobuf::to_vec(&pod).expect("encoded"),
+    )
+    .await
+    .expect("created");
+    let stored: Value = client
+        .request(
+            http::Request::get("/api/v1/namespaces/default/pods/p")
+                .body(Vec::new())
+                .expect("request"),
+        )
+        .await
+        .expect("read");
+    assert_eq!(
+        stored["spec"]["volumes"][0]["downwardAPI"]["items"][0]["path"],
+        "l"
+    );
+    assert_eq!(stored["spec"]["tolerations"][0]["tolerationSeconds"], 0);
+    assert_eq!(stored["metadata"]["ownerReferences"][0]["controller"], false);
+}

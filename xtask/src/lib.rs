@@ -5,6 +5,7 @@
 //! the modules of crates ([`module_cycles`]).
 
 pub mod builtin_schema;
+pub mod go_fields;
 pub mod module_cycles;
 pub mod protobuf_table;
 
@@ -53,7 +54,12 @@ pub fn builtin_schema() -> Result<String, String> {
 
 /// Where the table of protobuf messages goes.
 pub fn protobuf_table_file() -> PathBuf {
-    workspace_root().join("informer-testserver/src/protobuf/table.rs")
+    workspace_root().join("informer-runtime/src/protobuf/table.rs")
+}
+
+/// Where the Go field table goes (`cargo xtask go-fields`), read by the protobuf table.
+pub fn go_fields_file() -> PathBuf {
+    workspace_root().join("xtask/data/go_fields.tsv")
 }
 
 /// The directory and version of the `k8s-pb` package in the workspace's dependency graph.
@@ -90,10 +96,15 @@ fn k8s_pb_package() -> Result<(PathBuf, String), String> {
     Ok((dir, version))
 }
 
-/// The table of protobuf messages, generated from k8s-pb with k8s-openapi's JSON names.
+/// The table of protobuf messages, generated from k8s-pb with the JSON names and presence of
+/// the Go field table (k8s-openapi's names where it lacks a field).
 pub fn protobuf_table() -> Result<String, String> {
     let package = k8s_informers().package().map_err(|e| e.to_string())?;
     let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
     let (pb_dir, pb_version) = k8s_pb_package()?;
-    protobuf_table::generate(&pb_dir, &pb_version, &openapi).map_err(|e| e.to_string())
+    let file = go_fields_file();
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
+    let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
+    protobuf_table::generate(&pb_dir, &pb_version, &openapi, &go).map_err(|e| e.to_string())
 }

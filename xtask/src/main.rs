@@ -21,10 +21,11 @@ fn tables() -> [(PathBuf, Generate); 2] {
     ]
 }
 
-const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen | module-cycles <crate-src-dir>...>\n\
+const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen | module-cycles <crate-src-dir>... | go-fields <label> <go-module-dir>...>\n\
     codegen         regenerate k8s-informers and the test server's tables from k8s-openapi's and k8s-pb's sources\n\
     verify-codegen  fail when either differs from what would be generated\n\
-    module-cycles   report the import circles between the modules of crates (given by their src directories); exit 1 if any";
+    module-cycles   report the import circles between the modules of crates (given by their src directories); exit 1 if any\n\
+    go-fields       write xtask/data/go_fields.tsv from checkouts of k8s.io/api, apimachinery, apiextensions-apiserver and kube-aggregator (label: their versions)";
 
 /// Writes a generated table; whether it changed.
 fn write_table(file: &PathBuf, generate: Generate) -> Result<bool, String> {
@@ -136,12 +137,42 @@ fn module_cycles(dirs: &[PathBuf]) -> ExitCode {
     }
 }
 
+/// Writes the Go field table from Go module checkouts.
+fn go_fields(label: Option<String>, dirs: &[PathBuf]) -> ExitCode {
+    let (Some(label), false) = (label, dirs.is_empty()) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let file = xtask::go_fields_file();
+    let written = xtask::go_fields::read_modules(dirs)
+        .map_err(|e| e.to_string())
+        .and_then(|fields| {
+            std::fs::write(&file, xtask::go_fields::render(&fields, &label))
+                .map_err(|e| format!("failed to write {}: {e}", file.display()))
+                .map(|()| fields.len())
+        });
+    match written {
+        Ok(count) => {
+            println!("wrote {} ({count} fields)", file.display());
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("xtask go-fields: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     match args.next().as_deref().and_then(OsStr::to_str) {
         Some("codegen") => codegen(),
         Some("verify-codegen") => verify(),
         Some("module-cycles") => module_cycles(&args.map(PathBuf::from).collect::<Vec<_>>()),
+        Some("go-fields") => {
+            let label = args.next().map(|l| l.to_string_lossy().into_owned());
+            go_fields(label, &args.map(PathBuf::from).collect::<Vec<_>>())
+        }
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

@@ -1,6 +1,7 @@
 //! The protobuf field numbers of the built-in Kubernetes messages, read from the `k8s-pb`
-//! crate's prost types, with JSON names from k8s-openapi, for the embedded API server's
-//! protobuf decoding: `informer-testserver/src/protobuf/table.rs`.
+//! crate's prost types, with JSON names and presence from Kubernetes' Go types
+//! ([`crate::go_fields`]; k8s-openapi's names for a field the Go table lacks), for the
+//! runtime's and the embedded API server's protobuf: `informer-runtime/src/protobuf/table.rs`.
 //!
 //! k8s-pb is generated from Kubernetes' `generated.proto` files; each field carries its wire
 //! type and number in an attribute such as `#[prost(message, optional, tag = "1")]`.
@@ -9,7 +10,10 @@ use std::{collections::BTreeMap, fmt::Write as _, fs, path::Path};
 
 use syn::{Attribute, Fields, Item, Type};
 
-use crate::builtin_schema::{Error, OpenapiTypes, collect_files, module_path};
+use crate::{
+    builtin_schema::{Error, OpenapiTypes, collect_files, module_path},
+    go_fields::GoField,
+};
 
 /// One field of a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,11 +25,34 @@ struct ProtoField {
     /// `MapBytes` or `MapMessage("path")`.
     wire: String,
     repeated: bool,
+    /// `Pointer`, `OmitEmpty` or `Always` (see the runtime's `Presence`).
+    presence: &'static str,
+}
+
+/// How a zero value read from the wire is kept: Go's protobuf writes every field that is
+/// not a pointer, and its JSON leaves out zero values of `omitempty` fields. A field the Go
+/// table lacks (newer in k8s-pb than the Go sources) keeps what the wire says.
+fn presence(go: Option<&GoField>) -> &'static str {
+    match go {
+        Some(f) if !f.pointer && f.omit_empty => "OmitEmpty",
+        Some(f) if !f.pointer => "Always",
+        _ => "Pointer",
+    }
 }
 
 /// The generated file's content for the k8s-pb sources at `pb_dir`, with JSON names and
 /// kinds from k8s-openapi.
-pub fn generate(pb_dir: &Path, pb_version: &str, openapi: &OpenapiTypes) -> Result<String, Error> {
+pub fn generate(
+    pb_dir: &Path,
+    pb_version: &str,
+    openapi: &OpenapiTypes,
+    go: &[GoField],
+) -> Result<String, Error> {
+    // k8s-pb spells some Go names differently (`HpaScalingPolicy` for `HPAScalingPolicy`)
+    let go: BTreeMap<(String, u32), &GoField> = go
+        .iter()
+        .map(|f| ((f.message.to_lowercase(), f.tag), f))
+        .collect();
     let root = pb_dir.join("src");
     let mut files = Vec::new();
     collect_files(&root, &mut files)?;
@@ -59,11 +86,15 @@ pub fn generate(pb_dir: &Path, pb_version: &str, openapi: &OpenapiTypes) -> Resu
                 let rust = ident.to_string().trim_start_matches("r#").to_owned();
                 // A message field k8s-openapi's type does not have is embedded inline in JSON
                 // (Go's `json:",inline"`: a volume's `VolumeSource`, a probe's handler).
-                let inline = wire == "message" && names.is_some_and(|n| !has_field(n, &rust));
-                let json = if inline {
-                    String::new()
-                } else {
-                    json_name(names, &rust)
+                let go_field = go.get(&(path.to_lowercase(), tag)).copied();
+                let inline = match go_field {
+                    Some(f) => f.json.is_empty(),
+                    None => wire == "message" && names.is_some_and(|n| !has_field(n, &rust)),
+                };
+                let json = match go_field {
+                    Some(f) => f.json.clone(),
+                    None if inline => String::new(),
+                    None => json_name(names, &rust),
                 };
                 let wire = match wire.as_str() {
                     "message" => format!("Message({:?})", resolve(&module, &field.ty)),
@@ -75,6 +106,7 @@ pub fn generate(pb_dir: &Path, pb_version: &str, openapi: &OpenapiTypes) -> Resu
                     json,
                     wire,
                     repeated,
+                    presence: presence(go_field),
                 });
             }
             out.sort_by_key(|f| f.tag);
@@ -185,41 +217,104 @@ fn resolve(module: &str, ty: &Type) -> String {
     base.join("::")
 }
 
+/// apimachinery's and apiextensions' messages with a JSON form of their own (Go's
+/// `MarshalJSON`), by the runtime's `Special` variant.
+fn special(path: &str) -> &'static str {
+    let name = path.rsplit("::").next().unwrap_or_default();
+    match (path, name) {
+        ("apimachinery::pkg::apis::meta::v1::Time", _) => "Time",
+        ("apimachinery::pkg::apis::meta::v1::MicroTime", _) => "MicroTime",
+        ("apimachinery::pkg::apis::meta::v1::Duration", _) => "Duration",
+        ("apimachinery::pkg::api::resource::Quantity", _) => "Quantity",
+        ("apimachinery::pkg::util::intstr::IntOrString", _) => "IntOrString",
+        ("apimachinery::pkg::runtime::RawExtension" | "apimachinery::pkg::apis::meta::v1::FieldsV1", _) => {
+            "RawJson"
+        }
+        (p, "Json") if p.starts_with("apiextensions_apiserver::") => "RawJson",
+        (p, "JsonSchemaPropsOrBool") if p.starts_with("apiextensions_apiserver::") => "SchemaOrBool",
+        (p, "JsonSchemaPropsOrArray") if p.starts_with("apiextensions_apiserver::") => "SchemaOrArray",
+        (p, "JsonSchemaPropsOrStringArray") if p.starts_with("apiextensions_apiserver::") => {
+            "SchemaOrStringArray"
+        }
+        _ => "None",
+    }
+}
+
+/// A field's wire type with message paths replaced by their index in the table.
+fn indexed_wire(wire: &str, index: &BTreeMap<&str, usize>) -> Result<String, Error> {
+    for variant in ["Message", "MapMessage"] {
+        if let Some(path) = wire
+            .strip_prefix(variant)
+            .and_then(|rest| rest.strip_prefix("(\""))
+            .and_then(|rest| rest.strip_suffix("\")"))
+        {
+            let at = index
+                .get(path)
+                .ok_or_else(|| Error::Format(format!("a field refers to the unknown message {path}")))?;
+            return Ok(format!("{variant}({at} /* {path} */)"));
+        }
+    }
+    Ok(wire.to_owned())
+}
+
 fn render(
     messages: &BTreeMap<String, Vec<ProtoField>>,
     kinds: &[&(String, String, String, String)],
     version: &str,
 ) -> Result<String, Error> {
+    let index: BTreeMap<&str, usize> = messages
+        .keys()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i))
+        .collect();
     let mut out = String::new();
     out.push_str(
-        "#![cfg_attr(rustfmt, rustfmt::skip)]\nuse super::{FieldSpec, Kind, MessageSpec, Wire};\n\
-         /// Every message with its fields by number, sorted by path.\n\
+        "#![cfg_attr(rustfmt, rustfmt::skip)]\nuse super::spec::{FieldSpec, Kind, MessageSpec, Presence, Special, Wire};\n\
+         /// Every message with its fields by number, sorted by path; a message field names its\n\
+         /// message by its index here.\n\
          pub(crate) static MESSAGES: &[MessageSpec] = &[\n",
     );
     for (path, fields) in messages {
-        let _ = writeln!(out, "    MessageSpec {{ path: {path:?}, fields: &[");
+        if fields.len() > 64 {
+            return Err(Error::Format(format!(
+                "{path} has {} fields; the decoder tracks at most 64 per message",
+                fields.len()
+            )));
+        }
+        let _ = writeln!(
+            out,
+            "    MessageSpec {{ path: {path:?}, special: Special::{}, fields: &[",
+            special(path)
+        );
         for field in fields {
             let _ = writeln!(
                 out,
-                "        FieldSpec {{ tag: {}, json: {:?}, wire: Wire::{}, repeated: {} }},",
-                field.tag, field.json, field.wire, field.repeated
+                "        FieldSpec {{ tag: {}, json: {:?}, wire: Wire::{}, repeated: {}, presence: Presence::{} }},",
+                field.tag,
+                field.json,
+                indexed_wire(&field.wire, &index)?,
+                field.repeated,
+                field.presence
             );
         }
         out.push_str("    ] },\n");
     }
     out.push_str(
-        "];\n/// Every built-in kind and its message, sorted.\npub(crate) static KINDS: &[Kind] = &[\n",
+        "];\n/// Every built-in kind and the index of its message, sorted.\npub(crate) static KINDS: &[Kind] = &[\n",
     );
     for (group, version, kind, path) in kinds {
+        let at = index
+            .get(path.as_str())
+            .ok_or_else(|| Error::Format(format!("the kind {kind} refers to the unknown message {path}")))?;
         let _ = writeln!(
             out,
-            "    Kind {{ group: {group:?}, version: {version:?}, kind: {kind:?}, message: {path:?} }},"
+            "    Kind {{ group: {group:?}, version: {version:?}, kind: {kind:?}, message: {at} }},"
         );
     }
     out.push_str("];\n");
     syn::parse_file(&out).map_err(|e| Error::Format(e.to_string()))?;
     Ok(format!(
-        "// @generated by `cargo xtask codegen` from k8s-pb {version}, with JSON names from k8s-openapi. DO NOT EDIT.\n\
+        "// @generated by `cargo xtask codegen` from k8s-pb {version}, with JSON names and presence from Kubernetes' Go types (xtask/data/go_fields.tsv). DO NOT EDIT.\n\
          // The field numbers and wire types of the built-in Kubernetes protobuf messages.\n{out}"
     ))
 }

@@ -13,6 +13,18 @@ pub(crate) enum WireValue<'a> {
     Bytes(&'a [u8]),
 }
 
+impl WireValue<'_> {
+    /// The wire type's number (0 varint, 1 64-bit, 2 length-delimited, 5 32-bit).
+    pub(crate) fn wire_type(self) -> u8 {
+        match self {
+            Self::Varint(_) => 0,
+            Self::Fixed64(_) => 1,
+            Self::Bytes(_) => 2,
+            Self::Fixed32(_) => 5,
+        }
+    }
+}
+
 /// Reads varints from a byte slice.
 pub(crate) struct Varints<'a> {
     bytes: &'a [u8],
@@ -65,6 +77,11 @@ impl<'a> Reader<'a> {
             varints: Varints::new(bytes),
             failed: false,
         }
+    }
+
+    /// The bytes not read yet.
+    pub(crate) fn remaining(&self) -> &'a [u8] {
+        self.varints.bytes
     }
 
     fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Error> {

@@ -1,0 +1,168 @@
+//! The shape of the generated table: messages, their fields by number, and the built-in kinds.
+
+use super::table::{KINDS, MESSAGES};
+
+/// How a field is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    String,
+    Bytes,
+    Bool,
+    Int32,
+    Int64,
+    Double,
+    /// A message, by its index in the table.
+    Message(usize),
+    MapString,
+    MapBytes,
+    /// A map whose values are messages, by the index of the value's message.
+    MapMessage(usize),
+}
+
+impl Wire {
+    pub(crate) fn is_map(self) -> bool {
+        matches!(self, Self::MapString | Self::MapBytes | Self::MapMessage(_))
+    }
+}
+
+/// Whether a zero value read from the wire is kept. Go's protobuf writes every field that is
+/// not a pointer, zero or not, and a pointer field whenever it is set; Go's JSON leaves out
+/// the zero values of `omitempty` fields. Keeping a zero only where Go's JSON would show it
+/// gives the object the JSON answer would give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Presence {
+    /// A pointer in Go (or a field the Go table lacks): sent means set, zero or not.
+    Pointer,
+    /// Not a pointer, `omitempty`: a zero value is left out.
+    OmitEmpty,
+    /// Not a pointer, not `omitempty`: JSON shows zero values too.
+    Always,
+}
+
+/// apimachinery's and apiextensions' messages whose JSON form is not an object of their fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Special {
+    None,
+    /// RFC 3339 in whole seconds; an empty message is an unset time.
+    Time,
+    /// RFC 3339 with microseconds.
+    MicroTime,
+    /// Go's duration text (`1m30s`).
+    Duration,
+    /// The quantity's text.
+    Quantity,
+    /// A number or a string.
+    IntOrString,
+    /// Embedded JSON bytes (`RawExtension`, `FieldsV1`, apiextensions' `JSON`).
+    RawJson,
+    /// A schema, or a boolean.
+    SchemaOrBool,
+    /// A schema, or an array of schemas.
+    SchemaOrArray,
+    /// A schema, or an array of strings.
+    SchemaOrStringArray,
+}
+
+/// A field of a message: its number, JSON name (empty: embedded inline), encoding, whether it
+/// repeats, and when a zero value counts.
+#[derive(Debug)]
+pub(crate) struct FieldSpec {
+    pub(crate) tag: u32,
+    pub(crate) json: &'static str,
+    pub(crate) wire: Wire,
+    pub(crate) repeated: bool,
+    pub(crate) presence: Presence,
+}
+
+/// A message and its fields, sorted by number.
+#[derive(Debug)]
+pub(crate) struct MessageSpec {
+    pub(crate) path: &'static str,
+    pub(crate) special: Special,
+    pub(crate) fields: &'static [FieldSpec],
+}
+
+impl MessageSpec {
+    /// The field numbered `tag` and its index among the fields.
+    pub(crate) fn field(&self, tag: u32) -> Option<(usize, &'static FieldSpec)> {
+        // most messages number their fields 1, 2, 3, ...
+        let guess = (tag as usize).wrapping_sub(1);
+        if let Some(field) = self.fields.get(guess).filter(|f| f.tag == tag) {
+            return Some((guess, field));
+        }
+        let at = self.fields.binary_search_by_key(&tag, |f| f.tag).ok()?;
+        Some((at, &self.fields[at]))
+    }
+}
+
+/// A built-in kind and the index of its message.
+#[derive(Debug)]
+pub(crate) struct Kind {
+    pub(crate) group: &'static str,
+    pub(crate) version: &'static str,
+    pub(crate) kind: &'static str,
+    pub(crate) message: usize,
+}
+
+/// The message at `index` of the table.
+pub(crate) fn message_at(index: usize) -> &'static MessageSpec {
+    &MESSAGES[index]
+}
+
+/// The message at `path`.
+pub(crate) fn message(path: &str) -> Option<&'static MessageSpec> {
+    MESSAGES
+        .binary_search_by(|m| m.path.cmp(path))
+        .ok()
+        .map(|i| &MESSAGES[i])
+}
+
+/// meta/v1's kinds that any group version may carry: errors, options (client-go encodes a
+/// `DeleteOptions` body in the group version of the request) and the metadata-only forms.
+const META_KINDS: &[&str] = &[
+    "Status",
+    "DeleteOptions",
+    "CreateOptions",
+    "UpdateOptions",
+    "PatchOptions",
+    "GetOptions",
+    "ListOptions",
+    "PartialObjectMetadata",
+    "PartialObjectMetadataList",
+    "Table",
+    "WatchEvent",
+];
+
+/// The message of a built-in kind, of a list of one (`ConfigMapList`), or of meta/v1's
+/// `Status`, `PartialObjectMetadata(List)` and `Table`.
+pub(crate) fn kind_message(api_version: &str, kind: &str) -> Option<&'static MessageSpec> {
+    if META_KINDS.contains(&kind) {
+        return message(&format!("apimachinery::pkg::apis::meta::v1::{kind}"));
+    }
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let find = |kind: &str| {
+        KINDS
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+    };
+    if let Some(exact) = find(kind) {
+        return Some(message_at(exact.message));
+    }
+    let item = find(kind.strip_suffix("List")?)?;
+    message(&format!("{}List", message_at(item.message).path))
+}
+
+/// Whether objects of a kind have a protobuf form: the built-in kinds of Kubernetes (k8s-pb's
+/// messages). Custom resources have none; kube-apiserver answers them in JSON.
+///
+/// ```
+/// use informer_runtime::protobuf::has_form;
+///
+/// assert!(has_form("apps", "v1", "Deployment"));
+/// assert!(!has_form("example.com", "v1", "Widget"));
+/// ```
+pub fn has_form(group: &str, version: &str, kind: &str) -> bool {
+    KINDS
+        .iter()
+        .any(|k| k.group == group && k.version == version && k.kind == kind)
+}
