@@ -71,6 +71,10 @@ impl Clause<'_> {
         u8::from(self.kind == "*") + u8::from(self.subtype == "*")
     }
 
+    fn is_protobuf(&self) -> bool {
+        (self.kind, self.subtype) == ("application", "vnd.kubernetes.protobuf")
+    }
+
     fn is_json(&self) -> bool {
         matches!(
             (self.kind, self.subtype),
@@ -142,6 +146,13 @@ pub(crate) enum ObjectFormat {
 /// `meta.k8s.io` `v1` or `v1beta1`. Clauses asking for other shapes or media types are passed
 /// over; when none is acceptable the objects are served as stored.
 pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
+    negotiate(accept, list).0
+}
+
+/// The shape and whether it goes out in protobuf: as [`negotiate_object`], with protobuf
+/// clauses (`application/vnd.kubernetes.protobuf`, with or without
+/// `as=PartialObjectMetadata`; tables only in JSON) taken where they come first.
+pub(crate) fn negotiate(accept: &str, list: bool) -> (ObjectFormat, bool) {
     let wanted = if list {
         "PartialObjectMetadataList"
     } else {
@@ -152,11 +163,16 @@ pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
         b.q.total_cmp(&a.q)
             .then_with(|| a.wildcards().cmp(&b.wildcards()))
     });
-    for clause in clauses.iter().filter(|c| c.q > 0.0 && c.is_json()) {
+    for clause in clauses.iter().filter(|c| c.q > 0.0) {
+        let protobuf = clause.is_protobuf();
+        if !(clause.is_json() || protobuf) {
+            continue;
+        }
         let Some(kind) = clause.param("as") else {
-            return ObjectFormat::Full;
+            return (ObjectFormat::Full, protobuf);
         };
-        if (kind != wanted && kind != "Table") || clause.param("g") != Some("meta.k8s.io") {
+        let table = kind == "Table" && !protobuf;
+        if (kind != wanted && !table) || clause.param("g") != Some("meta.k8s.io") {
             continue;
         }
         let version = match clause.param("v") {
@@ -164,35 +180,21 @@ pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
             Some("v1beta1") => "v1beta1",
             _ => continue,
         };
-        return if kind == "Table" {
+        let format = if table {
             ObjectFormat::Table(version)
         } else {
             ObjectFormat::PartialMetadata(version)
         };
+        return (format, protobuf);
     }
-    ObjectFormat::Full
+    (ObjectFormat::Full, false)
 }
 
 /// Whether an object or list answer should be protobuf: the first acceptable clause (by `q`,
-/// then specificity) is `application/vnd.kubernetes.protobuf` without `as` (`*/*` and JSON
-/// clauses mean JSON).
+/// then specificity) is `application/vnd.kubernetes.protobuf`, without `as` or with
+/// `as=PartialObjectMetadata(List)` (`*/*` and JSON clauses mean JSON).
 pub(crate) fn prefers_protobuf(accept: &str) -> bool {
-    let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
-    clauses.sort_by(|a, b| {
-        b.q.total_cmp(&a.q)
-            .then_with(|| a.wildcards().cmp(&b.wildcards()))
-    });
-    for clause in clauses.iter().filter(|c| c.q > 0.0) {
-        if clause.is_json() {
-            return false;
-        }
-        if (clause.kind, clause.subtype) == ("application", "vnd.kubernetes.protobuf")
-            && clause.param("as").is_none()
-        {
-            return true;
-        }
-    }
-    false
+    negotiate(accept, false).1 || negotiate(accept, true).1
 }
 
 #[cfg(test)]

@@ -123,6 +123,12 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
         resource: resource.clone(),
         query: parts.uri.query().unwrap_or_default().to_owned(),
         client: client.clone(),
+        accept: parts
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned(),
     });
     let fault_request = faults::Request {
         verb,
@@ -560,28 +566,35 @@ fn watch_shape(
     query: &HashMap<String, String>,
     accept: &str,
 ) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
-    let format = accept::negotiate_object(accept, false);
+    let (format, protobuf) = accept::negotiate(accept, false);
     let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
     let columns = match format {
         ObjectFormat::Table(_) => shared.lock().table_columns(rt),
         _ => Vec::new(),
     };
-    let framed = format == ObjectFormat::Full
-        && accept::prefers_protobuf(accept)
-        && protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+    // metadata-only objects have a protobuf form whatever their type
+    let framed = protobuf
+        && (matches!(format, ObjectFormat::PartialMetadata(_))
+            || protobuf::has_form(&rt.group, &rt.version, &rt.kind));
     let content_type = if framed {
         protobuf::WATCH_MEDIA_TYPE
     } else {
         "application/json"
     };
     let mut first = true;
-    let shape = move |line: Bytes| match format {
+    let frame = move |line: Bytes| {
         // a line that is not an event (an injected malformed one) goes out framed as it is
-        ObjectFormat::Full if framed => Bytes::from(
+        Bytes::from(
             protobuf::watch_frame(&line)
                 .unwrap_or_else(|| [&(line.len() as u32).to_be_bytes()[..], &line].concat()),
-        ),
+        )
+    };
+    let shape = move |line: Bytes| match format {
+        ObjectFormat::Full if framed => frame(line),
         ObjectFormat::Full => line,
+        ObjectFormat::PartialMetadata(version) if framed => {
+            frame(partial_metadata::watch_line(line, version))
+        }
         ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
         ObjectFormat::Table(version) => {
             let with_definitions = std::mem::take(&mut first);

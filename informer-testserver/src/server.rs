@@ -91,6 +91,8 @@ pub struct RequestRecord {
     pub query: String,
     /// The name of the client that sent it, for clients made by [`TestServer::named_client`].
     pub client: Option<String>,
+    /// The `Accept` header (empty if none): which encodings the client asked for, in order.
+    pub accept: String,
 }
 
 /// The request header carrying the name of a [`TestServer::named_client`]'s client, which

@@ -166,3 +166,9 @@ pub fn has_form(group: &str, version: &str, kind: &str) -> bool {
         .iter()
         .any(|k| k.group == group && k.version == version && k.kind == kind)
 }
+
+/// Whether a group and version hold built-in kinds with a protobuf form (`""`, `"v1"` for the
+/// core group).
+pub fn has_group_version(group: &str, version: &str) -> bool {
+    KINDS.iter().any(|k| k.group == group && k.version == version)
+}

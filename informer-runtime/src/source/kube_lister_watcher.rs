@@ -1,19 +1,34 @@
 //! The lister-watcher over `kube::Api`: how informers talk to a real API server.
 
-use std::{error::Error as StdError, fmt::Debug, sync::Arc, time::Duration};
+use std::{
+    error::Error as StdError,
+    fmt::Debug,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use futures::{FutureExt, StreamExt, TryStreamExt, future::BoxFuture};
 use http_body_util::BodyExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::{
     Api, Client, Resource,
     api::{ListParams, WatchParams},
     client::Body,
-    core::{ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList, Status},
+    core::{
+        ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList, Status,
+        TypeMeta,
+    },
 };
 use serde::de::DeserializeOwned;
 
 use crate::{
+    protobuf,
+    source::encoding::{Asked, Encoding, is_protobuf, protobuf_accept},
     source::exact_json,
+    source::protobuf_watch_body::decode_protobuf_watch_body,
     source::watch_body::decode_watch_body,
     source::{Error, ListOptions, ListerWatcher, TweakListOptions, WatchStream},
 };
@@ -58,6 +73,9 @@ pub struct KubeListerWatcher<K> {
     api: Api<K>,
     tweak: Option<TweakListOptions>,
     response_timeout: Duration,
+    encoding: Encoding,
+    /// Set when a protobuf answer named a kind without a protobuf form here: JSON from then on.
+    json_from_now_on: Arc<AtomicBool>,
 }
 
 impl<K> KubeListerWatcher<K> {
@@ -67,7 +85,17 @@ impl<K> KubeListerWatcher<K> {
             api,
             tweak: None,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            encoding: Encoding::default(),
+            json_from_now_on: Arc::default(),
         }
+    }
+
+    /// What to ask the API server for: [`Encoding::Protobuf`] (the default: protobuf for
+    /// built-in types) or [`Encoding::Json`].
+    #[must_use]
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = encoding;
+        self
     }
 
     /// How long a list or watch may wait for its response to start (the body of a list may
@@ -90,6 +118,16 @@ impl<K> KubeListerWatcher<K> {
     pub fn shared_tweak_list_options(mut self, tweak: Option<TweakListOptions>) -> Self {
         self.tweak = tweak;
         self
+    }
+
+    /// Asks for protobuf first in `request`'s `Accept` when the encoding and the type allow it.
+    fn negotiate(&self, request: &mut http::Request<Vec<u8>>, metadata: bool, asked: Asked) {
+        if self.encoding == Encoding::Json || self.json_from_now_on.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(accept) = protobuf_accept(request.uri().path(), metadata, asked) {
+            request.headers_mut().insert(http::header::ACCEPT, accept);
+        }
     }
 
     fn tweaked(&self, options: &ListOptions) -> ListOptions {
@@ -210,14 +248,19 @@ where
         async move {
             let url = self.api.resource_url();
             let request = kube::core::Request::new(url);
-            let request = if K::metadata_api() {
+            let mut request = if K::metadata_api() {
                 request.list_metadata(&params)
             } else {
                 request.list(&params)
             }
             .map_err(|source| build_error("list", url, source))?;
-            let body = self.send("list", request).await?;
+            self.negotiate(&mut request, K::metadata_api(), Asked::List);
+            let (in_protobuf, body) = self.send("list", request).await?;
             let bytes = body.collect().await.map_err(classify)?.to_bytes();
+            if in_protobuf {
+                return decode_protobuf_list(&bytes)
+                    .map_err(|err| protobuf_error(&self.json_from_now_on, url, err));
+            }
             let text = std::str::from_utf8(&bytes).map_err(|err| Error::Decode(Box::new(err)))?;
             exact_json::from_str(text).map_err(|err| Error::Decode(Box::new(err)))
         }
@@ -245,13 +288,65 @@ where
                 http::header::ACCEPT_ENCODING,
                 http::HeaderValue::from_static("identity"),
             );
-            let body = self.send("watch", request).await?;
-            let events = decode_watch_body(body.into_data_stream().map_err(classify));
+            self.negotiate(&mut request, K::metadata_api(), Asked::Watch);
+            let (in_protobuf, body) = self.send("watch", request).await?;
+            let chunks = body.into_data_stream().map_err(classify);
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
-            Ok(events.take_until(deadline).boxed())
+            if in_protobuf {
+                let (json_from_now_on, url) = (self.json_from_now_on.clone(), url.to_owned());
+                let events = decode_protobuf_watch_body(chunks).map(move |event| match event {
+                    Err(Error::Decode(err)) => match err.downcast::<protobuf::Error>() {
+                        Ok(err) => Err(protobuf_error(&json_from_now_on, &url, *err)),
+                        Err(err) => Err(Error::Decode(err)),
+                    },
+                    other => other,
+                });
+                return Ok(events.take_until(deadline).boxed());
+            }
+            Ok(decode_watch_body(chunks).take_until(deadline).boxed())
         }
         .boxed()
     }
+}
+
+/// A protobuf decode error; one that names a kind without a protobuf form here sets
+/// `json_from_now_on`, so the next requests ask for JSON.
+fn protobuf_error(json_from_now_on: &AtomicBool, url: &str, err: protobuf::Error) -> Error {
+    if matches!(err, protobuf::Error::UnknownKind(_)) && !json_from_now_on.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            error = %err,
+            url,
+            "the API server answered in protobuf for a kind without a protobuf form here; asking for JSON from now on"
+        );
+    }
+    Error::Decode(Box::new(err))
+}
+
+/// The body of a protobuf list: its items are read as they are, without the buffering of
+/// `ObjectList`'s flattened type fields, which come from the envelope instead.
+#[derive(serde::Deserialize)]
+#[serde(bound = "K: DeserializeOwned")]
+struct ProtobufList<K> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default)]
+    items: Vec<K>,
+}
+
+/// Decodes a protobuf list document.
+fn decode_protobuf_list<K: DeserializeOwned + Clone>(
+    document: &[u8],
+) -> Result<ObjectList<K>, protobuf::Error> {
+    let envelope = protobuf::Envelope::parse(document)?;
+    let list: ProtobufList<K> = protobuf::from_slice(document)?;
+    Ok(ObjectList {
+        types: TypeMeta {
+            api_version: envelope.api_version.to_owned(),
+            kind: envelope.kind.to_owned(),
+        },
+        metadata: list.metadata,
+        items: list.items,
+    })
 }
 
 fn build_error(verb: &'static str, url: &str, source: kube::core::request::Error) -> Error {
@@ -263,10 +358,11 @@ fn build_error(verb: &'static str, url: &str, source: kube::core::request::Error
 }
 
 impl<K: Resource + Clone> KubeListerWatcher<K> {
-    /// Sends `request` and returns the body of its successful response; an error response
-    /// becomes its `Status` (or one built from its text when it is not JSON). Gives up when no
-    /// response starts within the response timeout.
-    async fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<Body, Error> {
+    /// Sends `request` and returns whether its successful response is protobuf, and its body;
+    /// an error response becomes its `Status` (or one built from its text when it is neither
+    /// a JSON nor a protobuf `Status`). Gives up when no response starts within the response
+    /// timeout.
+    async fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<(bool, Body), Error> {
         let url = request.uri().path().to_owned();
         let client = self.api.clone().into_client();
         let response = tokio::time::timeout(self.response_timeout, client.send(request.map(Body::from)))
@@ -278,21 +374,24 @@ impl<K: Resource + Clone> KubeListerWatcher<K> {
             })?
             .map_err(classify)?;
         let code = response.status();
+        let in_protobuf = is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
         if code.is_success() {
-            return Ok(response.into_body());
+            return Ok((in_protobuf, response.into_body()));
         }
         let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
+        let status = if in_protobuf {
+            protobuf::from_slice::<Status>(&text).ok()
+        } else {
+            serde_json::from_slice::<Status>(&text).ok()
+        };
         Err(Error::Api(Box::new(
-            serde_json::from_slice::<Status>(&text)
-                .ok()
-                .filter(|status| status.code != 0)
-                .unwrap_or_else(|| {
-                    Status::failure(
-                        String::from_utf8_lossy(&text).trim(),
-                        "Failed to parse error data",
-                    )
-                    .with_code(code.as_u16())
-                }),
+            status.filter(|status| status.code != 0).unwrap_or_else(|| {
+                Status::failure(
+                    String::from_utf8_lossy(&text).trim(),
+                    "Failed to parse error data",
+                )
+                .with_code(code.as_u16())
+            }),
         )))
     }
 }

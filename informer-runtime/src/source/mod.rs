@@ -3,15 +3,20 @@
 //! ([`KubeListerWatcher`]), which decodes watch bodies as they arrive. Implement
 //! [`ListerWatcher`] to feed informers from anything else (the `testing` feature has a fake).
 
+mod encoding;
 mod exact_json;
 mod kube_lister_watcher;
 pub(crate) mod pager;
+#[cfg(test)]
+mod protobuf_tests;
+mod protobuf_watch_body;
 #[cfg(feature = "unstable-watch-body")]
 #[cfg_attr(docsrs, doc(cfg(feature = "unstable-watch-body")))]
 pub mod watch_body;
 #[cfg(not(feature = "unstable-watch-body"))]
 mod watch_body;
 
+pub use encoding::Encoding;
 pub use kube_lister_watcher::{ApiScope, DEFAULT_RESPONSE_TIMEOUT, KubeListerWatcher};
 use std::{error::Error as StdError, fmt};
 

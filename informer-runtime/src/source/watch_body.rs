@@ -153,7 +153,7 @@ fn decode_line<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>,
 }
 
 /// A body error as the stream reports it: a lister-watcher's own error keeps its class.
-fn body_error(err: BoxError) -> Error {
+pub(crate) fn body_error(err: BoxError) -> Error {
     match err.downcast::<Error>() {
         Ok(err) => *err,
         Err(err) => Error::Transport(err),

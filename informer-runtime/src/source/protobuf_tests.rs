@@ -1,0 +1,166 @@
+//! The lister-watcher in protobuf over HTTP against the embedded API server: it asks for
+//! protobuf first for built-in types, and what it reads equals what it reads in JSON.
+
+use futures::StreamExt;
+use informer_testserver::TestServer;
+use k8s_openapi::api::core::v1::Pod;
+use kube::{
+    Api,
+    core::{PartialObjectMeta, WatchEvent},
+};
+use serde_json::{Value, json};
+
+use crate::source::{Encoding, Error, KubeListerWatcher, ListOptions, ListerWatcher};
+
+fn pod(name: &str, node: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": false}]},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}],
+                 "resources": {"requests": {"cpu": "100m"}}, "readinessProbe": {"httpGet": {"port": "http"}}}],
+                 "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 0}],
+                 "volumes": [{"name": "info", "downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}]},
+    })
+}
+
+fn last_accept(server: &TestServer, verb: &str) -> String {
+    server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.verb == verb && r.resource == "pods")
+        .map(|r| r.accept)
+        .unwrap_or_default()
+}
+
+async fn events<K: Clone>(
+    lister_watcher: &KubeListerWatcher<K>,
+    from: &str,
+    count: usize,
+) -> Vec<WatchEvent<K>>
+where
+    KubeListerWatcher<K>: ListerWatcher<K>,
+{
+    let options = ListOptions {
+        resource_version: Some(from.to_owned()),
+        timeout_seconds: Some(5),
+        ..ListOptions::default()
+    };
+    let stream = lister_watcher.watch(&options).await.expect("a watch");
+    stream.take(count).map(|e| e.expect("an event")).collect().await
+}
+
+#[tokio::test]
+async fn built_in_types_are_read_in_protobuf_as_they_are_in_json() {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    for (name, node) in [("a", "n1"), ("b", "n2")] {
+        server.create(pod(name, node)).expect("created");
+    }
+    let protobuf = KubeListerWatcher::new(Api::<Pod>::all(client.clone()));
+    let json = KubeListerWatcher::new(Api::<Pod>::all(client)).encoding(Encoding::Json);
+
+    let in_protobuf = protobuf
+        .list(&ListOptions::default())
+        .await
+        .expect("a protobuf list");
+    assert!(last_accept(&server, "list").starts_with("application/vnd.kubernetes.protobuf"));
+    let in_json = json.list(&ListOptions::default()).await.expect("a JSON list");
+    assert_eq!(last_accept(&server, "list"), "");
+    assert_eq!(in_protobuf.items, in_json.items);
+    assert_eq!(
+        in_protobuf.metadata.resource_version,
+        in_json.metadata.resource_version
+    );
+    assert_eq!(
+        (
+            in_protobuf.types.api_version.as_str(),
+            in_protobuf.types.kind.as_str()
+        ),
+        ("v1", "PodList")
+    );
+    let spec = in_protobuf.items[0].spec.as_ref().expect("spec");
+    assert_eq!(
+        spec.tolerations.as_ref().expect("tolerations")[0].toleration_seconds,
+        Some(0)
+    );
+
+    let from = in_json.metadata.resource_version.clone().expect("a version");
+    server.create(pod("c", "n3")).expect("created");
+    let mut changed = pod("a", "n1");
+    changed["metadata"]["labels"]["app"] = json!("db");
+    server.update(changed).expect("updated");
+    server.delete_typed::<Pod>(Some("default"), "b").expect("deleted");
+    let (in_protobuf, in_json) = (events(&protobuf, &from, 3).await, events(&json, &from, 3).await);
+    assert!(last_accept(&server, "watch").is_empty());
+    let describe = |events: &[WatchEvent<Pod>]| -> Vec<(String, Pod)> {
+        events
+            .iter()
+            .map(|e| match e {
+                WatchEvent::Added(p) => ("added".into(), p.clone()),
+                WatchEvent::Modified(p) => ("modified".into(), p.clone()),
+                WatchEvent::Deleted(p) => ("deleted".into(), p.clone()),
+                other => (format!("{other:?}"), Pod::default()),
+            })
+            .collect()
+    };
+    assert_eq!(describe(&in_protobuf), describe(&in_json));
+    assert_eq!(
+        describe(&in_protobuf)
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .collect::<Vec<_>>(),
+        ["added", "modified", "deleted"]
+    );
+}
+
+#[tokio::test]
+async fn metadata_only_reads_are_protobuf_partial_object_metadata() {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    server.create(pod("a", "n1")).expect("created");
+    let protobuf = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client.clone()));
+    let json = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client)).encoding(Encoding::Json);
+    let in_protobuf = protobuf
+        .list(&ListOptions::default())
+        .await
+        .expect("a protobuf list");
+    assert!(
+        last_accept(&server, "list")
+            .starts_with("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList")
+    );
+    let in_json = json.list(&ListOptions::default()).await.expect("a JSON list");
+    let metadata = |list: &kube::core::ObjectList<PartialObjectMeta<Pod>>| {
+        list.items.iter().map(|p| p.metadata.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(metadata(&in_protobuf), metadata(&in_json));
+    assert_eq!(
+        metadata(&in_protobuf)[0].labels.as_ref().expect("labels")["app"],
+        "web"
+    );
+
+    let from = in_json.metadata.resource_version.clone().expect("a version");
+    server.create(pod("b", "n1")).expect("created");
+    let watched = events(&protobuf, &from, 1).await;
+    assert!(
+        last_accept(&server, "watch")
+            .starts_with("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;")
+    );
+    assert!(matches!(&watched[..], [WatchEvent::Added(p)] if p.metadata.name.as_deref() == Some("b")));
+}
+
+#[tokio::test]
+async fn errors_in_protobuf_are_statuses() {
+    let server = TestServer::start().await.expect("server");
+    let protobuf = KubeListerWatcher::new(Api::<Pod>::all(server.client().expect("client")));
+    let options = ListOptions {
+        label_selector: Some("a in (".into()),
+        ..ListOptions::default()
+    };
+    match protobuf.list(&options).await {
+        Err(Error::Api(status)) => assert_eq!(status.code, 400, "{status:?}"),
+        other => panic!("expected a 400 Status, got {other:?}"),
+    }
+}
