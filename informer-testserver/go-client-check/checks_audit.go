@@ -170,14 +170,14 @@ func auditZeroPointers(e *env, k auditKind) error {
 	var own []string
 	inTemplate := 0
 	for _, d := range diffs {
-		if strings.HasPrefix(d, "spec.template.spec.") {
+		if strings.HasPrefix(d, "spec.template.spec.") || strings.HasPrefix(d, "template.spec.") {
 			inTemplate++
 			continue
 		}
 		own = append(own, d)
 	}
 	if inTemplate > 0 {
-		own = append(own, fmt.Sprintf("... and %d under spec.template.spec: the PodSpec fields zero-pointers/core/Pod lists", inTemplate))
+		own = append(own, fmt.Sprintf("... and %d in the pod template's spec: the PodSpec fields zero-pointers/core/Pod lists", inTemplate))
 	}
 	return fmt.Errorf("%d differences (%d zero pointer fields were sent):\n    %s", total, pointers, strings.Join(own, "\n    "))
 }

@@ -193,7 +193,7 @@ func main() {
 	}
 	if slow != nil {
 		report(periodicBookmarkCheck, slow.wait())
-	} else if *skipSlow {
+	} else if *skipSlow && (filter == nil || filter.MatchString(periodicBookmarkCheck)) {
 		report(periodicBookmarkCheck, skip("-skip-slow given"))
 	}
 
