@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -161,7 +162,8 @@ func auditZeroPointers(e *env, k auditKind) error {
 		return fmt.Errorf("get: %s", describe(err))
 	}
 	sentParts, gotParts := topFields(v), topFields(reflect.ValueOf(got).Elem())
-	if reflect.DeepEqual(sentParts, gotParts) {
+	// semantic equality: a quantity read back carries its text, which the one sent lacks
+	if equality.Semantic.DeepEqual(sentParts, gotParts) {
 		return nil
 	}
 	diffs := jsonDiff(sentParts, gotParts)

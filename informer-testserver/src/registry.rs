@@ -280,6 +280,7 @@ const BUILTINS: &[Builtin] = &[
         &[],
         false,
     ),
+    ("storage.k8s.io", "v1", "CSINode", "csinodes", false, &[], false),
     (
         "apiextensions.k8s.io",
         "v1",
