@@ -337,6 +337,13 @@ struct Elements<'de> {
 impl<'de> SeqAccess<'de> for Elements<'de> {
     type Error = Error;
 
+    /// The exact count, so a `Vec` is allocated at its length once.
+    fn size_hint(&self) -> Option<usize> {
+        let mut packed = self.packed.clone();
+        let in_run = std::iter::from_fn(|| packed.next_varint().ok().flatten()).count();
+        Some(in_run + self.occurrences.remaining(is_packable(self.spec.wire)))
+    }
+
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
         let value = match self.packed.next_varint()? {
             Some(varint) => WireValue::Varint(varint),

@@ -26,6 +26,7 @@ impl WireValue<'_> {
 }
 
 /// Reads varints from a byte slice.
+#[derive(Clone)]
 pub(crate) struct Varints<'a> {
     bytes: &'a [u8],
 }
@@ -66,6 +67,7 @@ impl<'a> Varints<'a> {
 }
 
 /// Iterates over the fields of a message.
+#[derive(Clone)]
 pub(crate) struct Reader<'a> {
     varints: Varints<'a>,
     failed: bool,

@@ -133,6 +133,7 @@ fn left_out(spec: &FieldSpec, value: WireValue<'_>) -> bool {
 }
 
 /// Every value of one field number in the rest of a message.
+#[derive(Clone)]
 pub(crate) struct Occurrences<'de> {
     reader: Reader<'de>,
     tag: u32,
@@ -144,6 +145,23 @@ impl<'de> Occurrences<'de> {
             reader: Reader::new(rest),
             tag,
         }
+    }
+
+    /// How many elements are left: one per value, or per number of a packed run (a value of
+    /// `packed` type sent length-delimited). A malformed rest counts what reads.
+    pub(crate) fn remaining(&self, packed: bool) -> usize {
+        let mut rest = self.clone();
+        let mut count = 0;
+        while let Ok(Some(value)) = rest.next_value() {
+            count += match value {
+                WireValue::Bytes(run) if packed => {
+                    let mut varints = crate::protobuf::wire::Varints::new(run);
+                    std::iter::from_fn(|| varints.next_varint().ok().flatten()).count()
+                }
+                _ => 1,
+            };
+        }
+        count
     }
 
     pub(crate) fn next_value(&mut self) -> Result<Option<WireValue<'de>>, Error> {
