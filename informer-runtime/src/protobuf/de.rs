@@ -28,10 +28,12 @@ pub fn from_slice<'de, T: de::Deserialize<'de>>(document: &'de [u8]) -> Result<T
     let envelope = Envelope::parse(document)?;
     let spec = kind_message(envelope.api_version, envelope.kind)
         .ok_or_else(|| Error::UnknownKind(format!("{} {}", envelope.api_version, envelope.kind)))?;
-    T::deserialize(MessageDeserializer {
-        bytes: envelope.raw,
-        spec,
-        type_meta: Some((envelope.api_version, envelope.kind)),
+    fields::fast_then_careful(|| {
+        T::deserialize(MessageDeserializer {
+            bytes: envelope.raw,
+            spec,
+            type_meta: Some((envelope.api_version, envelope.kind)),
+        })
     })
 }
 
@@ -198,15 +200,16 @@ impl<'de> Deserializer<'de> for FieldDeserializer<'de> {
                 value,
             }
             .deserialize_any(visitor),
-            Field::Repeated(spec, rest) if spec.wire.is_map() => visitor.visit_map(MapEntries {
+            Field::Repeated(spec, values) if spec.wire.is_map() => visitor.visit_map(MapEntries {
                 spec,
-                occurrences: fields::Occurrences::new(rest, spec.tag),
+                occurrences: fields::Occurrences::new(values.bytes, spec.tag),
                 value: None,
             }),
-            Field::Repeated(spec, rest) => visitor.visit_seq(Elements {
+            Field::Repeated(spec, values) => visitor.visit_seq(Elements {
                 spec,
-                occurrences: fields::Occurrences::new(rest, spec.tag),
+                occurrences: fields::Occurrences::new(values.bytes, spec.tag),
                 packed: Varints::new(&[]),
+                count: values.count.filter(|_| !is_packable(spec.wire)),
             }),
         }
     }
@@ -332,6 +335,8 @@ struct Elements<'de> {
     spec: &'static FieldSpec,
     occurrences: fields::Occurrences<'de>,
     packed: Varints<'de>,
+    /// How many elements there are, when known before reading them.
+    count: Option<usize>,
 }
 
 impl<'de> SeqAccess<'de> for Elements<'de> {
@@ -339,6 +344,9 @@ impl<'de> SeqAccess<'de> for Elements<'de> {
 
     /// The exact count, so a `Vec` is allocated at its length once.
     fn size_hint(&self) -> Option<usize> {
+        if self.count.is_some() {
+            return self.count;
+        }
         let mut packed = self.packed.clone();
         let in_run = std::iter::from_fn(|| packed.next_varint().ok().flatten()).count();
         Some(in_run + self.occurrences.remaining(is_packable(self.spec.wire)))
@@ -356,6 +364,9 @@ impl<'de> SeqAccess<'de> for Elements<'de> {
                 Some(value) => value,
             },
         };
+        if let Some(count) = &mut self.count {
+            *count = count.saturating_sub(1);
+        }
         seed.deserialize(ValueDeserializer {
             wire: self.spec.wire,
             value,

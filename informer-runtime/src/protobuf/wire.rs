@@ -37,9 +37,15 @@ impl<'a> Varints<'a> {
     }
 
     /// The next varint, `None` at the end.
+    #[inline]
     pub(crate) fn next_varint(&mut self) -> Result<Option<u64>, Error> {
-        if self.bytes.is_empty() {
+        let Some(&first) = self.bytes.first() else {
             return Ok(None);
+        };
+        if first < 0x80 {
+            // most keys and lengths fit in one byte
+            self.bytes = &self.bytes[1..];
+            return Ok(Some(u64::from(first)));
         }
         let mut value: u64 = 0;
         for (i, byte) in self.bytes.iter().enumerate().take(10) {
@@ -54,6 +60,7 @@ impl<'a> Varints<'a> {
         ))
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         if self.bytes.len() < n {
             return Err(Error::Malformed(format!(
@@ -82,10 +89,12 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes not read yet.
+    #[inline]
     pub(crate) fn remaining(&self) -> &'a [u8] {
         self.varints.bytes
     }
 
+    #[inline]
     fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Error> {
         let tag =
             u32::try_from(key >> 3).map_err(|_| Error::Malformed("a field number is too large".into()))?;
@@ -118,6 +127,7 @@ fn truncated() -> Error {
 impl<'a> Iterator for Reader<'a> {
     type Item = Result<(u32, WireValue<'a>), Error>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
