@@ -9,8 +9,8 @@
 //! hint: every vector is allocated once, at its exact size, and nothing is copied afterwards.
 //!
 //! [`decode_slice`] decodes a response body or watch line from its bytes: by default one UTF-8
-//! check and [`from_str`]; with the `simd-json` feature, simd-json (`simd` module), whose tape
-//! knows every array's length already.
+//! check and [`from_str`]; with the `simd-json` feature, texts up to 8 MiB (watch lines and
+//! list pages) with simd-json (`simd` module), whose tape knows every array's length already.
 
 mod deserializer;
 mod scan;
@@ -52,9 +52,10 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> serde_json::Result<T>
 }
 
 /// Decodes the JSON text `json` (a list response body, a watch line) into a `T`, with every
-/// decoded `Vec` at its exact capacity: with simd-json if the `simd-json` feature is on,
-/// otherwise by one UTF-8 check and [`from_str`] (serde_json's fastest path: decoding from
-/// bytes checks every string on its own).
+/// decoded `Vec` at its exact capacity: by one UTF-8 check and [`from_str`] (serde_json's
+/// fastest path: decoding from bytes checks every string on its own), or with the `simd-json`
+/// feature, for texts of at most 8 MiB, with simd-json (about 13% less CPU, nine times the
+/// text held while decoding).
 #[cfg_attr(
     not(test),
     expect(
@@ -64,13 +65,10 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> serde_json::Result<T>
 )]
 pub(crate) fn decode_slice<T: DeserializeOwned>(json: &[u8]) -> Result<T, DecodeError> {
     #[cfg(feature = "simd-json")]
-    {
-        Ok(simd::from_slice(json)?)
+    if json.len() <= simd::MAX_BYTES {
+        return Ok(simd::from_slice(json)?);
     }
-    #[cfg(not(feature = "simd-json"))]
-    {
-        Ok(from_str(std::str::from_utf8(json)?)?)
-    }
+    Ok(from_str(std::str::from_utf8(json)?)?)
 }
 
 #[cfg(test)]

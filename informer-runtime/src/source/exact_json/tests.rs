@@ -148,3 +148,23 @@ fn decode_slice_reports_bad_bytes_and_malformed_text_as_errors() {
         assert!(err.to_string().starts_with("failed to decode JSON: "), "{err}");
     }
 }
+
+/// With the `simd-json` feature, texts up to its size limit go through simd-json and larger
+/// ones through serde_json: told apart by `-0` in an integer field, which simd-json takes as 0
+/// and serde_json refuses as a float.
+#[cfg(feature = "simd-json")]
+#[test]
+fn decode_slice_leaves_texts_above_the_simd_limit_to_serde_json() {
+    let padded = |len: usize| {
+        let text = r#"{"metadata":{"generation":-0,"annotations":{"pad":""}}}"#;
+        let pad = "x".repeat(len - text.len());
+        text.replace(r#""pad":"""#, &format!(r#""pad":"{pad}""#))
+    };
+    let at_limit = padded(simd::MAX_BYTES);
+    assert_eq!(at_limit.len(), simd::MAX_BYTES);
+    let pod: Pod = decode_slice(at_limit.as_bytes()).expect("simd-json takes -0 as 0");
+    assert_eq!(pod.metadata.generation, Some(0));
+    let above = padded(simd::MAX_BYTES + 1);
+    let err = decode_slice::<Pod>(above.as_bytes()).expect_err("serde_json refuses a float");
+    assert!(err.to_string().contains("-0.0"), "{err}");
+}
