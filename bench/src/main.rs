@@ -47,6 +47,11 @@
 //! process: `--handover-role sharder|shard`) and times the initial assignment, a join and a
 //! kill. `--sharding-part memory|handover` runs one part (see [`sharding`]).
 //!
+//! The decoding tables (`--only decode`; part of every run unless `--only` leaves them out) time
+//! each parser on the watch lines and on the list pages, one thread, the fastest of
+//! `--decode-rounds` rounds: serde_json, simdutf8 + serde_json, our exact-capacity decoding and
+//! simd-json, with kube-rs's framing and ours on the watch lines.
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:
