@@ -47,6 +47,11 @@
 //! process: `--handover-role sharder|shard`) and times the initial assignment, a join and a
 //! kill. `--sharding-part memory|handover` runs one part (see [`sharding`]).
 //!
+//! The decoding tables (`--only decode`; part of every run unless `--only` leaves them out) time
+//! each parser on the watch lines and on the list pages, one thread, the fastest of
+//! `--decode-rounds` rounds: serde_json, simdutf8 + serde_json, our exact-capacity decoding and
+//! simd-json, with kube-rs's framing and ours on the watch lines.
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:
@@ -111,7 +116,8 @@ enum Timed {
     CallerRuntime,
     /// Our informer with streaming lists.
     Streaming,
-    /// Watch-body decoding on one thread: kube-rs's framing against ours.
+    /// Decoding on one thread: watch lines (kube-rs's framing against ours) and list pages,
+    /// with serde_json, simdutf8 + serde_json and simd-json for reference.
     Decode,
     /// kube-rs on a current-thread runtime, and our factory (3 handlers) on its own thread.
     CurrentThread,
@@ -155,6 +161,10 @@ struct Args {
     /// that depends on which consumer runs first; later passes run on a warm heap.
     #[arg(long)]
     passes: Option<usize>,
+    /// Rounds of each decoder in the decoding tables, the fastest reported (default 3, 1 with
+    /// `--quick`).
+    #[arg(long)]
+    decode_rounds: Option<usize>,
     /// Skip the memory measurements.
     #[arg(long)]
     skip_rss: bool,
@@ -464,7 +474,11 @@ fn informer_phases(args: &Args) -> (Vec<String>, String) {
         }
         .markdown()
     );
-    println!("{}", decode::markdown(&decode_outcomes));
+    println!("{}", decode::markdown(&decode_outcomes.watch));
+    println!(
+        "{}",
+        decode::pages::markdown(&decode_outcomes.pages, decode_outcomes.page_count)
+    );
 
     let problems = final_state_problems(&outcomes.all_passes, &rss_outcomes, pods, last_resource_version);
     let line =
@@ -639,14 +653,28 @@ fn with_server(
     outcome
 }
 
-/// Watch-body decoding on one thread, if chosen.
-fn measure_decoding(args: &Args, rendered: &Rendered) -> Vec<decode::DecodeOutcome> {
+/// The decoding tables: watch lines and list pages.
+#[derive(Default)]
+struct DecodeOutcomes {
+    watch: Vec<decode::DecodeOutcome>,
+    pages: Vec<decode::DecodeOutcome>,
+    page_count: usize,
+}
+
+/// Watch-line and list-page decoding on one thread, if chosen (`--decode-rounds` rounds).
+fn measure_decoding(args: &Args, rendered: &Rendered) -> DecodeOutcomes {
     if !args.times(Timed::Decode) {
-        return Vec::new();
+        return DecodeOutcomes::default();
     }
-    let outcomes = decode::run(rendered, if args.quick { 1 } else { 3 });
+    let rounds = args.decode_rounds.unwrap_or(if args.quick { 1 } else { 3 });
+    let watch = decode::run(rendered, rounds);
+    let pages = decode::pages::run(rendered, rounds);
     eprintln!("decoding done");
-    outcomes
+    DecodeOutcomes {
+        watch,
+        pages,
+        page_count: rendered.pages.len(),
+    }
 }
 
 /// Memory per cached pod, in child processes, unless skipped or only some consumers are timed.
