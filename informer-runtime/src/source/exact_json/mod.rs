@@ -56,13 +56,6 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> serde_json::Result<T>
 /// fastest path: decoding from bytes checks every string on its own), or with the `simd-json`
 /// feature, for texts of at most 8 MiB, with simd-json (about 13% less CPU, nine times the
 /// text held while decoding).
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the entry point for the lister-watcher's lists and the watch-body decoder, which still call from_str"
-    )
-)]
 pub(crate) fn decode_slice<T: DeserializeOwned>(json: &[u8]) -> Result<T, DecodeError> {
     #[cfg(feature = "simd-json")]
     if json.len() <= simd::MAX_BYTES {
