@@ -12,7 +12,8 @@ use serde::de::{
 use super::{
     Error,
     envelope::{Envelope, utf8},
-    spec::{FieldSpec, MessageSpec, Special, Wire, kind_message, message_at},
+    lookup::{kind_message, message_at},
+    spec::{FieldSpec, MessageSpec, Special, Wire},
     wire::{Varints, WireValue},
 };
 use fields::{Field, MessageFields};
@@ -50,7 +51,7 @@ impl<'de> Deserializer<'de> for MessageDeserializer<'de> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         if self.spec.special != Special::None {
-            return special::deserialize(self.bytes, self.spec, visitor);
+            return special::deserialize(self.bytes, self.spec, message_as_json, visitor);
         }
         visitor.visit_map(MessageAccess {
             fields: MessageFields::new(self.bytes, self.spec),
@@ -80,6 +81,15 @@ impl<'de> Deserializer<'de> for MessageDeserializer<'de> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
         unit_struct seq tuple tuple_struct map struct enum identifier
     }
+}
+
+/// A message read as JSON (a JSON schema inside one of apiextensions' unions).
+fn message_as_json(bytes: &[u8], spec: &'static MessageSpec) -> Result<serde_json::Value, Error> {
+    serde::Deserialize::deserialize(MessageDeserializer {
+        bytes,
+        spec,
+        type_meta: None,
+    })
 }
 
 /// The entries of a message's map: `apiVersion` and `kind` first when given, then the fields.

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use super::{
     Error, WatchFrame, from_slice,
-    spec::{MessageSpec, Special, Wire, message_at},
+    lookup::message_at,
+    spec::{MessageSpec, Special, Wire},
     table::{KINDS, MESSAGES},
     to_vec,
 };

@@ -1,6 +1,6 @@
 //! The protobuf wire format: fields as `(number, value)` with varint, 64-bit, 32-bit and
-//! length-delimited values. It is the encoding itself, small enough to read here rather than
-//! through a protobuf library's generated types.
+//! length-delimited values, read ([`Reader`]) and written ([`Writer`]). It is the encoding
+//! itself, small enough to read here rather than through a protobuf library's generated types.
 
 use super::Error;
 
@@ -143,6 +143,54 @@ impl<'a> Iterator for Reader<'a> {
         let field = self.field(key);
         self.failed = field.is_err();
         Some(field)
+    }
+}
+
+/// Appends protobuf fields to a buffer.
+#[derive(Default)]
+pub(crate) struct Writer(Vec<u8>);
+
+impl Writer {
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// A 64-bit field (a `double`'s bits).
+    pub(crate) fn fixed64(&mut self, tag: u32, bits: u64) {
+        self.key(tag, 1);
+        self.0.extend_from_slice(&bits.to_le_bytes());
+    }
+
+    fn varint(&mut self, mut value: u64) {
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                self.0.push(byte);
+                return;
+            }
+            self.0.push(byte | 0x80);
+        }
+    }
+
+    fn key(&mut self, tag: u32, wire_type: u64) {
+        self.varint(u64::from(tag) << 3 | wire_type);
+    }
+
+    pub(crate) fn bytes(&mut self, tag: u32, value: &[u8]) {
+        self.key(tag, 2);
+        self.varint(value.len() as u64);
+        self.0.extend_from_slice(value);
+    }
+
+    pub(crate) fn number(&mut self, tag: u32, value: i64) {
+        self.key(tag, 0);
+        // negative numbers are ten-byte varints of their two's complement, as protobuf does
+        self.varint(value as u64);
     }
 }
 

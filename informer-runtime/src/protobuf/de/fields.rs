@@ -7,7 +7,8 @@ use std::cell::Cell;
 
 use crate::protobuf::{
     Error,
-    spec::{FieldSpec, MessageSpec, Presence, Special, Wire, message_at},
+    lookup::message_at,
+    spec::{FieldSpec, MessageSpec, Presence, Special, Wire},
     wire::{Reader, WireValue},
 };
 
