@@ -4,6 +4,27 @@
 
 use super::Error;
 
+/// What is wrong with bytes that are not protobuf: small, so that the reader's results stay in
+/// registers; an [`Error`] once it leaves the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    Varint,
+    PastEnd,
+    FieldNumber,
+    WireType(u8),
+}
+
+impl From<Malformed> for Error {
+    fn from(malformed: Malformed) -> Self {
+        Error::Malformed(match malformed {
+            Malformed::Varint => "a varint is truncated or longer than 10 bytes".into(),
+            Malformed::PastEnd => "a value goes past the end of its message".into(),
+            Malformed::FieldNumber => "a field number is too large".into(),
+            Malformed::WireType(wire_type) => format!("unsupported wire type {wire_type}"),
+        })
+    }
+}
+
 /// A field's value as the wire carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WireValue<'a> {
@@ -38,7 +59,7 @@ impl<'a> Varints<'a> {
 
     /// The next varint, `None` at the end.
     #[inline]
-    pub(crate) fn next_varint(&mut self) -> Result<Option<u64>, Error> {
+    pub(crate) fn next_varint(&mut self) -> Result<Option<u64>, Malformed> {
         let Some(&first) = self.bytes.first() else {
             return Ok(None);
         };
@@ -55,17 +76,13 @@ impl<'a> Varints<'a> {
                 return Ok(Some(value));
             }
         }
-        Err(Error::Malformed(
-            "a varint is truncated or longer than 10 bytes".into(),
-        ))
+        Err(Malformed::Varint)
     }
 
     #[inline]
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Malformed> {
         if self.bytes.len() < n {
-            return Err(Error::Malformed(format!(
-                "a value of {n} bytes goes past the end of its message"
-            )));
+            return Err(Malformed::PastEnd);
         }
         let (taken, rest) = self.bytes.split_at(n);
         self.bytes = rest;
@@ -95,33 +112,37 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Error> {
-        let tag =
-            u32::try_from(key >> 3).map_err(|_| Error::Malformed("a field number is too large".into()))?;
+    fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Malformed> {
+        let tag = u32::try_from(key >> 3).map_err(|_| Malformed::FieldNumber)?;
         let value = match key & 7 {
-            0 => WireValue::Varint(self.varints.next_varint()?.ok_or_else(truncated)?),
+            0 => WireValue::Varint(self.varints.next_varint()?.ok_or(Malformed::PastEnd)?),
             1 => WireValue::Fixed64(u64::from_le_bytes(self.fixed::<8>()?)),
             2 => {
-                let length = self.varints.next_varint()?.ok_or_else(truncated)?;
-                let length = usize::try_from(length).map_err(|_| truncated())?;
+                let length = self.varints.next_varint()?.ok_or(Malformed::PastEnd)?;
+                let length = usize::try_from(length).map_err(|_| Malformed::PastEnd)?;
                 WireValue::Bytes(self.varints.take(length)?)
             }
             5 => WireValue::Fixed32(u32::from_le_bytes(self.fixed::<4>()?)),
-            other => return Err(Error::Malformed(format!("unsupported wire type {other}"))),
+            other => return Err(Malformed::WireType(other as u8)),
         };
         Ok((tag, value))
     }
 
-    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+    /// The next field, `None` at the end; the fast form of [`Iterator::next`].
+    #[inline]
+    pub(crate) fn read(&mut self) -> Result<Option<(u32, WireValue<'a>)>, Malformed> {
+        match self.varints.next_varint()? {
+            Some(key) => self.field(key).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], Malformed> {
         let bytes = self.varints.take(N)?;
         let mut out = [0; N];
         out.copy_from_slice(bytes);
         Ok(out)
     }
-}
-
-fn truncated() -> Error {
-    Error::Malformed("a field is truncated".into())
 }
 
 impl<'a> Iterator for Reader<'a> {
@@ -132,17 +153,13 @@ impl<'a> Iterator for Reader<'a> {
         if self.failed {
             return None;
         }
-        let key = match self.varints.next_varint() {
-            Ok(Some(key)) => key,
-            Ok(None) => return None,
-            Err(error) => {
+        match self.read() {
+            Ok(field) => field.map(Ok),
+            Err(malformed) => {
                 self.failed = true;
-                return Some(Err(error));
+                Some(Err(malformed.into()))
             }
-        };
-        let field = self.field(key);
-        self.failed = field.is_err();
-        Some(field)
+        }
     }
 }
 

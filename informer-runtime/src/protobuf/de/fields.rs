@@ -232,10 +232,9 @@ impl<'de> MessageFields<'de> {
 
 fn step<'de>(level: &mut Level<'de>) -> Result<Step<'de>, Error> {
     let start = level.offset();
-    let Some(read) = level.reader.next() else {
+    let Some((tag, value)) = level.reader.read()? else {
         return Ok(Step::LevelEnded);
     };
-    let (tag, value) = read?;
     let Some((index, spec)) = level.spec.field(tag) else {
         // a field newer than the table, as Go's decoder skips it
         return Ok(Step::Skip);
@@ -282,7 +281,7 @@ fn repeated_run<'de>(
     let mut count = 1;
     let mut end = level.offset();
     let mut reader = level.reader.clone();
-    while let Some(Ok((tag, _))) = reader.next() {
+    while let Ok(Some((tag, _))) = reader.read() {
         if tag != spec.tag {
             break;
         }
@@ -384,8 +383,7 @@ impl<'de> Occurrences<'de> {
     }
 
     pub(crate) fn next_value(&mut self) -> Result<Option<WireValue<'de>>, Error> {
-        for field in self.reader.by_ref() {
-            let (tag, value) = field?;
+        while let Some((tag, value)) = self.reader.read()? {
             if tag == self.tag {
                 return Ok(Some(value));
             }
