@@ -1,5 +1,6 @@
 //! Ours: `SharedInformerFactory::informer::<Pod>()` (namespace index, default config) with
-//! handlers that count notifications, or the same informer with streaming lists.
+//! handlers that count notifications, or the same informer with streaming lists; over protobuf
+//! (the default for built-in types) or forced to JSON (`Encoding::Json`).
 //!
 //! The sync phase ends when the factory reports the cache synced and every handler has seen
 //! the initial list; the watch phase when the store holds the last event's resource version
@@ -18,6 +19,7 @@ use informer_runtime::{
     cache::namespace_indexers,
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
+    source::Encoding,
 };
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -60,31 +62,33 @@ pub(crate) enum InitialList {
     Streaming,
 }
 
-/// The informer of pods, as the factory's `informer::<Pod>()` builds it, or with streaming
-/// lists.
+/// The informer of pods, as the factory's `informer::<Pod>()` builds it (over protobuf), or
+/// the same forced to JSON, or with streaming lists.
 pub(crate) fn pod_informer(
     factory: &SharedInformerFactory,
     initial: InitialList,
+    encoding: Encoding,
 ) -> SharedIndexInformer<Pod> {
-    match initial {
-        InitialList::Paged => factory.informer::<Pod>(),
-        InitialList::Streaming => factory
-            .informer_for(|context| {
-                SharedIndexInformer::new(
-                    KubeListerWatcher::new(Api::<Pod>::all(context.client().clone())),
-                    informer::Config {
-                        resync_period: context.resync_period(),
-                        indexers: namespace_indexers(),
-                        reflector: reflector::Config {
-                            initial_list_strategy: InitialListStrategy::StreamingList,
-                            ..reflector::Config::default()
-                        },
-                        description: Some("pods".into()),
-                    },
-                )
-            })
-            .expect("the factory's first pod informer"),
+    if initial == InitialList::Paged && encoding == Encoding::Protobuf {
+        return factory.informer::<Pod>();
     }
+    let mut reflector = reflector::Config::default();
+    if initial == InitialList::Streaming {
+        reflector.initial_list_strategy = InitialListStrategy::StreamingList;
+    }
+    factory
+        .informer_for(|context| {
+            SharedIndexInformer::new(
+                KubeListerWatcher::new(Api::<Pod>::all(context.client().clone())).encoding(encoding),
+                informer::Config {
+                    resync_period: context.resync_period(),
+                    indexers: namespace_indexers(),
+                    reflector,
+                    description: Some("pods".into()),
+                },
+            )
+        })
+        .expect("the factory's first pod informer")
 }
 
 async fn wait_until(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
@@ -105,8 +109,9 @@ pub(crate) async fn run(
     handlers: usize,
     initial: InitialList,
     placement: Placement,
+    encoding: Encoding,
 ) -> Outcome {
-    let name = consumer_name(handlers, initial, placement);
+    let name = consumer_name(handlers, initial, placement, encoding);
     let expected = Expected::of(rendered);
     let client = server.client();
     if placement == Placement::DefaultReusedConnection {
@@ -115,7 +120,7 @@ pub(crate) async fn run(
     // Sync phase: from building the factory to every cache and handler synced.
     let start = Mark::now(Some(server.cpu()));
     let factory = factory(server, client, placement);
-    let informer = pod_informer(&factory, initial);
+    let informer = pod_informer(&factory, initial, encoding);
     let (counters, registrations) = add_counting_handlers(&informer, handlers);
     factory.start();
     let synced = wait_for_sync(&factory, &registrations)
@@ -156,12 +161,22 @@ fn miscounted(counters: &[Arc<AtomicU64>], expected: u64) -> Option<String> {
         .then(|| format!("handlers counted {delivered:?}, expected {expected} each"))
 }
 
+/// The prefix of our consumers' names over protobuf (the default) in the tables.
+pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf, default): ";
+
+/// The prefix of our consumers' names forced to JSON.
+pub(crate) const JSON_PREFIX: &str = "ours (JSON): ";
+
 /// The consumer's name in the tables.
-fn consumer_name(handlers: usize, initial: InitialList, placement: Placement) -> String {
-    let mut name = match initial {
-        InitialList::Paged => format!("ours: factory informer, {handlers} handler(s)"),
-        InitialList::Streaming => format!("ours: streaming list, {handlers} handler(s)"),
+fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, encoding: Encoding) -> String {
+    let mut name = match encoding {
+        Encoding::Protobuf => PROTOBUF_PREFIX.to_owned(),
+        Encoding::Json => JSON_PREFIX.to_owned(),
     };
+    name.push_str(&match initial {
+        InitialList::Paged => format!("factory informer, {handlers} handler(s)"),
+        InitialList::Streaming => format!("streaming list, {handlers} handler(s)"),
+    });
     name.push_str(match placement {
         Placement::Default => "",
         Placement::DefaultReusedConnection => ", connection opened on the caller's runtime",
