@@ -92,7 +92,9 @@ async fn main() -> Result<(), BoxError> {
 
     // 2. One factory keeps one informer per type. The typed `Informers` views reach them by
     //    group and version: built-in resources from `k8s-informers`, `Foo` from the code that
-    //    `informer-gen` generates in `build.rs`.
+    //    `informer-gen` generates in `build.rs`. Built-in types are read in protobuf, as
+    //    client-go's controllers read them (`factory::Builder::encoding` chooses JSON); custom
+    //    resources in JSON.
     let factory = SharedInformerFactory::new(client);
     let builtin = k8s_informers::Informers::new(&factory);
     let generated = sample_informers::Informers::new(&factory);
@@ -121,6 +123,9 @@ async fn main() -> Result<(), BoxError> {
     // 6. Read the caches through the listers, and what each informer did.
     print_lister_answers(&watched);
     print_informer_stats(&factory);
+    if let Some(server) = &server {
+        print_encodings(server);
+    }
 
     // 7. Shut down: the informers, then the server.
     factory.shutdown().await;
@@ -391,6 +396,25 @@ fn print_informer_stats(factory: &SharedInformerFactory) {
             "informer {:<12} lists {} watches {} cached {}",
             stats.description, stats.reflector.lists, stats.reflector.watches, stats.store_size
         );
+    }
+}
+
+/// What each informer asked the embedded server for, from its request log.
+fn print_encodings(server: &TestServer) {
+    let requests = server.requests();
+    for resource in ["pods", "deployments", "namespaces", "foos"] {
+        let Some(watch) = requests
+            .iter()
+            .find(|r| r.verb == "watch" && r.resource == resource)
+        else {
+            continue;
+        };
+        let encoding = if watch.accept.starts_with(informer_runtime::protobuf::MEDIA_TYPE) {
+            "protobuf"
+        } else {
+            "JSON"
+        };
+        println!("{resource:<12} read in {encoding}");
     }
 }
 

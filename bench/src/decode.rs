@@ -1,10 +1,17 @@
 //! Watch-body decoding on one thread, on the rendered event lines (one chunk each, as the
 //! server sends them): kube's framing (lines copied into a `String` each, then decoded)
-//! against ours (decoded in place from the chunks), and the bare `serde_json` decode of each
-//! line (from bytes, and from `&str` after one UTF-8 check of the line) for reference. Every decoded pod is inserted into a `HashMap`, as in the floor.
+//! against ours (decoded in place from the chunks), and each line decoded on its own by every
+//! parser of [`bare`] for reference: `serde_json` from bytes, and from `&str` after one UTF-8
+//! check of the line (by std or by simdutf8); informer-runtime's exact-capacity decoding
+//! ([`exact`]); simd-json on a copy of the line. Every decoded pod is inserted into a
+//! `HashMap`, as in the floor. [`pages`] does the same for list pages.
 //!
 //! The variants run in turn, `rounds` times each, so that a busy machine slows them alike;
 //! the table shows each variant's fastest round.
+
+mod bare;
+mod exact;
+pub(crate) mod pages;
 
 use std::{collections::HashMap, fmt::Write as _, time::Duration};
 
@@ -18,14 +25,13 @@ use tokio_util::{
 };
 
 use crate::{cpu::ThreadCpu, render::Rendered};
+use bare::{Bare, Scratch};
 
 /// One way of turning watch bytes into pods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
-    /// `serde_json::from_slice` on each line, no stream.
-    Bare,
-    /// `std::str::from_utf8` then `serde_json::from_str` on each line, no stream (the floor).
-    BareStr,
+    /// One parser on each line, no stream.
+    Bare(Bare),
     /// kube-rs's framing: `FramedRead` + `LinesCodec`, then `serde_json::from_str`.
     KubeLines,
     /// `informer_runtime::source::watch_body::decode_watch_body`.
@@ -35,21 +41,25 @@ enum Variant {
 }
 
 impl Variant {
-    const ALL: [Self; 5] = [
-        Self::Bare,
-        Self::BareStr,
+    const ALL: [Self; 9] = [
+        Self::Bare(Bare::FromSlice),
+        Self::Bare(Bare::FromStr),
+        Self::Bare(Bare::SimdUtf8FromStr),
+        Self::Bare(Bare::Exact),
+        Self::Bare(Bare::SimdJson),
+        Self::Bare(Bare::SimdJsonKeptBuffers),
         Self::KubeLines,
         Self::Ours,
         Self::OursCompacted,
     ];
 
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Self::Bare => "serde_json::from_slice per line (no stream)",
-            Self::BareStr => "from_utf8 + serde_json::from_str per line (no stream; the floor)",
-            Self::KubeLines => "kube-rs framing: LinesCodec + from_str",
-            Self::Ours => "ours: decode_watch_body (in place)",
-            Self::OursCompacted => "ours, objects compacted (a clone of each)",
+            Self::Bare(Bare::FromStr) => format!("{} per line (no stream; the floor)", Bare::FromStr.name()),
+            Self::Bare(bare) => format!("{} per line (no stream)", bare.name()),
+            Self::KubeLines => "kube-rs framing: LinesCodec + from_str".into(),
+            Self::Ours => "ours: decode_watch_body (in place)".into(),
+            Self::OursCompacted => "ours, objects compacted (a clone of each)".into(),
         }
     }
 }
@@ -57,8 +67,11 @@ impl Variant {
 /// The fastest round of one variant.
 #[derive(Debug, Clone)]
 pub(crate) struct DecodeOutcome {
-    name: &'static str,
-    events: usize,
+    name: String,
+    /// What was decoded: event lines, or pods of list pages.
+    items: usize,
+    /// The bytes decoded.
+    bytes: usize,
     cpu: Duration,
 }
 
@@ -87,14 +100,10 @@ async fn insert_all(events: impl Stream<Item = Option<WatchEvent<Pod>>>, pods: &
 
 async fn decode(variant: Variant, rendered: &Rendered, pods: &mut HashMap<String, Pod>) {
     match variant {
-        Variant::Bare => {
-            let events = stream::iter(&rendered.events)
-                .map(|line| serde_json::from_slice::<WatchEvent<Pod>>(line).ok());
-            insert_all(events, pods).await;
-        }
-        Variant::BareStr => {
-            let events = stream::iter(&rendered.events)
-                .map(|line| serde_json::from_str::<WatchEvent<Pod>>(std::str::from_utf8(line).ok()?).ok());
+        Variant::Bare(bare) => {
+            let mut scratch = Scratch::new();
+            let events =
+                stream::iter(&rendered.events).map(|line| bare.decode::<WatchEvent<Pod>>(line, &mut scratch));
             insert_all(events, pods).await;
         }
         Variant::KubeLines => {
@@ -144,33 +153,45 @@ pub(crate) fn run(rendered: &Rendered, rounds: usize) -> Vec<DecodeOutcome> {
         .zip(best)
         .map(|(variant, cpu)| DecodeOutcome {
             name: variant.name(),
-            events: rendered.events.len(),
+            items: rendered.events.len(),
+            bytes: rendered.event_bytes,
             cpu: cpu.unwrap_or_default(),
         })
         .collect()
 }
 
-/// The table of the decode comparison.
+/// The table of the watch-line comparison.
 pub(crate) fn markdown(outcomes: &[DecodeOutcome]) -> String {
+    let Some(first) = outcomes.first() else {
+        return String::new();
+    };
+    let title = format!(
+        "Watch-body decoding on one thread: {} event lines, one chunk each",
+        first.items
+    );
+    table(&title, "event", outcomes)
+}
+
+/// A table of decoders: CPU of the fastest round, per item, throughput, and against the first
+/// row.
+fn table(title: &str, item: &str, outcomes: &[DecodeOutcome]) -> String {
     let mut out = String::new();
     let Some(first) = outcomes.first() else {
         return out;
     };
-    let _ = writeln!(
-        out,
-        "### Watch-body decoding on one thread: {} event lines, one chunk each (fastest round)\n",
-        first.events
-    );
-    let _ = writeln!(out, "| decoder | CPU | µs per event | vs bare serde_json |");
-    let _ = writeln!(out, "|---|---:|---:|---:|");
+    let _ = writeln!(out, "### {title} (fastest round)\n");
+    let _ = writeln!(out, "| decoder | CPU | µs per {item} | MB/s | vs first row |");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
     for outcome in outcomes {
-        let per_event = outcome.cpu.as_secs_f64() * 1e6 / outcome.events.max(1) as f64;
+        let seconds = outcome.cpu.as_secs_f64().max(f64::MIN_POSITIVE);
+        let per_item = seconds * 1e6 / outcome.items.max(1) as f64;
         let _ = writeln!(
             out,
-            "| {} | {:.2} s | {per_event:.1} | {:.2}x |",
+            "| {} | {:.2} s | {per_item:.1} | {:.0} | {:.2}x |",
             outcome.name,
             outcome.cpu.as_secs_f64(),
-            outcome.cpu.as_secs_f64() / first.cpu.as_secs_f64().max(f64::MIN_POSITIVE)
+            outcome.bytes as f64 / 1e6 / seconds,
+            seconds / first.cpu.as_secs_f64().max(f64::MIN_POSITIVE)
         );
     }
     out

@@ -54,9 +54,11 @@
 //! process: `--handover-role sharder|shard`) and times the initial assignment, a join and a
 //! kill. `--sharding-part memory|handover` runs one part (see [`sharding`]).
 //!
-//! The decoding tables (`--only decode`) time the decode alone on one thread: the JSON watch
-//! lines (see [`decode`]) and the protobuf frames with prost and with ours (see
-//! [`decode_protobuf`]).
+//! The decoding tables (`--only decode`; part of every run unless `--only` leaves them out) time
+//! each parser on the watch lines and on the list pages, one thread, the fastest of
+//! `--decode-rounds` rounds: serde_json, simdutf8 + serde_json, our exact-capacity decoding and
+//! simd-json, with kube-rs's framing and ours on the watch lines (see [`decode`]); and the
+//! protobuf watch frames with prost and with ours (see [`decode_protobuf`]).
 //!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
@@ -129,8 +131,9 @@ enum Timed {
     CallerRuntime,
     /// Our informer with streaming lists.
     Streaming,
-    /// Watch-body decoding on one thread: kube-rs's framing against ours, and protobuf frames
-    /// with prost and with ours.
+    /// Decoding on one thread: watch lines (kube-rs's framing against ours) and list pages,
+    /// with serde_json, simdutf8 + serde_json and simd-json for reference; protobuf watch
+    /// frames with prost and with ours.
     Decode,
     /// Memory per cached pod, each consumer in a child process (part of every run without
     /// `--only`).
@@ -177,6 +180,10 @@ struct Args {
     /// that depends on which consumer runs first; later passes run on a warm heap.
     #[arg(long)]
     passes: Option<usize>,
+    /// Rounds of each decoder in the decoding tables, the fastest reported (default 3, 1 with
+    /// `--quick`).
+    #[arg(long)]
+    decode_rounds: Option<usize>,
     /// Skip the memory measurements.
     #[arg(long)]
     skip_rss: bool,
@@ -489,7 +496,11 @@ fn informer_phases(args: &Args) -> (Vec<String>, String) {
         }
         .markdown()
     );
-    println!("{}", decode::markdown(&decode_outcomes));
+    println!("{}", decode::markdown(&decode_outcomes.watch));
+    println!(
+        "{}",
+        decode::pages::markdown(&decode_outcomes.pages, decode_outcomes.page_count)
+    );
     println!(
         "{}",
         decode_protobuf::markdown(&protobuf_decode_outcomes, (bytes.1, protobuf_bytes.1))
@@ -687,14 +698,28 @@ fn with_server(
     outcome
 }
 
-/// Watch-body decoding on one thread, if chosen.
-fn measure_decoding(args: &Args, rendered: &Rendered) -> Vec<decode::DecodeOutcome> {
+/// The decoding tables: watch lines and list pages.
+#[derive(Default)]
+struct DecodeOutcomes {
+    watch: Vec<decode::DecodeOutcome>,
+    pages: Vec<decode::DecodeOutcome>,
+    page_count: usize,
+}
+
+/// Watch-line and list-page decoding on one thread, if chosen (`--decode-rounds` rounds).
+fn measure_decoding(args: &Args, rendered: &Rendered) -> DecodeOutcomes {
     if !args.times(Timed::Decode) {
-        return Vec::new();
+        return DecodeOutcomes::default();
     }
-    let outcomes = decode::run(rendered, if args.quick { 1 } else { 3 });
+    let rounds = args.decode_rounds.unwrap_or(if args.quick { 1 } else { 3 });
+    let watch = decode::run(rendered, rounds);
+    let pages = decode::pages::run(rendered, rounds);
     eprintln!("decoding done");
-    outcomes
+    DecodeOutcomes {
+        watch,
+        pages,
+        page_count: rendered.pages.len(),
+    }
 }
 
 /// Protobuf watch-frame decoding on one thread, if chosen.
@@ -702,7 +727,8 @@ fn measure_protobuf_decoding(args: &Args, rendered: &Rendered) -> Vec<decode_pro
     if !args.times(Timed::Decode) {
         return Vec::new();
     }
-    let outcomes = decode_protobuf::run(rendered, if args.quick { 1 } else { 3 });
+    let rounds = args.decode_rounds.unwrap_or(if args.quick { 1 } else { 3 });
+    let outcomes = decode_protobuf::run(rendered, rounds);
     eprintln!("protobuf decoding done");
     outcomes
 }

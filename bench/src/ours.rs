@@ -1,6 +1,6 @@
 //! Ours: `SharedInformerFactory::informer::<Pod>()` (namespace index, default config) with
 //! handlers that count notifications, or the same informer with streaming lists; over protobuf
-//! (the default for built-in types) or forced to JSON (`Encoding::Json`).
+//! (the default for built-in types) or forced to JSON (`factory::Builder::encoding`).
 //!
 //! The sync phase ends when the factory reports the cache synced and every handler has seen
 //! the initial list; the watch phase when the store holds the last event's resource version
@@ -62,33 +62,32 @@ pub(crate) enum InitialList {
     Streaming,
 }
 
-/// The informer of pods, as the factory's `informer::<Pod>()` builds it (over protobuf), or
-/// the same forced to JSON, or with streaming lists.
+/// The informer of pods, as the factory's `informer::<Pod>()` builds it, or with streaming
+/// lists; in the factory's encoding either way.
 pub(crate) fn pod_informer(
     factory: &SharedInformerFactory,
     initial: InitialList,
-    encoding: Encoding,
 ) -> SharedIndexInformer<Pod> {
-    if initial == InitialList::Paged && encoding == Encoding::Protobuf {
-        return factory.informer::<Pod>();
+    match initial {
+        InitialList::Paged => factory.informer::<Pod>(),
+        InitialList::Streaming => factory
+            .informer_for(|context| {
+                SharedIndexInformer::new(
+                    KubeListerWatcher::new(Api::<Pod>::all(context.client().clone()))
+                        .encoding(context.encoding()),
+                    informer::Config {
+                        resync_period: context.resync_period(),
+                        indexers: namespace_indexers(),
+                        reflector: reflector::Config {
+                            initial_list_strategy: InitialListStrategy::StreamingList,
+                            ..reflector::Config::default()
+                        },
+                        description: Some("pods".into()),
+                    },
+                )
+            })
+            .expect("the factory's first pod informer"),
     }
-    let mut reflector = reflector::Config::default();
-    if initial == InitialList::Streaming {
-        reflector.initial_list_strategy = InitialListStrategy::StreamingList;
-    }
-    factory
-        .informer_for(|context| {
-            SharedIndexInformer::new(
-                KubeListerWatcher::new(Api::<Pod>::all(context.client().clone())).encoding(encoding),
-                informer::Config {
-                    resync_period: context.resync_period(),
-                    indexers: namespace_indexers(),
-                    reflector,
-                    description: Some("pods".into()),
-                },
-            )
-        })
-        .expect("the factory's first pod informer")
 }
 
 async fn wait_until(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
@@ -119,8 +118,8 @@ pub(crate) async fn run(
     }
     // Sync phase: from building the factory to every cache and handler synced.
     let start = Mark::now(Some(server.cpu()));
-    let factory = factory(server, client, placement);
-    let informer = pod_informer(&factory, initial, encoding);
+    let factory = factory(server, client, placement, encoding);
+    let informer = pod_informer(&factory, initial);
     let (counters, registrations) = add_counting_handlers(&informer, handlers);
     factory.start();
     let synced = wait_for_sync(&factory, &registrations)
@@ -219,18 +218,23 @@ impl Expected {
 }
 
 /// A factory for `server` (through `client`, unless it makes its own), running its
-/// informers where `placement` says.
-fn factory(server: &Server, client: kube::Client, placement: Placement) -> SharedInformerFactory {
-    match placement {
-        Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::new(client),
-        Placement::CallerRuntime => SharedInformerFactory::builder(client).on_caller_runtime().build(),
+/// informers where `placement` says, reading `encoding`.
+fn factory(
+    server: &Server,
+    client: kube::Client,
+    placement: Placement,
+    encoding: Encoding,
+) -> SharedInformerFactory {
+    let builder = match placement {
+        Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::builder(client),
+        Placement::CallerRuntime => SharedInformerFactory::builder(client).on_caller_runtime(),
         Placement::OwnThread => {
             let uri: http::Uri = server.url().parse().expect("the server URL is a valid URI");
             SharedInformerFactory::builder_on_own_thread(kube::Config::new(uri))
                 .expect("the informers' thread starts")
-                .build()
         }
-    }
+    };
+    builder.encoding(encoding).build()
 }
 
 /// `handlers` handlers that count adds and updates, each with its counter.

@@ -20,19 +20,14 @@ use kube::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    cpu, floor_protobuf,
-    ours::{self, InitialList},
-    render::PAGE_SIZE,
-    scoped, server,
-};
+use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scoped, server};
 
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Consumer {
     /// Our factory informer (namespace index, no handlers), over protobuf (the default).
     Ours,
-    /// The same forced to JSON (`Encoding::Json`).
+    /// The same forced to JSON (`factory::Builder::encoding(Encoding::Json)`).
     OursJson,
     /// The same as `ours` with `compact_objects(true)`.
     OursCompacted,
@@ -276,12 +271,14 @@ async fn sync_ours(
     compact: bool,
     encoding: Encoding,
 ) -> (usize, Option<Relist>) {
-    let mut builder = SharedInformerFactory::builder(client).compact_objects(compact);
+    let mut builder = SharedInformerFactory::builder(client)
+        .compact_objects(compact)
+        .encoding(encoding);
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
     let factory = builder.build();
-    let informer = ours::pod_informer(&factory, InitialList::Paged, encoding);
+    let informer = factory.informer::<Pod>();
     factory.start();
     let report = factory
         .wait_for_cache_sync_timeout(Duration::from_secs(900))

@@ -79,6 +79,9 @@ fn quickstart_runs() {
             "  foo resized ",
             "pods with app=web in shop: 7",
             "informer foos         lists 1 watches 1 cached 6",
+            "pods         read in protobuf",
+            "deployments  read in protobuf",
+            "foos         read in JSON",
         ],
     );
 }

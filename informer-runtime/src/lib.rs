@@ -134,7 +134,8 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`] |
+//! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`], which reads built-in types in protobuf ([`source::Encoding`]) |
+//! | [`protobuf`] | Kubernetes' protobuf documents and watch frames decoded into any `Deserialize` type ([`protobuf::from_slice`]), and encoded from JSON |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
 //! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |
 //! | [`cache`] | tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |
@@ -151,7 +152,6 @@
 //! | [`sharding`] | scale past one replica: [`Shard`](sharding::Shard)s that each hold a Lease and cache and reconcile their share of a [`ControllerRing`](sharding::ControllerRing), the drain hand-over, and a sharder (kubernetes-controller-sharding's protocol) |
 //! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series (one per related object with `record_about`), with a per-object spam filter, retries and counts |
 //! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted (or, with [`finalizer_in_scope`](finalizer::finalizer_in_scope), leaves the controller's scope), then remove the finalizer |
-//! | [`sharding`] | shards that each cache and reconcile a share of a ring's objects, and the [`Sharder`](sharding::Sharder) that assigns them (consistent hashing, drains, dead-shard moves), on kubernetes-controller-sharding's protocol |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |

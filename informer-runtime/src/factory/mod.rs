@@ -30,7 +30,7 @@ use crate::{
     reflector,
     scope::{Scope, ScopedInformer},
     source::ListOptions,
-    source::{ApiScope, KubeListerWatcher, TweakListOptions},
+    source::{ApiScope, Encoding, KubeListerWatcher, TweakListOptions},
 };
 
 type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
@@ -223,6 +223,8 @@ struct Options {
     /// Run the informers on the runtime that calls `start` rather than on a thread of the
     /// factory's own.
     on_caller_runtime: bool,
+    /// What the informers ask the API server for.
+    encoding: Encoding,
 }
 
 /// A label selector that scoped informers of one resource add ([`Builder::resource_labels`]).
@@ -477,6 +479,25 @@ impl Builder {
         self
     }
 
+    /// What the factory's informers ask the API server for: [`Encoding::Protobuf`] (the default:
+    /// protobuf for built-in types, as client-go's controllers read them, JSON for custom
+    /// resources) or [`Encoding::Json`]. Informers made by [`informer_for`](SharedInformerFactory::informer_for)
+    /// build their own lister-watcher and choose for themselves.
+    ///
+    /// ```no_run
+    /// # fn example(client: kube::Client) {
+    /// use informer_runtime::{factory::SharedInformerFactory, source::Encoding};
+    ///
+    /// let factory = SharedInformerFactory::builder(client).encoding(Encoding::Json).build();
+    /// # let _ = factory;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.options.encoding = encoding;
+        self
+    }
+
     /// Reports the errors every informer recovers from, with the informer's description.
     #[must_use]
     pub fn watch_error_handler(
@@ -548,6 +569,11 @@ impl InformerContext<'_> {
     /// The resync period for this type.
     pub fn resync_period(&self) -> Duration {
         self.resync_period
+    }
+
+    /// What the factory's informers ask the API server for ([`Builder::encoding`]).
+    pub fn encoding(&self) -> Encoding {
+        self.factory.inner.options.encoding
     }
 }
 
@@ -754,6 +780,7 @@ impl SharedInformerFactory {
                 compact_objects: false,
                 watch_error_handler: None,
                 on_caller_runtime: false,
+                encoding: Encoding::default(),
             },
             thread: None,
         }
@@ -1121,7 +1148,9 @@ impl SharedInformerFactory {
             |context| {
                 let api = <K::Scope as ApiScope>::api::<K>(context.client().clone(), namespace);
                 let tweak = join_tweaks(context.tweak_list_options(), selectors);
-                let lister_watcher = KubeListerWatcher::new(api).shared_tweak_list_options(tweak);
+                let lister_watcher = KubeListerWatcher::new(api)
+                    .shared_tweak_list_options(tweak)
+                    .encoding(context.encoding());
                 SharedIndexInformer::new(
                     lister_watcher,
                     informer::Config {

@@ -12,7 +12,8 @@ use serde::de::{
 use super::{
     Error,
     envelope::{Envelope, utf8},
-    spec::{FieldSpec, MessageSpec, Special, Wire, kind_message, message_at},
+    lookup::{kind_message, message_at},
+    spec::{FieldSpec, MessageSpec, Special, Wire},
     wire::{Varints, WireValue},
 };
 use fields::{Field, MessageFields};
@@ -28,10 +29,12 @@ pub fn from_slice<'de, T: de::Deserialize<'de>>(document: &'de [u8]) -> Result<T
     let envelope = Envelope::parse(document)?;
     let spec = kind_message(envelope.api_version, envelope.kind)
         .ok_or_else(|| Error::UnknownKind(format!("{} {}", envelope.api_version, envelope.kind)))?;
-    T::deserialize(MessageDeserializer {
-        bytes: envelope.raw,
-        spec,
-        type_meta: Some((envelope.api_version, envelope.kind)),
+    fields::fast_then_careful(|| {
+        T::deserialize(MessageDeserializer {
+            bytes: envelope.raw,
+            spec,
+            type_meta: Some((envelope.api_version, envelope.kind)),
+        })
     })
 }
 
@@ -48,7 +51,7 @@ impl<'de> Deserializer<'de> for MessageDeserializer<'de> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         if self.spec.special != Special::None {
-            return special::deserialize(self.bytes, self.spec, visitor);
+            return special::deserialize(self.bytes, self.spec, message_as_json, visitor);
         }
         visitor.visit_map(MessageAccess {
             fields: MessageFields::new(self.bytes, self.spec),
@@ -78,6 +81,15 @@ impl<'de> Deserializer<'de> for MessageDeserializer<'de> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
         unit_struct seq tuple tuple_struct map struct enum identifier
     }
+}
+
+/// A message read as JSON (a JSON schema inside one of apiextensions' unions).
+fn message_as_json(bytes: &[u8], spec: &'static MessageSpec) -> Result<serde_json::Value, Error> {
+    serde::Deserialize::deserialize(MessageDeserializer {
+        bytes,
+        spec,
+        type_meta: None,
+    })
 }
 
 /// The entries of a message's map: `apiVersion` and `kind` first when given, then the fields.
@@ -198,15 +210,16 @@ impl<'de> Deserializer<'de> for FieldDeserializer<'de> {
                 value,
             }
             .deserialize_any(visitor),
-            Field::Repeated(spec, rest) if spec.wire.is_map() => visitor.visit_map(MapEntries {
+            Field::Repeated(spec, values) if spec.wire.is_map() => visitor.visit_map(MapEntries {
                 spec,
-                occurrences: fields::Occurrences::new(rest, spec.tag),
+                occurrences: fields::Occurrences::new(values.bytes, spec.tag),
                 value: None,
             }),
-            Field::Repeated(spec, rest) => visitor.visit_seq(Elements {
+            Field::Repeated(spec, values) => visitor.visit_seq(Elements {
                 spec,
-                occurrences: fields::Occurrences::new(rest, spec.tag),
+                occurrences: fields::Occurrences::new(values.bytes, spec.tag),
                 packed: Varints::new(&[]),
+                count: values.count.filter(|_| !is_packable(spec.wire)),
             }),
         }
     }
@@ -332,10 +345,22 @@ struct Elements<'de> {
     spec: &'static FieldSpec,
     occurrences: fields::Occurrences<'de>,
     packed: Varints<'de>,
+    /// How many elements there are, when known before reading them.
+    count: Option<usize>,
 }
 
 impl<'de> SeqAccess<'de> for Elements<'de> {
     type Error = Error;
+
+    /// The exact count, so a `Vec` is allocated at its length once.
+    fn size_hint(&self) -> Option<usize> {
+        if self.count.is_some() {
+            return self.count;
+        }
+        let mut packed = self.packed.clone();
+        let in_run = std::iter::from_fn(|| packed.next_varint().ok().flatten()).count();
+        Some(in_run + self.occurrences.remaining(is_packable(self.spec.wire)))
+    }
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
         let value = match self.packed.next_varint()? {
@@ -349,6 +374,9 @@ impl<'de> SeqAccess<'de> for Elements<'de> {
                 Some(value) => value,
             },
         };
+        if let Some(count) = &mut self.count {
+            *count = count.saturating_sub(1);
+        }
         seed.deserialize(ValueDeserializer {
             wire: self.spec.wire,
             value,

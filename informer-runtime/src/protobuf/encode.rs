@@ -8,47 +8,11 @@ use serde_json::Value;
 use super::{
     Error,
     envelope::wrap,
-    spec::{FieldSpec, MessageSpec, Special, Wire, kind_message, message_at},
+    lookup::{kind_message, message, message_at},
+    spec::{FieldSpec, MessageSpec, Special, Wire},
     text::parse_go_duration,
+    wire::Writer,
 };
-
-/// Appends protobuf fields to a buffer.
-#[derive(Default)]
-pub(crate) struct Writer(Vec<u8>);
-
-impl Writer {
-    pub(crate) fn as_slice(&self) -> &[u8] {
-        &self.0
-    }
-
-    fn varint(&mut self, mut value: u64) {
-        loop {
-            let byte = (value & 0x7f) as u8;
-            value >>= 7;
-            if value == 0 {
-                self.0.push(byte);
-                return;
-            }
-            self.0.push(byte | 0x80);
-        }
-    }
-
-    fn key(&mut self, tag: u32, wire_type: u64) {
-        self.varint(u64::from(tag) << 3 | wire_type);
-    }
-
-    pub(crate) fn bytes(&mut self, tag: u32, value: &[u8]) {
-        self.key(tag, 2);
-        self.varint(value.len() as u64);
-        self.0.extend_from_slice(value);
-    }
-
-    fn number(&mut self, tag: u32, value: i64) {
-        self.key(tag, 0);
-        // negative numbers are ten-byte varints of their two's complement, as protobuf does
-        self.varint(value as u64);
-    }
-}
 
 /// Encodes `object`, the JSON of an object or a list of a built-in kind (or a meta/v1
 /// `Status`), as a protobuf document (`k8s\0`, `runtime.Unknown`, the message).
@@ -122,7 +86,7 @@ fn encode_message(value: &Value, spec: &MessageSpec) -> Result<Vec<u8>, Error> {
             Some(value) => encode_field(&mut out, field, value)?,
         }
     }
-    Ok(out.0)
+    Ok(out.into_bytes())
 }
 
 fn encode_field(out: &mut Writer, field: &FieldSpec, value: &Value) -> Result<(), Error> {
@@ -135,9 +99,8 @@ fn encode_field(out: &mut Writer, field: &FieldSpec, value: &Value) -> Result<()
         ),
         Wire::Int32 | Wire::Int64 => out.number(field.tag, integer(value, field)?),
         Wire::Double => {
-            out.key(field.tag, 1);
             let number = value.as_f64().ok_or_else(|| mismatch(field, value))?;
-            out.0.extend_from_slice(&number.to_le_bytes());
+            out.fixed64(field.tag, number.to_bits());
         }
         Wire::Message(index) => out.bytes(field.tag, &encode_message(value, message_at(index))?),
         Wire::MapString | Wire::MapBytes | Wire::MapMessage(_) => {
@@ -161,7 +124,7 @@ fn map_entry(field: &FieldSpec, key: &str, value: &Value) -> Result<Vec<u8>, Err
         Wire::MapMessage(index) => entry.bytes(2, &encode_message(value, message_at(index))?),
         _ => {}
     }
-    Ok(entry.0)
+    Ok(entry.into_bytes())
 }
 
 fn mismatch(field: &FieldSpec, value: &Value) -> Error {
@@ -196,7 +159,7 @@ fn encode_special(value: &Value, spec: &MessageSpec) -> Result<Vec<u8>, Error> {
         Special::None => {}
         Special::Time | Special::MicroTime => {
             let Some(text) = value.as_str() else {
-                return Ok(out.0);
+                return Ok(out.into_bytes());
             };
             let time: k8s_openapi::jiff::Timestamp = text.parse().map_err(|_| bad())?;
             // Go writes both fields of a set time, zero or not: 1970-01-01 is not unset
@@ -228,13 +191,13 @@ fn encode_special(value: &Value, spec: &MessageSpec) -> Result<Vec<u8>, Error> {
             encode_schema_union(&mut out, value, spec)?;
         }
     }
-    Ok(out.0)
+    Ok(out.into_bytes())
 }
 
 /// apiextensions' unions of a schema and a boolean or an array.
 fn encode_schema_union(out: &mut Writer, value: &Value, spec: &MessageSpec) -> Result<(), Error> {
     let module = spec.path.rsplit_once("::").map_or("", |(module, _)| module);
-    let schema = super::spec::message(&format!("{module}::JsonSchemaProps"))
+    let schema = message(&format!("{module}::JsonSchemaProps"))
         .ok_or_else(|| Error::Malformed(format!("the table has no JSONSchemaProps in {module}")))?;
     match (spec.special, value) {
         (Special::SchemaOrBool, Value::Bool(allows)) => out.number(1, i64::from(*allows)),

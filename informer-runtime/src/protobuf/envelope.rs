@@ -3,7 +3,7 @@
 
 use super::{
     Error,
-    wire::{Reader, WireValue},
+    wire::{Reader, WireValue, Writer},
 };
 
 /// The prefix of every Kubernetes protobuf document.
@@ -67,10 +67,10 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
 
 /// The envelope of an encoded message.
 pub(crate) fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let mut type_meta = super::encode::Writer::default();
+    let mut type_meta = Writer::default();
     type_meta.bytes(1, api_version.as_bytes());
     type_meta.bytes(2, kind.as_bytes());
-    let mut unknown = super::encode::Writer::default();
+    let mut unknown = Writer::default();
     unknown.bytes(1, type_meta.as_slice());
     unknown.bytes(2, raw);
     [MAGIC, unknown.as_slice()].concat()

@@ -43,6 +43,7 @@
 mod de;
 mod encode;
 mod envelope;
+mod lookup;
 mod spec;
 mod table;
 mod text;
@@ -52,7 +53,7 @@ mod wire;
 pub use de::from_slice;
 pub use encode::to_vec;
 pub use envelope::{Envelope, MAGIC};
-pub use spec::{has_form, has_group_version};
+pub use lookup::{has_form, has_group_version};
 pub use watch_event::WatchFrame;
 
 /// The media type of protobuf documents.

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use super::{
     Error, WatchFrame, from_slice,
-    spec::{MessageSpec, Special, Wire, message_at},
+    lookup::message_at,
+    spec::{MessageSpec, Special, Wire},
     table::{KINDS, MESSAGES},
     to_vec,
 };
@@ -531,4 +532,23 @@ fn every_kind_in_the_table_round_trips() {
         .unwrap_or_else(|e| panic!("{}: {e}", spec.path));
         assert_eq!(decoded, object, "{}", spec.path);
     }
+}
+
+/// Every decoded `Vec` is allocated at its length once (the cache keeps no doubling's room).
+#[test]
+fn vectors_are_allocated_at_their_length() {
+    let mut pod = sample_pod();
+    pod["spec"]["containers"][0]["ports"] =
+        json!([{"containerPort": 1}, {"containerPort": 2}, {"containerPort": 3}]);
+    pod["spec"]["securityContext"] = json!({"supplementalGroups": [1, 2, 3, 4, 5]});
+    let decoded: Pod = from_slice(&to_vec(&pod).expect("encoded")).expect("decoded");
+    let spec = decoded.spec.expect("spec");
+    let ports = spec.containers[0].ports.as_ref().expect("ports");
+    assert_eq!((ports.len(), ports.capacity()), (3, 3));
+    let groups = spec
+        .security_context
+        .expect("security context")
+        .supplemental_groups
+        .expect("groups");
+    assert_eq!((groups.len(), groups.capacity()), (5, 5));
 }

@@ -4,9 +4,8 @@
 
 use super::{
     Error,
-    encode::Writer,
     envelope::utf8,
-    wire::{Reader, WireValue},
+    wire::{Reader, WireValue, Writer},
 };
 
 /// One event of a protobuf watch stream.

@@ -1,8 +1,29 @@
 //! The protobuf wire format: fields as `(number, value)` with varint, 64-bit, 32-bit and
-//! length-delimited values. It is the encoding itself, small enough to read here rather than
-//! through a protobuf library's generated types.
+//! length-delimited values, read ([`Reader`]) and written ([`Writer`]). It is the encoding
+//! itself, small enough to read here rather than through a protobuf library's generated types.
 
 use super::Error;
+
+/// What is wrong with bytes that are not protobuf: small, so that the reader's results stay in
+/// registers; an [`Error`] once it leaves the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    Varint,
+    PastEnd,
+    FieldNumber,
+    WireType(u8),
+}
+
+impl From<Malformed> for Error {
+    fn from(malformed: Malformed) -> Self {
+        Error::Malformed(match malformed {
+            Malformed::Varint => "a varint is truncated or longer than 10 bytes".into(),
+            Malformed::PastEnd => "a value goes past the end of its message".into(),
+            Malformed::FieldNumber => "a field number is too large".into(),
+            Malformed::WireType(wire_type) => format!("unsupported wire type {wire_type}"),
+        })
+    }
+}
 
 /// A field's value as the wire carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +47,7 @@ impl WireValue<'_> {
 }
 
 /// Reads varints from a byte slice.
+#[derive(Clone)]
 pub(crate) struct Varints<'a> {
     bytes: &'a [u8],
 }
@@ -36,9 +58,15 @@ impl<'a> Varints<'a> {
     }
 
     /// The next varint, `None` at the end.
-    pub(crate) fn next_varint(&mut self) -> Result<Option<u64>, Error> {
-        if self.bytes.is_empty() {
+    #[inline]
+    pub(crate) fn next_varint(&mut self) -> Result<Option<u64>, Malformed> {
+        let Some(&first) = self.bytes.first() else {
             return Ok(None);
+        };
+        if first < 0x80 {
+            // most keys and lengths fit in one byte
+            self.bytes = &self.bytes[1..];
+            return Ok(Some(u64::from(first)));
         }
         let mut value: u64 = 0;
         for (i, byte) in self.bytes.iter().enumerate().take(10) {
@@ -48,16 +76,13 @@ impl<'a> Varints<'a> {
                 return Ok(Some(value));
             }
         }
-        Err(Error::Malformed(
-            "a varint is truncated or longer than 10 bytes".into(),
-        ))
+        Err(Malformed::Varint)
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Malformed> {
         if self.bytes.len() < n {
-            return Err(Error::Malformed(format!(
-                "a value of {n} bytes goes past the end of its message"
-            )));
+            return Err(Malformed::PastEnd);
         }
         let (taken, rest) = self.bytes.split_at(n);
         self.bytes = rest;
@@ -66,6 +91,7 @@ impl<'a> Varints<'a> {
 }
 
 /// Iterates over the fields of a message.
+#[derive(Clone)]
 pub(crate) struct Reader<'a> {
     varints: Varints<'a>,
     failed: bool,
@@ -80,28 +106,38 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes not read yet.
+    #[inline]
     pub(crate) fn remaining(&self) -> &'a [u8] {
         self.varints.bytes
     }
 
-    fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Error> {
-        let tag =
-            u32::try_from(key >> 3).map_err(|_| Error::Malformed("a field number is too large".into()))?;
+    #[inline]
+    fn field(&mut self, key: u64) -> Result<(u32, WireValue<'a>), Malformed> {
+        let tag = u32::try_from(key >> 3).map_err(|_| Malformed::FieldNumber)?;
         let value = match key & 7 {
-            0 => WireValue::Varint(self.varints.next_varint()?.ok_or_else(truncated)?),
+            0 => WireValue::Varint(self.varints.next_varint()?.ok_or(Malformed::PastEnd)?),
             1 => WireValue::Fixed64(u64::from_le_bytes(self.fixed::<8>()?)),
             2 => {
-                let length = self.varints.next_varint()?.ok_or_else(truncated)?;
-                let length = usize::try_from(length).map_err(|_| truncated())?;
+                let length = self.varints.next_varint()?.ok_or(Malformed::PastEnd)?;
+                let length = usize::try_from(length).map_err(|_| Malformed::PastEnd)?;
                 WireValue::Bytes(self.varints.take(length)?)
             }
             5 => WireValue::Fixed32(u32::from_le_bytes(self.fixed::<4>()?)),
-            other => return Err(Error::Malformed(format!("unsupported wire type {other}"))),
+            other => return Err(Malformed::WireType(other as u8)),
         };
         Ok((tag, value))
     }
 
-    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+    /// The next field, `None` at the end; the fast form of [`Iterator::next`].
+    #[inline]
+    pub(crate) fn read(&mut self) -> Result<Option<(u32, WireValue<'a>)>, Malformed> {
+        match self.varints.next_varint()? {
+            Some(key) => self.field(key).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], Malformed> {
         let bytes = self.varints.take(N)?;
         let mut out = [0; N];
         out.copy_from_slice(bytes);
@@ -109,28 +145,69 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn truncated() -> Error {
-    Error::Malformed("a field is truncated".into())
-}
-
 impl<'a> Iterator for Reader<'a> {
     type Item = Result<(u32, WireValue<'a>), Error>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
         }
-        let key = match self.varints.next_varint() {
-            Ok(Some(key)) => key,
-            Ok(None) => return None,
-            Err(error) => {
+        match self.read() {
+            Ok(field) => field.map(Ok),
+            Err(malformed) => {
                 self.failed = true;
-                return Some(Err(error));
+                Some(Err(malformed.into()))
             }
-        };
-        let field = self.field(key);
-        self.failed = field.is_err();
-        Some(field)
+        }
+    }
+}
+
+/// Appends protobuf fields to a buffer.
+#[derive(Default)]
+pub(crate) struct Writer(Vec<u8>);
+
+impl Writer {
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// A 64-bit field (a `double`'s bits).
+    pub(crate) fn fixed64(&mut self, tag: u32, bits: u64) {
+        self.key(tag, 1);
+        self.0.extend_from_slice(&bits.to_le_bytes());
+    }
+
+    fn varint(&mut self, mut value: u64) {
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                self.0.push(byte);
+                return;
+            }
+            self.0.push(byte | 0x80);
+        }
+    }
+
+    fn key(&mut self, tag: u32, wire_type: u64) {
+        self.varint(u64::from(tag) << 3 | wire_type);
+    }
+
+    pub(crate) fn bytes(&mut self, tag: u32, value: &[u8]) {
+        self.key(tag, 2);
+        self.varint(value.len() as u64);
+        self.0.extend_from_slice(value);
+    }
+
+    pub(crate) fn number(&mut self, tag: u32, value: i64) {
+        self.key(tag, 0);
+        // negative numbers are ten-byte varints of their two's complement, as protobuf does
+        self.varint(value as u64);
     }
 }
 

@@ -261,8 +261,7 @@ where
                 return decode_protobuf_list(&bytes)
                     .map_err(|err| protobuf_error(&self.json_from_now_on, url, err));
             }
-            let text = std::str::from_utf8(&bytes).map_err(|err| Error::Decode(Box::new(err)))?;
-            exact_json::from_str(text).map_err(|err| Error::Decode(Box::new(err)))
+            exact_json::decode_slice(&bytes).map_err(|err| Error::Decode(Box::new(err)))
         }
         .boxed()
     }

@@ -181,6 +181,17 @@ pub async fn run_schedule_with(schedule: &Schedule, options: RunOptions) -> Resu
     world.start();
     let outcome = world.run(&server, &proxy, schedule, &mut revision, options).await;
     sampler.stop().await;
+    let protobuf_watches = server
+        .requests()
+        .iter()
+        .filter(|r| r.verb == "watch")
+        .map(|r| r.accept.starts_with(informer_runtime::protobuf::MEDIA_TYPE))
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(
+        protobuf_watches.len(),
+        2,
+        "the informers watch in protobuf and in JSON (protobuf: {protobuf_watches:?})"
+    );
     let outcome = outcome.and_then(|report| world.synced.violation().map_or(Ok(report), Err));
     let shutdown = world.shut_down(&server).await;
     drop(world);
@@ -401,6 +412,7 @@ fn scoped_informer<K: CachedObject>(
             let lister_watcher = TracedListerWatcher::new(
                 KubeListerWatcher::new(api)
                     .shared_tweak_list_options(context.tweak_list_options())
+                    .encoding(context.encoding())
                     .response_timeout(RESPONSE_TIMEOUT),
                 Arc::clone(trace),
             );
@@ -768,11 +780,14 @@ impl World {
                     .push(format!("{scope} {informer}: {error}"));
             }
         };
+        // The cluster and selected informers read protobuf (the default for built-in types), the
+        // namespaced ones JSON: every schedule's faults meet both decoders.
         let cluster = SharedInformerFactory::builder(client.clone())
             .watch_error_handler(hook("cluster"))
             .build();
         let namespaced = SharedInformerFactory::builder(client.clone())
             .namespace(NAMESPACES[0])
+            .encoding(informer_runtime::source::Encoding::Json)
             .watch_error_handler(hook("namespaced"))
             .build();
         let selected = SharedInformerFactory::builder(client)

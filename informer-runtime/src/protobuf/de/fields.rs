@@ -3,18 +3,68 @@
 //! message), a message embedded inline as its own fields, unknown fields skipped, and zero
 //! values left out where Go's JSON leaves them out.
 
+use std::cell::Cell;
+
 use crate::protobuf::{
     Error,
-    spec::{FieldSpec, MessageSpec, Presence, Special, Wire, message_at},
+    lookup::message_at,
+    spec::{FieldSpec, MessageSpec, Presence, Special, Wire},
     wire::{Reader, WireValue},
 };
+
+thread_local! {
+    /// Whether repeated fields are located with a pass over the rest of their message
+    /// (careful) rather than taken as the run of values where they start (the fast way, right
+    /// for what Go writes: a repeated field's values one after the other).
+    static CAREFUL: Cell<bool> = const { Cell::new(false) };
+    /// Whether a decode the fast way met a repeated field whose values are not together.
+    static SCATTERED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `decode` the fast way, and once more carefully when it met a repeated field whose
+/// values other fields separate (valid protobuf that Go never writes).
+pub(crate) fn fast_then_careful<T>(decode: impl Fn() -> Result<T, Error>) -> Result<T, Error> {
+    let _restore = ModeGuard {
+        careful: CAREFUL.replace(false),
+        scattered: SCATTERED.replace(false),
+    };
+    match decode() {
+        Err(_) if SCATTERED.get() => {
+            CAREFUL.set(true);
+            decode()
+        }
+        result => result,
+    }
+}
+
+/// Puts the mode of an enclosing decode back.
+struct ModeGuard {
+    careful: bool,
+    scattered: bool,
+}
+
+impl Drop for ModeGuard {
+    fn drop(&mut self) {
+        CAREFUL.set(self.careful);
+        SCATTERED.set(self.scattered);
+    }
+}
 
 /// A field as the map of its message gives it.
 pub(crate) enum Field<'de> {
     /// A field that occurs once.
     One(&'static FieldSpec, WireValue<'de>),
-    /// A repeated or map field: the rest of its message, from its first occurrence on.
-    Repeated(&'static FieldSpec, &'de [u8]),
+    /// A repeated or map field and where its values lie.
+    Repeated(&'static FieldSpec, Values<'de>),
+}
+
+/// Where the values of a repeated or map field lie: the bytes from its first value to its
+/// last, and how many there are when known. Go writes them one after the other, so usually
+/// the bytes hold nothing else; other fields between them are passed over.
+#[derive(Clone, Copy)]
+pub(crate) struct Values<'de> {
+    pub(crate) bytes: &'de [u8],
+    pub(crate) count: Option<usize>,
 }
 
 impl Field<'_> {
@@ -28,18 +78,114 @@ impl Field<'_> {
 /// Reading one message (or one embedded inline).
 struct Level<'de> {
     spec: &'static MessageSpec,
+    bytes: &'de [u8],
     reader: Reader<'de>,
     /// The repeated and map fields already given, by their index in the spec.
     given: u64,
+    /// Where the repeated fields lie, found at the first of them (careful decodes only; boxed
+    /// so that a level stays small to move).
+    runs: Option<Box<Runs>>,
 }
 
 impl<'de> Level<'de> {
     fn new(bytes: &'de [u8], spec: &'static MessageSpec) -> Self {
         Self {
             spec,
+            bytes,
             reader: Reader::new(bytes),
             given: 0,
+            runs: None,
         }
+    }
+
+    /// The offset of the reader in the message.
+    fn offset(&self) -> usize {
+        self.bytes.len() - self.reader.remaining().len()
+    }
+}
+
+/// The most repeated fields of one message that are located in one pass; a message with more
+/// (a JSON schema) finds each field's values by reading the rest of the message.
+const MAX_RUNS: usize = 16;
+
+/// Where one repeated field's values lie in its message.
+#[derive(Debug, Clone, Copy, Default)]
+struct Run {
+    index: u8,
+    count: u32,
+    start: u32,
+    end: u32,
+    /// No other field lies between its values.
+    contiguous: bool,
+}
+
+/// The repeated fields of a message from the first of them on, read in one pass.
+#[derive(Debug, Clone, Copy)]
+struct Runs {
+    runs: [Run; MAX_RUNS],
+    len: usize,
+    /// Every repeated field was located (none beyond `MAX_RUNS`, no malformed field).
+    complete: bool,
+}
+
+impl Runs {
+    /// Reads `bytes` from `from` on.
+    fn locate(bytes: &[u8], from: usize, spec: &MessageSpec) -> Self {
+        let mut runs = Self {
+            runs: [Run::default(); MAX_RUNS],
+            len: 0,
+            complete: true,
+        };
+        let mut reader = Reader::new(&bytes[from..]);
+        let mut previous = None;
+        loop {
+            let start = bytes.len() - reader.remaining().len();
+            let Some(Ok((tag, _))) = reader.next() else {
+                runs.complete &= reader.remaining().is_empty();
+                return runs;
+            };
+            let end = bytes.len() - reader.remaining().len();
+            let Some((index, field)) = spec.field(tag) else {
+                previous = None;
+                continue;
+            };
+            if !(field.repeated || field.wire.is_map()) {
+                previous = None;
+                continue;
+            }
+            let slot = match runs.runs[..runs.len]
+                .iter()
+                .position(|r| usize::from(r.index) == index)
+            {
+                Some(slot) => slot,
+                None if runs.len == MAX_RUNS => {
+                    runs.complete = false;
+                    return runs;
+                }
+                None => {
+                    runs.runs[runs.len] = Run {
+                        index: index as u8,
+                        count: 0,
+                        start: start as u32,
+                        end: start as u32,
+                        contiguous: true,
+                    };
+                    runs.len += 1;
+                    runs.len - 1
+                }
+            };
+            let run = &mut runs.runs[slot];
+            run.contiguous &= run.count == 0 || previous == Some(slot);
+            run.count += 1;
+            run.end = end as u32;
+            previous = Some(slot);
+        }
+    }
+
+    fn of(&self, index: usize) -> Option<&Run> {
+        self.runs[..self.len]
+            .iter()
+            .find(|r| usize::from(r.index) == index)
     }
 }
 
@@ -85,22 +231,20 @@ impl<'de> MessageFields<'de> {
 }
 
 fn step<'de>(level: &mut Level<'de>) -> Result<Step<'de>, Error> {
-    let rest = level.reader.remaining();
-    let Some(read) = level.reader.next() else {
+    let start = level.offset();
+    let Some((tag, value)) = level.reader.read()? else {
         return Ok(Step::LevelEnded);
     };
-    let (tag, value) = read?;
     let Some((index, spec)) = level.spec.field(tag) else {
         // a field newer than the table, as Go's decoder skips it
         return Ok(Step::Skip);
     };
     if spec.repeated || spec.wire.is_map() {
-        let bit = 1_u64 << index;
-        if level.given & bit != 0 {
-            return Ok(Step::Skip);
-        }
-        level.given |= bit;
-        return Ok(Step::Give(Field::Repeated(spec, rest)));
+        return if CAREFUL.get() {
+            Ok(repeated_located(level, start, index, spec))
+        } else {
+            repeated_run(level, start, index, spec)
+        };
     }
     if spec.json.is_empty() {
         return Ok(match (spec.wire, value) {
@@ -114,6 +258,80 @@ fn step<'de>(level: &mut Level<'de>) -> Result<Step<'de>, Error> {
         return Ok(Step::Skip);
     }
     Ok(Step::Give(Field::One(spec, value)))
+}
+
+/// A repeated or map field met at `start`, the fast way: given with the run of values that
+/// starts there, which the reader then goes past. Met again later, it is scattered: an error
+/// that has the message decoded again carefully.
+fn repeated_run<'de>(
+    level: &mut Level<'de>,
+    start: usize,
+    index: usize,
+    spec: &'static FieldSpec,
+) -> Result<Step<'de>, Error> {
+    let bit = 1_u64 << index;
+    if level.given & bit != 0 {
+        SCATTERED.set(true);
+        return Err(Error::Malformed(format!(
+            "the values of the repeated field {:?} are separated by other fields",
+            spec.json
+        )));
+    }
+    level.given |= bit;
+    let mut count = 1;
+    let mut end = level.offset();
+    let mut reader = level.reader.clone();
+    while let Ok(Some((tag, _))) = reader.read() {
+        if tag != spec.tag {
+            break;
+        }
+        count += 1;
+        end = level.bytes.len() - reader.remaining().len();
+    }
+    level.reader = Reader::new(&level.bytes[end..]);
+    Ok(Step::Give(Field::Repeated(
+        spec,
+        Values {
+            bytes: &level.bytes[start..end],
+            count: Some(count),
+        },
+    )))
+}
+
+/// A repeated or map field met at `start`, carefully: given with all its values the first
+/// time (located in one pass over the rest of the message), passed over (with its run of
+/// values, when they lie together) after.
+fn repeated_located<'de>(
+    level: &mut Level<'de>,
+    start: usize,
+    index: usize,
+    spec: &'static FieldSpec,
+) -> Step<'de> {
+    let (bytes, message) = (level.bytes, level.spec);
+    let runs = level
+        .runs
+        .get_or_insert_with(|| Box::new(Runs::locate(bytes, start, message)));
+    let run = runs.of(index).filter(|_| runs.complete).copied();
+    let bit = 1_u64 << index;
+    if level.given & bit != 0 {
+        if let Some(run) = run.filter(|r| r.contiguous) {
+            // the rest of the run was given with the field: go past it
+            level.reader = Reader::new(&level.bytes[run.end as usize..]);
+        }
+        return Step::Skip;
+    }
+    level.given |= bit;
+    let values = match run {
+        Some(run) => Values {
+            bytes: &level.bytes[run.start as usize..run.end as usize],
+            count: Some(run.count as usize),
+        },
+        None => Values {
+            bytes: &level.bytes[start..],
+            count: None,
+        },
+    };
+    Step::Give(Field::Repeated(spec, values))
 }
 
 /// Whether Go's JSON would leave the value out: a zero scalar of an `omitempty` field that is
@@ -133,6 +351,7 @@ fn left_out(spec: &FieldSpec, value: WireValue<'_>) -> bool {
 }
 
 /// Every value of one field number in the rest of a message.
+#[derive(Clone)]
 pub(crate) struct Occurrences<'de> {
     reader: Reader<'de>,
     tag: u32,
@@ -146,9 +365,25 @@ impl<'de> Occurrences<'de> {
         }
     }
 
+    /// How many elements are left: one per value, or per number of a packed run (a value of
+    /// `packed` type sent length-delimited). A malformed rest counts what reads.
+    pub(crate) fn remaining(&self, packed: bool) -> usize {
+        let mut rest = self.clone();
+        let mut count = 0;
+        while let Ok(Some(value)) = rest.next_value() {
+            count += match value {
+                WireValue::Bytes(run) if packed => {
+                    let mut varints = crate::protobuf::wire::Varints::new(run);
+                    std::iter::from_fn(|| varints.next_varint().ok().flatten()).count()
+                }
+                _ => 1,
+            };
+        }
+        count
+    }
+
     pub(crate) fn next_value(&mut self) -> Result<Option<WireValue<'de>>, Error> {
-        for field in self.reader.by_ref() {
-            let (tag, value) = field?;
+        while let Some((tag, value)) = self.reader.read()? {
             if tag == self.tag {
                 return Ok(Some(value));
             }

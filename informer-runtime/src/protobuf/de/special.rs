@@ -3,11 +3,11 @@
 use serde::de::{Deserializer, Visitor};
 use serde_json::Value;
 
-use super::MessageDeserializer;
 use crate::protobuf::{
     Error,
     envelope::utf8,
-    spec::{MessageSpec, Special, message},
+    lookup::message,
+    spec::{MessageSpec, Special},
     text::{go_duration, rfc3339},
     wire::{Reader, WireValue},
 };
@@ -45,9 +45,14 @@ fn read(bytes: &[u8]) -> Result<SmallFields<'_>, Error> {
     Ok(fields)
 }
 
-pub(super) fn deserialize<'de, V: Visitor<'de>>(
+/// Reads a plain message (a JSON schema in a union) as JSON: the caller's message decoder.
+pub(crate) type MessageAsJson = fn(&[u8], &'static MessageSpec) -> Result<Value, Error>;
+
+/// Reads the special message `bytes` as its JSON form, for `visitor`.
+pub(crate) fn deserialize<'de, V: Visitor<'de>>(
     bytes: &'de [u8],
     spec: &'static MessageSpec,
+    message_as_json: MessageAsJson,
     visitor: V,
 ) -> Result<V::Value, Error> {
     let fields = read(bytes)?;
@@ -77,7 +82,7 @@ pub(super) fn deserialize<'de, V: Visitor<'de>>(
             _ => visitor.visit_unit(),
         },
         Special::SchemaOrBool | Special::SchemaOrArray | Special::SchemaOrStringArray => {
-            schema_union(spec, &fields)?
+            schema_union(spec, &fields, message_as_json)?
                 .deserialize_any(visitor)
                 .map_err(|e| Error::Type(e.to_string()))
         }
@@ -86,19 +91,17 @@ pub(super) fn deserialize<'de, V: Visitor<'de>>(
 
 /// apiextensions' unions of a schema and something else, as Go's JSON writes them: the array
 /// (of schemas or strings) when it has elements, else the schema, else the boolean or `null`.
-fn schema_union(spec: &MessageSpec, fields: &SmallFields<'_>) -> Result<Value, Error> {
+fn schema_union(
+    spec: &MessageSpec,
+    fields: &SmallFields<'_>,
+    message_as_json: MessageAsJson,
+) -> Result<Value, Error> {
     let special = spec.special;
     // the schema of the same API version as the union
     let module = spec.path.rsplit_once("::").map_or("", |(module, _)| module);
     let schema_spec = message(&format!("{module}::JsonSchemaProps"))
         .ok_or_else(|| Error::Malformed(format!("the table has no JSONSchemaProps in {module}")))?;
-    let schema = |bytes: &[u8]| -> Result<Value, Error> {
-        serde::Deserialize::deserialize(MessageDeserializer {
-            bytes,
-            spec: schema_spec,
-            type_meta: None,
-        })
-    };
+    let schema = |bytes: &[u8]| message_as_json(bytes, schema_spec);
     // OrBool: allows = 1, schema = 2; OrArray and OrStringArray: schema = 1, array = 2
     let schema_at = if special == Special::SchemaOrBool { 2 } else { 1 };
     if special != Special::SchemaOrBool && !fields.repeated.is_empty() {

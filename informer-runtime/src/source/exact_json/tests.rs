@@ -117,3 +117,54 @@ fn malformed_text_fails_as_with_serde_json() {
         assert_eq!(exact.to_string(), plain.to_string(), "{text}");
     }
 }
+
+#[test]
+fn decode_slice_decodes_what_serde_json_decodes_with_every_vector_at_its_exact_capacity() {
+    let event = json!({"type": "MODIFIED", "object": pod_json()}).to_string();
+    let Ok(WatchEvent::Modified(pod)) = decode_slice::<WatchEvent<Pod>>(event.as_bytes()) else {
+        panic!("a modified event");
+    };
+    let plain: Pod = serde_json::from_value(pod_json()).expect("decodes");
+    assert_eq!(pod, plain);
+    for (name, capacity, len) in vectors(&pod) {
+        assert_eq!(capacity, len, "{name}");
+    }
+}
+
+#[test]
+fn decode_slice_reports_bad_bytes_and_malformed_text_as_errors() {
+    let not_utf8 = decode_slice::<Pod>(b"{\"metadata\":{\"name\":\"\xff\"}}").expect_err("not UTF-8");
+    assert!(
+        not_utf8.to_string().starts_with("failed to decode JSON: "),
+        "{not_utf8}"
+    );
+    for text in [
+        r#"{"metadata":{"name":"a"}"#,
+        r#"{"spec":{"containers":[{"name":1}]}}"#,
+        r#"{"metadata":{"name":"a"}} trailing"#,
+        "",
+    ] {
+        let err = decode_slice::<Pod>(text.as_bytes()).expect_err("malformed");
+        assert!(err.to_string().starts_with("failed to decode JSON: "), "{err}");
+    }
+}
+
+/// With the `simd-json` feature, texts up to its size limit go through simd-json and larger
+/// ones through serde_json: told apart by `-0` in an integer field, which simd-json takes as 0
+/// and serde_json refuses as a float.
+#[cfg(feature = "simd-json")]
+#[test]
+fn decode_slice_leaves_texts_above_the_simd_limit_to_serde_json() {
+    let padded = |len: usize| {
+        let text = r#"{"metadata":{"generation":-0,"annotations":{"pad":""}}}"#;
+        let pad = "x".repeat(len - text.len());
+        text.replace(r#""pad":"""#, &format!(r#""pad":"{pad}""#))
+    };
+    let at_limit = padded(simd::MAX_BYTES);
+    assert_eq!(at_limit.len(), simd::MAX_BYTES);
+    let pod: Pod = decode_slice(at_limit.as_bytes()).expect("simd-json takes -0 as 0");
+    assert_eq!(pod.metadata.generation, Some(0));
+    let above = padded(simd::MAX_BYTES + 1);
+    let err = decode_slice::<Pod>(above.as_bytes()).expect_err("serde_json refuses a float");
+    assert!(err.to_string().contains("-0.0"), "{err}");
+}

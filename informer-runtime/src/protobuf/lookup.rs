@@ -1,0 +1,75 @@
+//! Finding messages in the generated table: by index, by path, by kind.
+
+use super::{
+    spec::MessageSpec,
+    table::{KINDS, MESSAGES},
+};
+
+/// The message at `index` of the table.
+pub(crate) fn message_at(index: usize) -> &'static MessageSpec {
+    &MESSAGES[index]
+}
+
+/// The message at `path`.
+pub(crate) fn message(path: &str) -> Option<&'static MessageSpec> {
+    MESSAGES
+        .binary_search_by(|m| m.path.cmp(path))
+        .ok()
+        .map(|i| &MESSAGES[i])
+}
+
+/// meta/v1's kinds that any group version may carry: errors, options (client-go encodes a
+/// `DeleteOptions` body in the group version of the request) and the metadata-only forms.
+const META_KINDS: &[&str] = &[
+    "Status",
+    "DeleteOptions",
+    "CreateOptions",
+    "UpdateOptions",
+    "PatchOptions",
+    "GetOptions",
+    "ListOptions",
+    "PartialObjectMetadata",
+    "PartialObjectMetadataList",
+    "Table",
+    "WatchEvent",
+];
+
+/// The message of a built-in kind, of a list of one (`ConfigMapList`), or of meta/v1's
+/// `Status`, `PartialObjectMetadata(List)` and `Table`.
+pub(crate) fn kind_message(api_version: &str, kind: &str) -> Option<&'static MessageSpec> {
+    if META_KINDS.contains(&kind) {
+        return message(&format!("apimachinery::pkg::apis::meta::v1::{kind}"));
+    }
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let find = |kind: &str| {
+        KINDS
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+    };
+    if let Some(exact) = find(kind) {
+        return Some(message_at(exact.message));
+    }
+    let item = find(kind.strip_suffix("List")?)?;
+    message(&format!("{}List", message_at(item.message).path))
+}
+
+/// Whether objects of a kind have a protobuf form: the built-in kinds of Kubernetes (k8s-pb's
+/// messages). Custom resources have none; kube-apiserver answers them in JSON.
+///
+/// ```
+/// use informer_runtime::protobuf::has_form;
+///
+/// assert!(has_form("apps", "v1", "Deployment"));
+/// assert!(!has_form("example.com", "v1", "Widget"));
+/// ```
+pub fn has_form(group: &str, version: &str, kind: &str) -> bool {
+    KINDS
+        .iter()
+        .any(|k| k.group == group && k.version == version && k.kind == kind)
+}
+
+/// Whether a group and version hold built-in kinds with a protobuf form (`""`, `"v1"` for the
+/// core group).
+pub fn has_group_version(group: &str, version: &str) -> bool {
+    KINDS.iter().any(|k| k.group == group && k.version == version)
+}
