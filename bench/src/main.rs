@@ -1,5 +1,8 @@
-//! The benchmark rig: our informers against kube-rs and a single-thread serde_json floor, in
-//! one run, on the same pre-rendered bytes served over loopback HTTP.
+//! The benchmark rig: our informers against kube-rs and single-thread floors (serde_json on
+//! the JSON, prost on the protobuf), in one run, on the same pre-rendered bytes served over
+//! loopback HTTP. Every page and event is rendered in JSON and in protobuf; the server answers
+//! in protobuf a client that asks for it first (our informer, by default, for built-in types),
+//! in JSON otherwise (kube-rs).
 //!
 //! ```sh
 //! cargo run --release -p informer-bench            # 50 000 pods, 100 000 events, 100 000 objects for listers
@@ -8,10 +11,14 @@
 //! ```
 //!
 //! It prints markdown tables: sync time with user and system CPU, watch-phase time, CPU per
-//! event and events/s for the floor, kube-rs (`watcher` + `reflector`) and ours (factory
-//! informer with 1 and 3 counting handlers, with 3 on the caller's runtime and on a connection
-//! opened there (`--only caller-runtime`), and with streaming lists); memory per cached pod
-//! measured in child processes (`--rss ours|kube|floor [--strip-managed-fields]`), with the
+//! event and events/s for the floors (`--only floor`, `--only floor-protobuf`), kube-rs
+//! (`watcher` + `reflector`) and ours over protobuf, the default (factory informer with 1 and 3
+//! counting handlers, with 3 on the caller's runtime and on a connection opened there
+//! (`--only caller-runtime`), and with streaming lists), and ours forced to JSON with 1 and 3
+//! handlers (`--only ours-json`); the goals of the protobuf default against the JSON floor and
+//! kube-rs; memory per cached pod measured in child processes
+//! (`--rss ours|ours-json|kube|floor|floor-protobuf [--strip-managed-fields]`; `--only memory`
+//! runs only those), with the
 //! sync CPU per pod and the peak of a relist after a 410, and for our informer once more at
 //! 200 000 pods (not with `--quick`); and lister
 //! queries through our indexes against kube-rs's full scan; and reconciles per second of our
@@ -50,7 +57,8 @@
 //! The decoding tables (`--only decode`; part of every run unless `--only` leaves them out) time
 //! each parser on the watch lines and on the list pages, one thread, the fastest of
 //! `--decode-rounds` rounds: serde_json, simdutf8 + serde_json, our exact-capacity decoding and
-//! simd-json, with kube-rs's framing and ours on the watch lines.
+//! simd-json, with kube-rs's framing and ours on the watch lines (see [`decode`]); and the
+//! protobuf watch frames with prost and with ours (see [`decode_protobuf`]).
 //!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
@@ -63,7 +71,9 @@
 
 mod cpu;
 mod decode;
+mod decode_protobuf;
 mod floor;
+mod floor_protobuf;
 mod generator;
 mod kube_rs;
 mod listers;
@@ -80,6 +90,7 @@ mod sharding;
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use clap::Parser;
+use informer_runtime::source::Encoding;
 
 use crate::{
     ours::{InitialList, Placement},
@@ -105,20 +116,28 @@ const ALLOCATOR_NAME: &str = if cfg!(feature = "mimalloc") {
 enum Timed {
     /// serde_json + HashMap on one thread.
     Floor,
+    /// prost (k8s-pb's messages) + HashMap on one thread, on the protobuf bytes.
+    FloorProtobuf,
     /// kube-rs `watcher` + `reflector`.
     Kube,
-    /// Our factory informer with one handler.
+    /// Our factory informer with one handler (protobuf, the default).
     Ours1,
-    /// Our factory informer with three handlers.
+    /// Our factory informer with three handlers (protobuf, the default).
     Ours3,
+    /// Our factory informer with one and with three handlers, forced to JSON.
+    OursJson,
     /// Our factory informer with three handlers on the caller's runtime
     /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.
     CallerRuntime,
     /// Our informer with streaming lists.
     Streaming,
     /// Decoding on one thread: watch lines (kube-rs's framing against ours) and list pages,
-    /// with serde_json, simdutf8 + serde_json and simd-json for reference.
+    /// with serde_json, simdutf8 + serde_json and simd-json for reference; protobuf watch
+    /// frames with prost and with ours.
     Decode,
+    /// Memory per cached pod, each consumer in a child process (part of every run without
+    /// `--only`).
+    Memory,
     /// kube-rs on a current-thread runtime, and our factory (3 handlers) on its own thread.
     CurrentThread,
     /// Reconciles per second: our `Controller` against kube-rs's, in child processes.
@@ -453,8 +472,10 @@ fn informer_phases(args: &Args) -> (Vec<String>, String) {
     let rendered = render(pods, args.events());
     let outcomes = time_consumers(args, &rendered);
     let decode_outcomes = measure_decoding(args, &rendered);
+    let protobuf_decode_outcomes = measure_protobuf_decoding(args, &rendered);
     let rss_outcomes = measure_memory(args, &rendered);
     let bytes = (rendered.list_bytes, rendered.event_bytes);
+    let protobuf_bytes = (rendered.protobuf.list_bytes, rendered.protobuf.event_bytes);
     let last_resource_version = rendered.last_resource_version;
     // The listers build caches of their own: free the rendered bytes first.
     drop(rendered);
@@ -466,6 +487,7 @@ fn informer_phases(args: &Args) -> (Vec<String>, String) {
             pods,
             events: args.events(),
             bytes,
+            protobuf_bytes,
             passes: args.passes(),
             outcomes: &outcomes.last_pass,
             not_measured: &[],
@@ -478,6 +500,10 @@ fn informer_phases(args: &Args) -> (Vec<String>, String) {
     println!(
         "{}",
         decode::pages::markdown(&decode_outcomes.pages, decode_outcomes.page_count)
+    );
+    println!(
+        "{}",
+        decode_protobuf::markdown(&protobuf_decode_outcomes, (bytes.1, protobuf_bytes.1))
     );
 
     let problems = final_state_problems(&outcomes.all_passes, &rss_outcomes, pods, last_resource_version);
@@ -532,7 +558,7 @@ fn render(pods: usize, events: usize) -> Arc<Rendered> {
     let started = Instant::now();
     let rendered = Arc::new(Rendered::new(pods, events));
     eprintln!(
-        "rendered {pods} pods and {events} events in {:.1} s",
+        "rendered {pods} pods and {events} events in JSON and protobuf in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     rendered
@@ -576,18 +602,34 @@ fn one_pass(
         outcomes.push(floor::run(rendered));
         eprintln!("floor done");
     }
+    if args.times(Timed::FloorProtobuf) {
+        outcomes.push(floor_protobuf::run(rendered));
+        eprintln!("protobuf floor done");
+    }
     if args.times(Timed::Kube) {
         outcomes.push(with_server(rendered, "kube-rs", &|server| {
             runtime.block_on(kube_rs::run(server, rendered))
         }));
     }
     let paged = [
-        (Timed::Ours1, 1, Placement::Default),
-        (Timed::Ours3, 3, Placement::Default),
-        (Timed::CallerRuntime, 3, Placement::CallerRuntime),
-        (Timed::CallerRuntime, 3, Placement::DefaultReusedConnection),
+        (Timed::Ours1, 1, Placement::Default, Encoding::Protobuf),
+        (Timed::Ours3, 3, Placement::Default, Encoding::Protobuf),
+        (Timed::OursJson, 1, Placement::Default, Encoding::Json),
+        (Timed::OursJson, 3, Placement::Default, Encoding::Json),
+        (
+            Timed::CallerRuntime,
+            3,
+            Placement::CallerRuntime,
+            Encoding::Protobuf,
+        ),
+        (
+            Timed::CallerRuntime,
+            3,
+            Placement::DefaultReusedConnection,
+            Encoding::Protobuf,
+        ),
     ];
-    for (consumer, handlers, placement) in paged {
+    for (consumer, handlers, placement, encoding) in paged {
         if args.times(consumer) {
             outcomes.push(with_server(rendered, "ours", &|server| {
                 runtime.block_on(ours::run(
@@ -596,6 +638,7 @@ fn one_pass(
                     handlers,
                     InitialList::Paged,
                     placement,
+                    encoding,
                 ))
             }));
         }
@@ -608,6 +651,7 @@ fn one_pass(
                 1,
                 InitialList::Streaming,
                 Placement::Default,
+                Encoding::Protobuf,
             ))
         }));
     }
@@ -635,6 +679,7 @@ fn current_thread_pair(runtime: &tokio::runtime::Runtime, rendered: &Arc<Rendere
             3,
             InitialList::Paged,
             Placement::OwnThread,
+            Encoding::Protobuf,
         ))
     });
     [kube, ours]
@@ -677,9 +722,21 @@ fn measure_decoding(args: &Args, rendered: &Rendered) -> DecodeOutcomes {
     }
 }
 
-/// Memory per cached pod, in child processes, unless skipped or only some consumers are timed.
+/// Protobuf watch-frame decoding on one thread, if chosen.
+fn measure_protobuf_decoding(args: &Args, rendered: &Rendered) -> Vec<decode_protobuf::DecodeOutcome> {
+    if !args.times(Timed::Decode) {
+        return Vec::new();
+    }
+    let rounds = args.decode_rounds.unwrap_or(if args.quick { 1 } else { 3 });
+    let outcomes = decode_protobuf::run(rendered, rounds);
+    eprintln!("protobuf decoding done");
+    outcomes
+}
+
+/// Memory per cached pod, in child processes, unless skipped or only other consumers are
+/// timed.
 fn measure_memory(args: &Args, rendered: &Arc<Rendered>) -> Vec<Result<rss::RssOutcome, String>> {
-    if args.skip_rss || !args.only.is_empty() {
+    if args.skip_rss || !args.times(Timed::Memory) {
         return Vec::new();
     }
     let server = Server::start(Arc::clone(rendered)).expect("the bench server starts");

@@ -1,5 +1,6 @@
 //! Ours: `SharedInformerFactory::informer::<Pod>()` (namespace index, default config) with
-//! handlers that count notifications, or the same informer with streaming lists.
+//! handlers that count notifications, or the same informer with streaming lists; over protobuf
+//! (the default for built-in types) or forced to JSON (`factory::Builder::encoding`).
 //!
 //! The sync phase ends when the factory reports the cache synced and every handler has seen
 //! the initial list; the watch phase when the store holds the last event's resource version
@@ -18,6 +19,7 @@ use informer_runtime::{
     cache::namespace_indexers,
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
+    source::Encoding,
 };
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -61,7 +63,7 @@ pub(crate) enum InitialList {
 }
 
 /// The informer of pods, as the factory's `informer::<Pod>()` builds it, or with streaming
-/// lists.
+/// lists; in the factory's encoding either way.
 pub(crate) fn pod_informer(
     factory: &SharedInformerFactory,
     initial: InitialList,
@@ -71,7 +73,8 @@ pub(crate) fn pod_informer(
         InitialList::Streaming => factory
             .informer_for(|context| {
                 SharedIndexInformer::new(
-                    KubeListerWatcher::new(Api::<Pod>::all(context.client().clone())),
+                    KubeListerWatcher::new(Api::<Pod>::all(context.client().clone()))
+                        .encoding(context.encoding()),
                     informer::Config {
                         resync_period: context.resync_period(),
                         indexers: namespace_indexers(),
@@ -105,8 +108,9 @@ pub(crate) async fn run(
     handlers: usize,
     initial: InitialList,
     placement: Placement,
+    encoding: Encoding,
 ) -> Outcome {
-    let name = consumer_name(handlers, initial, placement);
+    let name = consumer_name(handlers, initial, placement, encoding);
     let expected = Expected::of(rendered);
     let client = server.client();
     if placement == Placement::DefaultReusedConnection {
@@ -114,7 +118,7 @@ pub(crate) async fn run(
     }
     // Sync phase: from building the factory to every cache and handler synced.
     let start = Mark::now(Some(server.cpu()));
-    let factory = factory(server, client, placement);
+    let factory = factory(server, client, placement, encoding);
     let informer = pod_informer(&factory, initial);
     let (counters, registrations) = add_counting_handlers(&informer, handlers);
     factory.start();
@@ -156,12 +160,22 @@ fn miscounted(counters: &[Arc<AtomicU64>], expected: u64) -> Option<String> {
         .then(|| format!("handlers counted {delivered:?}, expected {expected} each"))
 }
 
+/// The prefix of our consumers' names over protobuf (the default) in the tables.
+pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf, default): ";
+
+/// The prefix of our consumers' names forced to JSON.
+pub(crate) const JSON_PREFIX: &str = "ours (JSON): ";
+
 /// The consumer's name in the tables.
-fn consumer_name(handlers: usize, initial: InitialList, placement: Placement) -> String {
-    let mut name = match initial {
-        InitialList::Paged => format!("ours: factory informer, {handlers} handler(s)"),
-        InitialList::Streaming => format!("ours: streaming list, {handlers} handler(s)"),
+fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, encoding: Encoding) -> String {
+    let mut name = match encoding {
+        Encoding::Protobuf => PROTOBUF_PREFIX.to_owned(),
+        Encoding::Json => JSON_PREFIX.to_owned(),
     };
+    name.push_str(&match initial {
+        InitialList::Paged => format!("factory informer, {handlers} handler(s)"),
+        InitialList::Streaming => format!("streaming list, {handlers} handler(s)"),
+    });
     name.push_str(match placement {
         Placement::Default => "",
         Placement::DefaultReusedConnection => ", connection opened on the caller's runtime",
@@ -204,18 +218,23 @@ impl Expected {
 }
 
 /// A factory for `server` (through `client`, unless it makes its own), running its
-/// informers where `placement` says.
-fn factory(server: &Server, client: kube::Client, placement: Placement) -> SharedInformerFactory {
-    match placement {
-        Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::new(client),
-        Placement::CallerRuntime => SharedInformerFactory::builder(client).on_caller_runtime().build(),
+/// informers where `placement` says, reading `encoding`.
+fn factory(
+    server: &Server,
+    client: kube::Client,
+    placement: Placement,
+    encoding: Encoding,
+) -> SharedInformerFactory {
+    let builder = match placement {
+        Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::builder(client),
+        Placement::CallerRuntime => SharedInformerFactory::builder(client).on_caller_runtime(),
         Placement::OwnThread => {
             let uri: http::Uri = server.url().parse().expect("the server URL is a valid URI");
             SharedInformerFactory::builder_on_own_thread(kube::Config::new(uri))
                 .expect("the informers' thread starts")
-                .build()
         }
-    }
+    };
+    builder.encoding(encoding).build()
 }
 
 /// `handlers` handlers that count adds and updates, each with its counter.

@@ -4,8 +4,10 @@ use std::{fmt::Write as _, time::Duration};
 
 use crate::{
     cpu::{CpuTimes, Mark},
+    floor_protobuf,
     listers::ListerOutcome,
-    rss::RssOutcome,
+    ours::{JSON_PREFIX, PROTOBUF_PREFIX},
+    rss::{self, RssOutcome},
 };
 
 /// The wall-clock and CPU time of one phase.
@@ -124,6 +126,8 @@ pub(crate) struct Report<'a> {
     pub(crate) events: usize,
     /// Size of the list pages and of the event lines.
     pub(crate) bytes: (usize, usize),
+    /// Size of the protobuf list pages and of the protobuf watch frames.
+    pub(crate) protobuf_bytes: (usize, usize),
     /// How many times every consumer ran (the tables show the last pass).
     pub(crate) passes: usize,
     /// The floor, kube-rs, and ours.
@@ -145,6 +149,7 @@ impl Report<'_> {
         if !self.rss.is_empty() {
             self.memory_table(&mut out);
         }
+        self.goals_table(&mut out);
         if !self.listers.is_empty() {
             out.push_str(&crate::listers::markdown(self.listers));
         }
@@ -155,12 +160,15 @@ impl Report<'_> {
     fn sync_and_watch_table(&self, out: &mut String) {
         let _ = writeln!(
             out,
-            "### Sync and watch: {} pods ({:.1} MB of list pages, {:.1} KB per pod), {} MODIFIED events ({:.1} MB); pass {} of {}\n",
+            "### Sync and watch: {} pods ({:.1} MB of JSON list pages, {:.1} KB per pod; {:.1} MB in protobuf, {:.1} KB per pod), {} MODIFIED events ({:.1} MB of JSON lines; {:.1} MB of protobuf frames); pass {} of {}\n",
             self.pods,
             self.bytes.0 as f64 / 1e6,
             self.bytes.0 as f64 / 1e3 / self.pods.max(1) as f64,
+            self.protobuf_bytes.0 as f64 / 1e6,
+            self.protobuf_bytes.0 as f64 / 1e3 / self.pods.max(1) as f64,
             self.events,
             self.bytes.1 as f64 / 1e6,
+            self.protobuf_bytes.1 as f64 / 1e6,
             self.passes,
             self.passes,
         );
@@ -188,17 +196,29 @@ impl Report<'_> {
         }
     }
 
-    /// Each of our consumers against the floor and kube-rs.
+    /// The JSON floor's outcome, if it ran.
+    fn json_floor(&self) -> Option<&Outcome> {
+        self.outcomes.iter().find(|o| o.name.starts_with("floor:"))
+    }
+
+    /// kube-rs's outcome on the benchmark's multi-thread runtime, if it ran.
+    fn kube(&self) -> Option<&Outcome> {
+        self.outcomes
+            .iter()
+            .find(|o| o.name == "kube-rs 5: watcher + reflector")
+    }
+
+    /// Each of our consumers against the JSON floor and kube-rs.
     fn ratios_table(&self, out: &mut String) {
-        let floor = self.outcomes.iter().find(|o| o.name.starts_with("floor"));
-        let kube = self.outcomes.iter().find(|o| o.name.starts_with("kube-rs"));
+        let floor = self.json_floor();
+        let kube = self.kube();
         let sync_wall = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.wall.as_secs_f64());
         let sync_cpu = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.cpu.total().as_secs_f64());
         let rate = |o: Option<&Outcome>| o.and_then(|o| o.events_per_second(self.events));
         let per_event = |o: Option<&Outcome>| o.and_then(|o| o.cpu_per_event(self.events));
         let _ = writeln!(
             out,
-            "\n| ours | sync time / floor | sync time / kube-rs | sync CPU / floor | sync CPU / kube-rs | CPU per event / floor | events/s / floor | events/s / kube-rs |"
+            "\n| ours | sync time / JSON floor | sync time / kube-rs | sync CPU / JSON floor | sync CPU / kube-rs | CPU per event / JSON floor | events/s / JSON floor | events/s / kube-rs |"
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for o in self.outcomes.iter().filter(|o| o.name.starts_with("ours")) {
@@ -206,7 +226,7 @@ impl Report<'_> {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                o.map(|o| o.name.trim_start_matches("ours: ")).unwrap_or_default(),
+                o.map(|o| o.name.as_str()).unwrap_or_default(),
                 ratio(sync_wall(o), sync_wall(floor)),
                 ratio(sync_wall(o), sync_wall(kube)),
                 ratio(sync_cpu(o), sync_cpu(floor)),
@@ -239,7 +259,7 @@ impl Report<'_> {
                     let _ = writeln!(
                         out,
                         "| {} | {} | {} | {} | {} | {:.0} + {:.0} µs | {relist} |",
-                        r.consumer,
+                        rss::label(&r.consumer),
                         if r.strip_managed_fields {
                             "stripped"
                         } else {
@@ -257,5 +277,150 @@ impl Report<'_> {
                 }
             }
         }
+    }
+
+    /// The memory per pod of `consumer` (as its child reports it), with `managedFields`
+    /// stripped or kept, at the run's size.
+    fn memory_per_pod(&self, consumer: &str, stripped: bool) -> Option<f64> {
+        self.rss
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .find(|r| r.consumer == consumer && r.strip_managed_fields == stripped && r.objects == self.pods)
+            .map(|r| r.retained_per_object() as f64)
+    }
+
+    /// The goals of reading built-in types in protobuf by default: our default informer
+    /// against the JSON floor and kube-rs (events/s, CPU per event) and against itself over
+    /// JSON and kube-rs (memory per pod); then the protobuf floor against the JSON floor.
+    fn goals_table(&self, out: &mut String) {
+        let floor = self.json_floor();
+        let kube = self.kube();
+        let protobuf_floor = self.outcomes.iter().find(|o| o.name == floor_protobuf::NAME);
+        let rate = |o: Option<&Outcome>| o.and_then(|o| o.events_per_second(self.events));
+        let per_event = |o: Option<&Outcome>| o.and_then(|o| o.cpu_per_event(self.events));
+        let sync_cpu = |o: Option<&Outcome>| o.and_then(|o| o.sync).map(|p| p.cpu.total().as_secs_f64());
+        let mut rows = Vec::new();
+        for prefix in [PROTOBUF_PREFIX, JSON_PREFIX] {
+            for handlers in [1, 3] {
+                let name = format!("{prefix}factory informer, {handlers} handler(s)");
+                let Some(ours) = self.outcomes.iter().find(|o| o.name == name) else {
+                    continue;
+                };
+                let ours = Some(ours);
+                let goal = |goal| {
+                    if prefix == PROTOBUF_PREFIX {
+                        goal
+                    } else {
+                        Goal::None
+                    }
+                };
+                rows.push(GoalRow {
+                    what: format!("{name}: events/s / JSON floor"),
+                    figure: quotient(rate(ours), rate(floor)),
+                    goal: goal(Goal::AtLeast(1.3)),
+                });
+                rows.push(GoalRow {
+                    what: format!("{name}: events/s / kube-rs"),
+                    figure: quotient(rate(ours), rate(kube)),
+                    goal: goal(Goal::AtLeast(2.5)),
+                });
+                rows.push(GoalRow {
+                    what: format!("{name}: CPU per event / JSON floor"),
+                    figure: quotient(per_event(ours), per_event(floor)),
+                    goal: goal(Goal::AtMost(0.8)),
+                });
+            }
+        }
+        for (stripped, fields) in [(false, "kept"), (true, "stripped")] {
+            let ours = self.memory_per_pod("ours", stripped);
+            rows.push(GoalRow {
+                what: format!(
+                    "ours (protobuf, default): memory per pod / ours (JSON), managedFields {fields}"
+                ),
+                figure: quotient(ours, self.memory_per_pod("ours-json", stripped)),
+                goal: Goal::AtMost(1.0),
+            });
+            rows.push(GoalRow {
+                what: format!("ours (protobuf, default): memory per pod / kube-rs, managedFields {fields}"),
+                figure: quotient(ours, self.memory_per_pod("kube", stripped)),
+                goal: Goal::AtMost(1.0),
+            });
+        }
+        rows.push(GoalRow {
+            what: "protobuf floor: events/s / JSON floor".into(),
+            figure: quotient(rate(protobuf_floor), rate(floor)),
+            goal: Goal::None,
+        });
+        rows.push(GoalRow {
+            what: "protobuf floor: CPU per event / JSON floor".into(),
+            figure: quotient(per_event(protobuf_floor), per_event(floor)),
+            goal: Goal::None,
+        });
+        rows.push(GoalRow {
+            what: "protobuf floor: sync CPU / JSON floor".into(),
+            figure: quotient(sync_cpu(protobuf_floor), sync_cpu(floor)),
+            goal: Goal::None,
+        });
+        rows.push(GoalRow {
+            what: "protobuf floor: memory per pod / JSON floor".into(),
+            figure: quotient(
+                self.memory_per_pod("floor-protobuf", false),
+                self.memory_per_pod("floor", false),
+            ),
+            goal: Goal::None,
+        });
+        rows.retain(|row| row.figure.is_some());
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n### Goals of the protobuf default (built-in types); ours over JSON and the protobuf floor for reference\n"
+        );
+        let _ = writeln!(out, "| ratio | figure | goal | met |");
+        let _ = writeln!(out, "|---|---:|---:|---|");
+        for row in rows {
+            let _ = writeln!(out, "{}", row.markdown());
+        }
+    }
+}
+
+/// `ours / other`, when both are known and `other` is positive.
+fn quotient(ours: Option<f64>, other: Option<f64>) -> Option<f64> {
+    match (ours, other) {
+        (Some(ours), Some(other)) if other > 0.0 => Some(ours / other),
+        _ => None,
+    }
+}
+
+/// What a ratio should be.
+#[derive(Debug, Clone, Copy)]
+enum Goal {
+    /// At least this.
+    AtLeast(f64),
+    /// At most this.
+    AtMost(f64),
+    /// No goal: shown for reference.
+    None,
+}
+
+/// One line of the goals table.
+struct GoalRow {
+    what: String,
+    figure: Option<f64>,
+    goal: Goal,
+}
+
+impl GoalRow {
+    fn markdown(&self) -> String {
+        let figure = self.figure.unwrap_or(f64::NAN);
+        // decided on the figure as printed (two decimals)
+        let shown = (figure * 100.0).round() / 100.0;
+        let (goal, met) = match self.goal {
+            Goal::AtLeast(goal) => (format!("≥ {goal:.2}x"), if shown >= goal { "yes" } else { "no" }),
+            Goal::AtMost(goal) => (format!("≤ {goal:.2}x"), if shown <= goal { "yes" } else { "no" }),
+            Goal::None => (String::new(), ""),
+        };
+        format!("| {} | {figure:.2}x | {goal} | {met} |", self.what)
     }
 }

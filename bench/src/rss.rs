@@ -1,7 +1,7 @@
 //! Memory per cached object, each consumer in a process of its own.
 //!
-//! The bench binary re-executes itself as `--rss ours|kube|floor [--strip-managed-fields]
-//! --url <server>`: the child reads `VmRSS` (the baseline) once its runtime and client exist,
+//! The bench binary re-executes itself as
+//! `--rss ours|ours-json|kube|floor|floor-protobuf [--strip-managed-fields] --url <server>`: the child reads `VmRSS` (the baseline) once its runtime and client exist,
 //! syncs every pod from the parent's server, then reads `VmRSS` and `VmHWM` again and prints
 //! one `RSS {json}` line. Bytes per object are (after − baseline) / objects: `VmRSS` for what
 //! stays, `VmHWM` for the peak during the sync.
@@ -9,7 +9,8 @@
 use std::{collections::HashMap, process::Command, time::Duration};
 
 use futures::{FutureExt, StreamExt, stream::BoxStream};
-use informer_runtime::factory::SharedInformerFactory;
+use http_body_util::BodyExt;
+use informer_runtime::{factory::SharedInformerFactory, protobuf, source::Encoding};
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
@@ -19,14 +20,16 @@ use kube::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{cpu, render::PAGE_SIZE, scoped, server};
+use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scoped, server};
 
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Consumer {
-    /// Our factory informer (namespace index, no handlers).
+    /// Our factory informer (namespace index, no handlers), over protobuf (the default).
     Ours,
-    /// The same with `compact_objects(true)`.
+    /// The same forced to JSON (`factory::Builder::encoding(Encoding::Json)`).
+    OursJson,
+    /// The same as `ours` with `compact_objects(true)`.
     OursCompacted,
     /// Our factory's metadata-only informer (`metadata_informer::<Pod>()`).
     OursMetadata,
@@ -37,18 +40,36 @@ pub(crate) enum Consumer {
     Kube,
     /// Paged lists decoded into a `HashMap<String, Pod>`.
     Floor,
+    /// Paged protobuf lists decoded by prost into a `HashMap` of k8s-pb's `Pod`s.
+    FloorProtobuf,
 }
 
 impl Consumer {
     fn arg(self) -> &'static str {
         match self {
             Self::Ours => "ours",
+            Self::OursJson => "ours-json",
             Self::OursCompacted => "ours-compacted",
             Self::OursMetadata => "ours-metadata",
             Self::OursScoped => "ours-scoped",
             Self::Kube => "kube",
             Self::Floor => "floor",
+            Self::FloorProtobuf => "floor-protobuf",
         }
+    }
+}
+
+/// The name of a consumer (as its child reports it) in the memory table.
+pub(crate) fn label(consumer: &str) -> &str {
+    match consumer {
+        "ours" => "ours (protobuf, default)",
+        "ours-json" => "ours (JSON)",
+        "ours-compacted" => "ours, compacted (protobuf)",
+        "ours-metadata" => "ours, metadata only (protobuf)",
+        "kube" => "kube-rs (JSON)",
+        "floor" => "floor (serde_json)",
+        "floor-protobuf" => "floor (protobuf: prost, k8s-pb)",
+        other => other,
     }
 }
 
@@ -153,6 +174,51 @@ async fn sync_floor(api: Api<Pod>, strip_managed: bool) -> (usize, Option<Relist
     (objects, None)
 }
 
+/// Paged protobuf lists (asked for as our informer asks), decoded by prost into k8s-pb's pods.
+async fn sync_floor_protobuf(client: kube::Client, strip_managed: bool) -> (usize, Option<Relist>) {
+    let mut pods: HashMap<String, k8s_pb::api::core::v1::Pod> = HashMap::new();
+    let mut continue_token: Option<String> = None;
+    loop {
+        let mut uri = format!("/api/v1/pods?limit={PAGE_SIZE}");
+        if let Some(token) = &continue_token {
+            uri.push_str("&continue=");
+            uri.extend(form_urlencoded::byte_serialize(token.as_bytes()));
+        }
+        let request = http::Request::get(uri)
+            .header(
+                http::header::ACCEPT,
+                format!("{}, application/json", protobuf::MEDIA_TYPE),
+            )
+            .body(kube::client::Body::from(Vec::new()))
+            .expect("a list request");
+        let response = client.send(request).await.expect("the bench server lists pods");
+        let page = response
+            .into_body()
+            .collect()
+            .await
+            .expect("the bench server sends the page")
+            .to_bytes();
+        let list = floor_protobuf::decode_page(&page).expect("the page is a protobuf PodList");
+        for mut pod in list.items {
+            if strip_managed && let Some(metadata) = pod.metadata.as_mut() {
+                metadata.managed_fields = Vec::new();
+            }
+            pods.insert(floor_protobuf::key(&pod), pod);
+        }
+        continue_token = list
+            .metadata
+            .and_then(|metadata| metadata.r#continue)
+            .filter(|token| !token.is_empty());
+        if continue_token.is_none() {
+            break;
+        }
+    }
+    let objects = pods.len();
+    // Measured while the map is alive.
+    std::mem::forget(pods);
+    (objects, None)
+}
+
 async fn sync_kube(api: Api<Pod>, strip_managed: bool) -> (usize, Option<Relist>) {
     let (reader, writer) = reflector::store::<Pod>();
     let events = watcher(api, watcher::Config::default());
@@ -199,8 +265,15 @@ fn relist_of<I: Send + 'static>(factory: SharedInformerFactory, informer: I) -> 
     .boxed()
 }
 
-async fn sync_ours(client: kube::Client, strip_managed: bool, compact: bool) -> (usize, Option<Relist>) {
-    let mut builder = SharedInformerFactory::builder(client).compact_objects(compact);
+async fn sync_ours(
+    client: kube::Client,
+    strip_managed: bool,
+    compact: bool,
+    encoding: Encoding,
+) -> (usize, Option<Relist>) {
+    let mut builder = SharedInformerFactory::builder(client)
+        .compact_objects(compact)
+        .encoding(encoding);
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
@@ -276,9 +349,11 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
         let api = Api::<Pod>::all(client.clone());
         match consumer {
             Consumer::Floor => sync_floor(api, strip_managed).await,
+            Consumer::FloorProtobuf => sync_floor_protobuf(client, strip_managed).await,
             Consumer::Kube => sync_kube(api, strip_managed).await,
-            Consumer::Ours => sync_ours(client, strip_managed, false).await,
-            Consumer::OursCompacted => sync_ours(client, strip_managed, true).await,
+            Consumer::Ours => sync_ours(client, strip_managed, false, Encoding::Protobuf).await,
+            Consumer::OursJson => sync_ours(client, strip_managed, false, Encoding::Json).await,
+            Consumer::OursCompacted => sync_ours(client, strip_managed, true, Encoding::Protobuf).await,
             Consumer::OursMetadata => sync_ours_metadata(client, strip_managed).await,
             Consumer::OursScoped => sync_ours_scoped(client, strip_managed).await,
         }
@@ -313,12 +388,15 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
 }
 
 /// Every consumer, with and without `managedFields`: the memory table at the default size.
-pub(crate) const ALL_RUNS: [(Consumer, bool); 9] = [
+pub(crate) const ALL_RUNS: [(Consumer, bool); 12] = [
     (Consumer::Floor, false),
+    (Consumer::FloorProtobuf, false),
     (Consumer::Kube, false),
     (Consumer::Kube, true),
     (Consumer::Ours, false),
     (Consumer::Ours, true),
+    (Consumer::OursJson, false),
+    (Consumer::OursJson, true),
     (Consumer::OursCompacted, false),
     (Consumer::OursCompacted, true),
     (Consumer::OursMetadata, false),

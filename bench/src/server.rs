@@ -19,6 +19,14 @@
 //!   event, and so does every watch opened before the next list, so its client relists (for the
 //!   memory peak of a relist).
 //!
+//! A request whose `Accept` names `application/vnd.kubernetes.protobuf` first (with or without
+//! parameters, as a metadata-only request's `as=PartialObjectMetadataList` does) is answered in
+//! protobuf, as kube-apiserver answers built-in types: list pages as protobuf documents
+//! (`Content-Type: application/vnd.kubernetes.protobuf`), watches as one protobuf frame per
+//! chunk (`application/vnd.kubernetes.protobuf;stream=watch`), errors as protobuf `Status`es.
+//! Any other request is answered in JSON. A metadata-only watch is sent the same pod events
+//! as a full one, in either encoding (the server renders no metadata-only events).
+//!
 //! Holding the events until [`Server::release`] lets a benchmark measure the sync and the
 //! watch phase separately. The server runs on a thread of its own (a current-thread runtime),
 //! so its CPU time can be told apart from the consumer's.
@@ -31,11 +39,13 @@ use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use hyper::{body::Frame, server::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
+use informer_runtime::protobuf;
+use serde_json::json;
 use tokio::{net::TcpListener, sync::watch};
 
 use crate::{
     cpu::{self, ThreadCpu},
-    render::Rendered,
+    render::{Encoding, Rendered, protobuf_bytes},
 };
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -215,50 +225,117 @@ fn serve(
     // Dropping the runtime drops every connection task.
 }
 
-fn full(status: StatusCode, body: Bytes) -> Response<Body> {
+/// The `Content-Type` of a document in `encoding`.
+fn document_type(encoding: Encoding) -> &'static str {
+    match encoding {
+        Encoding::Json => "application/json",
+        Encoding::Protobuf => protobuf::MEDIA_TYPE,
+    }
+}
+
+/// The `Content-Type` of a watch stream in `encoding`.
+fn watch_type(encoding: Encoding) -> &'static str {
+    match encoding {
+        Encoding::Json => "application/json",
+        Encoding::Protobuf => protobuf::WATCH_MEDIA_TYPE,
+    }
+}
+
+/// What a request's `Accept` asks for: protobuf when its first media type is protobuf's.
+fn asked_encoding<B>(request: &Request<B>) -> Encoding {
+    let first = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|accept| accept.split(',').next())
+        .and_then(|media| media.split(';').next())
+        .unwrap_or_default();
+    if first.trim().eq_ignore_ascii_case(protobuf::MEDIA_TYPE) {
+        Encoding::Protobuf
+    } else {
+        Encoding::Json
+    }
+}
+
+fn full(status: StatusCode, body: Bytes, encoding: Encoding) -> Response<Body> {
     let mut response = Response::new(Full::new(body).boxed_unsync());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
+        header::HeaderValue::from_static(document_type(encoding)),
     );
     response
 }
 
-/// A 400 with `message`.
-fn refused(message: &str) -> Response<Body> {
-    let status = serde_json::json!({
+/// A failure `Status` with `reason`, `code` and `message`, in `encoding`.
+fn status_document(reason: &str, code: u16, message: &str, encoding: Encoding) -> Bytes {
+    let status = json!({
         "kind": "Status",
         "apiVersion": "v1",
         "status": "Failure",
-        "reason": "BadRequest",
+        "reason": reason,
         "message": message,
-        "code": 400,
+        "code": code,
     });
+    Bytes::from(match encoding {
+        Encoding::Json => serde_json::to_vec(&status).unwrap_or_default(),
+        Encoding::Protobuf => protobuf_bytes(&status),
+    })
+}
+
+/// A failure response with its `Status`.
+fn failure(status: StatusCode, reason: &str, message: &str, encoding: Encoding) -> Response<Body> {
     full(
-        StatusCode::BAD_REQUEST,
-        Bytes::from(serde_json::to_vec(&status).unwrap_or_default()),
+        status,
+        status_document(reason, status.as_u16(), message, encoding),
+        encoding,
     )
 }
 
+/// The `ERROR` event that ends a watch with a 410, as a JSON line or a protobuf frame.
+fn expired_event(encoding: Encoding) -> Bytes {
+    let status = status_document("Expired", 410, "the watch expired", encoding);
+    match encoding {
+        Encoding::Json => {
+            let mut line = b"{\"type\":\"ERROR\",\"object\":".to_vec();
+            line.extend_from_slice(&status);
+            line.extend_from_slice(b"}\n");
+            Bytes::from(line)
+        }
+        Encoding::Protobuf => Bytes::from(
+            protobuf::WatchFrame {
+                event_type: "ERROR",
+                object: &status,
+            }
+            .encode(),
+        ),
+    }
+}
+
+/// A 400 with `message`.
+fn refused(message: &str, encoding: Encoding) -> Response<Body> {
+    failure(StatusCode::BAD_REQUEST, "BadRequest", message, encoding)
+}
+
 fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
+    let encoding = asked_encoding(request);
     if request.uri().path() == "/release" {
         shared.release_by_request.send_replace(true);
-        return full(StatusCode::OK, Bytes::from_static(b"{}"));
+        return full(StatusCode::OK, Bytes::from_static(b"{}"), Encoding::Json);
     }
     if request.uri().path() == "/expire" {
         shared
             .expired_until_list
             .store(true, std::sync::atomic::Ordering::SeqCst);
         shared.expired.send_modify(|generation| *generation += 1);
-        return full(StatusCode::OK, Bytes::from_static(b"{}"));
+        return full(StatusCode::OK, Bytes::from_static(b"{}"), Encoding::Json);
     }
     if request.uri().path() != "/api/v1/pods" {
-        return full(
+        return failure(
             StatusCode::NOT_FOUND,
-            Bytes::from_static(
-                br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}"#,
-            ),
+            "NotFound",
+            "the bench server serves only pods",
+            encoding,
         );
     }
     let query = request.uri().query().unwrap_or_default();
@@ -271,10 +348,10 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
     let rendered = &shared.rendered;
     let selection = match param("labelSelector").filter(|s| !s.is_empty()) {
         None if rendered.serves_every_pod() => None,
-        None => return refused("the bench server serves only its rendered selections"),
+        None => return refused("the bench server serves only its rendered selections", encoding),
         Some(selector) => match rendered.selection(&selector) {
             Some(selection) => Some(selection),
-            None => return refused("the bench server serves only its rendered selections"),
+            None => return refused("the bench server serves only its rendered selections", encoding),
         },
     };
     if !is_true("watch") {
@@ -288,28 +365,40 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
             .unwrap_or_default();
         let metadata_only = accept.contains("as=PartialObjectMetadataList");
         let page = match selection {
-            Some(selection) => selection.page_for(param("continue").as_deref()),
-            None => rendered.page_for(param("continue").as_deref(), metadata_only),
+            Some(selection) => selection.page_for(param("continue").as_deref(), encoding),
+            None => rendered.page_for(param("continue").as_deref(), metadata_only, encoding),
         };
         return match page {
-            Some(page) => full(StatusCode::OK, page.clone()),
-            None => full(
+            Some(page) => full(StatusCode::OK, page.clone(), encoding),
+            None => failure(
                 StatusCode::GONE,
-                Bytes::from_static(br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}"#),
+                "Expired",
+                "the continue token is unknown",
+                encoding,
             ),
         };
     }
-    let initial: Vec<Bytes> = if is_true("sendInitialEvents") {
-        let mut lines = rendered.initial_events.clone();
-        lines.push(rendered.initial_events_end.clone());
-        lines
+    watch_response(shared, encoding, &param, is_true("sendInitialEvents"))
+}
+
+/// A watch: the initial events if asked for, the events once released if it starts from the
+/// list's resource version, then nothing until the next expiry, which ends it with a 410.
+fn watch_response(
+    shared: &Shared,
+    encoding: Encoding,
+    param: &dyn Fn(&str) -> Option<String>,
+    send_initial_events: bool,
+) -> Response<Body> {
+    let rendered = &shared.rendered;
+    let initial: Vec<Bytes> = if send_initial_events {
+        rendered.initial_events(encoding)
     } else {
         Vec::new()
     };
-    let from_list = is_true("sendInitialEvents")
+    let from_list = send_initial_events
         || param("resourceVersion").as_deref() == Some(rendered.list_resource_version.to_string().as_str());
     let events = if from_list {
-        rendered.events.clone()
+        rendered.events(encoding).to_vec()
     } else {
         Vec::new()
     };
@@ -330,21 +419,66 @@ fn respond<B>(shared: &Shared, request: &Request<B>) -> Response<Body> {
             let _ = expired.changed().await;
         }
     };
-    let gone = futures::stream::once(async {
-        Bytes::from_static(
-            b"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Expired\",\"code\":410}}\n",
-        )
-    });
-    let lines = futures::stream::iter(initial)
+    let gone = futures::stream::once(async move { expired_event(encoding) });
+    let chunks = futures::stream::iter(initial)
         .chain(gated)
         .chain(futures::stream::pending())
         .take_until(expiry)
         .chain(gone)
-        .map(|line| Ok::<_, Infallible>(Frame::data(line)));
-    let mut response = Response::new(StreamBody::new(lines).boxed_unsync());
+        .map(|chunk| Ok::<_, Infallible>(Frame::data(chunk)));
+    let mut response = Response::new(StreamBody::new(chunks).boxed_unsync());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
+        header::HeaderValue::from_static(watch_type(encoding)),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepting(accept: &str) -> Request<()> {
+        Request::get("/api/v1/pods")
+            .header(header::ACCEPT, accept)
+            .body(())
+            .expect("a request")
+    }
+
+    #[test]
+    fn protobuf_is_served_when_asked_for_first() {
+        let asked = |accept| asked_encoding(&accepting(accept));
+        assert_eq!(
+            asked("application/vnd.kubernetes.protobuf, application/json"),
+            Encoding::Protobuf
+        );
+        assert_eq!(
+            asked(
+                "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
+            ),
+            Encoding::Protobuf
+        );
+        assert_eq!(
+            asked("application/json, application/vnd.kubernetes.protobuf"),
+            Encoding::Json
+        );
+        assert_eq!(asked("application/json"), Encoding::Json);
+        assert_eq!(
+            asked_encoding(&Request::get("/").body(()).expect("a request")),
+            Encoding::Json
+        );
+    }
+
+    #[test]
+    fn an_expired_watch_ends_with_a_410_in_the_encoding_asked_for() {
+        let line = expired_event(Encoding::Json);
+        let event: kube::core::WatchEvent<k8s_openapi::api::core::v1::Pod> =
+            serde_json::from_slice(&line).expect("a JSON event");
+        assert!(matches!(event, kube::core::WatchEvent::Error(status) if status.code == 410));
+        let frame = expired_event(Encoding::Protobuf);
+        let event = protobuf::WatchFrame::parse(&frame[4..]).expect("a frame");
+        assert_eq!(event.event_type, "ERROR");
+        let status: kube::core::Status = protobuf::from_slice(event.object).expect("a Status");
+        assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+    }
 }
