@@ -161,10 +161,10 @@ fn miscounted(counters: &[Arc<AtomicU64>], expected: u64) -> Option<String> {
 }
 
 /// The prefix of our consumers' names over protobuf (the default) in the tables.
-pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf, default): ";
+pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf): ";
 
 /// The prefix of our consumers' names forced to JSON.
-pub(crate) const JSON_PREFIX: &str = "ours (JSON): ";
+pub(crate) const JSON_PREFIX: &str = "ours (JSON, default): ";
 
 /// The consumer's name in the tables.
 fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, encoding: Encoding) -> String {

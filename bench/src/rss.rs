@@ -62,8 +62,8 @@ impl Consumer {
 /// The name of a consumer (as its child reports it) in the memory table.
 pub(crate) fn label(consumer: &str) -> &str {
     match consumer {
-        "ours" => "ours (protobuf, default)",
-        "ours-json" => "ours (JSON)",
+        "ours" => "ours (protobuf)",
+        "ours-json" => "ours (JSON, default)",
         "ours-compacted" => "ours, compacted (protobuf)",
         "ours-metadata" => "ours, metadata only (protobuf)",
         "kube" => "kube-rs (JSON)",
