@@ -77,9 +77,10 @@ fn k8s_pb_package() -> Result<(PathBuf, String), String> {
         ));
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    // `"name":"k8s-pb","version":"0.9.0", ... "manifest_path":"..."` of the package entry
+    // `"name":"k8s-pb","version":"0.9.0", ... "manifest_path":"..."` of the package entry (a
+    // dependency entry names the package too, followed by its source, not its version)
     let start = text
-        .find("\"name\":\"k8s-pb\"")
+        .find("\"name\":\"k8s-pb\",\"version\":")
         .ok_or("failed to find k8s-pb in cargo metadata: xtask's Cargo.toml declares it")?;
     let entry = &text[start..];
     let field = |name: &str| {
