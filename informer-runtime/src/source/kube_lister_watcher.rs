@@ -51,7 +51,9 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Lists and watch events are decoded with every `Vec` at its exact capacity (one pass over
 /// the text finds every array's length, which serde then allocates at once): a cache holds no
-/// room left by a vector's doubling, without a copy of each object.
+/// room left by a vector's doubling, without a copy of each object. With
+/// [`Encoding::Protobuf`] ([`encoding`](Self::encoding)) built-in types are read in protobuf,
+/// as client-go's controllers read them, also with every `Vec` at its length.
 ///
 /// For `kube::core::PartialObjectMeta<K>` it asks for metadata only (client-go's metadata
 /// client): the server sends `PartialObjectMetadata` objects, with `metadata` and nothing
@@ -90,8 +92,9 @@ impl<K> KubeListerWatcher<K> {
         }
     }
 
-    /// What to ask the API server for: [`Encoding::Protobuf`] (the default: protobuf for
-    /// built-in types) or [`Encoding::Json`].
+    /// What to ask the API server for: [`Encoding::Json`] (the default) or
+    /// [`Encoding::Protobuf`] (protobuf for built-in types, decoded straight into `K` by its
+    /// own `Deserialize`).
     #[must_use]
     pub fn encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;

@@ -1,5 +1,6 @@
 //! The lister-watcher in protobuf over HTTP against the embedded API server: it asks for
-//! protobuf first for built-in types, and what it reads equals what it reads in JSON.
+//! protobuf first for built-in types, and what it reads equals what it reads in JSON (the
+//! default).
 
 use futures::StreamExt;
 use informer_testserver::TestServer;
@@ -59,8 +60,8 @@ async fn built_in_types_are_read_in_protobuf_as_they_are_in_json() {
     for (name, node) in [("a", "n1"), ("b", "n2")] {
         server.create(pod(name, node)).expect("created");
     }
-    let protobuf = KubeListerWatcher::new(Api::<Pod>::all(client.clone()));
-    let json = KubeListerWatcher::new(Api::<Pod>::all(client)).encoding(Encoding::Json);
+    let protobuf = KubeListerWatcher::new(Api::<Pod>::all(client.clone())).encoding(Encoding::Protobuf);
+    let json = KubeListerWatcher::new(Api::<Pod>::all(client));
 
     let in_protobuf = protobuf
         .list(&ListOptions::default())
@@ -121,8 +122,9 @@ async fn metadata_only_reads_are_protobuf_partial_object_metadata() {
     let server = TestServer::start().await.expect("server");
     let client = server.client().expect("client");
     server.create(pod("a", "n1")).expect("created");
-    let protobuf = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client.clone()));
-    let json = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client)).encoding(Encoding::Json);
+    let protobuf = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client.clone()))
+        .encoding(Encoding::Protobuf);
+    let json = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client));
     let in_protobuf = protobuf
         .list(&ListOptions::default())
         .await
@@ -154,7 +156,8 @@ async fn metadata_only_reads_are_protobuf_partial_object_metadata() {
 #[tokio::test]
 async fn errors_in_protobuf_are_statuses() {
     let server = TestServer::start().await.expect("server");
-    let protobuf = KubeListerWatcher::new(Api::<Pod>::all(server.client().expect("client")));
+    let protobuf = KubeListerWatcher::new(Api::<Pod>::all(server.client().expect("client")))
+        .encoding(Encoding::Protobuf);
     let options = ListOptions {
         label_selector: Some("a in (".into()),
         ..ListOptions::default()
