@@ -120,11 +120,11 @@ enum Timed {
     FloorProtobuf,
     /// kube-rs `watcher` + `reflector`.
     Kube,
-    /// Our factory informer with one handler (protobuf, the default).
+    /// Our factory informer with one handler, over protobuf.
     Ours1,
-    /// Our factory informer with three handlers (protobuf, the default).
+    /// Our factory informer with three handlers, over protobuf.
     Ours3,
-    /// Our factory informer with one and with three handlers, forced to JSON.
+    /// Our factory informer with one and with three handlers, over JSON (the default).
     OursJson,
     /// Our factory informer with three handlers on the caller's runtime
     /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.

@@ -1,6 +1,6 @@
 //! Ours: `SharedInformerFactory::informer::<Pod>()` (namespace index, default config) with
 //! handlers that count notifications, or the same informer with streaming lists; over protobuf
-//! (the default for built-in types) or forced to JSON (`factory::Builder::encoding`).
+//! or over JSON, the default (`factory::Builder::encoding`).
 //!
 //! The sync phase ends when the factory reports the cache synced and every handler has seen
 //! the initial list; the watch phase when the store holds the last event's resource version
@@ -160,10 +160,10 @@ fn miscounted(counters: &[Arc<AtomicU64>], expected: u64) -> Option<String> {
         .then(|| format!("handlers counted {delivered:?}, expected {expected} each"))
 }
 
-/// The prefix of our consumers' names over protobuf (the default) in the tables.
+/// The prefix of our consumers' names over protobuf in the tables.
 pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf): ";
 
-/// The prefix of our consumers' names forced to JSON.
+/// The prefix of our consumers' names over JSON, the default.
 pub(crate) const JSON_PREFIX: &str = "ours (JSON, default): ";
 
 /// The consumer's name in the tables.

@@ -289,9 +289,9 @@ impl Report<'_> {
             .map(|r| r.retained_per_object() as f64)
     }
 
-    /// The goals of reading built-in types in protobuf by default: our default informer
-    /// against the JSON floor and kube-rs (events/s, CPU per event) and against itself over
-    /// JSON and kube-rs (memory per pod); then the protobuf floor against the JSON floor.
+    /// The goals of reading built-in types in protobuf: our informer over protobuf against the
+    /// JSON floor and kube-rs (events/s, CPU per event) and against itself over JSON and
+    /// kube-rs (memory per pod); then the protobuf floor against the JSON floor.
     fn goals_table(&self, out: &mut String) {
         let floor = self.json_floor();
         let kube = self.kube();
@@ -375,7 +375,7 @@ impl Report<'_> {
         }
         let _ = writeln!(
             out,
-            "\n### Goals of the protobuf default (built-in types); ours over JSON and the protobuf floor for reference\n"
+            "\n### Goals of protobuf (built-in types); ours over JSON and the protobuf floor for reference\n"
         );
         let _ = writeln!(out, "| ratio | figure | goal | met |");
         let _ = writeln!(out, "|---|---:|---:|---|");

@@ -25,13 +25,14 @@ use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scoped, server};
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Consumer {
-    /// Our factory informer (namespace index, no handlers), over protobuf (the default).
+    /// Our factory informer (namespace index, no handlers), over protobuf
+    /// (`factory::Builder::encoding(Encoding::Protobuf)`).
     Ours,
-    /// The same forced to JSON (`factory::Builder::encoding(Encoding::Json)`).
+    /// The same over JSON, the default.
     OursJson,
-    /// The same as `ours` with `compact_objects(true)`.
+    /// The same as `ours` (protobuf) with `compact_objects(true)`.
     OursCompacted,
-    /// Our factory's metadata-only informer (`metadata_informer::<Pod>()`).
+    /// Our factory's metadata-only informer (`metadata_informer::<Pod>()`), over protobuf.
     OursMetadata,
     /// Our factory's informer of a scope (`informer_in`) that selects a tenth of the pods
     /// by label, on the server.
@@ -289,7 +290,7 @@ async fn sync_ours(
 }
 
 async fn sync_ours_metadata(client: kube::Client, strip_managed: bool) -> (usize, Option<Relist>) {
-    let mut builder = SharedInformerFactory::builder(client);
+    let mut builder = SharedInformerFactory::builder(client).encoding(Encoding::Protobuf);
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
