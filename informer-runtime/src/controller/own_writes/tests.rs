@@ -426,9 +426,9 @@ async fn a_guard_that_times_out_counts_and_lets_the_reconcile_act_on_its_cache()
 async fn a_managers_client_tracks_writes_so_its_controllers_create_the_child_once()
 -> Result<(), Box<dyn std::error::Error>> {
     let server = TestServer::start().await?;
-    // Twice the lag, and a timeout well above it: under a loaded test run the manager's
+    // Four times the lag, and a timeout well above it: under a loaded test run the manager's
     // controller may take its next reconcile late, after a shorter lag had passed.
-    server.set_watch_lag("configmaps", Some(LAG * 2));
+    server.set_watch_lag("configmaps", Some(LAG * 4));
     let mut manager = Manager::builder(server.client()?).build()?;
     let creator = Creator::new(
         manager.client(),
@@ -436,7 +436,7 @@ async fn a_managers_client_tracks_writes_so_its_controllers_create_the_child_onc
     );
     let controller = Controller::<Secret>::new(manager.factory())
         .owns::<ConfigMap>()
-        .wait_for_own_writes(Some(LAG * 5));
+        .wait_for_own_writes(Some(LAG * 10));
     let stats = controller.stats();
     manager.add_controller(controller, create_child, retry, Arc::clone(&creator));
     let shutdown = CancellationToken::new();
@@ -445,7 +445,7 @@ async fn a_managers_client_tracks_writes_so_its_controllers_create_the_child_onc
         async move { manager.run(shutdown.cancelled_owned()).await }
     });
     server.create_typed(&parent())?;
-    eventually("a reconcile to see the child", Duration::from_secs(20), || {
+    eventually("a reconcile to see the child", Duration::from_secs(40), || {
         creator.saw_child.load(Ordering::SeqCst)
     })
     .await?;
