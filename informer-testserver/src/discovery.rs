@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::accept::AggregatedVersion;
 use crate::registry::{Registry, ResourceType};
+use crate::subresource;
 
 /// Verbs of every served resource.
 const VERBS: [&str; 8] = [
@@ -97,6 +98,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
     let mut resources = Vec::new();
     for rt in registry.in_group_version(group, version) {
         resources.push(resource_document(rt));
+        let first_subresource = resources.len();
         if rt.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", rt.plural),
@@ -117,6 +119,16 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
                 "verbs": STATUS_VERBS,
             }));
         }
+        let served = subresource::table(rt).iter();
+        resources.extend(served.map(|sub| subresource::legacy_document(rt, sub)));
+        resources[first_subresource..].sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    }
+    if group.is_empty() && version == "v1" && registry.get("", "v1", "pods").is_some() {
+        let bindings = subresource::LEGACY_BINDINGS;
+        resources.insert(
+            0,
+            json!({"name": bindings.name, "singularName": "binding", "namespaced": true, "kind": bindings.kind, "verbs": bindings.verbs}),
+        );
     }
     if resources.is_empty() && !(group.is_empty() && version == "v1") {
         return None;
@@ -161,12 +173,29 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                             json!({"subresource": "scale", "responseKind": scale, "verbs": STATUS_VERBS}),
                         );
                     }
+                    let served = subresource::table(rt).iter();
+                    subresources.extend(served.map(|sub| subresource::aggregated_document(rt, sub)));
+                    subresources.sort_by(|a, b| a["subresource"].as_str().cmp(&b["subresource"].as_str()));
                     if !subresources.is_empty() {
                         doc["subresources"] = json!(subresources);
                     }
                     doc
                 })
                 .collect();
+            let mut resources = resources;
+            if name.is_empty() && v == "v1" && registry.get("", "v1", "pods").is_some() {
+                let bindings = subresource::LEGACY_BINDINGS;
+                resources.insert(
+                    0,
+                    json!({
+                        "resource": bindings.name,
+                        "responseKind": {"group": "", "version": "v1", "kind": bindings.kind},
+                        "scope": "Namespaced",
+                        "singularResource": "binding",
+                        "verbs": bindings.verbs,
+                    }),
+                );
+            }
             json!({"version": v, "resources": resources, "freshness": "Current"})
         })
         .collect();

@@ -30,6 +30,7 @@ use crate::routes::{self, ResourcePath, Route};
 use crate::server::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::state::UpdateMode;
 use crate::status::ApiError;
+use crate::subresource::{self, Answer};
 use crate::table::{self, IncludeObject};
 use crate::watch::WatchStream;
 
@@ -109,6 +110,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
         let state = shared.lock();
         routes::parse(parts.uri.path(), |g, v, p| {
             state.registry.get(g, v, p).is_some_and(|rt| rt.namespaced)
+                || subresource::is_legacy_bindings(g, v, p)
         })
     };
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
@@ -218,6 +220,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 user_agent: &user_agent,
                 body: &body,
                 watch,
+                upgrade: parts.headers.contains_key(header::UPGRADE),
             };
             serve_resource(&shared, path, &request)
         }
@@ -285,6 +288,8 @@ struct ResourceRequest<'a> {
     user_agent: &'a str,
     body: &'a Bytes,
     watch: bool,
+    /// Whether the request asks to upgrade the connection (`exec`, `attach`, ...).
+    upgrade: bool,
 }
 
 fn serve_resource(
@@ -301,7 +306,11 @@ fn serve_resource(
         user_agent,
         body,
         watch,
+        ..
     } = *request;
+    if subresource::is_legacy_bindings(&path.group, &path.version, &path.plural) {
+        return serve_legacy_bindings(shared, &path, request);
+    }
     let rt: ResourceType = shared
         .lock()
         .registry
@@ -317,6 +326,9 @@ fn serve_resource(
         Some("status") if rt.status_subresource => true,
         Some("scale") if rt.scale_subresource.is_some() => {
             return serve_scale(shared, &rt, &path, request);
+        }
+        Some(name) if subresource::serves(&rt, name) => {
+            return serve_subresource(shared, &rt, &path, name, request);
         }
         Some(_) => return Err(ApiError::unknown_path()),
     };
@@ -519,6 +531,85 @@ fn serve_scale(
         ref other => return Err(ApiError::method_not_allowed(other.as_str())),
     };
     Ok(json_response(200, &scale, "application/json"))
+}
+
+/// A subresource of [`subresource`] (eviction, binding, token, log, proxy, ...).
+fn serve_subresource(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    path: &ResourcePath,
+    subresource_name: &str,
+    request: &ResourceRequest<'_>,
+) -> Result<Response<Body>, ApiError> {
+    let name = path.name.as_deref().ok_or_else(ApiError::unknown_path)?;
+    if rt.namespaced && path.namespace.is_none() {
+        return Err(ApiError::unknown_path());
+    }
+    let call = subresource_call(path, name, subresource::decodes_body(subresource_name), request)?;
+    let reply = subresource::serve(&mut shared.lock(), rt, subresource_name, call)?;
+    Ok(subresource_response(request.accept, reply))
+}
+
+/// `POST /api/v1/namespaces/{ns}/bindings`, the legacy form of `pods/binding`.
+fn serve_legacy_bindings(
+    shared: &Arc<Shared>,
+    path: &ResourcePath,
+    request: &ResourceRequest<'_>,
+) -> Result<Response<Body>, ApiError> {
+    if path.namespace.is_none() || path.name.is_some() || path.subresource.is_some() {
+        return Err(ApiError::unknown_path());
+    }
+    let pods = shared
+        .lock()
+        .registry
+        .get("", "v1", "pods")
+        .cloned()
+        .ok_or_else(ApiError::unknown_path)?;
+    let call = subresource_call(path, "", true, request)?;
+    let reply = subresource::serve_legacy_bindings(&mut shared.lock(), &pods, call)?;
+    Ok(subresource_response(request.accept, reply))
+}
+
+/// The request to a subresource, its body decoded when the subresource takes an object (or a
+/// patch of one).
+fn subresource_call<'a>(
+    path: &'a ResourcePath,
+    name: &'a str,
+    decode: bool,
+    request: &ResourceRequest<'a>,
+) -> Result<subresource::Call<'a>, ApiError> {
+    let (body, patch_type) = match *request.method {
+        _ if !decode || request.body.is_empty() => (Value::Null, None),
+        Method::PATCH => {
+            let patch_type = PatchType::from_content_type(request.content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(request.content_type))?;
+            (parse_json(request.body)?, Some(patch_type))
+        }
+        _ => (parse_object(request.content_type, request.body)?, None),
+    };
+    Ok(subresource::Call {
+        method: request.method,
+        namespace: path.namespace.as_deref(),
+        name,
+        query: request.query,
+        dry_run: request.dry_run,
+        body,
+        patch_type,
+        upgrade: request.upgrade,
+    })
+}
+
+fn subresource_response(accept: &str, reply: Answer) -> Response<Body> {
+    match reply {
+        Answer::Object(code, value) => answer(accept, code, &value),
+        Answer::Text(text) => {
+            let mut response = Response::new(full(text));
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            response
+        }
+    }
 }
 
 /// A list (`list`) or one object in the shape `Accept` negotiated: as stored,

@@ -265,6 +265,7 @@ mod state;
 mod status;
 mod storage;
 mod strategic_merge;
+mod subresource;
 mod table;
 mod validation;
 pub mod wait;

@@ -109,11 +109,14 @@ fn resource(
             [] => mk(Some(ns), plural, None, None),
             [name] => mk(Some(ns), plural, Some(name), None),
             [name, sub] => mk(Some(ns), plural, Some(name), Some(sub)),
+            // `.../proxy/{path...}`: the path goes to the backend, which is never reached
+            [name, "proxy", ..] => mk(Some(ns), plural, Some(name), Some("proxy")),
             _ => Route::Unknown,
         },
         [plural] => mk(None, plural, None, None),
         [plural, name] => mk(None, plural, Some(name), None),
         [plural, name, sub] => mk(None, plural, Some(name), Some(sub)),
+        [plural, name, "proxy", ..] => mk(None, plural, Some(name), Some("proxy")),
         _ => Route::Unknown,
     }
 }
@@ -195,5 +198,10 @@ mod tests {
         ));
         assert_eq!(r.name.as_deref(), Some("system:admin"));
         assert_eq!(route("/api/v1/namespaces/ns/pods/p/status/x"), Route::Unknown);
+        let r = res(route("/api/v1/namespaces/ns/pods/p/proxy/metrics/x"));
+        assert_eq!((r.name.as_deref(), r.subresource.as_deref()), (Some("p"), Some("proxy")));
+        let r = res(route("/api/v1/nodes/n1/proxy/stats/summary"));
+        assert_eq!((r.name.as_deref(), r.subresource.as_deref()), (Some("n1"), Some("proxy")));
+        assert_eq!(route("/api/v1/nodes/n1/status/x"), Route::Unknown);
     }
 }

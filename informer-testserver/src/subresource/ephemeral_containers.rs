@@ -1,0 +1,180 @@
+//! `pods/ephemeralcontainers`: reading gives the pod; a replace or patch changes
+//! `spec.ephemeralContainers` and nothing else (other changes of the body are dropped, as
+//! kube-apiserver's strategy drops them). Ephemeral containers may be added, never removed or
+//! changed: that is the 422 kube-apiserver answers, as is a new one without a name or image, or
+//! named like another container of the pod.
+
+use std::collections::HashSet;
+
+use http::Method;
+use serde_json::{Value, json};
+
+use crate::dry_run::{self, OptionsKind};
+use crate::patch::{self, PatchType};
+use crate::registry::ResourceType;
+use crate::state::{State, UpdateMode};
+use crate::status::{ApiError, FieldCause};
+use crate::storage::meta_str;
+use crate::strategic_merge;
+
+use super::{Answer, Call};
+
+/// GET, PUT or PATCH of a pod's ephemeral containers.
+pub(crate) fn serve(state: &mut State, pods: &ResourceType, ns: &str, call: Call<'_>) -> Result<Answer, ApiError> {
+    let name = call.name;
+    let (wanted, kind) = match *call.method {
+        Method::GET => return state.get(pods, Some(ns), name).map(|pod| Answer::Object(200, pod)),
+        Method::PUT => (call.body, OptionsKind::Update),
+        Method::PATCH => (patched(state, pods, ns, name, &call)?, OptionsKind::Patch),
+        ref other => return Err(ApiError::method_not_allowed(other.as_str())),
+    };
+    let dry = dry_run::from_values(call.dry_run, kind)?;
+    let old = state.get(pods, Some(ns), name)?;
+    let new = with_ephemeral_containers_of(&old, &wanted)?;
+    let updated = state.maybe_dry(dry, |s| s.update(pods, Some(ns), name, new, UpdateMode::Full))?;
+    Ok(Answer::Object(200, updated))
+}
+
+/// The pod with a patch applied (the patch's `resourceVersion`, if any, kept for the update's
+/// precondition).
+fn patched(state: &State, pods: &ResourceType, ns: &str, name: &str, call: &Call<'_>) -> Result<Value, ApiError> {
+    let mut pod = state.get(pods, Some(ns), name)?;
+    if let Some(map) = pod["metadata"].as_object_mut() {
+        map.remove("resourceVersion");
+    }
+    match call.patch_type {
+        Some(PatchType::Json) => patch::json_patch(&mut pod, &call.body)
+            .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
+        _ if !call.body.is_object() => {
+            return Err(ApiError::bad_request("the patch must be a JSON object"));
+        }
+        Some(PatchType::Strategic) => {
+            let root = strategic_merge::root_type("", "v1", "Pod")?;
+            strategic_merge::apply(&mut pod, &call.body, root)?;
+        }
+        Some(PatchType::Merge) => patch::merge(&mut pod, &call.body),
+        Some(PatchType::Apply) | None => {
+            return Err(ApiError::unsupported_media_type(
+                "application/apply-patch+yaml",
+            ));
+        }
+    }
+    Ok(pod)
+}
+
+/// `old` with the ephemeral containers (and resourceVersion precondition) of `wanted`, or the
+/// 422 of a removed or changed one.
+fn with_ephemeral_containers_of(old: &Value, wanted: &Value) -> Result<Value, ApiError> {
+    let name = meta_str(old, "name").unwrap_or_default();
+    let empty = Vec::new();
+    let before = old["spec"]["ephemeralContainers"].as_array().unwrap_or(&empty);
+    let after = wanted["spec"]["ephemeralContainers"].as_array().unwrap_or(&empty);
+    let mut causes = Vec::new();
+    for existing in before {
+        let container = existing["name"].as_str().unwrap_or_default();
+        let forbidden = |what: &str| FieldCause {
+            field: "spec.ephemeralContainers".into(),
+            cause_type: "Forbidden".into(),
+            detail: format!("existing ephemeral containers {container:?} may not be {what}\n"),
+        };
+        match after.iter().find(|c| c["name"] == existing["name"]) {
+            None => causes.push(forbidden("removed")),
+            Some(now) if now != existing => causes.push(forbidden("changed")),
+            Some(_) => {}
+        }
+    }
+    causes.extend(new_container_problems(old, after));
+    if !causes.is_empty() {
+        return Err(ApiError::invalid_causes(&pods_type(), name, &causes));
+    }
+    let mut new = old.clone();
+    new["spec"]["ephemeralContainers"] = json!(after);
+    if after.is_empty()
+        && let Some(spec) = new["spec"].as_object_mut()
+    {
+        spec.remove("ephemeralContainers");
+    }
+    match meta_str(wanted, "resourceVersion") {
+        Some(rv) => new["metadata"]["resourceVersion"] = json!(rv),
+        None => {
+            if let Some(meta) = new["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+        }
+    }
+    Ok(new)
+}
+
+/// Names and images of the ephemeral containers: required, and unique among all containers.
+fn new_container_problems(old: &Value, after: &[Value]) -> Vec<FieldCause> {
+    let mut names: HashSet<String> = ["containers", "initContainers"]
+        .iter()
+        .filter_map(|list| old["spec"][list].as_array())
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    let mut causes = Vec::new();
+    for (i, container) in after.iter().enumerate() {
+        let field = |f: &str| format!("spec.ephemeralContainers[{i}].{f}");
+        let name = container["name"].as_str().unwrap_or_default();
+        if name.is_empty() {
+            causes.push(required(field("name")));
+        } else if !names.insert(name.to_string()) {
+            causes.push(FieldCause {
+                field: field("name"),
+                cause_type: "Duplicate value".into(),
+                detail: format!("{name:?}"),
+            });
+        }
+        if container["image"].as_str().is_none_or(str::is_empty) {
+            causes.push(required(field("image")));
+        }
+    }
+    causes
+}
+
+fn required(field: String) -> FieldCause {
+    FieldCause {
+        field,
+        cause_type: "Required value".into(),
+        detail: String::new(),
+    }
+}
+
+fn pods_type() -> ResourceType {
+    ResourceType::new("", "v1", "Pod", "pods", true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(ephemeral: Value) -> Value {
+        json!({"metadata": {"name": "p", "resourceVersion": "5"},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "ephemeralContainers": ephemeral}})
+    }
+
+    #[test]
+    fn only_ephemeral_containers_change() {
+        let old = pod(json!([]));
+        let mut wanted = pod(json!([{"name": "debug", "image": "busybox"}]));
+        wanted["spec"]["containers"][0]["image"] = json!("other");
+        let new = with_ephemeral_containers_of(&old, &wanted).expect("added");
+        assert_eq!(new["spec"]["containers"][0]["image"], "i");
+        assert_eq!(new["spec"]["ephemeralContainers"][0]["name"], "debug");
+    }
+
+    #[test]
+    fn removing_or_changing_one_is_invalid() {
+        let old = pod(json!([{"name": "debug", "image": "busybox"}]));
+        let err = with_ephemeral_containers_of(&old, &pod(json!([]))).expect_err("removed");
+        assert_eq!(err.code, 422);
+        assert!(err.message.contains("existing ephemeral containers \"debug\" may not be removed"));
+        let changed = pod(json!([{"name": "debug", "image": "alpine"}]));
+        let err = with_ephemeral_containers_of(&old, &changed).expect_err("changed");
+        assert!(err.message.contains("may not be changed"));
+        let clash = pod(json!([{"name": "c", "image": "alpine"}]));
+        let err = with_ephemeral_containers_of(&pod(json!([])), &clash).expect_err("duplicate");
+        assert!(err.message.contains("spec.ephemeralContainers[0].name: Duplicate value: \"c\""));
+    }
+}
