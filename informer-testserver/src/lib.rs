@@ -8,6 +8,8 @@
 //! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
 //!   strategic merge and server-side apply with field ownership in `managedFields`, conflicts
 //!   and `force`), delete and delete-collection, the `status` subresource,
+//!   `pods/eviction` (honouring PodDisruptionBudgets), `pods/binding`,
+//!   `pods/ephemeralcontainers`, `serviceaccounts/token`,
 //!   `generateName`, finalizers and preconditions;
 //! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
 //!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and
@@ -49,7 +51,8 @@
 //! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
 //! | Protobuf (built-in types only): request bodies, and objects, lists and watch streams answered when `Accept` puts it first; `Status` errors, tables and metadata-only answers stay JSON; zero scalars sent in protobuf are dropped unless the field is a pointer in Go (by a list of well-known ones); CBOR gets `415` | Protobuf `Status` errors; explicit zero values of other non-pointer fields |
 //! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
-//! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
+//! | No kubelet or backend behind the connect subresources: `log` of an unscheduled pod is empty, `log`, `exec`, `attach`, `portforward` and `proxy` answer kube-apiserver's error for a refused connection (`namespaces/finalize`, `pods/resize` and CSR `approval` are not served here) | Logs, exec sessions, port forwards, proxied answers |
+//! | `serviceaccounts/token` tokens are HMAC-signed JWTs with kube-apiserver's claims, not verifiable by a real API server, and not checked by this one | Authenticating with a requested token |
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
 //! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |

@@ -199,9 +199,15 @@ mod tests {
         assert_eq!(r.name.as_deref(), Some("system:admin"));
         assert_eq!(route("/api/v1/namespaces/ns/pods/p/status/x"), Route::Unknown);
         let r = res(route("/api/v1/namespaces/ns/pods/p/proxy/metrics/x"));
-        assert_eq!((r.name.as_deref(), r.subresource.as_deref()), (Some("p"), Some("proxy")));
+        assert_eq!(
+            (r.name.as_deref(), r.subresource.as_deref()),
+            (Some("p"), Some("proxy"))
+        );
         let r = res(route("/api/v1/nodes/n1/proxy/stats/summary"));
-        assert_eq!((r.name.as_deref(), r.subresource.as_deref()), (Some("n1"), Some("proxy")));
+        assert_eq!(
+            (r.name.as_deref(), r.subresource.as_deref()),
+            (Some("n1"), Some("proxy"))
+        );
         assert_eq!(route("/api/v1/nodes/n1/status/x"), Route::Unknown);
     }
 }

@@ -116,7 +116,10 @@ async fn a_stale_budget_refuses_with_retry_after() {
     budget(&server, "web", 5, 0);
     let response = post_eviction(&server, "a", json!({})).await;
     assert_eq!(response.status, 429);
-    assert_eq!(response.headers.get("retry-after").map(String::as_str), Some("10"));
+    assert_eq!(
+        response.headers.get("retry-after").map(String::as_str),
+        Some("10")
+    );
     let status = response.json();
     assert_eq!(status["details"]["retryAfterSeconds"], 10);
     assert_eq!(
@@ -131,7 +134,11 @@ async fn pods_not_running_or_being_deleted_skip_budgets() {
     let server = server().await;
     let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
     budget(&server, "web", 0, 1);
-    for (name, phase) in [("pending", None), ("done", Some("Succeeded")), ("failed", Some("Failed"))] {
+    for (name, phase) in [
+        ("pending", None),
+        ("done", Some("Succeeded")),
+        ("failed", Some("Failed")),
+    ] {
         pod(&server, name, phase, false);
         pods.evict(name, &EvictParams::default()).await.expect("evicted");
         assert!(!exists(&server, name), "{name}");
@@ -146,7 +153,9 @@ async fn unready_pods_of_a_healthy_budget_go_without_using_it() {
     let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
     pod(&server, "unready", Some("Running"), false);
     budget(&server, "web", 0, 1);
-    pods.evict("unready", &EvictParams::default()).await.expect("evicted");
+    pods.evict("unready", &EvictParams::default())
+        .await
+        .expect("evicted");
     assert!(!exists(&server, "unready"));
 }
 
@@ -157,8 +166,14 @@ async fn dry_run_evictions_change_nothing() {
     pod(&server, "a", Some("Running"), true);
     budget(&server, "web", 1, 1);
     let dry = EvictParams {
-        delete_options: Some(DeleteParams { dry_run: true, ..DeleteParams::default() }),
-        post_options: PostParams { dry_run: true, ..PostParams::default() },
+        delete_options: Some(DeleteParams {
+            dry_run: true,
+            ..DeleteParams::default()
+        }),
+        post_options: PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        },
     };
     let status = pods.evict("a", &dry).await.expect("dry run");
     assert!(status.is_success());
@@ -197,8 +212,15 @@ async fn two_budgets_for_one_pod_are_an_internal_error() {
 async fn evictions_name_an_existing_pod() {
     let server = server().await;
     let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
-    let err = api_error(pods.evict("missing", &EvictParams::default()).await.expect_err("404"));
-    assert_eq!((err.code, err.message.as_str()), (404, "pods \"missing\" not found"));
+    let err = api_error(
+        pods.evict("missing", &EvictParams::default())
+            .await
+            .expect_err("404"),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (404, "pods \"missing\" not found")
+    );
     pod(&server, "a", Some("Running"), true);
     let response = post_eviction(&server, "a", json!({"metadata": {"name": "b"}})).await;
     assert_eq!(response.status, 400);

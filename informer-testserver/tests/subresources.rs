@@ -76,10 +76,19 @@ async fn binding_assigns_a_pod_once() {
     let spec = bound.spec.expect("spec");
     assert_eq!(spec.node_name.as_deref(), Some("n1"));
     let conditions = bound.status.and_then(|s| s.conditions).unwrap_or_default();
-    assert!(conditions.iter().any(|c| c.type_ == "PodScheduled" && c.status == "True"));
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c.type_ == "PodScheduled" && c.status == "True")
+    );
 
     let err = pods
-        .create_subresource::<_, kube::core::Status>("binding", "p", &PostParams::default(), &binding("p", "n2"))
+        .create_subresource::<_, kube::core::Status>(
+            "binding",
+            "p",
+            &PostParams::default(),
+            &binding("p", "n2"),
+        )
         .await
         .expect_err("already bound");
     let err = api_error(err);
@@ -99,11 +108,24 @@ async fn binding_assigns_a_pod_once() {
     .await;
     assert_eq!(legacy.status, 201);
     assert_eq!(legacy.json()["status"], "Success");
-    assert_eq!(pods.get("q").await.expect("q").spec.and_then(|s| s.node_name).as_deref(), Some("n2"));
-    let err = api_error(
-        pods.create_subresource::<_, kube::core::Status>("binding", "missing", &PostParams::default(), &binding("missing", "n1"))
+    assert_eq!(
+        pods.get("q")
             .await
-            .expect_err("404"),
+            .expect("q")
+            .spec
+            .and_then(|s| s.node_name)
+            .as_deref(),
+        Some("n2")
+    );
+    let err = api_error(
+        pods.create_subresource::<_, kube::core::Status>(
+            "binding",
+            "missing",
+            &PostParams::default(),
+            &binding("missing", "n1"),
+        )
+        .await
+        .expect_err("404"),
     );
     assert_eq!(err.code, 404);
 }
@@ -128,7 +150,11 @@ async fn ephemeral_containers_are_added_never_removed() {
         .expect("added");
     let spec = patched.spec.expect("spec");
     assert_eq!(spec.ephemeral_containers.map(|e| e.len()), Some(1));
-    assert_eq!(spec.containers[0].image.as_deref(), Some("nginx"), "other changes dropped");
+    assert_eq!(
+        spec.containers[0].image.as_deref(),
+        Some("nginx"),
+        "other changes dropped"
+    );
 
     let mut removed = pods.get("p").await.expect("pod");
     if let Some(spec) = removed.spec.as_mut() {
@@ -173,7 +199,10 @@ async fn token_requests_get_a_token_for_the_service_account() {
             .await
             .expect_err("no account"),
     );
-    assert_eq!((err.code, err.message.as_str()), (404, "serviceaccounts \"robot\" not found"));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (404, "serviceaccounts \"robot\" not found")
+    );
 
     server
         .create(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot", "namespace": "default"}}))
@@ -184,12 +213,16 @@ async fn token_requests_get_a_token_for_the_service_account() {
         .expect("token");
     let spec = answered.spec.expect("spec");
     assert_eq!(spec.expiration_seconds, Some(3600));
-    assert_eq!(spec.audiences, Some(vec!["https://kubernetes.default.svc.cluster.local".to_string()]));
+    assert_eq!(
+        spec.audiences,
+        Some(vec!["https://kubernetes.default.svc.cluster.local".to_string()])
+    );
     let status = answered.status.expect("status");
     let token = status.token.expect("token");
     let parts: Vec<&str> = token.split('.').collect();
     assert_eq!(parts.len(), 3, "a JWT");
-    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).expect("base64")).expect("claims");
+    let claims: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).expect("base64")).expect("claims");
     assert_eq!(claims["sub"], "system:serviceaccount:default:robot");
     assert_eq!(claims["kubernetes.io"]["serviceaccount"]["name"], "robot");
     let expires = status.expiration_timestamp.expect("expiry").0.as_second();
@@ -203,23 +236,41 @@ async fn token_requests_get_a_token_for_the_service_account() {
             .expect_err("too short"),
     );
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
-    assert!(err.message.ends_with("may not specify a duration less than 10 minutes"));
+    assert!(
+        err.message
+            .ends_with("may not specify a duration less than 10 minutes")
+    );
 
     let err = api_error(
         accounts
-            .create_token_request("robot", &PostParams::default(), &token_request(None, Some("gone")))
+            .create_token_request(
+                "robot",
+                &PostParams::default(),
+                &token_request(None, Some("gone")),
+            )
             .await
             .expect_err("no pod"),
     );
     assert_eq!((err.code, err.message.as_str()), (404, "pods \"gone\" not found"));
-    create_pod(&server, "worker", json!({"serviceAccountName": "robot", "containers": [{"name": "c", "image": "x"}]}), Value::Null);
+    create_pod(
+        &server,
+        "worker",
+        json!({"serviceAccountName": "robot", "containers": [{"name": "c", "image": "x"}]}),
+        Value::Null,
+    );
     let bound = accounts
-        .create_token_request("robot", &PostParams::default(), &token_request(Some(600), Some("worker")))
+        .create_token_request(
+            "robot",
+            &PostParams::default(),
+            &token_request(Some(600), Some("worker")),
+        )
         .await
         .expect("bound token");
     let token = bound.status.and_then(|s| s.token).expect("token");
     let claims: Value = serde_json::from_slice(
-        &URL_SAFE_NO_PAD.decode(token.split('.').nth(1).unwrap_or_default()).expect("base64"),
+        &URL_SAFE_NO_PAD
+            .decode(token.split('.').nth(1).unwrap_or_default())
+            .expect("base64"),
     )
     .expect("claims");
     assert_eq!(claims["kubernetes.io"]["pod"]["name"], "worker");
@@ -240,8 +291,15 @@ async fn status_writes_change_only_the_status() {
     assert_eq!(patched.spec.and_then(|s| s.unschedulable), None, "spec kept");
     let mut node = nodes.get_status("n1").await.expect("get status");
     node.status = None;
-    let replaced = nodes.replace("n1", &PostParams::default(), &node).await.expect("replaced");
-    assert_eq!(replaced.status.and_then(|s| s.phase).as_deref(), Some("Running"), "status kept");
+    let replaced = nodes
+        .replace("n1", &PostParams::default(), &node)
+        .await
+        .expect("replaced");
+    assert_eq!(
+        replaced.status.and_then(|s| s.phase).as_deref(),
+        Some("Running"),
+        "status kept"
+    );
 }
 
 // kube-apiserver's TestCheckLogLocation and TestGetLogs (pkg/registry/core/pod)
@@ -250,24 +308,60 @@ async fn logs_answer_as_without_a_reachable_kubelet() {
     let server = TestServer::start().await.expect("start");
     let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
     create_pod(&server, "unscheduled", one_container(), Value::Null);
-    assert_eq!(pods.logs("unscheduled", &LogParams::default()).await.expect("empty log"), "");
+    assert_eq!(
+        pods.logs("unscheduled", &LogParams::default())
+            .await
+            .expect("empty log"),
+        ""
+    );
 
-    create_pod(&server, "two", json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "x"}]}), Value::Null);
-    let err = api_error(pods.logs("two", &LogParams::default()).await.expect_err("which container"));
+    create_pod(
+        &server,
+        "two",
+        json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "x"}]}),
+        Value::Null,
+    );
+    let err = api_error(
+        pods.logs("two", &LogParams::default())
+            .await
+            .expect_err("which container"),
+    );
     assert_eq!(
         (err.code, err.message.as_str()),
-        (400, "a container name must be specified for pod two, choose one of: [a b]")
+        (
+            400,
+            "a container name must be specified for pod two, choose one of: [a b]"
+        )
     );
-    let wrong = LogParams { container: Some("z".into()), ..LogParams::default() };
+    let wrong = LogParams {
+        container: Some("z".into()),
+        ..LogParams::default()
+    };
     let err = api_error(pods.logs("two", &wrong).await.expect_err("no such container"));
     assert_eq!(err.message, "container z is not valid for pod two");
 
-    create_pod(&server, "scheduled", json!({"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]}), Value::Null);
-    let err = api_error(pods.logs("scheduled", &LogParams::default()).await.expect_err("no node"));
+    create_pod(
+        &server,
+        "scheduled",
+        json!({"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]}),
+        Value::Null,
+    );
+    let err = api_error(
+        pods.logs("scheduled", &LogParams::default())
+            .await
+            .expect_err("no node"),
+    );
     assert_eq!((err.code, err.message.as_str()), (404, "nodes \"n1\" not found"));
     create_node(&server, "n1", "10.0.0.5");
-    let tail = LogParams { tail_lines: Some(5), ..LogParams::default() };
-    let err = api_error(pods.logs("scheduled", &tail).await.expect_err("kubelet unreachable"));
+    let tail = LogParams {
+        tail_lines: Some(5),
+        ..LogParams::default()
+    };
+    let err = api_error(
+        pods.logs("scheduled", &tail)
+            .await
+            .expect_err("kubelet unreachable"),
+    );
     assert_eq!(err.code, 500);
     assert_eq!(
         err.message,
@@ -284,13 +378,25 @@ async fn exec_attach_and_portforward_need_a_host_and_an_upgrade() {
         let path = format!("/api/v1/namespaces/default/pods/p/{sub}");
         let req = http::Request::post(path).body(Vec::new()).expect("request");
         let err = api_error(client.request_text(req).await.expect_err("no host"));
-        assert_eq!((err.code, err.message.as_str()), (400, "pod p does not have a host assigned"), "{sub}");
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (400, "pod p does not have a host assigned"),
+            "{sub}"
+        );
     }
-    create_pod(&server, "q", json!({"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]}), Value::Null);
+    create_pod(
+        &server,
+        "q",
+        json!({"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]}),
+        Value::Null,
+    );
     create_node(&server, "n1", "10.0.0.5");
     let path = "/api/v1/namespaces/default/pods/q/exec?command=ls&stdout=true";
     let plain = request(server.addr(), "POST", path, &[], b"").await;
-    assert_eq!((plain.status, plain.json()["message"].clone()), (400, json!("Upgrade request required")));
+    assert_eq!(
+        (plain.status, plain.json()["message"].clone()),
+        (400, json!("Upgrade request required"))
+    );
     let upgrade = [("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1")];
     let upgraded = request(server.addr(), "POST", path, &upgrade, b"").await;
     assert_eq!(upgraded.status, 500);
@@ -304,33 +410,86 @@ async fn exec_attach_and_portforward_need_a_host_and_an_upgrade() {
 async fn proxies_answer_as_without_a_reachable_backend() {
     let server = TestServer::start().await.expect("start");
     let client = client_without_retries(&server);
-    let proxied = |path: &str| http::Request::get(path.to_string()).body(Vec::new()).expect("request");
+    let proxied = |path: &str| {
+        http::Request::get(path.to_string())
+            .body(Vec::new())
+            .expect("request")
+    };
 
     create_pod(&server, "p", one_container(), Value::Null);
-    let err = api_error(client.request_text(proxied("/api/v1/namespaces/default/pods/p/proxy/metrics")).await.expect_err("no ip"));
+    let err = api_error(
+        client
+            .request_text(proxied("/api/v1/namespaces/default/pods/p/proxy/metrics"))
+            .await
+            .expect_err("no ip"),
+    );
     assert_eq!((err.code, err.message.as_str()), (400, "address not allowed"));
-    create_pod(&server, "q", one_container(), json!({"podIPs": [{"ip": "10.1.0.7"}]}));
-    let err = api_error(client.request_text(proxied("/api/v1/namespaces/default/pods/q:8080/proxy/a/b")).await.expect_err("refused"));
+    create_pod(
+        &server,
+        "q",
+        one_container(),
+        json!({"podIPs": [{"ip": "10.1.0.7"}]}),
+    );
+    let err = api_error(
+        client
+            .request_text(proxied("/api/v1/namespaces/default/pods/q:8080/proxy/a/b"))
+            .await
+            .expect_err("refused"),
+    );
     assert_eq!((err.code, err.reason.as_str()), (503, "ServiceUnavailable"));
-    assert_eq!(err.message, "error trying to reach service: dial tcp 10.1.0.7:8080: connect: connection refused");
+    assert_eq!(
+        err.message,
+        "error trying to reach service: dial tcp 10.1.0.7:8080: connect: connection refused"
+    );
 
     create_node(&server, "n1", "10.0.0.5");
-    let err = api_error(client.request_text(proxied("/api/v1/nodes/n1/proxy/stats/summary")).await.expect_err("kubelet"));
-    assert_eq!(err.message, "error trying to reach service: dial tcp 10.0.0.5:10250: connect: connection refused");
-    let err = api_error(client.request_text(proxied("/api/v1/nodes/n2/proxy/")).await.expect_err("no node"));
+    let err = api_error(
+        client
+            .request_text(proxied("/api/v1/nodes/n1/proxy/stats/summary"))
+            .await
+            .expect_err("kubelet"),
+    );
+    assert_eq!(
+        err.message,
+        "error trying to reach service: dial tcp 10.0.0.5:10250: connect: connection refused"
+    );
+    let err = api_error(
+        client
+            .request_text(proxied("/api/v1/nodes/n2/proxy/"))
+            .await
+            .expect_err("no node"),
+    );
     assert_eq!(err.code, 404);
 
     server
-        .create(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"ports": [{"port": 80}]}}))
+        .create(
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"ports": [{"port": 80}]}}),
+        )
         .expect("service");
-    let err = api_error(client.request_text(proxied("/api/v1/namespaces/default/services/web/proxy/")).await.expect_err("no endpoints"));
-    assert_eq!((err.code, err.message.as_str()), (404, "endpoints \"web\" not found"));
+    let err = api_error(
+        client
+            .request_text(proxied("/api/v1/namespaces/default/services/web/proxy/"))
+            .await
+            .expect_err("no endpoints"),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (404, "endpoints \"web\" not found")
+    );
     server
         .create(json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web", "namespace": "default"}}))
         .expect("endpoints");
-    let err = api_error(client.request_text(proxied("/api/v1/namespaces/default/services/web/proxy/")).await.expect_err("empty"));
-    assert_eq!((err.code, err.message.as_str()), (503, "no endpoints available for service \"web\""));
+    let err = api_error(
+        client
+            .request_text(proxied("/api/v1/namespaces/default/services/web/proxy/"))
+            .await
+            .expect_err("empty"),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (503, "no endpoints available for service \"web\"")
+    );
 }
 
 #[tokio::test]
@@ -338,7 +497,13 @@ async fn discovery_lists_the_subresources() {
     let server = TestServer::start().await.expect("start");
     let core = get(server.addr(), "/api/v1").await.json();
     let resources = core["resources"].as_array().expect("resources");
-    let find = |name: &str| resources.iter().find(|r| r["name"] == name).cloned().unwrap_or_else(|| panic!("{name}"));
+    let find = |name: &str| {
+        resources
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}"))
+    };
     assert_eq!(
         find("pods/eviction"),
         json!({"name": "pods/eviction", "singularName": "", "namespaced": true, "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]})
@@ -355,17 +520,25 @@ async fn discovery_lists_the_subresources() {
         server.addr(),
         "GET",
         "/api",
-        &[("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")],
+        &[(
+            "Accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        )],
         b"",
     )
     .await
     .json();
-    let resources = aggregated["items"][0]["versions"][0]["resources"].as_array().expect("resources");
+    let resources = aggregated["items"][0]["versions"][0]["resources"]
+        .as_array()
+        .expect("resources");
     let pods = resources.iter().find(|r| r["resource"] == "pods").expect("pods");
     let eviction = pods["subresources"]
         .as_array()
         .and_then(|s| s.iter().find(|s| s["subresource"] == "eviction"))
         .expect("eviction");
-    assert_eq!(eviction["responseKind"], json!({"group": "policy", "version": "v1", "kind": "Eviction"}));
+    assert_eq!(
+        eviction["responseKind"],
+        json!({"group": "policy", "version": "v1", "kind": "Eviction"})
+    );
     assert!(resources.iter().any(|r| r["resource"] == "bindings"));
 }

@@ -11,7 +11,7 @@ use crate::state::{State, UpdateMode, now_rfc3339};
 use crate::status::ApiError;
 use crate::storage::meta_str;
 
-use super::{plain_error, success};
+use super::call::{plain_error, success};
 
 /// Binds the pod named by the URL (`url_name`, for `pods/{name}/binding`) or by the Binding
 /// (the legacy `bindings` resource) to the Binding's target node.
@@ -99,9 +99,7 @@ fn assigned(mut pod: Value, name: &str, node: &str, annotations: &Value) -> Resu
         .as_array()
         .is_some_and(|gates| !gates.is_empty())
     {
-        return Err(refuse(format!(
-            "pod {name} has non-empty .spec.schedulingGates"
-        )));
+        return Err(refuse(format!("pod {name} has non-empty .spec.schedulingGates")));
     }
     pod["spec"]["nodeName"] = json!(node);
     if let Some(annotations) = annotations.as_object() {
@@ -150,7 +148,10 @@ mod tests {
     #[test]
     fn targets_need_a_node_name() {
         let err = target_node(&json!({"target": {"kind": "Node"}})).expect_err("no name");
-        assert_eq!((err.code, err.message.as_str()), (500, "target.name: Required value"));
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (500, "target.name: Required value")
+        );
         assert_eq!(
             target_node(&json!({"target": {"name": "n1"}})).expect("named"),
             "n1"

@@ -26,12 +26,18 @@ use crate::registry::ResourceType;
 use crate::state::State;
 use crate::status::ApiError;
 
-use super::{Answer, Call, plain_error};
+use super::call::{Answer, Call, only, plain_error};
 
 /// The kubelet port when a node does not report one.
 const DEFAULT_KUBELET_PORT: i64 = 10250;
 /// kube-apiserver's default `--kubelet-preferred-address-types`.
-const PREFERRED_ADDRESS_TYPES: [&str; 5] = ["Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"];
+const PREFERRED_ADDRESS_TYPES: [&str; 5] = [
+    "Hostname",
+    "InternalDNS",
+    "InternalIP",
+    "ExternalDNS",
+    "ExternalIP",
+];
 const PROXY_METHODS: [Method; 7] = [
     Method::GET,
     Method::POST,
@@ -43,50 +49,77 @@ const PROXY_METHODS: [Method; 7] = [
 ];
 
 /// Answers a connect subresource of `rt`.
-pub(crate) fn serve(state: &State, rt: &ResourceType, name: &str, call: &Call<'_>) -> Result<Answer, ApiError> {
+pub(crate) fn serve(
+    state: &State,
+    rt: &ResourceType,
+    name: &str,
+    call: &Call<'_>,
+) -> Result<Answer, ApiError> {
     let ns = call.namespace;
     match (rt.plural.as_str(), name) {
         ("pods", "log") => {
-            super::only(call.method, &[Method::GET])?;
+            only(call.method, &[Method::GET])?;
             pod_log(state, rt, ns, call)
         }
         ("pods", "exec" | "attach" | "portforward") => {
-            super::only(call.method, &[Method::GET, Method::POST])?;
+            only(call.method, &[Method::GET, Method::POST])?;
             pod_stream(state, rt, ns, name, call)
         }
         ("pods", "proxy") => {
-            super::only(call.method, &PROXY_METHODS)?;
+            only(call.method, &PROXY_METHODS)?;
             pod_proxy(state, rt, ns, call.name)
         }
         ("nodes", "proxy") => {
-            super::only(call.method, &PROXY_METHODS)?;
+            only(call.method, &PROXY_METHODS)?;
             node_proxy(state, call.name)
         }
         ("services", "proxy") => {
-            super::only(call.method, &PROXY_METHODS)?;
+            only(call.method, &PROXY_METHODS)?;
             service_proxy(state, rt, ns, call.name)
         }
         _ => Err(ApiError::unknown_path()),
     }
 }
 
-fn pod_log(state: &State, pods: &ResourceType, ns: Option<&str>, call: &Call<'_>) -> Result<Answer, ApiError> {
+fn pod_log(
+    state: &State,
+    pods: &ResourceType,
+    ns: Option<&str>,
+    call: &Call<'_>,
+) -> Result<Answer, ApiError> {
     let pod = state.get(pods, ns, call.name)?;
     let container = container_of(&pod, call.query.get("container"))?;
     let Some(node) = node_name(&pod) else {
         return Ok(Answer::Text(String::new()));
     };
     let (host, port) = kubelet_address(state, node)?;
-    let mut params: Vec<(&str, &String)> = ["follow", "limitBytes", "previous", "sinceSeconds", "sinceTime", "tailLines", "timestamps"]
-        .iter()
-        .filter_map(|key| call.query.get(*key).map(|value| (*key, value)))
-        .filter(|(key, value)| !matches!((*key, value.as_str()), ("follow" | "previous" | "timestamps", "false")))
-        .collect();
+    let mut params: Vec<(&str, &String)> = [
+        "follow",
+        "limitBytes",
+        "previous",
+        "sinceSeconds",
+        "sinceTime",
+        "tailLines",
+        "timestamps",
+    ]
+    .iter()
+    .filter_map(|key| call.query.get(*key).map(|value| (*key, value)))
+    .filter(|(key, value)| {
+        !matches!(
+            (*key, value.as_str()),
+            ("follow" | "previous" | "timestamps", "false")
+        )
+    })
+    .collect();
     params.sort();
     let query: String = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(params)
         .finish();
-    let query = if query.is_empty() { query } else { format!("?{query}") };
+    let query = if query.is_empty() {
+        query
+    } else {
+        format!("?{query}")
+    };
     let pod_name = &call.name;
     let ns = ns.unwrap_or_default();
     Err(plain_error(
@@ -127,8 +160,8 @@ fn pod_stream(
 }
 
 fn pod_proxy(state: &State, pods: &ResourceType, ns: Option<&str>, id: &str) -> Result<Answer, ApiError> {
-    let (scheme, name, port) =
-        split_scheme_name_port(id).ok_or_else(|| ApiError::bad_request(format!("invalid pod request {id:?}")))?;
+    let (scheme, name, port) = split_scheme_name_port(id)
+        .ok_or_else(|| ApiError::bad_request(format!("invalid pod request {id:?}")))?;
     let pod = state.get(pods, ns, name)?;
     let port = match port {
         "" => first_container_port(&pod),
@@ -144,16 +177,21 @@ fn pod_proxy(state: &State, pods: &ResourceType, ns: Option<&str>, id: &str) -> 
 }
 
 fn node_proxy(state: &State, id: &str) -> Result<Answer, ApiError> {
-    let (_, name, port) =
-        split_scheme_name_port(id).ok_or_else(|| ApiError::bad_request(format!("invalid node request {id:?}")))?;
+    let (_, name, port) = split_scheme_name_port(id)
+        .ok_or_else(|| ApiError::bad_request(format!("invalid node request {id:?}")))?;
     let (host, kubelet_port) = kubelet_address(state, name)?;
     let port = port.parse().unwrap_or(kubelet_port);
     Err(unreachable(&host, port))
 }
 
-fn service_proxy(state: &State, services: &ResourceType, ns: Option<&str>, id: &str) -> Result<Answer, ApiError> {
-    let (_, name, port) =
-        split_scheme_name_port(id).ok_or_else(|| ApiError::bad_request(format!("invalid service request {id:?}")))?;
+fn service_proxy(
+    state: &State,
+    services: &ResourceType,
+    ns: Option<&str>,
+    id: &str,
+) -> Result<Answer, ApiError> {
+    let (_, name, port) = split_scheme_name_port(id)
+        .ok_or_else(|| ApiError::bad_request(format!("invalid service request {id:?}")))?;
     let mut port_name = port.to_string();
     if let Ok(number) = port.parse::<i64>() {
         let service = state.get(services, ns, name)?;
@@ -189,7 +227,11 @@ fn service_proxy(state: &State, services: &ResourceType, ns: Option<&str>, id: &
     for subset in &subsets {
         let Some(port) = subset["ports"]
             .as_array()
-            .and_then(|ports| ports.iter().find(|p| p["name"].as_str().unwrap_or_default() == port_name))
+            .and_then(|ports| {
+                ports
+                    .iter()
+                    .find(|p| p["name"].as_str().unwrap_or_default() == port_name)
+            })
             .and_then(|p| p["port"].as_i64())
         else {
             continue;
@@ -241,7 +283,9 @@ fn container_of(pod: &Value, asked: Option<&String>) -> Result<String, ApiError>
             "container {asked} is not valid for pod {pod_name}"
         )));
     }
-    let containers = pod["spec"]["containers"].as_array().map_or(&[][..], Vec::as_slice);
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     match containers {
         [only] => Ok(only["name"].as_str().unwrap_or_default().to_string()),
         [] => Err(ApiError::bad_request(format!(
@@ -267,7 +311,9 @@ fn kubelet_address(state: &State, node: &str) -> Result<(String, i64), ApiError>
         .cloned()
         .ok_or_else(ApiError::unknown_path)?;
     let node = state.get(&nodes, None, node)?;
-    let addresses = node["status"]["addresses"].as_array().map_or(&[][..], Vec::as_slice);
+    let addresses = node["status"]["addresses"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     let host = PREFERRED_ADDRESS_TYPES
         .iter()
         .find_map(|kind| addresses.iter().find(|a| a["type"] == *kind))
@@ -285,7 +331,10 @@ fn kubelet_address(state: &State, node: &str) -> Result<(String, i64), ApiError>
                 .collect();
             plain_error(
                 500,
-                format!("no preferred addresses found; known addresses: [{}]", known.join(" ")),
+                format!(
+                    "no preferred addresses found; known addresses: [{}]",
+                    known.join(" ")
+                ),
             )
         })?;
     let port = node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"]
@@ -307,7 +356,10 @@ fn unreachable(host: &str, port: i64) -> ApiError {
 /// Go's error for a refused connection to an IP, or an unknown host name.
 fn refused(host: &str, port: i64) -> String {
     if host.parse::<IpAddr>().is_ok() {
-        format!("dial tcp {}: connect: connection refused", join_host_port(host, port))
+        format!(
+            "dial tcp {}: connect: connection refused",
+            join_host_port(host, port)
+        )
     } else {
         format!("dial tcp: lookup {host}: no such host")
     }
@@ -331,10 +383,17 @@ fn first_container_port(pod: &Value) -> Option<i64> {
 fn is_global_unicast(ip: &IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            !(v4.is_unspecified() || v4.is_loopback() || v4.is_link_local() || v4.is_multicast() || v4.is_broadcast())
+            !(v4.is_unspecified()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_multicast()
+                || v4.is_broadcast())
         }
         IpAddr::V6(v6) => {
-            !(v6.is_unspecified() || v6.is_loopback() || v6.is_multicast() || (v6.segments()[0] & 0xffc0) == 0xfe80)
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80)
         }
     }
 }
@@ -361,7 +420,10 @@ mod tests {
     fn proxy_names_split_as_kube_apiserver_splits_them() {
         assert_eq!(split_scheme_name_port("web"), Some(("", "web", "")));
         assert_eq!(split_scheme_name_port("web:8080"), Some(("", "web", "8080")));
-        assert_eq!(split_scheme_name_port("https:web:443"), Some(("https", "web", "443")));
+        assert_eq!(
+            split_scheme_name_port("https:web:443"),
+            Some(("https", "web", "443"))
+        );
         assert_eq!(split_scheme_name_port("ftp:web:21"), None);
         assert_eq!(split_scheme_name_port(":80"), None);
     }
@@ -370,7 +432,10 @@ mod tests {
     fn containers_are_named_or_the_only_one() {
         let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
         let err = container_of(&pod, None).expect_err("two");
-        assert_eq!(err.message, "a container name must be specified for pod p, choose one of: [a b]");
+        assert_eq!(
+            err.message,
+            "a container name must be specified for pod p, choose one of: [a b]"
+        );
         let err = container_of(&pod, Some(&"c".to_string())).expect_err("unknown");
         assert_eq!(err.message, "container c is not valid for pod p");
         assert_eq!(container_of(&pod, Some(&"b".to_string())).expect("named"), "b");

@@ -17,13 +17,22 @@ use crate::status::{ApiError, FieldCause};
 use crate::storage::meta_str;
 use crate::strategic_merge;
 
-use super::{Answer, Call};
+use super::call::{Answer, Call};
 
 /// GET, PUT or PATCH of a pod's ephemeral containers.
-pub(crate) fn serve(state: &mut State, pods: &ResourceType, ns: &str, call: Call<'_>) -> Result<Answer, ApiError> {
+pub(crate) fn serve(
+    state: &mut State,
+    pods: &ResourceType,
+    ns: &str,
+    call: Call<'_>,
+) -> Result<Answer, ApiError> {
     let name = call.name;
     let (wanted, kind) = match *call.method {
-        Method::GET => return state.get(pods, Some(ns), name).map(|pod| Answer::Object(200, pod)),
+        Method::GET => {
+            return state
+                .get(pods, Some(ns), name)
+                .map(|pod| Answer::Object(200, pod));
+        }
         Method::PUT => (call.body, OptionsKind::Update),
         Method::PATCH => (patched(state, pods, ns, name, &call)?, OptionsKind::Patch),
         ref other => return Err(ApiError::method_not_allowed(other.as_str())),
@@ -37,7 +46,13 @@ pub(crate) fn serve(state: &mut State, pods: &ResourceType, ns: &str, call: Call
 
 /// The pod with a patch applied (the patch's `resourceVersion`, if any, kept for the update's
 /// precondition).
-fn patched(state: &State, pods: &ResourceType, ns: &str, name: &str, call: &Call<'_>) -> Result<Value, ApiError> {
+fn patched(
+    state: &State,
+    pods: &ResourceType,
+    ns: &str,
+    name: &str,
+    call: &Call<'_>,
+) -> Result<Value, ApiError> {
     let mut pod = state.get(pods, Some(ns), name)?;
     if let Some(map) = pod["metadata"].as_object_mut() {
         map.remove("resourceVersion");
@@ -54,9 +69,7 @@ fn patched(state: &State, pods: &ResourceType, ns: &str, name: &str, call: &Call
         }
         Some(PatchType::Merge) => patch::merge(&mut pod, &call.body),
         Some(PatchType::Apply) | None => {
-            return Err(ApiError::unsupported_media_type(
-                "application/apply-patch+yaml",
-            ));
+            return Err(ApiError::unsupported_media_type("application/apply-patch+yaml"));
         }
     }
     Ok(pod)
@@ -169,12 +182,18 @@ mod tests {
         let old = pod(json!([{"name": "debug", "image": "busybox"}]));
         let err = with_ephemeral_containers_of(&old, &pod(json!([]))).expect_err("removed");
         assert_eq!(err.code, 422);
-        assert!(err.message.contains("existing ephemeral containers \"debug\" may not be removed"));
+        assert!(
+            err.message
+                .contains("existing ephemeral containers \"debug\" may not be removed")
+        );
         let changed = pod(json!([{"name": "debug", "image": "alpine"}]));
         let err = with_ephemeral_containers_of(&old, &changed).expect_err("changed");
         assert!(err.message.contains("may not be changed"));
         let clash = pod(json!([{"name": "c", "image": "alpine"}]));
         let err = with_ephemeral_containers_of(&pod(json!([])), &clash).expect_err("duplicate");
-        assert!(err.message.contains("spec.ephemeralContainers[0].name: Duplicate value: \"c\""));
+        assert!(
+            err.message
+                .contains("spec.ephemeralContainers[0].name: Duplicate value: \"c\"")
+        );
     }
 }

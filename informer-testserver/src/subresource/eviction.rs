@@ -23,7 +23,7 @@ use crate::state::{State, UpdateMode, now_rfc3339};
 use crate::status::ApiError;
 use crate::storage::meta_str;
 
-use super::{plain_error, success};
+use super::call::{plain_error, success};
 
 /// More entries than this in a budget's `disruptedPods` refuse evictions (kube-apiserver's
 /// `MaxDisruptedPodSize`).
@@ -77,7 +77,13 @@ pub(crate) fn evict(
         let decremented = check_and_decrement(&budget, name)?;
         if !dry {
             let budget_name = meta_str(&budget, "name").unwrap_or_default().to_string();
-            state.update(&budget_type, Some(ns), &budget_name, decremented, UpdateMode::Status)?;
+            state.update(
+                &budget_type,
+                Some(ns),
+                &budget_name,
+                decremented,
+                UpdateMode::Status,
+            )?;
         }
     }
     state.maybe_dry(dry, |s| s.delete(pods, Some(ns), name, &options))?;
@@ -101,7 +107,12 @@ fn check_kind(eviction: &Value) -> Result<(), ApiError> {
 fn merged_dry_run(options: &mut Value, query: &[String]) -> Result<bool, ApiError> {
     let in_body: Vec<String> = options["dryRun"]
         .as_array()
-        .map(|values| values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|values| {
+            values
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let values = match (in_body.is_empty(), query.is_empty()) {
         (true, _) => query.to_vec(),
@@ -210,7 +221,12 @@ fn matching_budgets(state: &State, ns: &str, pod: &Value) -> Result<Vec<(Resourc
 
 /// The served PodDisruptionBudget type (`policy/v1` first), if any.
 fn budget_type(state: &State) -> Option<ResourceType> {
-    let served = |version| state.registry.get("policy", version, "poddisruptionbudgets").cloned();
+    let served = |version| {
+        state
+            .registry
+            .get("policy", version, "poddisruptionbudgets")
+            .cloned()
+    };
     served("v1").or_else(|| served("v1beta1"))
 }
 

@@ -8,6 +8,7 @@
 //! request already decoded by the HTTP layer.
 
 mod binding;
+mod call;
 mod connect;
 mod ephemeral_containers;
 mod eviction;
@@ -16,15 +17,15 @@ mod sha256;
 mod status_flags;
 mod token;
 
-use std::collections::HashMap;
-
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::patch::PatchType;
 use crate::registry::ResourceType;
 use crate::state::State;
 use crate::status::ApiError;
+
+use self::call::only;
+pub(crate) use self::call::{Answer, Call};
 
 /// A subresource as discovery lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,38 +115,13 @@ pub(crate) fn is_legacy_bindings(group: &str, version: &str, plural: &str) -> bo
 /// The discovery entry of the `bindings` resource.
 pub(crate) const LEGACY_BINDINGS: Subresource = sub("bindings", "Binding", &["create"]);
 
-/// A request to a subresource, its body decoded by the HTTP layer.
-#[derive(Debug)]
-pub(crate) struct Call<'a> {
-    /// The HTTP method.
-    pub(crate) method: &'a Method,
-    /// The namespace of the URL.
-    pub(crate) namespace: Option<&'a str>,
-    /// The object's name in the URL.
-    pub(crate) name: &'a str,
-    /// The query parameters.
-    pub(crate) query: &'a HashMap<String, String>,
-    /// Every `dryRun` value of the query.
-    pub(crate) dry_run: &'a [String],
-    /// The decoded body (`null` when there is none): an object, or a patch for `PATCH`.
-    pub(crate) body: Value,
-    /// The patch type of a `PATCH`.
-    pub(crate) patch_type: Option<PatchType>,
-    /// Whether the request asks for a connection upgrade (SPDY or WebSocket streams).
-    pub(crate) upgrade: bool,
-}
-
-/// What a subresource answers.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Answer {
-    /// An object (or a success `Status`) with its HTTP code.
-    Object(u16, Value),
-    /// A plain-text body (the log of a pod that has no node: empty).
-    Text(String),
-}
-
 /// Answers a request to the subresource `name` of an object of `rt`.
-pub(crate) fn serve(state: &mut State, rt: &ResourceType, name: &str, call: Call<'_>) -> Result<Answer, ApiError> {
+pub(crate) fn serve(
+    state: &mut State,
+    rt: &ResourceType,
+    name: &str,
+    call: Call<'_>,
+) -> Result<Answer, ApiError> {
     let ns = call.namespace.unwrap_or_default();
     match (rt.plural.as_str(), name) {
         ("pods", "eviction") => {
@@ -176,26 +152,6 @@ pub(crate) fn serve_legacy_bindings(
     only(call.method, &[Method::POST])?;
     let ns = call.namespace.unwrap_or_default();
     binding::bind(state, pods, ns, None, &call.body, call.dry_run).map(|s| Answer::Object(201, s))
-}
-
-/// 405 unless the method is one of `allowed`.
-fn only(method: &Method, allowed: &[Method]) -> Result<(), ApiError> {
-    if allowed.contains(method) {
-        Ok(())
-    } else {
-        Err(ApiError::method_not_allowed(method.as_str()))
-    }
-}
-
-/// The `Status` a create answers when the subresource returns success without an object.
-fn success() -> Value {
-    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
-}
-
-/// The `Status` error of a failure that is not an API error in kube-apiserver (a Go error
-/// passed up as is): code 500 or another, no reason, the error's text as message.
-fn plain_error(code: u16, message: impl Into<String>) -> ApiError {
-    ApiError::new(code, "", message)
 }
 
 /// The discovery document of a subresource of `rt` (legacy `APIResource`).

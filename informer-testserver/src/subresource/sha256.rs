@@ -44,10 +44,7 @@ fn compress(state: &mut [u32; 8], block: &[u8]) {
     for i in 16..64 {
         let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
         let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16]
-            .wrapping_add(s0)
-            .wrapping_add(w[i - 7])
-            .wrapping_add(s1);
+        w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
     for i in 0..64 {
@@ -83,7 +80,11 @@ pub(crate) fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
     } else {
         block[..key.len()].copy_from_slice(key);
     }
-    let inner: Vec<u8> = block.iter().map(|b| b ^ 0x36).chain(message.iter().copied()).collect();
+    let inner: Vec<u8> = block
+        .iter()
+        .map(|b| b ^ 0x36)
+        .chain(message.iter().copied())
+        .collect();
     let inner = digest(&inner);
     let outer: Vec<u8> = block.iter().map(|b| b ^ 0x5c).chain(inner).collect();
     digest(&outer)

@@ -34,7 +34,13 @@ const MIN_EXPIRATION: i64 = 600;
 const MAX_EXPIRATION: i64 = 1 << 32;
 
 fn token_request_type() -> ResourceType {
-    ResourceType::new("authentication.k8s.io", "v1", "TokenRequest", "tokenrequests", true)
+    ResourceType::new(
+        "authentication.k8s.io",
+        "v1",
+        "TokenRequest",
+        "tokenrequests",
+        true,
+    )
 }
 
 /// The answered `TokenRequest` for the service account `name` of `ns`.
