@@ -117,6 +117,17 @@ async fn binding_assigns_a_pod_once() {
             .as_deref(),
         Some("n2")
     );
+    let elsewhere = post(
+        server.addr(),
+        "/api/v1/namespaces/default/bindings",
+        &json!({"kind": "Binding", "metadata": {"name": "q", "namespace": "other"}, "target": {"name": "n2"}}),
+    )
+    .await;
+    assert_eq!(elsewhere.status, 400);
+    assert_eq!(
+        elsewhere.json()["message"],
+        "the namespace of the provided object does not match the namespace sent on the request"
+    );
     let err = api_error(
         pods.create_subresource::<_, kube::core::Status>(
             "binding",
@@ -241,6 +252,21 @@ async fn token_requests_get_a_token_for_the_service_account() {
             .ends_with("may not specify a duration less than 10 minutes")
     );
 
+    let mut config_map = token_request(None, None);
+    if let Some(spec) = config_map.spec.as_mut() {
+        spec.bound_object_ref =
+            serde_json::from_value(json!({"kind": "ConfigMap", "apiVersion": "v1", "name": "x"})).ok();
+    }
+    let err = api_error(
+        accounts
+            .create_token_request("robot", &PostParams::default(), &config_map)
+            .await
+            .expect_err("not bindable"),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "cannot bind token to object of type /v1, Kind=ConfigMap")
+    );
     let err = api_error(
         accounts
             .create_token_request(

@@ -58,3 +58,14 @@ pub(super) fn success() -> Value {
 pub(super) fn plain_error(code: u16, message: impl Into<String>) -> ApiError {
     ApiError::new(code, "", message)
 }
+
+/// A body naming another namespace than the URL is refused, as kube-apiserver's create and
+/// update handlers refuse it.
+pub(super) fn check_namespace(body: &Value, namespace: Option<&str>) -> Result<(), ApiError> {
+    match body["metadata"]["namespace"].as_str() {
+        Some(named) if !named.is_empty() && Some(named) != namespace => Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+        _ => Ok(()),
+    }
+}

@@ -24,8 +24,8 @@ use crate::registry::ResourceType;
 use crate::state::State;
 use crate::status::ApiError;
 
-use self::call::only;
 pub(crate) use self::call::{Answer, Call};
+use self::call::{check_namespace, only};
 
 /// A subresource as discovery lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +122,7 @@ pub(crate) fn serve(
     name: &str,
     call: Call<'_>,
 ) -> Result<Answer, ApiError> {
+    check_namespace(&call.body, call.namespace)?;
     let ns = call.namespace.unwrap_or_default();
     match (rt.plural.as_str(), name) {
         ("pods", "eviction") => {
@@ -150,6 +151,7 @@ pub(crate) fn serve_legacy_bindings(
     call: Call<'_>,
 ) -> Result<Answer, ApiError> {
     only(call.method, &[Method::POST])?;
+    check_namespace(&call.body, call.namespace)?;
     let ns = call.namespace.unwrap_or_default();
     binding::bind(state, pods, ns, None, &call.body, call.dry_run).map(|s| Answer::Object(201, s))
 }

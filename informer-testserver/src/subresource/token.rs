@@ -123,12 +123,12 @@ fn bound_objects(state: &State, ns: &str, account: &str, reference: &Value) -> R
     let kind = reference["kind"].as_str().unwrap_or_default();
     let api_version = reference["apiVersion"].as_str().unwrap_or_default();
     let object_name = reference["name"].as_str().unwrap_or_default();
-    let (plural, claim, namespaced) = match (api_version, kind) {
-        ("v1", "Pod") => ("pods", "pod", true),
-        ("v1", "Node") => ("nodes", "node", false),
-        ("v1", "Secret") => ("secrets", "secret", true),
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (plural, claim, namespaced) = match (group, kind) {
+        ("", "Pod") => ("pods", "pod", true),
+        ("", "Node") => ("nodes", "node", false),
+        ("", "Secret") => ("secrets", "secret", true),
         _ => {
-            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
             return Err(ApiError::bad_request(format!(
                 "cannot bind token to object of type {group}/{version}, Kind={kind}"
             )));
