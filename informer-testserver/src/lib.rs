@@ -235,44 +235,25 @@
 //! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
 //! and programs in other languages can use it.
 
-mod accept;
-mod builtin_schema;
-mod crd;
-mod crd_schema;
-mod discovery;
-mod dry_run;
+mod admission;
+mod encoding;
 mod faults;
-mod field_labels;
-mod field_ownership;
-mod field_validation;
-mod garbage_collector;
-mod handler;
-mod list;
-mod namespace_lifecycle;
-mod openapi;
-mod options;
-mod partial_metadata;
-mod patch;
-mod protobuf;
+mod http;
 pub mod proxy;
 pub mod registry;
-mod routes;
-mod scale;
 pub mod seed;
 pub mod selector;
 mod server;
-mod state;
 mod status;
 mod storage;
-mod strategic_merge;
-mod table;
-mod validation;
 pub mod wait;
-mod watch;
+mod write;
 
 pub use faults::{Failure, Stall};
 pub use proxy::ResetProxy;
+
+pub use http::shared::{CLIENT_NAME_HEADER, RequestRecord};
 pub use registry::{ResourceType, ScaleSubresource};
 pub use seed::SeedError;
-pub use server::{CLIENT_NAME_HEADER, RequestRecord, ServerError, TestServer, TestServerBuilder};
+pub use server::{ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -5,11 +5,11 @@ use serde_json::{Value, json};
 
 use super::list_types::{ListType, ListTypes, SchemaListTypes};
 use super::{Apply, Writer, apply, record_update};
-use crate::builtin_schema::BuiltinListTypes;
+use crate::admission::builtin_schema::BuiltinListTypes;
 use crate::registry::ResourceType;
-use crate::state::State;
 use crate::status::ApiError;
-use crate::storage::metadata_mut;
+use crate::storage::state::State;
+use crate::storage::store::metadata_mut;
 
 /// The list types every object shares: `metadata.finalizers` is a set, `ownerReferences` are
 /// keyed by `uid`; the rest comes from the type's own list types.
@@ -129,9 +129,9 @@ impl State {
             None => self.create(rt, ns, merged).map(|o| (o, true)),
             Some(_) => {
                 let mode = if status {
-                    crate::state::UpdateMode::Status
+                    crate::storage::state::UpdateMode::Status
                 } else {
-                    crate::state::UpdateMode::Main
+                    crate::storage::state::UpdateMode::Main
                 };
                 let mut merged = merged;
                 metadata_mut(&mut merged).remove("resourceVersion");

@@ -3,15 +3,15 @@
 //! 400 (`Strict`, what kubectl asks for), reported in `Warning` headers (`Warn`, the default)
 //! or passed over (`Ignore`); unless refused, unknown fields are dropped, as decoding into the
 //! type drops them. Built-in types know their fields from the generated
-//! [`builtin_schema`](crate::builtin_schema) table; custom resources are checked and pruned
-//! by their CRD's schema ([`crd_schema`](crate::crd_schema)).
+//! [`builtin_schema`](crate::admission::builtin_schema) table; custom resources are checked and pruned
+//! by their CRD's schema ([`crd_schema`](crate::admission::crd_schema)).
 
 use std::collections::{HashMap, HashSet};
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::builtin_schema::{self, TypeInfo};
+use crate::admission::builtin_schema::{self, TypeInfo};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 

@@ -11,11 +11,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::Selector;
 use serde_json::{Value, json};
 
-use crate::patch::{self, PatchType};
 use crate::registry::{ResourceType, ScaleSubresource};
-use crate::state::{State, UpdateMode};
 use crate::status::{ApiError, FieldCause};
-use crate::storage::meta_str;
+use crate::storage::state::{State, UpdateMode};
+use crate::storage::store::meta_str;
+use crate::write::patch::{self, PatchType};
 
 /// The value at a path such as `.spec.replicas`.
 fn at<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {

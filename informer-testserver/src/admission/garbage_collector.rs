@@ -21,9 +21,9 @@
 use serde_json::{Value, json};
 
 use crate::registry::{ResourceType, StorageKey};
-use crate::state::{State, begin_deletion, with_type};
 use crate::status::ApiError;
-use crate::storage::{ObjectKey, meta_str, metadata_mut};
+use crate::storage::state::{State, begin_deletion, with_type};
+use crate::storage::store::{ObjectKey, meta_str, metadata_mut};
 
 /// The finalizer of an owner whose dependents are being deleted first.
 pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
@@ -213,7 +213,7 @@ impl State {
                 Err(error) => return Err(error),
             }
         }
-        self.finish_foreground(rt, &crate::storage::object_key(&marked));
+        self.finish_foreground(rt, &crate::storage::store::object_key(&marked));
         Ok(marked)
     }
 
@@ -236,7 +236,13 @@ impl State {
         }
         let namespace = (!key.0.is_empty()).then_some(key.0.as_str());
         // An update that removes the last finalizer of a deleted object removes it.
-        let _ = self.update(rt, namespace, &key.1, finalized, crate::state::UpdateMode::Full);
+        let _ = self.update(
+            rt,
+            namespace,
+            &key.1,
+            finalized,
+            crate::storage::state::UpdateMode::Full,
+        );
     }
 
     /// After `removed` is gone: each dependent is deleted unless another owner of it exists

@@ -1,11 +1,11 @@
 //! Discovery documents: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/{group}`,
 //! `/apis/{group}/{version}` (APIVersions, APIGroupList, APIGroup, APIResourceList), and the
 //! aggregated form (`apidiscovery.k8s.io/v2` or `v2beta1` `APIGroupDiscoveryList`) when a client
-//! asks for it (see [`crate::accept`]).
+//! asks for it (see [`crate::encoding::accept`]).
 
 use serde_json::{Value, json};
 
-use crate::accept::AggregatedVersion;
+use crate::encoding::accept::AggregatedVersion;
 use crate::registry::{Registry, ResourceType};
 
 /// Verbs of every served resource.

@@ -12,26 +12,26 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 
-use crate::accept::{self, DiscoveryFormat, ObjectFormat};
-use crate::discovery;
-use crate::dry_run::{self, OptionsKind};
+use crate::admission::field_ownership::writer_of;
+use crate::admission::field_validation::{self, Findings};
+use crate::encoding::accept::{self, DiscoveryFormat, ObjectFormat};
+use crate::encoding::partial_metadata;
+use crate::encoding::protobuf;
+use crate::encoding::table::{self, IncludeObject};
 use crate::faults;
-use crate::field_labels;
-use crate::field_ownership::writer_of;
-use crate::field_validation::{self, Findings};
-use crate::list;
-use crate::openapi;
-use crate::options::ListOptions;
-use crate::partial_metadata;
-use crate::patch::PatchType;
-use crate::protobuf;
+use crate::http::discovery;
+use crate::http::openapi;
+use crate::http::routes::{self, ResourcePath, Route};
+use crate::http::shared::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::registry::ResourceType;
-use crate::routes::{self, ResourcePath, Route};
-use crate::server::{CLIENT_NAME_HEADER, RequestRecord, Shared};
-use crate::state::UpdateMode;
 use crate::status::ApiError;
-use crate::table::{self, IncludeObject};
-use crate::watch::WatchStream;
+use crate::storage::field_labels;
+use crate::storage::list;
+use crate::storage::options::ListOptions;
+use crate::storage::state::UpdateMode;
+use crate::storage::watch::WatchStream;
+use crate::write::dry_run::{self, OptionsKind};
+use crate::write::patch::PatchType;
 
 /// Response body: a full JSON document or a watch stream.
 pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -620,7 +620,7 @@ fn validated(
     if content_type.contains("json") || content_type.is_empty() {
         findings.extend(field_validation::duplicate_fields(body));
     }
-    if let Some(root) = crate::builtin_schema::root_of(&rt.group, &rt.version, &rt.kind) {
+    if let Some(root) = crate::admission::builtin_schema::root_of(&rt.group, &rt.version, &rt.kind) {
         findings.extend(field_validation::unknown_fields(&mut object, root));
     }
     let warnings = Findings(findings).resolve(mode, rt)?;

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::crd_schema;
+use crate::admission::crd_schema;
 use crate::registry::{ResourceType, ScaleSubresource};
-use crate::state::State;
 use crate::status::{ApiError, FieldCause};
+use crate::storage::state::State;
 
 /// The resource types served for a CRD object (one per served version), validated.
 pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec<ResourceType>, ApiError> {

@@ -4,19 +4,19 @@
 
 use serde_json::{Value, json};
 
-use crate::crd;
-use crate::crd_schema;
-use crate::field_ownership::Writer;
-use crate::field_validation;
-use crate::garbage_collector::{self, Propagation};
-use crate::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
-use crate::patch::{self, PatchType};
+use crate::admission::crd;
+use crate::admission::crd_schema;
+use crate::admission::field_ownership::Writer;
+use crate::admission::field_validation;
+use crate::admission::garbage_collector::{self, Propagation};
+use crate::admission::namespace_lifecycle::{has_spec_finalizers, is_namespace_type, prepare_new_namespace};
+use crate::admission::validation;
 use crate::registry::{Registry, ResourceType};
 use crate::selector::ObjectFilter;
 use crate::status::ApiError;
-use crate::storage::{ObjectKey, Store, meta_str, metadata_mut, object_key};
-use crate::strategic_merge;
-use crate::validation;
+use crate::storage::store::{ObjectKey, Store, meta_str, metadata_mut, object_key};
+use crate::write::patch::{self, PatchType};
+use crate::write::strategic_merge;
 
 /// What an update may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,12 +5,12 @@
 //! `$patch` (`replace`, `merge`, `delete`), `$retainKeys`, `$setElementOrder/<list>` and
 //! `$deleteFromPrimitiveList/<list>`.
 //!
-//! The strategies come from the generated table of [`builtin_schema`](crate::builtin_schema);
+//! The strategies come from the generated table of [`builtin_schema`](crate::admission::builtin_schema);
 //! custom resources have none, and kube-apiserver refuses strategic merge patches for them.
 
 use serde_json::{Map, Value};
 
-use crate::builtin_schema::{self, Strategy, TypeInfo};
+use crate::admission::builtin_schema::{self, Strategy, TypeInfo};
 use crate::status::ApiError;
 
 const PATCH: &str = "$patch";

@@ -23,8 +23,8 @@ pub(crate) mod values;
 
 use serde_json::{Value, json};
 
-use crate::state::now_rfc3339;
 use crate::status::ApiError;
+use crate::storage::state::now_rfc3339;
 use field_set::{FieldPath, FieldSet};
 use list_types::ListTypes;
 use values::{differs, merge_applied, remove_at, value_at};
@@ -102,7 +102,7 @@ fn write_entries(object: &mut Value, entries: Vec<Entry>) {
         .filter(|e| !e.fields.is_empty())
         .map(Entry::to_json)
         .collect();
-    let meta = crate::storage::metadata_mut(object);
+    let meta = crate::storage::store::metadata_mut(object);
     if kept.is_empty() {
         meta.remove("managedFields");
     } else {
@@ -267,7 +267,7 @@ pub(crate) fn record_update(
     let empty = json!({});
     let old = old.unwrap_or(&empty);
     if old["metadata"].get("managedFields").is_some() && new["metadata"].get("managedFields").is_none() {
-        crate::storage::metadata_mut(new)
+        crate::storage::store::metadata_mut(new)
             .insert("managedFields".into(), old["metadata"]["managedFields"].clone());
     }
     let sent = value_at(new, &["f:metadata".into(), "f:managedFields".into()]).cloned();

@@ -34,7 +34,7 @@ pub(crate) fn list(list: &Value, version: &str) -> Value {
 /// A watch event line with its object as a `PartialObjectMetadata`; `ERROR` events (a
 /// `Status`) and lines that are not events pass unchanged.
 pub(crate) fn watch_line(line: Bytes, version: &str) -> Bytes {
-    crate::watch::reshape_event(line, |_, event_object| object(&event_object, version))
+    crate::storage::watch::reshape_event(line, |_, event_object| object(&event_object, version))
 }
 
 #[cfg(test)]

@@ -7,11 +7,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::options::{ListOptions, ResourceVersion, VersionMatch};
 use crate::registry::ResourceType;
-use crate::state::{State, with_type};
 use crate::status::ApiError;
-use crate::storage::ObjectKey;
+use crate::storage::options::{ListOptions, ResourceVersion, VersionMatch};
+use crate::storage::state::{State, with_type};
+use crate::storage::store::ObjectKey;
 
 /// Errors of continue tokens.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,10 +9,10 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::partial_metadata;
+use crate::encoding::partial_metadata;
 use crate::registry::ResourceType;
-use crate::state::State;
 use crate::status::ApiError;
+use crate::storage::state::State;
 
 /// One column: its name, type and format, what it shows, and its priority (0: always shown;
 /// 1: with `-o wide`).
@@ -544,7 +544,7 @@ pub(crate) fn watch_line(
     version: &str,
     with_definitions: bool,
 ) -> bytes::Bytes {
-    crate::watch::reshape_event(line, |kind, object| {
+    crate::storage::watch::reshape_event(line, |kind, object| {
         let metadata = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
         let rows: &[Value] = if kind == "BOOKMARK" {
             &[]

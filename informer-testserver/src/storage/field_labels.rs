@@ -6,8 +6,8 @@
 
 use crate::registry::ResourceType;
 use crate::selector::FieldSelector;
-use crate::state::State;
 use crate::status::ApiError;
+use crate::storage::state::State;
 
 /// Fields every resource supports.
 const COMMON: [&str; 2] = ["metadata.name", "metadata.namespace"];

@@ -15,9 +15,9 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use crate::registry::{ResourceType, StorageKey};
-use crate::state::{State, now_rfc3339, with_type};
 use crate::status::ApiError;
-use crate::storage::{meta_str, metadata_mut};
+use crate::storage::state::{State, now_rfc3339, with_type};
+use crate::storage::store::{meta_str, metadata_mut};
 
 /// The finalizer of the namespace controller, in a namespace's `spec.finalizers`.
 const KUBERNETES_FINALIZER: &str = "kubernetes";
@@ -201,7 +201,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::registry::{Registry, builtin_types};
-    use crate::state::UpdateMode;
+    use crate::storage::state::UpdateMode;
 
     fn state() -> (State, ResourceType, ResourceType) {
         let s = State::new(Registry::with_types(builtin_types()), 100);

@@ -144,7 +144,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::field_ownership::list_types::tests::Fixed;
+    use crate::admission::field_ownership::list_types::tests::Fixed;
 
     fn path(elements: &[&str]) -> Vec<String> {
         elements.iter().map(|e| (*e).to_owned()).collect()

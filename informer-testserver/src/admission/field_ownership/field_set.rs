@@ -254,7 +254,7 @@ fn add_value(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field_ownership::list_types::tests::Fixed;
+    use crate::admission::field_ownership::list_types::tests::Fixed;
 
     #[test]
     fn fields_v1_round_trips() {

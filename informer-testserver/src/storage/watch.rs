@@ -12,12 +12,12 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::{Instant, Interval, MissedTickBehavior, Sleep};
 
-use crate::options::{ListOptions, ResourceVersion};
 use crate::registry::ResourceType;
 use crate::selector::ObjectFilter;
-use crate::state::{State, with_type};
 use crate::status::ApiError;
-use crate::storage::{Event, EventType, WatchMessage, metadata_mut};
+use crate::storage::options::{ListOptions, ResourceVersion};
+use crate::storage::state::{State, with_type};
+use crate::storage::store::{Event, EventType, WatchMessage, metadata_mut};
 
 /// The line sent by the malformed-line fault.
 pub(crate) const MALFORMED_LINE: &str = "this is not JSON {\n";

@@ -9,8 +9,8 @@
 
 use serde_json::{Value, json};
 
-use crate::state::State;
 use crate::status::ApiError;
+use crate::storage::state::State;
 
 /// The only value kube-apiserver accepts for `dryRun`.
 const ALL: &str = "All";
@@ -108,7 +108,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::registry::{Registry, ResourceType, builtin_types};
-    use crate::state::UpdateMode;
+    use crate::storage::state::UpdateMode;
 
     fn values(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

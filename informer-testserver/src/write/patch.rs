@@ -1,6 +1,6 @@
 //! Patches: JSON merge patch (RFC 7386) and JSON patch (RFC 6902); strategic merge patches are
-//! in [`strategic_merge`](crate::strategic_merge), server-side apply in
-//! [`field_ownership`](crate::field_ownership).
+//! in [`strategic_merge`](crate::write::strategic_merge), server-side apply in
+//! [`field_ownership`](crate::admission::field_ownership).
 
 use serde_json::Value;
 
