@@ -139,7 +139,7 @@ impl TestServerBuilder {
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
                 let object = json!({"metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
                 // a fresh store cannot hold these names yet
-                let _ = state.create(&ns, None, object);
+                let _ = state.write().create(&ns, None, object);
             }
         }
         state.require_namespaces = self.require_namespaces;
@@ -347,7 +347,7 @@ impl TestServer {
     pub fn create(&self, object: Value) -> Result<Value, ApiError> {
         let rt = self.type_of_object(&object)?;
         let ns = object["metadata"]["namespace"].as_str().map(str::to_string);
-        self.shared.lock().create(&rt, ns.as_deref(), object)
+        self.shared.lock().write().create(&rt, ns.as_deref(), object)
     }
 
     /// Creates a typed object, e.g. a `k8s_openapi::api::core::v1::Pod`.
@@ -366,6 +366,7 @@ impl TestServer {
             .to_string();
         self.shared
             .lock()
+            .write()
             .update(&rt, ns.as_deref(), &name, object, UpdateMode::Full)
     }
 
@@ -413,7 +414,10 @@ impl TestServer {
         name: &str,
     ) -> Result<Value, ApiError> {
         let rt = self.type_of(api_version, kind)?;
-        self.shared.lock().delete(&rt, namespace, name, &Value::Null)
+        self.shared
+            .lock()
+            .write()
+            .delete(&rt, namespace, name, &Value::Null)
     }
 
     /// Deletes a typed object by namespace and name.

@@ -3,10 +3,13 @@
 
 use serde_json::{Value, json};
 
+use crate::admission::context::WriteContext;
 use crate::admission::crd_schema;
+use crate::admission::plugin::{Cascade, Plugin};
 use crate::registry::{ResourceType, ScaleSubresource};
 use crate::status::{ApiError, FieldCause};
-use crate::storage::state::State;
+use crate::storage::state::{State, now_rfc3339};
+use crate::storage::store::meta_str;
 
 /// The resource types served for a CRD object (one per served version), validated.
 pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec<ResourceType>, ApiError> {
@@ -161,6 +164,72 @@ impl State {
             .iter()
             .find(|v| v["name"] == rt.version.as_str())
             .cloned()
+    }
+}
+
+/// Whether `rt` is the CustomResourceDefinitions resource.
+fn is_crd(rt: &ResourceType) -> bool {
+    rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions"
+}
+
+/// CustomResourceDefinitions as a write plugin: a CRD is validated and established when
+/// written, and the resource types it defines are served while it exists.
+pub(crate) struct CustomResourceDefinitions;
+
+impl Plugin for CustomResourceDefinitions {
+    fn admit_create(
+        &self,
+        _state: &State,
+        _context: &mut WriteContext,
+        rt: &ResourceType,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        if is_crd(rt) {
+            resource_types(rt, object)?;
+            set_established(object, &now_rfc3339());
+        }
+        Ok(())
+    }
+
+    fn admit_update(
+        &self,
+        _state: &State,
+        _context: &mut WriteContext,
+        rt: &ResourceType,
+        _old: &Value,
+        new: &mut Value,
+    ) -> Result<(), ApiError> {
+        if is_crd(rt) {
+            resource_types(rt, new)?;
+        }
+        Ok(())
+    }
+
+    fn stored(&self, state: &mut State, context: &WriteContext, rt: &ResourceType, object: &Value) {
+        if !is_crd(rt) || context.dry_run {
+            return;
+        }
+        let name = meta_str(object, "name").unwrap_or_default().to_owned();
+        // admitted, so valid
+        let types = resource_types(rt, object).unwrap_or_default();
+        state.registry.remove_crd(&name);
+        for t in types {
+            state.registry.add(t, Some(name.clone()));
+        }
+    }
+
+    fn removed(&self, writes: &mut dyn Cascade, rt: &ResourceType, object: &Value) {
+        if !is_crd(rt) || writes.is_dry_run() {
+            return;
+        }
+        let name = meta_str(object, "name").unwrap_or_default();
+        let state = writes.state();
+        for t in state.registry.remove_crd(name) {
+            let storage = t.storage_key();
+            if !state.registry.has_storage(&storage) {
+                state.store.remove_all(&storage);
+            }
+        }
     }
 }
 

@@ -3,8 +3,14 @@
 //! bindings, a DNS-1123 subdomain for everything else (custom resources included). A
 //! `generateName` is checked as a prefix (a trailing `-` allowed), at `metadata.generateName`.
 
+use serde_json::Value;
+
+use crate::admission::context::WriteContext;
+use crate::admission::plugin::Plugin;
 use crate::registry::ResourceType;
 use crate::status::{ApiError, FieldCause};
+use crate::storage::state::State;
+use crate::storage::store::meta_str;
 
 /// The rule a kind's names follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +118,23 @@ pub(crate) fn validate_name(
         Ok(())
     } else {
         Err(ApiError::invalid_causes(rt, name, &causes))
+    }
+}
+
+/// Object names as a write plugin: a new object's name (and `generateName`) must suit its
+/// kind.
+pub(crate) struct ObjectNames;
+
+impl Plugin for ObjectNames {
+    fn admit_create(
+        &self,
+        _state: &State,
+        _context: &mut WriteContext,
+        rt: &ResourceType,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let name = meta_str(object, "name").unwrap_or_default();
+        validate_name(rt, meta_str(object, "generateName"), name)
     }
 }
 

@@ -138,18 +138,19 @@ mod tests {
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
             .cloned()
             .expect("crds");
-        s.create(
-            &crd_type,
-            None,
-            json!({
-                "metadata": {"name": "widgets.example.com"},
-                "spec": {"group": "example.com", "scope": "Namespaced",
-                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                    "versions": [{"name": "v1", "served": true, "storage": true,
-                        "selectableFields": [{"jsonPath": ".spec.color"}]}]}
-            }),
-        )
-        .expect("crd");
+        s.write()
+            .create(
+                &crd_type,
+                None,
+                json!({
+                    "metadata": {"name": "widgets.example.com"},
+                    "spec": {"group": "example.com", "scope": "Namespaced",
+                        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                        "versions": [{"name": "v1", "served": true, "storage": true,
+                            "selectableFields": [{"jsonPath": ".spec.color"}]}]}
+                }),
+            )
+            .expect("crd");
         let widgets = s
             .registry
             .get("example.com", "v1", "widgets")

@@ -153,12 +153,13 @@ mod tests {
             } else {
                 json!({})
             };
-            s.create(
-                &pods(),
-                Some("ns"),
-                json!({"metadata": {"name": format!("p{i}"), "labels": labels}}),
-            )
-            .expect("created");
+            s.write()
+                .create(
+                    &pods(),
+                    Some("ns"),
+                    json!({"metadata": {"name": format!("p{i}"), "labels": labels}}),
+                )
+                .expect("created");
         }
         s
     }
@@ -205,9 +206,11 @@ mod tests {
             .as_str()
             .expect("continue")
             .to_string();
-        s.create(&pods(), Some("ns"), json!({"metadata": {"name": "p9"}}))
+        s.write()
+            .create(&pods(), Some("ns"), json!({"metadata": {"name": "p9"}}))
             .expect("created");
-        s.delete(&pods(), Some("ns"), "p3", &Value::Null)
+        s.write()
+            .delete(&pods(), Some("ns"), "p3", &Value::Null)
             .expect("deleted");
         let second = list(&s, &pods(), &opts(&[("limit", "10"), ("continue", &token)])).expect("page 2");
         assert_eq!(names(&second), ["p2", "p3", "p4"]);
@@ -229,7 +232,8 @@ mod tests {
         .expect("list");
         assert_eq!(names(&even), ["p0"]);
         assert!(even["metadata"].get("remainingItemCount").is_none());
-        s.delete(&pods(), Some("ns"), "p0", &Value::Null)
+        s.write()
+            .delete(&pods(), Some("ns"), "p0", &Value::Null)
             .expect("deleted");
         let exact = list(
             &s,

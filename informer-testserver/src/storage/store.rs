@@ -147,6 +147,7 @@ impl Store {
         self.dry_run = dry_run;
     }
 
+    #[cfg(test)]
     /// Whether writes are dry runs.
     pub(crate) fn is_dry_run(&self) -> bool {
         self.dry_run

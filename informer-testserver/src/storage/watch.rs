@@ -331,9 +331,11 @@ mod tests {
     async fn initial_events_replay_and_bookmarks() {
         let mut state = State::new(Registry::with_types(builtin_types()), 100);
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "a"}}))
             .expect("created");
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "b"}}))
             .expect("created");
 
@@ -384,6 +386,7 @@ mod tests {
         );
         assert_eq!(end["object"]["metadata"]["resourceVersion"], "2");
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "c"}}))
             .expect("created");
         assert_eq!(
@@ -396,6 +399,7 @@ mod tests {
     async fn lagging_events_come_late_in_order_and_bookmarks_wait_behind_them() {
         let mut state = State::new(Registry::with_types(builtin_types()), 100);
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "a"}}))
             .expect("created");
         let lag = Arc::new(std::sync::Mutex::new(Some(Duration::from_secs(1))));
@@ -411,6 +415,7 @@ mod tests {
         );
 
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "b"}}))
             .expect("created");
         let started = Instant::now();
@@ -419,6 +424,7 @@ mod tests {
         assert_eq!(started.elapsed(), Duration::from_secs(1), "held back by the lag");
 
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "c"}}))
             .expect("created");
         let c = parse(&w.next_line().await.expect("c"));
@@ -435,6 +441,7 @@ mod tests {
 
         *lag.lock().expect("lag") = None;
         state
+            .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "d"}}))
             .expect("created");
         let d = parse(&w.next_line().await.expect("d"));
@@ -447,6 +454,7 @@ mod tests {
         let mut state = State::new(Registry::with_types(builtin_types()), 1);
         for name in ["a", "b", "c"] {
             state
+                .write()
                 .create(&pods(), Some("ns"), json!({"metadata": {"name": name}}))
                 .expect("created");
         }

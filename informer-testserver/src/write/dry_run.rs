@@ -10,7 +10,6 @@
 use serde_json::{Value, json};
 
 use crate::status::ApiError;
-use crate::storage::state::State;
 
 /// The only value kube-apiserver accepts for `dryRun`.
 const ALL: &str = "All";
@@ -85,30 +84,23 @@ pub(crate) fn requested(
     }
 }
 
-impl State {
-    /// Runs `write` with `dry_run` set: the store answers as if it wrote, but keeps everything
-    /// as it was, and the served types do not change.
-    pub(crate) fn maybe_dry<R>(&mut self, dry_run: bool, write: impl FnOnce(&mut Self) -> R) -> R {
-        if !dry_run {
-            return write(self);
-        }
-        self.store.set_dry_run(true);
-        let result = write(self);
-        self.store.set_dry_run(false);
-        result
-    }
-
-    /// Whether the current write is a dry run.
-    pub(crate) fn is_dry_run(&self) -> bool {
-        self.store.is_dry_run()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::context::WriteContext;
     use crate::registry::{Registry, ResourceType, builtin_types};
-    use crate::storage::state::UpdateMode;
+    use crate::storage::state::{State, UpdateMode};
+    use crate::write::session::WriteSession;
+
+    fn dry_session(s: &mut State) -> WriteSession<'_> {
+        WriteSession::new(
+            s,
+            WriteContext {
+                dry_run: true,
+                ..WriteContext::default()
+            },
+        )
+    }
 
     fn values(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -139,10 +131,8 @@ mod tests {
     fn dry_writes_change_nothing() {
         let mut s = State::new(Registry::with_types(builtin_types()), 100);
         let cm = ResourceType::new("", "v1", "ConfigMap", "configmaps", true);
-        let dry = s
-            .maybe_dry(true, |s| {
-                s.create(&cm, Some("ns"), json!({"metadata": {"name": "a"}}))
-            })
+        let dry = dry_session(&mut s)
+            .create(&cm, Some("ns"), json!({"metadata": {"name": "a"}}))
             .expect("dry create");
         assert!(dry["metadata"]["uid"].is_string());
         assert!(dry["metadata"].get("resourceVersion").is_none());
@@ -150,6 +140,7 @@ mod tests {
         assert!(s.get(&cm, Some("ns"), "a").is_err());
 
         let real = s
+            .write()
             .create(
                 &cm,
                 Some("ns"),
@@ -158,19 +149,17 @@ mod tests {
             .expect("create");
         let mut changed = real.clone();
         changed["data"]["k"] = json!("2");
-        let dry = s
-            .maybe_dry(true, |s| {
-                s.update(&cm, Some("ns"), "a", changed, UpdateMode::Main)
-            })
+        let dry = dry_session(&mut s)
+            .update(&cm, Some("ns"), "a", changed, UpdateMode::Main)
             .expect("dry update");
         assert_eq!(dry["data"]["k"], "2");
         assert_eq!(dry["metadata"]["resourceVersion"], "1");
-        let dry = s
-            .maybe_dry(true, |s| s.delete(&cm, Some("ns"), "a", &Value::Null))
+        let dry = dry_session(&mut s)
+            .delete(&cm, Some("ns"), "a", &Value::Null)
             .expect("dry delete");
         assert_eq!(dry["metadata"]["resourceVersion"], "1");
         assert_eq!(s.store.resource_version(), 1);
         assert_eq!(s.get(&cm, Some("ns"), "a").expect("kept")["data"]["k"], "1");
-        assert!(!s.is_dry_run());
+        assert!(!s.store.is_dry_run());
     }
 }

@@ -15,7 +15,8 @@ use crate::registry::{ResourceType, ScaleSubresource};
 use crate::status::{ApiError, FieldCause};
 use crate::storage::state::{State, UpdateMode};
 use crate::storage::store::meta_str;
-use crate::write::patch::{self, PatchType};
+use crate::write::patch_document::{self, PatchType};
+use crate::write::session::WriteSession;
 
 /// The value at a path such as `.spec.replicas`.
 fn at<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
@@ -126,17 +127,17 @@ fn desired_replicas(rt: &ResourceType, name: &str, scale: &Value) -> Result<i64,
     }
 }
 
-impl State {
-    /// The `Scale` of an object.
-    pub(crate) fn get_scale(
-        &self,
-        rt: &ResourceType,
-        ns: Option<&str>,
-        name: &str,
-    ) -> Result<Value, ApiError> {
-        to_scale(rt, &self.get(rt, ns, name)?)
-    }
+/// The `Scale` of an object.
+pub(crate) fn get_scale(
+    state: &State,
+    rt: &ResourceType,
+    ns: Option<&str>,
+    name: &str,
+) -> Result<Value, ApiError> {
+    to_scale(rt, &state.get(rt, ns, name)?)
+}
 
+impl WriteSession<'_> {
     /// Writes the desired replicas of `scale` to the object (409 when the `Scale` carries
     /// another resourceVersion) and returns the new `Scale`.
     pub(crate) fn update_scale(
@@ -147,7 +148,7 @@ impl State {
         scale: &Value,
     ) -> Result<Value, ApiError> {
         let spec_path = scale_of(rt)?.spec_replicas_path.clone();
-        let mut object = self.get(rt, ns, name)?;
+        let mut object = self.state.get(rt, ns, name)?;
         let replicas = desired_replicas(rt, name, scale)?;
         if let Some(rv) = meta_str(scale, "resourceVersion").filter(|rv| !rv.is_empty())
             && Some(rv) != meta_str(&object, "resourceVersion")
@@ -168,11 +169,11 @@ impl State {
         patch_type: PatchType,
         body: &Value,
     ) -> Result<Value, ApiError> {
-        let mut scale = self.get_scale(rt, ns, name)?;
+        let mut scale = get_scale(self.state, rt, ns, name)?;
         match patch_type {
-            PatchType::Json => patch::json_patch(&mut scale, body)
+            PatchType::Json => patch_document::json_patch(&mut scale, body)
                 .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
-            _ if body.is_object() => patch::merge(&mut scale, body),
+            _ if body.is_object() => patch_document::merge(&mut scale, body),
             _ => return Err(ApiError::bad_request("the patch must be a JSON object")),
         }
         self.update_scale(rt, ns, name, &scale)

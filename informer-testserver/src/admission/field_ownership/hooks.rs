@@ -1,11 +1,13 @@
-//! Where field ownership meets the store: every write over HTTP records its field manager, and
-//! apply patches go through [`apply`](super::apply).
+//! Where field ownership meets the store: the list types of a served type, and the plugin
+//! recording every write over HTTP in `managedFields`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::list_types::{ListType, ListTypes, SchemaListTypes};
-use super::{Apply, Writer, apply, record_update};
+use super::{Writer, record_update};
 use crate::admission::builtin_schema::BuiltinListTypes;
+use crate::admission::context::WriteContext;
+use crate::admission::plugin::Plugin;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::State;
@@ -56,91 +58,59 @@ impl State {
             inner: CrdListTypes { schema },
         })
     }
+}
 
-    /// Runs `write` as `writer` (forcing conflicts when `force`), then forgets the writer.
-    pub(crate) fn as_writer<R>(
-        &mut self,
-        writer: Writer,
-        force: bool,
-        write: impl FnOnce(&mut Self) -> R,
-    ) -> R {
-        self.writer = Some(writer);
-        self.force = force;
-        let result = write(self);
-        self.writer = None;
-        self.force = false;
-        result
-    }
+/// Whether a write of `rt` in this context counts `status` among its fields.
+pub(crate) fn writes_status(context: &WriteContext, rt: &ResourceType) -> bool {
+    !rt.status_subresource
+        || context
+            .field_manager
+            .as_ref()
+            .is_some_and(|w| w.subresource.as_deref() == Some("status"))
+}
 
-    /// Whether the current write counts `status` among its fields.
-    fn writes_status(&self, rt: &ResourceType) -> bool {
-        !rt.status_subresource
-            || self
-                .writer
-                .as_ref()
-                .is_some_and(|w| w.subresource.as_deref() == Some("status"))
-    }
+/// Field ownership as a write plugin: every write over HTTP records its field manager in
+/// `managedFields`; a write through the Rust API keeps the old `managedFields` unless it sets
+/// its own.
+pub(crate) struct ManagedFields;
 
-    /// Records the current HTTP write from `old` (`None`: a create) to `new` in `new`'s
-    /// `managedFields`; a write through the Rust API keeps the old `managedFields` unless it
-    /// sets its own.
-    pub(crate) fn record_update(&self, rt: &ResourceType, old: Option<&Value>, new: &mut Value) {
-        let Some(writer) = &self.writer else {
-            if new["metadata"].get("managedFields").is_none()
-                && let Some(fields) = old.and_then(|o| o["metadata"].get("managedFields"))
-            {
-                metadata_mut(new).insert("managedFields".into(), fields.clone());
-            }
-            return;
-        };
-        let list_types = self.list_types(rt);
-        record_update(old, new, writer, list_types.as_ref(), self.writes_status(rt));
-    }
-
-    /// A server-side apply of `config` to the object `name` (created when missing).
-    pub(crate) fn server_side_apply(
-        &mut self,
+impl Plugin for ManagedFields {
+    fn admit_create(
+        &self,
+        state: &State,
+        context: &mut WriteContext,
         rt: &ResourceType,
-        ns: Option<&str>,
-        name: &str,
-        config: &Value,
-        status: bool,
-    ) -> Result<(Value, bool), ApiError> {
-        if !config.is_object() {
-            return Err(ApiError::bad_request("the apply patch must be an object"));
-        }
-        let writer = self.writer.clone().ok_or_else(required_field_manager)?;
-        let live = self.get(rt, ns, name).ok();
-        if live.is_none() && status {
-            return Err(ApiError::not_found(rt, name));
-        }
-        let list_types = self.list_types(rt);
-        let options = Apply {
-            writer: &writer,
-            force: self.force,
-            list_types: list_types.as_ref(),
-            with_status: self.writes_status(rt),
-        };
-        let mut merged = apply(live.as_ref().unwrap_or(&json!({})), config, &options)?;
-        metadata_mut(&mut merged).insert("name".into(), json!(name));
-        // The apply recorded the ownership: the write below must not record it again.
-        self.writer = None;
-        let written = match live {
-            None => self.create(rt, ns, merged).map(|o| (o, true)),
-            Some(_) => {
-                let mode = if status {
-                    crate::storage::state::UpdateMode::Status
-                } else {
-                    crate::storage::state::UpdateMode::Main
-                };
-                let mut merged = merged;
-                metadata_mut(&mut merged).remove("resourceVersion");
-                self.update(rt, ns, name, merged, mode).map(|o| (o, false))
-            }
-        };
-        self.writer = Some(writer);
-        written
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        record(state, context, rt, None, object);
+        Ok(())
     }
+
+    fn admit_update(
+        &self,
+        state: &State,
+        context: &mut WriteContext,
+        rt: &ResourceType,
+        old: &Value,
+        new: &mut Value,
+    ) -> Result<(), ApiError> {
+        record(state, context, rt, Some(old), new);
+        Ok(())
+    }
+}
+
+/// Records the write from `old` (`None`: a create) to `new` in `new`'s `managedFields`.
+fn record(state: &State, context: &WriteContext, rt: &ResourceType, old: Option<&Value>, new: &mut Value) {
+    let Some(writer) = &context.field_manager else {
+        if new["metadata"].get("managedFields").is_none()
+            && let Some(fields) = old.and_then(|o| o["metadata"].get("managedFields"))
+        {
+            metadata_mut(new).insert("managedFields".into(), fields.clone());
+        }
+        return;
+    };
+    let list_types = state.list_types(rt);
+    record_update(old, new, writer, list_types.as_ref(), writes_status(context, rt));
 }
 
 /// The 422 of an apply without a field manager.

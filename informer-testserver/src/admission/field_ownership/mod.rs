@@ -17,7 +17,7 @@
 pub(crate) mod field_set;
 mod hooks;
 
-pub(crate) use hooks::writer_of;
+pub(crate) use hooks::{ManagedFields, required_field_manager, writer_of, writes_status};
 pub(crate) mod list_types;
 pub(crate) mod values;
 
