@@ -11,7 +11,6 @@
 
 mod call;
 mod connect;
-mod sha256;
 #[cfg(test)]
 mod status_flags;
 mod token;

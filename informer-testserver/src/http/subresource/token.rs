@@ -7,9 +7,9 @@
 //!
 //! The token is a JWT with kube-apiserver's claims (`iss`, `sub`
 //! `system:serviceaccount:<ns>:<name>`, `aud`, `exp`, `iat`, `nbf`, `jti`, and `kubernetes.io`
-//! naming the namespace, the service account and the bound objects), signed with HMAC-SHA256
-//! under the fixed key [`SIGNING_KEY`]: a real API server cannot verify it, and this server does
-//! not authenticate requests with it.
+//! naming the namespace, the service account and the bound objects), in kube-apiserver's RS256
+//! form, whose signature is 256 random bytes: no key signs it, so nothing can verify it (a real
+//! API server refuses it, and this server does not authenticate requests).
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -20,12 +20,10 @@ use crate::status::{ApiError, FieldCause};
 use crate::storage::state::{State, new_uid};
 use crate::storage::store::meta_str;
 
-use super::sha256;
-
 /// The issuer and default audience of tokens, as a kubeadm or kind cluster sets them.
 pub(crate) const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
-/// The key tokens are signed with (HMAC-SHA256).
-pub(crate) const SIGNING_KEY: &[u8] = b"informer-testserver service account token key";
+/// The length of an RS256 signature with a 2048-bit key.
+const SIGNATURE_LENGTH: usize = 256;
 /// `expirationSeconds` when the request has none.
 const DEFAULT_EXPIRATION: i64 = 3600;
 /// The shortest expiration kube-apiserver accepts (ten minutes).
@@ -190,15 +188,15 @@ fn claims(account: &Value, audiences: &Value, bound: Value, now: i64, expires: i
     })
 }
 
-/// `header.payload.signature`, base64url without padding, HMAC-SHA256 signed.
+/// `header.payload.signature`, base64url without padding; the signature is random bytes.
 fn sign(claims: &Value) -> String {
-    let header = json!({"alg": "HS256", "typ": "JWT"});
+    let header = json!({"alg": "RS256", "kid": "informer-testserver"});
     let signed = format!(
         "{}.{}",
         URL_SAFE_NO_PAD.encode(header.to_string()),
         URL_SAFE_NO_PAD.encode(claims.to_string())
     );
-    let signature = sha256::hmac(SIGNING_KEY, signed.as_bytes());
+    let signature: Vec<u8> = (0..SIGNATURE_LENGTH).map(|_| fastrand::u8(..)).collect();
     format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature))
 }
 
@@ -213,7 +211,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_are_signed_jwts() {
+    fn tokens_are_jwts_of_kube_apiservers_shape() {
         let account = json!({"metadata": {"name": "sa", "namespace": "ns", "uid": "u1"}});
         let claims = claims(&account, &json!(["api"]), json!({}), 100, 4000);
         let token = sign(&claims);
@@ -223,8 +221,13 @@ mod tests {
             serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).expect("base64")).expect("json");
         assert_eq!(payload["sub"], "system:serviceaccount:ns:sa");
         assert_eq!(payload["kubernetes.io"]["serviceaccount"]["uid"], "u1");
-        let expected = sha256::hmac(SIGNING_KEY, format!("{}.{}", parts[0], parts[1]).as_bytes());
-        assert_eq!(URL_SAFE_NO_PAD.decode(parts[2]).expect("base64"), expected);
+        let header: Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[0]).expect("base64")).expect("json");
+        assert_eq!(header["alg"], "RS256");
+        assert_eq!(
+            URL_SAFE_NO_PAD.decode(parts[2]).expect("base64").len(),
+            SIGNATURE_LENGTH
+        );
     }
 
     #[test]
