@@ -7,18 +7,8 @@ use serde_json::{Value, json};
 
 use crate::accept::AggregatedVersion;
 use crate::registry::{Registry, ResourceType};
+use crate::served_apis;
 
-/// Verbs of every served resource.
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
 /// Verbs of the status subresource.
 const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 
@@ -57,10 +47,17 @@ fn group_document(name: &str, versions: &[String]) -> Value {
     })
 }
 
+/// The served groups with their versions, in kube-apiserver's order (see
+/// [`served_apis::order_groups`]).
+fn ordered_groups(registry: &Registry) -> Vec<(String, Vec<String>)> {
+    let mut groups = registry.groups();
+    served_apis::order_groups(&mut groups);
+    groups
+}
+
 /// `/apis`
 pub(crate) fn group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = registry
-        .groups()
+    let groups: Vec<Value> = ordered_groups(registry)
         .iter()
         .map(|(g, vs)| group_document(g, vs))
         .collect();
@@ -69,7 +66,7 @@ pub(crate) fn group_list(registry: &Registry) -> Value {
 
 /// `/apis/{group}`, or `None` when the group is not served.
 pub(crate) fn group(registry: &Registry, name: &str) -> Option<Value> {
-    let (g, versions) = registry.groups().into_iter().find(|(g, _)| g == name)?;
+    let (g, versions) = ordered_groups(registry).into_iter().find(|(g, _)| g == name)?;
     let mut doc = group_document(&g, &versions);
     if let Some(map) = doc.as_object_mut() {
         map.insert("kind".into(), json!("APIGroup"));
@@ -84,10 +81,14 @@ fn resource_document(rt: &ResourceType) -> Value {
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": VERBS,
+        "verbs": served_apis::verbs(rt),
     });
     if !rt.short_names.is_empty() {
         doc["shortNames"] = json!(rt.short_names);
+    }
+    let categories = served_apis::categories(rt);
+    if !categories.is_empty() {
+        doc["categories"] = json!(categories);
     }
     doc
 }
@@ -106,6 +107,15 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
                 "verbs": STATUS_VERBS,
             }));
         }
+        if served_apis::has_approval(rt) {
+            resources.push(json!({
+                "name": format!("{}/approval", rt.plural),
+                "singularName": "",
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": STATUS_VERBS,
+            }));
+        }
         if rt.scale_subresource.is_some() {
             resources.push(json!({
                 "name": format!("{}/scale", rt.plural),
@@ -118,6 +128,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
             }));
         }
     }
+    resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     if resources.is_empty() && !(group.is_empty() && version == "v1") {
         return None;
     }
@@ -135,8 +146,10 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
     let versions: Vec<Value> = versions
         .iter()
         .map(|v| {
-            let resources: Vec<Value> = registry
-                .in_group_version(name, v)
+            let mut types: Vec<&ResourceType> = registry.in_group_version(name, v).collect();
+            types.sort_by(|a, b| a.plural.cmp(&b.plural));
+            let resources: Vec<Value> = types
+                .into_iter()
                 .map(|rt| {
                     let kind = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
                     let mut doc = json!({
@@ -144,12 +157,21 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                         "responseKind": kind,
                         "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": rt.singular,
-                        "verbs": VERBS,
+                        "verbs": served_apis::verbs(rt),
                     });
                     if !rt.short_names.is_empty() {
                         doc["shortNames"] = json!(rt.short_names);
                     }
+                    let categories = served_apis::categories(rt);
+                    if !categories.is_empty() {
+                        doc["categories"] = json!(categories);
+                    }
                     let mut subresources = Vec::new();
+                    if served_apis::has_approval(rt) {
+                        subresources.push(
+                            json!({"subresource": "approval", "responseKind": kind, "verbs": STATUS_VERBS}),
+                        );
+                    }
                     if rt.status_subresource {
                         subresources.push(
                             json!({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS}),
@@ -161,6 +183,7 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                             json!({"subresource": "scale", "responseKind": scale, "verbs": STATUS_VERBS}),
                         );
                     }
+                    subresources.sort_by(|a, b| a["subresource"].as_str().cmp(&b["subresource"].as_str()));
                     if !subresources.is_empty() {
                         doc["subresources"] = json!(subresources);
                     }
@@ -178,8 +201,7 @@ pub(crate) fn aggregated(registry: &Registry, core: bool, version: AggregatedVer
     let items: Vec<Value> = if core {
         vec![aggregated_group(registry, "", &["v1".to_string()])]
     } else {
-        registry
-            .groups()
+        ordered_groups(registry)
             .iter()
             .map(|(g, vs)| aggregated_group(registry, g, vs))
             .collect()
@@ -229,8 +251,10 @@ mod tests {
                 .is_some_and(|g| g.iter().all(|g| g["name"] != ""))
         );
         let agg = aggregated(&reg, false, AggregatedVersion::V2);
+        assert_eq!(agg["items"][0]["metadata"]["name"], "apiregistration.k8s.io");
+        assert_eq!(agg["items"][1]["metadata"]["name"], "apps");
         assert_eq!(
-            agg["items"][0]["versions"][0]["resources"][0]["scope"],
+            agg["items"][1]["versions"][0]["resources"][0]["scope"],
             "Namespaced"
         );
     }

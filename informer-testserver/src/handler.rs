@@ -13,6 +13,7 @@ use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 
 use crate::accept::{self, DiscoveryFormat, ObjectFormat};
+use crate::component_statuses;
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
 use crate::faults;
@@ -26,7 +27,9 @@ use crate::partial_metadata;
 use crate::patch::PatchType;
 use crate::protobuf;
 use crate::registry::ResourceType;
+use crate::review;
 use crate::routes::{self, ResourcePath, Route};
+use crate::served_apis;
 use crate::server::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::state::UpdateMode;
 use crate::status::ApiError;
@@ -157,6 +160,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     let accept = header(header::ACCEPT);
     let user_agent = header(header::USER_AGENT);
     let content_type = header(header::CONTENT_TYPE);
+    let authorization = header(header::AUTHORIZATION);
     let body = read_body(body, shared.body_limit).await?;
     match route {
         Route::Version => Ok(json_response(200, &discovery::version(), "application/json")),
@@ -216,6 +220,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 content_type: &content_type,
                 accept: &accept,
                 user_agent: &user_agent,
+                authorization: &authorization,
                 body: &body,
                 watch,
             };
@@ -283,6 +288,8 @@ struct ResourceRequest<'a> {
     content_type: &'a str,
     accept: &'a str,
     user_agent: &'a str,
+    /// The `Authorization` header (empty when absent), naming the caller.
+    authorization: &'a str,
     body: &'a Bytes,
     watch: bool,
 }
@@ -301,6 +308,7 @@ fn serve_resource(
         user_agent,
         body,
         watch,
+        ..
     } = *request;
     let rt: ResourceType = shared
         .lock()
@@ -312,9 +320,15 @@ fn serve_resource(
     if ns.is_some() && !rt.namespaced {
         return Err(ApiError::unknown_path());
     }
+    if let Some(response) = serve_computed(shared, &rt, &path, request)? {
+        return Ok(response);
+    }
     let status = match path.subresource.as_deref() {
         None => false,
         Some("status") if rt.status_subresource => true,
+        Some("approval") if served_apis::has_approval(&rt) => {
+            return serve_approval(shared, &rt, &path, request);
+        }
         Some("scale") if rt.scale_subresource.is_some() => {
             return serve_scale(shared, &rt, &path, request);
         }
@@ -519,6 +533,78 @@ fn serve_scale(
         ref other => return Err(ApiError::method_not_allowed(other.as_str())),
     };
     Ok(json_response(200, &scale, "application/json"))
+}
+
+/// The resources that are computed rather than stored (reviews, `componentstatuses`), and the
+/// verbs a resource does not serve (`405`); `None` for the stored resources' verbs.
+fn serve_computed(
+    shared: &Shared,
+    rt: &ResourceType,
+    path: &ResourcePath,
+    request: &ResourceRequest<'_>,
+) -> Result<Option<Response<Body>>, ApiError> {
+    let method = request.method;
+    let not_allowed = || Err(ApiError::method_not_allowed(method.as_str()));
+    if path.subresource.is_some() {
+        return Ok(None);
+    }
+    if served_apis::is_review(rt) {
+        if *method != Method::POST || path.name.is_some() {
+            return not_allowed();
+        }
+        if rt.namespaced && path.namespace.is_none() {
+            return Err(ApiError::unknown_path());
+        }
+        let object = parse_object(request.content_type, request.body)?;
+        let caller = review::caller(request.authorization);
+        let answered = review::answer(rt, path.namespace.as_deref(), object, &caller)?;
+        return Ok(Some(answer(request.accept, 201, &answered)));
+    }
+    if component_statuses::is_component_statuses(rt) {
+        let value = match (method, path.name.as_deref()) {
+            (&Method::GET, None) if !(request.watch || path.watch_prefix) => component_statuses::list(),
+            (&Method::GET, Some(name)) => component_statuses::get(rt, name)?,
+            _ => return not_allowed(),
+        };
+        let list = path.name.is_none();
+        let shaped = shaped(shared, rt, request.query, request.accept, value, list)?;
+        return Ok(Some(answer(request.accept, 200, &shaped)));
+    }
+    let verb = match (method, path.name.is_some()) {
+        (&Method::DELETE, false) => "deletecollection",
+        (&Method::POST, false) => "create",
+        _ => return Ok(None),
+    };
+    if served_apis::verbs(rt).contains(&verb) {
+        Ok(None)
+    } else {
+        not_allowed()
+    }
+}
+
+/// GET and PUT of a CertificateSigningRequest's `approval` subresource.
+fn serve_approval(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    path: &ResourcePath,
+    request: &ResourceRequest<'_>,
+) -> Result<Response<Body>, ApiError> {
+    let Some(name) = path.name.as_deref() else {
+        return Err(ApiError::unknown_path());
+    };
+    match *request.method {
+        Method::GET => Ok(answer(request.accept, 200, &shared.lock().get(rt, None, name)?)),
+        Method::PUT => {
+            let dry = dry_run::requested(request.dry_run, None, OptionsKind::Update)?;
+            let (writer, _) = writer_of(rt, request.query, request.user_agent, false, Some("approval"))?;
+            let object = parse_object(request.content_type, request.body)?;
+            let updated = shared.lock().maybe_dry(dry, |s| {
+                s.as_writer(writer, false, |s| s.update_approval(rt, name, &object))
+            })?;
+            Ok(answer(request.accept, 200, &updated))
+        }
+        _ => Err(ApiError::method_not_allowed(request.method.as_str())),
+    }
 }
 
 /// A list (`list`) or one object in the shape `Accept` negotiated: as stored,

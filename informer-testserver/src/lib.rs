@@ -236,7 +236,10 @@
 //! and programs in other languages can use it.
 
 mod accept;
+mod api_services;
 mod builtin_schema;
+mod certificates;
+mod component_statuses;
 mod crd;
 mod crd_schema;
 mod discovery;
@@ -256,10 +259,12 @@ mod patch;
 mod protobuf;
 pub mod proxy;
 pub mod registry;
+mod review;
 mod routes;
 mod scale;
 pub mod seed;
 pub mod selector;
+mod served_apis;
 mod server;
 mod state;
 mod status;

@@ -306,6 +306,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
                 .with_status_subresource(status)
                 .with_scale_subresource(scaled.then(ScaleSubresource::replicas))
         })
+        .chain(crate::served_apis::more_builtin_types())
         .collect()
 }
 

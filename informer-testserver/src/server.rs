@@ -195,6 +195,7 @@ impl TestServerBuilder {
                 let _ = state.create(&ns, None, object);
             }
         }
+        state.register_local_api_services();
         state.require_namespaces = self.require_namespaces;
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
