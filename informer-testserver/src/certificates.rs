@@ -12,9 +12,11 @@
 
 use serde_json::{Value, json};
 
+use crate::patch::{self, PatchType};
 use crate::registry::ResourceType;
 use crate::state::{State, UpdateMode, now_rfc3339};
 use crate::status::{ApiError, FieldCause};
+use crate::strategic_merge;
 
 /// The condition types the approval subresource owns.
 const APPROVAL_TYPES: [&str; 2] = ["Approved", "Denied"];
@@ -170,6 +172,34 @@ impl State {
             }
         }
         self.update(rt, None, name, new, UpdateMode::Full)
+    }
+
+    /// A patch of `.../approval`: the patch applies to the stored CSR, then its conditions are
+    /// written as by [`State::update_approval`]. Server-side apply is refused (`415`).
+    pub(crate) fn patch_approval(
+        &mut self,
+        rt: &ResourceType,
+        name: &str,
+        patch_type: PatchType,
+        body: &Value,
+    ) -> Result<Value, ApiError> {
+        let mut patched = self.get(rt, None, name)?;
+        match patch_type {
+            PatchType::Json => patch::json_patch(&mut patched, body)
+                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
+            PatchType::Apply => {
+                return Err(ApiError::unsupported_media_type("application/apply-patch+yaml"));
+            }
+            _ if !body.is_object() => {
+                return Err(ApiError::bad_request("the patch must be a JSON object"));
+            }
+            PatchType::Merge => patch::merge(&mut patched, body),
+            PatchType::Strategic => {
+                let root = strategic_merge::root_type(&rt.group, &rt.version, &rt.kind)?;
+                strategic_merge::apply(&mut patched, body, root)?;
+            }
+        }
+        self.update_approval(rt, name, &patched)
     }
 }
 

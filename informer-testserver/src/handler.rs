@@ -582,7 +582,7 @@ fn serve_computed(
     }
 }
 
-/// GET and PUT of a CertificateSigningRequest's `approval` subresource.
+/// GET, PUT and PATCH of a CertificateSigningRequest's `approval` subresource.
 fn serve_approval(
     shared: &Arc<Shared>,
     rt: &ResourceType,
@@ -602,6 +602,17 @@ fn serve_approval(
                 s.as_writer(writer, false, |s| s.update_approval(rt, name, &object))
             })?;
             Ok(answer(request.accept, 200, &updated))
+        }
+        Method::PATCH => {
+            let patch_type = PatchType::from_content_type(request.content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(request.content_type))?;
+            let dry = dry_run::requested(request.dry_run, None, OptionsKind::Patch)?;
+            let (writer, _) = writer_of(rt, request.query, request.user_agent, false, Some("approval"))?;
+            let patch = parse_json(request.body)?;
+            let patched = shared.lock().maybe_dry(dry, |s| {
+                s.as_writer(writer, false, |s| s.patch_approval(rt, name, patch_type, &patch))
+            })?;
+            Ok(answer(request.accept, 200, &patched))
         }
         _ => Err(ApiError::method_not_allowed(request.method.as_str())),
     }
