@@ -16,10 +16,10 @@ const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 pub(crate) fn version() -> Value {
     json!({
         "major": "1",
-        "minor": "33",
+        "minor": "37",
         "emulationMajor": "1",
-        "emulationMinor": "33",
-        "gitVersion": "v1.33.0",
+        "emulationMinor": "37",
+        "gitVersion": "v1.37.0",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2025-01-01T00:00:00Z",

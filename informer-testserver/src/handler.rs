@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::accept::{self, DiscoveryFormat, ObjectFormat};
 use crate::component_statuses;
+use crate::core_bindings;
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
 use crate::faults;
@@ -535,7 +536,8 @@ fn serve_scale(
     Ok(json_response(200, &scale, "application/json"))
 }
 
-/// The resources that are computed rather than stored (reviews, `componentstatuses`), and the
+/// The resources that are computed rather than stored (reviews, `bindings`,
+/// `componentstatuses`), and the
 /// verbs a resource does not serve (`405`); `None` for the stored resources' verbs.
 fn serve_computed(
     shared: &Shared,
@@ -559,6 +561,16 @@ fn serve_computed(
         let caller = review::caller(request.authorization);
         let answered = review::answer(rt, path.namespace.as_deref(), object, &caller)?;
         return Ok(Some(answer(request.accept, 201, &answered)));
+    }
+    if core_bindings::is_bindings(rt) {
+        if *method != Method::POST || path.name.is_some() {
+            return not_allowed();
+        }
+        let ns = path.namespace.as_deref().ok_or_else(ApiError::unknown_path)?;
+        let binding = parse_object(request.content_type, request.body)?;
+        let dry = dry_run::requested(request.dry_run, None, OptionsKind::Create)?;
+        let status = shared.lock().maybe_dry(dry, |s| s.bind_pod(rt, ns, &binding))?;
+        return Ok(Some(json_response(201, &status, "application/json")));
     }
     if component_statuses::is_component_statuses(rt) {
         let value = match (method, path.name.as_deref()) {

@@ -240,6 +240,7 @@ mod api_services;
 mod builtin_schema;
 mod certificates;
 mod component_statuses;
+mod core_bindings;
 mod crd;
 mod crd_schema;
 mod discovery;

@@ -333,6 +333,44 @@ mod tests {
         );
     }
 
+    /// The kinds newer than k8s-pb's messages: answered in JSON even when protobuf is asked
+    /// for first (clients that ask for protobuf also accept JSON).
+    const WITHOUT_PROTOBUF: &[&str] = &[
+        "certificates.k8s.io/v1 ClusterTrustBundle",
+        "certificates.k8s.io/v1 PodCertificateRequest",
+        "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy",
+        "admissionregistration.k8s.io/v1 MutatingAdmissionPolicyBinding",
+        "resource.k8s.io/v1 DeviceTaintRule",
+        "storagemigration.k8s.io/v1 StorageVersionMigration",
+    ];
+
+    #[test]
+    fn every_built_in_kind_but_the_newest_has_a_protobuf_form() {
+        let missing: Vec<String> = builtin_types()
+            .iter()
+            .filter(|rt| {
+                let object = serde_json::json!({
+                    "apiVersion": rt.api_version(),
+                    "kind": rt.kind,
+                    "metadata": {"name": "x"},
+                });
+                crate::protobuf::encode_answer(&object).is_none()
+            })
+            .map(|rt| format!("{} {}", rt.api_version(), rt.kind))
+            .collect();
+        assert_eq!(missing, WITHOUT_PROTOBUF);
+    }
+
+    #[test]
+    fn field_validation_knows_every_built_in_kind() {
+        let unknown: Vec<String> = builtin_types()
+            .iter()
+            .filter(|rt| crate::builtin_schema::root_of(&rt.group, &rt.version, &rt.kind).is_none())
+            .map(|rt| format!("{} {}", rt.api_version(), rt.kind))
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+    }
+
     #[test]
     fn every_served_group_version_has_an_upstream_priority() {
         for rt in builtin_types() {

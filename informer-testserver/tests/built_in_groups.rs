@@ -492,3 +492,50 @@ async fn reviews_are_answered_as_by_an_allow_all_authorizer_and_never_stored() -
     server.shutdown().await;
     Ok(())
 }
+
+/// kube-apiserver's BindingREST: a binding assigns the pod once and is not stored.
+#[tokio::test]
+async fn a_binding_assigns_its_pod_to_a_node_once() -> Result<(), Error> {
+    use k8s_openapi::api::core::v1::{Binding, Pod};
+    let server = TestServer::start().await?;
+    let client = server.client()?;
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let pod: Pod = serde_json::from_value(
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}),
+    )?;
+    pods.create(&PostParams::default(), &pod).await?;
+    let bindings: Api<Binding> = Api::default_namespaced(client.clone());
+    let binding: Binding = serde_json::from_value(
+        json!({"metadata": {"name": "p"}, "target": {"kind": "Node", "name": "node-1"}}),
+    )?;
+    let request = http::Request::post("/api/v1/namespaces/default/bindings")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(serde_json::to_vec(&binding)?)?;
+    let status: Value = client.request(request).await?;
+    assert_eq!(
+        (status["kind"].as_str(), status["status"].as_str()),
+        (Some("Status"), Some("Success"))
+    );
+    let bound = pods.get("p").await?;
+    assert_eq!(bound.spec.and_then(|s| s.node_name).as_deref(), Some("node-1"));
+    let scheduled = bound.status.and_then(|s| s.conditions).unwrap_or_default();
+    assert_eq!(
+        scheduled
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status.as_str()))
+            .collect::<Vec<_>>(),
+        [("PodScheduled", "True")]
+    );
+    let again = bindings.create(&PostParams::default(), &binding).await;
+    assert!(
+        matches!(again, Err(kube::Error::Api(ref s)) if s.code == 409),
+        "{again:?}"
+    );
+    let listed = bindings.list(&ListParams::default()).await;
+    assert!(
+        matches!(listed, Err(kube::Error::Api(ref s)) if s.code == 405),
+        "{listed:?}"
+    );
+    server.shutdown().await;
+    Ok(())
+}
