@@ -539,3 +539,53 @@ async fn a_binding_assigns_its_pod_to_a_node_once() -> Result<(), Error> {
     server.shutdown().await;
     Ok(())
 }
+
+/// `kubectl get` of the new kinds: kube-apiserver's columns (pkg/printers/internalversion).
+#[tokio::test]
+async fn tables_of_componentstatuses_csrs_and_apiservices_have_upstream_columns() -> Result<(), Error> {
+    let server = TestServer::start().await?;
+    let client = server.client()?;
+    let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
+    csrs.create(&PostParams::default(), &csr("pending")?).await?;
+    let table = |path: &str| {
+        http::Request::get(path)
+            .header(
+                http::header::ACCEPT,
+                "application/json;as=Table;v=v1;g=meta.k8s.io",
+            )
+            .body(Vec::new())
+    };
+    let columns = |table: &Value| -> Vec<String> {
+        table["columnDefinitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let cs: Value = client.request(table("/api/v1/componentstatuses")?).await?;
+    assert_eq!(columns(&cs), ["Name", "Status", "Message", "Error"]);
+    assert_eq!(cs["rows"][0]["cells"][1], "Healthy");
+    let csr_table: Value = client
+        .request(table("/apis/certificates.k8s.io/v1/certificatesigningrequests")?)
+        .await?;
+    assert_eq!(
+        columns(&csr_table),
+        [
+            "Name",
+            "Age",
+            "SignerName",
+            "Requestor",
+            "RequestedDuration",
+            "Condition"
+        ]
+    );
+    assert_eq!(csr_table["rows"][0]["cells"][5], "Pending");
+    let services: Value = client
+        .request(table("/apis/apiregistration.k8s.io/v1/apiservices/v1.apps")?)
+        .await?;
+    assert_eq!(columns(&services), ["Name", "Service", "Available", "Age"]);
+    assert_eq!(services["rows"][0]["cells"][1], "Local");
+    server.shutdown().await;
+    Ok(())
+}
