@@ -410,6 +410,23 @@ async fn componentstatuses_are_healthy_and_read_only() -> Result<(), Error> {
         matches!(deleted, Err(kube::Error::Api(ref s)) if s.code == 405),
         "{deleted:?}"
     );
+    let watched = api.watch(&kube::api::WatchParams::default(), "0").await;
+    assert!(
+        matches!(watched, Err(kube::Error::Api(ref s)) if s.code == 405),
+        "{}",
+        watched.is_ok()
+    );
+
+    // namespaces have no delete-collection either
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(server.client()?);
+    let all = namespaces
+        .delete_collection(&Default::default(), &ListParams::default())
+        .await;
+    assert!(
+        matches!(all, Err(kube::Error::Api(ref s)) if s.code == 405),
+        "{}",
+        all.is_ok()
+    );
     server.shutdown().await;
     Ok(())
 }
