@@ -81,12 +81,12 @@ fn resource_document(rt: &ResourceType) -> Value {
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": served_apis::verbs(rt),
+        "verbs": served_apis::verbs(&rt.group, &rt.plural),
     });
     if !rt.short_names.is_empty() {
         doc["shortNames"] = json!(rt.short_names);
     }
-    let categories = served_apis::categories(rt);
+    let categories = served_apis::categories(&rt.group, &rt.plural);
     if !categories.is_empty() {
         doc["categories"] = json!(categories);
     }
@@ -107,7 +107,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
                 "verbs": STATUS_VERBS,
             }));
         }
-        if served_apis::has_approval(rt) {
+        if served_apis::has_approval(&rt.group, &rt.plural) {
             resources.push(json!({
                 "name": format!("{}/approval", rt.plural),
                 "singularName": "",
@@ -157,17 +157,17 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                         "responseKind": kind,
                         "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": rt.singular,
-                        "verbs": served_apis::verbs(rt),
+                        "verbs": served_apis::verbs(&rt.group, &rt.plural),
                     });
                     if !rt.short_names.is_empty() {
                         doc["shortNames"] = json!(rt.short_names);
                     }
-                    let categories = served_apis::categories(rt);
+                    let categories = served_apis::categories(&rt.group, &rt.plural);
                     if !categories.is_empty() {
                         doc["categories"] = json!(categories);
                     }
                     let mut subresources = Vec::new();
-                    if served_apis::has_approval(rt) {
+                    if served_apis::has_approval(&rt.group, &rt.plural) {
                         subresources.push(
                             json!({"subresource": "approval", "responseKind": kind, "verbs": STATUS_VERBS}),
                         );

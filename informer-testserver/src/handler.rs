@@ -327,7 +327,7 @@ fn serve_resource(
     let status = match path.subresource.as_deref() {
         None => false,
         Some("status") if rt.status_subresource => true,
-        Some("approval") if served_apis::has_approval(&rt) => {
+        Some("approval") if served_apis::has_approval(&rt.group, &rt.plural) => {
             return serve_approval(shared, &rt, &path, request);
         }
         Some("scale") if rt.scale_subresource.is_some() => {
@@ -550,7 +550,7 @@ fn serve_computed(
     if path.subresource.is_some() {
         return Ok(None);
     }
-    if served_apis::is_review(rt) {
+    if served_apis::is_review(&rt.group, &rt.plural) {
         if *method != Method::POST || path.name.is_some() {
             return not_allowed();
         }
@@ -587,7 +587,7 @@ fn serve_computed(
         (&Method::POST, false) => "create",
         _ => return Ok(None),
     };
-    if served_apis::verbs(rt).contains(&verb) {
+    if served_apis::verbs(&rt.group, &rt.plural).contains(&verb) {
         Ok(None)
     } else {
         not_allowed()

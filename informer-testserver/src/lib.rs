@@ -272,6 +272,7 @@ mod component_statuses;
 mod core_bindings;
 mod crd;
 mod crd_schema;
+mod csr_conditions;
 mod discovery;
 mod dry_run;
 mod faults;

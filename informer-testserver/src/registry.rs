@@ -296,6 +296,7 @@ const BUILTINS: &[Builtin] = &[
 pub fn builtin_types() -> Vec<ResourceType> {
     BUILTINS
         .iter()
+        .chain(crate::served_apis::MORE_BUILTINS)
         .map(|&(group, version, kind, plural, namespaced, short, status)| {
             let scaled = matches!(
                 (group, plural),
@@ -306,7 +307,6 @@ pub fn builtin_types() -> Vec<ResourceType> {
                 .with_status_subresource(status)
                 .with_scale_subresource(scaled.then(ScaleSubresource::replicas))
         })
-        .chain(crate::served_apis::more_builtin_types())
         .collect()
 }
 

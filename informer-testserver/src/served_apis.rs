@@ -7,11 +7,9 @@
 //! `groupPriorityMinimum`/`versionPriority` of the APIServices the aggregator registers for
 //! them, which order `/apis` (higher first, then by name) and the versions of a group.
 
-use crate::registry::ResourceType;
-
 /// (group, version, kind, plural, namespaced, short names, status subresource), as the rows of
 /// the first built-in table.
-type Row = (
+pub(crate) type Row = (
     &'static str,
     &'static str,
     &'static str,
@@ -23,7 +21,7 @@ type Row = (
 
 /// The built-in resources served besides the first table's.
 #[rustfmt::skip]
-const MORE_BUILTINS: &[Row] = &[
+pub(crate) const MORE_BUILTINS: &[Row] = &[
     ("", "v1", "Binding", "bindings", true, &[], false),
     ("", "v1", "ComponentStatus", "componentstatuses", false, &["cs"], false),
     ("apiregistration.k8s.io", "v1", "APIService", "apiservices", false, &[], true),
@@ -68,18 +66,6 @@ const MORE_BUILTINS: &[Row] = &[
     ("storagemigration.k8s.io", "v1", "StorageVersionMigration", "storageversionmigrations", false, &[], true),
 ];
 
-/// The built-in resource types served besides the first table's.
-pub(crate) fn more_builtin_types() -> Vec<ResourceType> {
-    MORE_BUILTINS
-        .iter()
-        .map(|&(group, version, kind, plural, namespaced, short, status)| {
-            ResourceType::new(group, version, kind, plural, namespaced)
-                .with_short_names(short)
-                .with_status_subresource(status)
-        })
-        .collect()
-}
-
 /// Every verb of a stored resource.
 pub(crate) const ALL_VERBS: &[&str] = &[
     "create",
@@ -99,15 +85,10 @@ const READ_ONLY: &[&str] = &["get", "list"];
 /// The verbs of `namespaces`: no delete-collection.
 const NAMESPACE_VERBS: &[&str] = &["create", "delete", "get", "list", "patch", "update", "watch"];
 
-/// Whether `rt` is the built-in resource `group`/`plural` (in any served version).
-fn is(rt: &ResourceType, group: &str, plural: &str) -> bool {
-    rt.group == group && rt.plural == plural
-}
-
-/// Whether `rt` is one of the review resources, answered and never stored.
-pub(crate) fn is_review(rt: &ResourceType) -> bool {
+/// Whether the resource `group`/`plural` is one of the reviews, answered and never stored.
+pub(crate) fn is_review(group: &str, plural: &str) -> bool {
     matches!(
-        (rt.group.as_str(), rt.plural.as_str()),
+        (group, plural),
         ("authentication.k8s.io", "tokenreviews" | "selfsubjectreviews")
             | (
                 "authorization.k8s.io",
@@ -119,27 +100,28 @@ pub(crate) fn is_review(rt: &ResourceType) -> bool {
     )
 }
 
-/// The verbs kube-apiserver serves on `rt` (discovery lists them; others answer `405`).
-pub(crate) fn verbs(rt: &ResourceType) -> &'static [&'static str] {
-    if is_review(rt) || is(rt, "", "bindings") {
-        CREATE_ONLY
-    } else if is(rt, "", "componentstatuses") {
-        READ_ONLY
-    } else if is(rt, "", "namespaces") {
-        NAMESPACE_VERBS
-    } else {
-        ALL_VERBS
+/// The verbs kube-apiserver serves on the resource `group`/`plural` (discovery lists them;
+/// others answer `405`).
+pub(crate) fn verbs(group: &str, plural: &str) -> &'static [&'static str] {
+    match (group, plural) {
+        _ if is_review(group, plural) => CREATE_ONLY,
+        ("", "bindings") => CREATE_ONLY,
+        ("", "componentstatuses") => READ_ONLY,
+        ("", "namespaces") => NAMESPACE_VERBS,
+        _ => ALL_VERBS,
     }
 }
 
-/// Whether `rt` serves the `approval` subresource (CertificateSigningRequests).
-pub(crate) fn has_approval(rt: &ResourceType) -> bool {
-    is(rt, "certificates.k8s.io", "certificatesigningrequests")
+/// Whether the resource `group`/`plural` serves the `approval` subresource
+/// (CertificateSigningRequests).
+pub(crate) fn has_approval(group: &str, plural: &str) -> bool {
+    (group, plural) == ("certificates.k8s.io", "certificatesigningrequests")
 }
 
-/// The categories discovery lists for `rt` (`kubectl get all` reads `all`).
-pub(crate) fn categories(rt: &ResourceType) -> &'static [&'static str] {
-    match (rt.group.as_str(), rt.plural.as_str()) {
+/// The categories discovery lists for the resource `group`/`plural` (`kubectl get all` reads
+/// `all`).
+pub(crate) fn categories(group: &str, plural: &str) -> &'static [&'static str] {
+    match (group, plural) {
         ("", "pods" | "services" | "replicationcontrollers")
         | ("apps", "deployments" | "replicasets" | "statefulsets" | "daemonsets")
         | ("batch", "jobs" | "cronjobs")
@@ -226,7 +208,7 @@ pub(crate) fn order_groups(groups: &mut [(String, Vec<String>)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::builtin_types;
+    use crate::registry::{ResourceType, builtin_types};
 
     /// The resources of k8s-openapi's GA group versions that kube-apiserver serves as top-level
     /// resources (subresource types such as Scale, Eviction and TokenRequest are not).
@@ -417,7 +399,7 @@ mod tests {
                 .into_iter()
                 .find(|rt| rt.group == group && rt.plural == plural)
                 .expect("served");
-            verbs(&rt)
+            verbs(&rt.group, &rt.plural)
         };
         assert_eq!(of("authentication.k8s.io", "tokenreviews"), ["create"]);
         assert_eq!(of("", "bindings"), ["create"]);

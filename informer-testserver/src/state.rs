@@ -293,7 +293,7 @@ impl State {
                         object.get("status").cloned().unwrap_or(Value::Null),
                     );
                 }
-                crate::certificates::keep_approval_conditions(rt, &old, &mut new);
+                crate::csr_conditions::keep_approval_conditions(rt, &old, &mut new);
                 new
             }
             UpdateMode::Main if rt.status_subresource => {
