@@ -35,6 +35,31 @@ fn is_approval(condition: &Value) -> bool {
         .is_some_and(|t| APPROVAL_TYPES.contains(&t))
 }
 
+/// A CSR as kube-apiserver stores a new one: `spec.username`, `uid`, `groups` and `extra` are
+/// those of the creator (the caller with this `Authorization` header, see [`crate::review`]),
+/// and the status is empty (no one creates a request already approved). Other objects are
+/// returned unchanged.
+pub(crate) fn prepare_for_create(rt: &ResourceType, mut object: Value, authorization: &str) -> Value {
+    if !is_csr(rt) || !object["spec"].is_object() {
+        return object;
+    }
+    let user = crate::review::caller(authorization);
+    if let Some(spec) = object["spec"].as_object_mut() {
+        for field in ["username", "uid", "groups", "extra"] {
+            spec.remove(field);
+        }
+        for field in ["username", "uid", "groups", "extra"] {
+            if let Some(value) = user.get(field) {
+                spec.insert(field.into(), value.clone());
+            }
+        }
+    }
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+    }
+    object
+}
+
 /// For a status write of a CSR: the approval conditions of `old` replace those of `new`.
 pub(crate) fn keep_approval_conditions(rt: &ResourceType, old: &Value, new: &mut Value) {
     if !is_csr(rt) {
@@ -157,6 +182,23 @@ mod tests {
         assert_eq!(unsupported[0].field, "status.conditions[0].status");
         let removed = approval_errors(&[], &[approved]);
         assert_eq!(removed[0].cause_type, "Forbidden");
+    }
+
+    #[test]
+    fn new_requests_name_their_creator_and_are_not_approved() {
+        let csr = ResourceType::new(
+            "certificates.k8s.io",
+            "v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+            false,
+        );
+        let sent = json!({"spec": {"username": "admin", "groups": ["system:masters"], "signerName": "s"}, "status": {"conditions": [condition("Approved", "True")]}});
+        let stored = prepare_for_create(&csr, sent, "Bearer alice");
+        assert_eq!(
+            stored,
+            json!({"spec": {"username": "alice", "groups": ["system:authenticated"], "signerName": "s"}})
+        );
     }
 
     #[test]

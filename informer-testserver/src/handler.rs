@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::accept::{self, DiscoveryFormat, ObjectFormat};
 use crate::component_statuses;
 use crate::core_bindings;
+use crate::csr_conditions;
 use crate::discovery;
 use crate::dry_run::{self, OptionsKind};
 use crate::faults;
@@ -393,6 +394,7 @@ fn serve_resource(
                 body,
                 parse_object(content_type, body)?,
             )?;
+            let object = csr_conditions::prepare_for_create(&rt, object, request.authorization);
             let (created, more) = shared.lock().maybe_dry(dry, |s| {
                 s.with_field_validation(mode, |s| {
                     s.as_writer(writer, false, |s| s.create(&rt, ns, object))

@@ -283,6 +283,22 @@ async fn csrs_are_approved_and_denied_through_the_approval_subresource() -> Resu
     csrs.create(&PostParams::default(), &csr("approve-me")?).await?;
     csrs.create(&PostParams::default(), &csr("deny-me")?).await?;
 
+    // the creator is the requestor, and a request cannot be created approved
+    let mut pre_approved = csr("pre-approved")?;
+    pre_approved.spec.username = Some("admin".into());
+    pre_approved.status = Some(serde_json::from_value(
+        json!({"conditions": [condition("Approved")]}),
+    )?);
+    let created = csrs.create(&PostParams::default(), &pre_approved).await?;
+    assert_eq!(created.spec.username.as_deref(), Some("system:anonymous"));
+    assert!(
+        created
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .is_empty()
+    );
+
     let approve = Patch::Merge(
         json!({"spec": {"usages": ["server auth"]}, "status": {"conditions": [condition("Approved")]}}),
     );
