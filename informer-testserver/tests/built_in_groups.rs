@@ -622,3 +622,44 @@ async fn tables_of_componentstatuses_csrs_and_apiservices_have_upstream_columns(
     server.shutdown().await;
     Ok(())
 }
+
+/// The field selectors kube-apiserver registers for the new kinds (ResourceSlices by driver
+/// and node, ClusterTrustBundles by signer).
+#[tokio::test]
+async fn new_kinds_are_selected_by_their_upstream_fields() -> Result<(), Error> {
+    let server = TestServer::start().await?;
+    let slices = ApiResource {
+        group: "resource.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "resource.k8s.io/v1".into(),
+        kind: "ResourceSlice".into(),
+        plural: "resourceslices".into(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(server.client()?, &slices);
+    for (name, driver) in [("a", "gpu.example.com"), ("b", "nic.example.com")] {
+        let slice: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": name},
+            "spec": {"driver": driver, "nodeName": "node-1", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}},
+        }))?;
+        api.create(&PostParams::default(), &slice).await?;
+    }
+    let gpus = api
+        .list(&ListParams::default().fields("spec.driver=gpu.example.com"))
+        .await?;
+    let names: Vec<String> = gpus
+        .items
+        .iter()
+        .filter_map(|s| s.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["a"]);
+    let unsupported = api.list(&ListParams::default().fields("spec.pool.name=p")).await;
+    assert!(
+        matches!(unsupported, Err(kube::Error::Api(ref s)) if s.code == 400),
+        "{}",
+        unsupported.is_ok()
+    );
+    server.shutdown().await;
+    Ok(())
+}
