@@ -5,6 +5,14 @@
 //! `kube::Client`, client-go and `kubectl` work against it:
 //!
 //! - discovery (legacy and aggregated), `/version` and the little OpenAPI v3 kubectl reads;
+//! - every group version kube-apiserver 1.37 serves by default (the GA ones), with its
+//!   discovery: resources, kinds, short names, categories, scope, verbs, the `status`
+//!   subresources, and the order of `/apis` (`kubectl api-resources` looks like a cluster's);
+//!   the built-in APIServices (`v1.apps`, `v1.`, ...; `Available`, reason `Local`);
+//! - the review APIs (TokenReview, SelfSubjectReview, SubjectAccessReview,
+//!   SelfSubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview) answered as by
+//!   an allow-all authorizer (see [Reviews](#reviews)); CertificateSigningRequests' `approval`
+//!   subresource; core `bindings`; read-only `componentstatuses`;
 //! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
 //!   strategic merge and server-side apply with field ownership in `managedFields`, conflicts
 //!   and `force`), delete and delete-collection, the `status` subresource,
@@ -38,7 +46,10 @@
 //!
 //! | What | What a test should not rely on |
 //! |------|--------------------------------|
-//! | Plain HTTP; no authentication, authorization, priority and fairness | `403`s from RBAC (inject them with [`TestServer::fail_next`]) |
+//! | Plain HTTP; no authentication, authorization, priority and fairness; the review APIs answer as an allow-all authorizer | `403`s from RBAC (inject them with [`TestServer::fail_next`]); a review denying access or a token |
+//! | Only the GA group versions of Kubernetes 1.37 (no beta or alpha ones); a CRD's group gets no APIService | `v1beta1` APIs such as `certificates.k8s.io/v1beta1`; the APIService of a CRD's group |
+//! | `componentstatuses` always answer `controller-manager`, `etcd-0` and `scheduler` healthy | Unhealthy components |
+//! | ClusterTrustBundles, PodCertificateRequests, MutatingAdmissionPolicies and their bindings, DeviceTaintRules and StorageVersionMigrations have no protobuf form here (newer than k8s-pb's messages): answered in JSON when protobuf is asked for | Protobuf answers of those kinds |
 //! | Admission: only namespace lifecycle (no webhooks, quotas, limit ranges, service accounts) | Objects changed or refused by other admission plugins |
 //! | Namespaces need not exist unless [`TestServerBuilder::require_namespaces`] is set | Creating in a namespace never created failing, by default |
 //! | Deleting a namespace deletes its objects within the request; the `finalize` subresource is not served | Seeing a namespace `Terminating` with its objects still there (unless they have finalizers) |
@@ -50,7 +61,7 @@
 //! | Strategic merge patches take their list strategies from k8s-openapi's merge strategies (one merge key per list); `$retainKeys` applies wherever it is sent | Lists merged by several keys |
 //! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
 //! | Protobuf (built-in types only): request bodies, and objects, lists and watch streams answered when `Accept` puts it first; `Status` errors, tables and metadata-only answers stay JSON; zero scalars sent in protobuf are dropped unless the field is a pointer in Go (by a list of well-known ones); CBOR gets `415` | Protobuf `Status` errors; explicit zero values of other non-pointer fields |
-//! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
+//! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases, service accounts, component statuses, CSRs and APIServices (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
 //! | No kubelet or backend behind the connect subresources: `log` of an unscheduled pod is empty, `log`, `exec`, `attach`, `portforward` and `proxy` answer kube-apiserver's error for a refused connection; `pods/resize` is not served | Logs, exec sessions, port forwards, proxied answers |
 //! | `serviceaccounts/token` tokens are JWTs with kube-apiserver's claims and a random signature: not verifiable by a real API server, and not checked by this one | Authenticating with a requested token |
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
@@ -60,6 +71,24 @@
 //! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
 //! | Discovery answers the legacy documents (never `406`) when no aggregated form is acceptable | `406 Not Acceptable` for discovery |
 //! | OpenAPI: no schemas (`kubectl explain` does not work), no `/openapi/v2` | Schemas from `/openapi` |
+//!
+//! # Reviews
+//!
+//! The review APIs are never stored: the answer is the request with its `status` filled (code
+//! 201, no `resourceVersion`); GET and the other verbs are `405`. Every access review is
+//! allowed (SelfSubjectRulesReview: every verb on every resource and URL), so
+//! `kubectl auth can-i` says `yes`. Who someone is, the server reads from the credentials
+//! without checking them:
+//!
+//! - no `Authorization` header: `system:anonymous` in `system:unauthenticated` (what
+//!   `kubectl auth whoami` prints against [`TestServer::client`]);
+//! - a bearer token that is a JWT (a service account token): the user of its `sub` claim, with
+//!   the service account groups for `system:serviceaccount:NS:NAME`;
+//! - another bearer token: the user of that name (token `alice` is user `alice`); basic
+//!   authentication: its user name.
+//!
+//! Authenticated users are in `system:authenticated` too. A TokenReview reviews `spec.token`
+//! by the same rules: every non-empty token is authenticated.
 //!
 //! # Start, connect, create, read back
 //!
@@ -290,6 +319,7 @@ pub mod proxy;
 pub mod registry;
 pub mod seed;
 pub mod selector;
+mod served_apis;
 mod server;
 mod status;
 mod storage;

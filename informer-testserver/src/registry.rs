@@ -296,6 +296,7 @@ const BUILTINS: &[Builtin] = &[
 pub fn builtin_types() -> Vec<ResourceType> {
     BUILTINS
         .iter()
+        .chain(crate::served_apis::MORE_BUILTINS)
         .map(|&(group, version, kind, plural, namespaced, short, status)| {
             let scaled = matches!(
                 (group, plural),

@@ -142,6 +142,7 @@ impl TestServerBuilder {
                 let _ = state.write().create(&ns, None, object);
             }
         }
+        state.register_local_api_services();
         state.require_namespaces = self.require_namespaces;
         let shared = Arc::new(Shared::new(
             state,

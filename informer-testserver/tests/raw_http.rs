@@ -191,6 +191,7 @@ async fn discovery_shapes() {
     assert_eq!(
         keys(&pods),
         [
+            "categories",
             "kind",
             "name",
             "namespaced",

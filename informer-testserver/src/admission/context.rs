@@ -10,6 +10,8 @@ use crate::admission::field_validation::Mode;
 /// are), warnings for unknown fields, written for real.
 #[derive(Debug, Default)]
 pub(crate) struct WriteContext {
+    /// Who sends the request (its `UserInfo`: `username`, `groups`); `Null` for the Rust API.
+    pub(crate) user: serde_json::Value,
     /// Who writes (its field manager); `None` for the Rust API.
     pub(crate) field_manager: Option<Writer>,
     /// Whether an apply takes conflicting fields over (`force=true`).

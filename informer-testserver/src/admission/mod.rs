@@ -9,6 +9,7 @@ pub(crate) mod builtin_schema;
 pub(crate) mod context;
 pub(crate) mod crd;
 pub(crate) mod crd_schema;
+pub(crate) mod csr_conditions;
 pub(crate) mod custom_resources;
 pub(crate) mod field_ownership;
 pub(crate) mod field_validation;
@@ -27,7 +28,8 @@ use plugin::Plugin;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
 /// 4. field ownership (`managedFields`), recorded once the object is final;
 /// 5. CustomResourceDefinitions: their validation and status, and the types they serve;
-/// 6. garbage collection: a delete's propagation and the dependents of removed objects.
+/// 6. CertificateSigningRequests: a new one records its creator;
+/// 7. garbage collection: a delete's propagation and the dependents of removed objects.
 pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
     &[
         &validation::ObjectNames,
@@ -35,6 +37,7 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &custom_resources::CustomResourceSchemas,
         &field_ownership::ManagedFields,
         &crd::CustomResourceDefinitions,
+        &csr_conditions::CertificateSigningRequests,
         &garbage_collector::GarbageCollector,
     ]
 }

@@ -32,6 +32,7 @@ fn rule_for(rt: &ResourceType) -> NameRule {
         ("rbac.authorization.k8s.io", "roles" | "clusterroles" | "rolebindings" | "clusterrolebindings") => {
             NameRule::PathSegment
         }
+        ("apiregistration.k8s.io", "apiservices") => NameRule::PathSegment,
         _ => NameRule::Dns1123Subdomain,
     }
 }

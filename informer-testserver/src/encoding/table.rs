@@ -205,6 +205,63 @@ pub(crate) fn columns(rt: &ResourceType, printer_columns: Option<&Value>) -> Vec
             builtin("Secrets", "integer", 0, |o| json!(count(&o["secrets"]))),
             age_column(),
         ]),
+        ("", "componentstatuses") => columns.extend([
+            builtin("Status", "string", 0, |o| {
+                let healthy = o["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Healthy" && c["status"] == "True");
+                json!(if healthy { "Healthy" } else { "Unhealthy" })
+            }),
+            builtin("Message", "string", 0, |o| {
+                text(&o["conditions"][0]["message"], "")
+            }),
+            builtin("Error", "string", 0, |o| text(&o["conditions"][0]["error"], "")),
+        ]),
+        ("certificates.k8s.io", "certificatesigningrequests") => columns.extend([
+            age_column(),
+            builtin("SignerName", "string", 0, |o| text(&o["spec"]["signerName"], "")),
+            builtin("Requestor", "string", 0, |o| text(&o["spec"]["username"], "")),
+            builtin(
+                "RequestedDuration",
+                "string",
+                0,
+                |o| match o["spec"]["expirationSeconds"].as_i64() {
+                    Some(seconds) => json!(human_duration(seconds)),
+                    None => json!("<none>"),
+                },
+            ),
+            builtin("Condition", "string", 0, csr_condition),
+        ]),
+        ("apiregistration.k8s.io", "apiservices") => columns.extend([
+            builtin("Service", "string", 0, |o| {
+                match o["spec"]["service"]["name"].as_str() {
+                    Some(name) => json!(format!(
+                        "{}/{name}",
+                        o["spec"]["service"]["namespace"].as_str().unwrap_or_default()
+                    )),
+                    None => json!("Local"),
+                }
+            }),
+            builtin("Available", "string", 0, |o| {
+                let available = o["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c["type"] == "Available");
+                match available {
+                    Some(c) if c["status"] == "True" => json!("True"),
+                    Some(c) => json!(format!(
+                        "{} ({})",
+                        c["status"].as_str().unwrap_or("Unknown"),
+                        c["reason"].as_str().unwrap_or_default()
+                    )),
+                    None => json!("Unknown"),
+                }
+            }),
+            age_column(),
+        ]),
         _ => columns.push(column(
             "Created At",
             "date",
@@ -214,6 +271,25 @@ pub(crate) fn columns(rt: &ResourceType, printer_columns: Option<&Value>) -> Vec
         )),
     }
     columns
+}
+
+/// A CSR's `Condition` column: `Pending`, or its condition types and `Issued` once it has a
+/// certificate (`Approved,Issued`).
+fn csr_condition(o: &Value) -> Value {
+    let mut shown: Vec<String> = o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["type"].as_str().map(str::to_string))
+        .collect();
+    if o["status"]["certificate"].as_str().is_some_and(|c| !c.is_empty()) {
+        shown.push("Issued".into());
+    }
+    json!(if shown.is_empty() {
+        "Pending".to_string()
+    } else {
+        shown.join(",")
+    })
 }
 
 fn pod_columns() -> [Column; 7] {

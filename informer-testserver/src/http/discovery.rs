@@ -8,18 +8,8 @@ use serde_json::{Value, json};
 use crate::encoding::accept::AggregatedVersion;
 use crate::http::subresource;
 use crate::registry::{Registry, ResourceType};
+use crate::served_apis;
 
-/// Verbs of every served resource.
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
 /// Verbs of the status subresource.
 const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 
@@ -27,10 +17,10 @@ const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 pub(crate) fn version() -> Value {
     json!({
         "major": "1",
-        "minor": "33",
+        "minor": "37",
         "emulationMajor": "1",
-        "emulationMinor": "33",
-        "gitVersion": "v1.33.0",
+        "emulationMinor": "37",
+        "gitVersion": "v1.37.0",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2025-01-01T00:00:00Z",
@@ -58,10 +48,17 @@ fn group_document(name: &str, versions: &[String]) -> Value {
     })
 }
 
+/// The served groups with their versions, in kube-apiserver's order (see
+/// [`served_apis::order_groups`]).
+fn ordered_groups(registry: &Registry) -> Vec<(String, Vec<String>)> {
+    let mut groups = registry.groups();
+    served_apis::order_groups(&mut groups);
+    groups
+}
+
 /// `/apis`
 pub(crate) fn group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = registry
-        .groups()
+    let groups: Vec<Value> = ordered_groups(registry)
         .iter()
         .map(|(g, vs)| group_document(g, vs))
         .collect();
@@ -70,7 +67,7 @@ pub(crate) fn group_list(registry: &Registry) -> Value {
 
 /// `/apis/{group}`, or `None` when the group is not served.
 pub(crate) fn group(registry: &Registry, name: &str) -> Option<Value> {
-    let (g, versions) = registry.groups().into_iter().find(|(g, _)| g == name)?;
+    let (g, versions) = ordered_groups(registry).into_iter().find(|(g, _)| g == name)?;
     let mut doc = group_document(&g, &versions);
     if let Some(map) = doc.as_object_mut() {
         map.insert("kind".into(), json!("APIGroup"));
@@ -85,10 +82,14 @@ fn resource_document(rt: &ResourceType) -> Value {
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": VERBS,
+        "verbs": served_apis::verbs(&rt.group, &rt.plural),
     });
     if !rt.short_names.is_empty() {
         doc["shortNames"] = json!(rt.short_names);
+    }
+    let categories = served_apis::categories(&rt.group, &rt.plural);
+    if !categories.is_empty() {
+        doc["categories"] = json!(categories);
     }
     doc
 }
@@ -102,6 +103,15 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
         if rt.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", rt.plural),
+                "singularName": "",
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": STATUS_VERBS,
+            }));
+        }
+        if served_apis::has_approval(&rt.group, &rt.plural) {
+            resources.push(json!({
+                "name": format!("{}/approval", rt.plural),
                 "singularName": "",
                 "namespaced": rt.namespaced,
                 "kind": rt.kind,
@@ -123,13 +133,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
         resources.extend(served.map(|sub| subresource::legacy_document(rt, sub)));
         resources[first_subresource..].sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     }
-    if group.is_empty() && version == "v1" && registry.get("", "v1", "pods").is_some() {
-        let bindings = subresource::LEGACY_BINDINGS;
-        resources.insert(
-            0,
-            json!({"name": bindings.name, "singularName": "binding", "namespaced": true, "kind": bindings.kind, "verbs": bindings.verbs}),
-        );
-    }
+    resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     if resources.is_empty() && !(group.is_empty() && version == "v1") {
         return None;
     }
@@ -147,8 +151,10 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
     let versions: Vec<Value> = versions
         .iter()
         .map(|v| {
-            let resources: Vec<Value> = registry
-                .in_group_version(name, v)
+            let mut types: Vec<&ResourceType> = registry.in_group_version(name, v).collect();
+            types.sort_by(|a, b| a.plural.cmp(&b.plural));
+            let resources: Vec<Value> = types
+                .into_iter()
                 .map(|rt| {
                     let kind = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
                     let mut doc = json!({
@@ -156,12 +162,21 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                         "responseKind": kind,
                         "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": rt.singular,
-                        "verbs": VERBS,
+                        "verbs": served_apis::verbs(&rt.group, &rt.plural),
                     });
                     if !rt.short_names.is_empty() {
                         doc["shortNames"] = json!(rt.short_names);
                     }
+                    let categories = served_apis::categories(&rt.group, &rt.plural);
+                    if !categories.is_empty() {
+                        doc["categories"] = json!(categories);
+                    }
                     let mut subresources = Vec::new();
+                    if served_apis::has_approval(&rt.group, &rt.plural) {
+                        subresources.push(
+                            json!({"subresource": "approval", "responseKind": kind, "verbs": STATUS_VERBS}),
+                        );
+                    }
                     if rt.status_subresource {
                         subresources.push(
                             json!({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS}),
@@ -182,20 +197,6 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                     doc
                 })
                 .collect();
-            let mut resources = resources;
-            if name.is_empty() && v == "v1" && registry.get("", "v1", "pods").is_some() {
-                let bindings = subresource::LEGACY_BINDINGS;
-                resources.insert(
-                    0,
-                    json!({
-                        "resource": bindings.name,
-                        "responseKind": {"group": "", "version": "v1", "kind": bindings.kind},
-                        "scope": "Namespaced",
-                        "singularResource": "binding",
-                        "verbs": bindings.verbs,
-                    }),
-                );
-            }
             json!({"version": v, "resources": resources, "freshness": "Current"})
         })
         .collect();
@@ -207,8 +208,7 @@ pub(crate) fn aggregated(registry: &Registry, core: bool, version: AggregatedVer
     let items: Vec<Value> = if core {
         vec![aggregated_group(registry, "", &["v1".to_string()])]
     } else {
-        registry
-            .groups()
+        ordered_groups(registry)
             .iter()
             .map(|(g, vs)| aggregated_group(registry, g, vs))
             .collect()
@@ -258,8 +258,10 @@ mod tests {
                 .is_some_and(|g| g.iter().all(|g| g["name"] != ""))
         );
         let agg = aggregated(&reg, false, AggregatedVersion::V2);
+        assert_eq!(agg["items"][0]["metadata"]["name"], "apiregistration.k8s.io");
+        assert_eq!(agg["items"][1]["metadata"]["name"], "apps");
         assert_eq!(
-            agg["items"][0]["versions"][0]["resources"][0]["scope"],
+            agg["items"][1]["versions"][0]["resources"][0]["scope"],
             "Namespaced"
         );
     }

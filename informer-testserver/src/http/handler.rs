@@ -18,7 +18,6 @@ use crate::http::resource::serve_resource;
 use crate::http::response::{Body, error_response, full, json_response};
 use crate::http::routes::{self, Route};
 use crate::http::shared::{CLIENT_NAME_HEADER, RequestRecord, Shared};
-use crate::http::subresource;
 use crate::status::ApiError;
 
 /// The verb (RBAC sense) of a request and the resource it is about, for fault matching.
@@ -69,7 +68,6 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
         let state = shared.lock();
         routes::parse(parts.uri.path(), |g, v, p| {
             state.registry.get(g, v, p).is_some_and(|rt| rt.namespaced)
-                || subresource::legacy_bindings_type(g, v, p).is_some()
         })
     };
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
@@ -118,6 +116,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     let accept = header(header::ACCEPT);
     let user_agent = header(header::USER_AGENT);
     let content_type = header(header::CONTENT_TYPE);
+    let authorization = header(header::AUTHORIZATION);
     let body = read_body(body, shared.body_limit).await?;
     match route {
         Route::Version => Ok(json_response(200, &discovery::version(), "application/json")),
@@ -175,7 +174,6 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 .registry
                 .get(&path.group, &path.version, &path.plural)
                 .cloned()
-                .or_else(|| subresource::legacy_bindings_type(&path.group, &path.version, &path.plural))
                 .ok_or_else(ApiError::unknown_path)?;
             let request = ResourceRequest {
                 shared: &shared,
@@ -190,6 +188,7 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 user_agent: &user_agent,
                 body: &body,
                 upgrade: parts.headers.contains_key(header::UPGRADE),
+                authorization: &authorization,
             };
             serve_resource(&request, path.name.as_deref(), watch || path.watch_prefix)
         }

@@ -3,13 +3,18 @@
 //! handler of its own ([`verbs`]), as have its subresources ([`scale`], [`subresource`]); bodies are read by [`body`], answers shaped by [`shape`] and
 //! written by [`response`].
 
+pub(crate) mod approval;
 pub(crate) mod body;
+pub(crate) mod caller;
+pub(crate) mod component_statuses;
+pub(crate) mod computed;
 pub(crate) mod discovery;
 pub(crate) mod handler;
 pub(crate) mod openapi;
 pub(crate) mod request;
 pub(crate) mod resource;
 pub(crate) mod response;
+pub(crate) mod review;
 pub(crate) mod routes;
 pub(crate) mod scale;
 pub(crate) mod shape;

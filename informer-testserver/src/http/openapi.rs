@@ -73,7 +73,7 @@ pub(crate) fn group_version(registry: &Registry, path: &str) -> Option<Value> {
     }
     Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "info": {"title": "Kubernetes", "version": "v1.37.0"},
         "paths": paths,
         "components": {"schemas": {}},
     }))

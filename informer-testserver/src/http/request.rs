@@ -12,6 +12,7 @@ use crate::admission::builtin_schema;
 use crate::admission::context::WriteContext;
 use crate::admission::field_ownership::writer_of;
 use crate::admission::field_validation::{self, Findings};
+use crate::http::caller::caller;
 use crate::http::response::{Body, answer};
 use crate::http::shape::shaped;
 use crate::http::shared::Shared;
@@ -45,6 +46,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub(crate) body: &'a Bytes,
     /// Whether the request asks to upgrade the connection (`exec`, `attach`, ...).
     pub(crate) upgrade: bool,
+    /// The `Authorization` header (empty when absent), naming the caller.
+    pub(crate) authorization: &'a str,
 }
 
 impl ResourceRequest<'_> {
@@ -71,6 +74,7 @@ impl ResourceRequest<'_> {
             self.subresource.as_deref(),
         )?;
         Ok(WriteContext {
+            user: caller(self.authorization),
             field_manager: Some(writer),
             force,
             dry_run,

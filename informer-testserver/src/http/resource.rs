@@ -3,11 +3,14 @@
 
 use http::{Method, Response};
 
+use crate::http::approval::serve_approval;
+use crate::http::computed::serve_computed;
 use crate::http::request::ResourceRequest;
 use crate::http::response::Body;
 use crate::http::scale::serve_scale;
 use crate::http::subresource;
 use crate::http::verbs::{create, delete, delete_collection, get, list, patch, update, watch};
+use crate::served_apis;
 use crate::status::ApiError;
 
 /// Serves a request to a resource URL (`name` of the URL, if any; `watch` for a watch).
@@ -21,6 +24,9 @@ pub(crate) fn serve_resource(
     if ns.is_some() && !rt.namespaced {
         return Err(ApiError::unknown_path());
     }
+    if let Some(response) = serve_computed(request, name, watch)? {
+        return Ok(response);
+    }
     if subresource::is_legacy_bindings(rt) {
         return subresource::serve_legacy_bindings(request, name);
     }
@@ -32,6 +38,9 @@ pub(crate) fn serve_resource(
                 return Err(ApiError::unknown_path());
             }
             return serve_scale(request, name.ok_or_else(ApiError::unknown_path)?);
+        }
+        Some("approval") if served_apis::has_approval(&rt.group, &rt.plural) => {
+            return serve_approval(request, name.ok_or_else(ApiError::unknown_path)?);
         }
         Some(sub) if subresource::serves(rt, sub) => return subresource::serve(request, name, sub),
         Some(_) => return Err(ApiError::unknown_path()),

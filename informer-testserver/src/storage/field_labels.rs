@@ -47,7 +47,11 @@ fn builtin_fields(group: &str, plural: &str) -> &'static [&'static str] {
         ("", "services") => &["spec.clusterIP", "spec.type"],
         ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
         ("batch", "jobs") => &["status.successful"],
-        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
+        ("certificates.k8s.io", "certificatesigningrequests" | "clustertrustbundles") => &["spec.signerName"],
+        ("certificates.k8s.io", "podcertificaterequests") => {
+            &["spec.signerName", "spec.podName", "spec.nodeName"]
+        }
+        ("resource.k8s.io", "resourceslices") => &["spec.nodeName", "spec.driver"],
         _ => &[],
     }
 }

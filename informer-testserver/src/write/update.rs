@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::body::check_body;
 use super::session::WriteSession;
+use crate::admission::csr_conditions::keep_approval_conditions;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{UpdateMode, key, with_type};
@@ -46,6 +47,7 @@ impl WriteSession<'_> {
                         object.get("status").cloned().unwrap_or(Value::Null),
                     );
                 }
+                keep_approval_conditions(rt, &old, &mut new);
                 new
             }
             UpdateMode::Main if rt.status_subresource => {

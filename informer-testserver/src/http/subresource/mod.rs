@@ -113,20 +113,10 @@ pub(crate) fn decodes_body(name: &str) -> bool {
     matches!(name, "eviction" | "binding" | "ephemeralcontainers" | "token")
 }
 
-/// `bindings`, the core resource that only takes `create` (the legacy form of `pods/binding`),
-/// served without being a registered type.
-pub(crate) fn legacy_bindings_type(group: &str, version: &str, plural: &str) -> Option<ResourceType> {
-    (group.is_empty() && version == "v1" && plural == "bindings")
-        .then(|| ResourceType::new("", "v1", "Binding", "bindings", true))
-}
-
 /// Whether `rt` is the legacy `bindings` resource.
 pub(crate) fn is_legacy_bindings(rt: &ResourceType) -> bool {
     rt.group.is_empty() && rt.version == "v1" && rt.plural == "bindings"
 }
-
-/// The discovery entry of the `bindings` resource.
-pub(crate) const LEGACY_BINDINGS: Subresource = sub("bindings", "Binding", &["create"]);
 
 /// Serves the subresource `subresource` of the object `name` of the request's type.
 pub(crate) fn serve(

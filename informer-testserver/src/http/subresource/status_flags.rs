@@ -1,4 +1,4 @@
-//! Which built-in resources serve a `status` subresource in kube-apiserver (1.33), checked
+//! Which built-in resources serve a `status` subresource in kube-apiserver (1.37), checked
 //! against the built-in table: a type listed there must serve `.../status` exactly when
 //! kube-apiserver does.
 
@@ -25,12 +25,14 @@ const UPSTREAM_STATUS: &[(&str, &str)] = &[
     ("batch", "cronjobs"),
     ("batch", "jobs"),
     ("certificates.k8s.io", "certificatesigningrequests"),
+    ("certificates.k8s.io", "podcertificaterequests"),
     ("flowcontrol.apiserver.k8s.io", "flowschemas"),
     ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
     ("internal.apiserver.k8s.io", "storageversions"),
     ("networking.k8s.io", "ingresses"),
     ("networking.k8s.io", "servicecidrs"),
     ("policy", "poddisruptionbudgets"),
+    ("resource.k8s.io", "devicetaintrules"),
     ("resource.k8s.io", "resourceclaims"),
     ("storage.k8s.io", "volumeattachments"),
     ("storagemigration.k8s.io", "storageversionmigrations"),
