@@ -53,7 +53,7 @@
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
 //! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
-//! | Field selectors: the fields of custom types registered without a CRD are `metadata.name` and `metadata.namespace` only | Selecting an aggregated API's objects by its own fields |
+//! | Field selectors: custom types registered without a CRD select by `metadata.name` (and `metadata.namespace` when namespaced) only | Selecting an aggregated API's objects by its own fields |
 //! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
 //! | Discovery answers the legacy documents (never `406`) when no aggregated form is acceptable | `406 Not Acceptable` for discovery |
 //! | OpenAPI: no schemas (`kubectl explain` does not work), no `/openapi/v2` | Schemas from `/openapi` |
@@ -245,6 +245,7 @@ mod faults;
 mod field_labels;
 mod field_ownership;
 mod field_validation;
+mod field_values;
 mod garbage_collector;
 mod handler;
 mod list;
