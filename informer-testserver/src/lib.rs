@@ -248,6 +248,7 @@ mod field_validation;
 mod field_values;
 mod garbage_collector;
 mod handler;
+mod key_order;
 mod list;
 mod namespace_lifecycle;
 mod openapi;
