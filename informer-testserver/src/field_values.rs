@@ -37,11 +37,11 @@ type Label = (&'static str, Source);
 #[derive(Clone, Copy)]
 enum Refusal {
     /// `field label not supported: <label>` (most conversion functions, custom resources).
-    NotSupported,
+    Plain,
     /// `field label "<label>" not supported for <type>` (batch/v1 jobs).
-    NotSupportedFor(&'static str),
+    ForType(&'static str),
     /// `field label not supported for <group>/<version>, Kind=<kind>: <label>`.
-    NotSupportedForKind,
+    ForKind,
 }
 
 /// A built-in type's selectable fields.
@@ -142,22 +142,19 @@ const REPLICAS: &[Label] = &[
 /// The rules of a built-in kind with a field label conversion function of its own.
 fn builtin_rules(group: &str, kind: &str) -> Option<Rules> {
     let (labels, refusal): (&'static [Label], Refusal) = match (group, kind) {
-        ("", "Pod") => (POD, Refusal::NotSupported),
+        ("", "Pod") => (POD, Refusal::Plain),
         ("", "Node") => (
             &[NAME, ("spec.unschedulable", Source::Bool("spec.unschedulable"))],
-            Refusal::NotSupported,
+            Refusal::Plain,
         ),
-        ("", "ReplicationController") | ("apps", "ReplicaSet") => (REPLICAS, Refusal::NotSupported),
-        ("", "Event") => (CORE_EVENT, Refusal::NotSupported),
-        ("events.k8s.io", "Event") => (EVENTS_EVENT, Refusal::NotSupported),
+        ("", "ReplicationController") | ("apps", "ReplicaSet") => (REPLICAS, Refusal::Plain),
+        ("", "Event") => (CORE_EVENT, Refusal::Plain),
+        ("events.k8s.io", "Event") => (EVENTS_EVENT, Refusal::Plain),
         ("", "Namespace") => (
             &[("status.phase", Source::Text("status.phase")), NAME],
-            Refusal::NotSupported,
+            Refusal::Plain,
         ),
-        ("", "Secret") => (
-            &[("type", Source::Text("type")), NAMESPACE, NAME],
-            Refusal::NotSupported,
-        ),
+        ("", "Secret") => (&[("type", Source::Text("type")), NAMESPACE, NAME], Refusal::Plain),
         ("", "Service") => (
             &[
                 NAMESPACE,
@@ -165,7 +162,7 @@ fn builtin_rules(group: &str, kind: &str) -> Option<Rules> {
                 ("spec.clusterIP", Source::Text("spec.clusterIP")),
                 ("spec.type", Source::Text("spec.type")),
             ],
-            Refusal::NotSupported,
+            Refusal::Plain,
         ),
         ("batch", "Job") => (
             &[
@@ -173,11 +170,11 @@ fn builtin_rules(group: &str, kind: &str) -> Option<Rules> {
                 NAMESPACE,
                 ("status.successful", Source::Int("status.succeeded")),
             ],
-            Refusal::NotSupportedFor("batchv1.Job"),
+            Refusal::ForType("batchv1.Job"),
         ),
         ("certificates.k8s.io", "CertificateSigningRequest" | "ClusterTrustBundle") => (
             &[NAME, ("spec.signerName", Source::Text("spec.signerName"))],
-            Refusal::NotSupported,
+            Refusal::Plain,
         ),
         ("certificates.k8s.io", "PodCertificateRequest") => (
             &[
@@ -187,7 +184,7 @@ fn builtin_rules(group: &str, kind: &str) -> Option<Rules> {
                 ("spec.podName", Source::Text("spec.podName")),
                 ("spec.nodeName", Source::Text("spec.nodeName")),
             ],
-            Refusal::NotSupported,
+            Refusal::Plain,
         ),
         ("resource.k8s.io", "ResourceSlice") => (
             &[
@@ -195,7 +192,7 @@ fn builtin_rules(group: &str, kind: &str) -> Option<Rules> {
                 ("spec.nodeName", Source::Text("spec.nodeName")),
                 ("spec.driver", Source::Text("spec.driver")),
             ],
-            Refusal::NotSupportedForKind,
+            Refusal::ForKind,
         ),
         _ => return None,
     };
@@ -241,11 +238,11 @@ impl TypeRules<'_> {
                     return Ok(());
                 }
                 Err(match rules.refusal {
-                    Refusal::NotSupported => format!("field label not supported: {label}"),
-                    Refusal::NotSupportedFor(what) => {
+                    Refusal::Plain => format!("field label not supported: {label}"),
+                    Refusal::ForType(what) => {
                         format!("field label {label:?} not supported for {what}")
                     }
-                    Refusal::NotSupportedForKind => {
+                    Refusal::ForKind => {
                         format!("field label not supported for {api_version}, Kind={kind}: {label}")
                     }
                 })

@@ -312,6 +312,8 @@ fn serve_resource(
     if ns.is_some() && !rt.namespaced {
         return Err(ApiError::unknown_path());
     }
+    // as kube-apiserver, a 406 before anything is read or written
+    crate::transform::negotiate(accept)?;
     let status = match path.subresource.as_deref() {
         None => false,
         Some("status") if rt.status_subresource => true,
@@ -383,7 +385,8 @@ fn serve_resource(
                     s.as_writer(writer, false, |s| s.create(&rt, ns, object))
                 })
             });
-            Ok(warned(answer(accept, 201, &created?), warnings, more))
+            let created = shaped(shared, &rt, query, accept, created?, false)?;
+            Ok(warned(answer(accept, 201, &created), warnings, more))
         }
         (&Method::DELETE, None) => {
             let options = ListOptions::parse(query, ns)?;
@@ -394,15 +397,13 @@ fn serve_resource(
                 .lock()
                 .maybe_dry(dry, |s| s.delete_collection(&rt, &options.filter))?;
             let rv = shared.lock().store.resource_version();
-            object_ok(
-                200,
-                &json!({
-                    "kind": format!("{}List", rt.kind),
-                    "apiVersion": rt.api_version(),
-                    "metadata": {"resourceVersion": rv.to_string()},
-                    "items": deleted,
-                }),
-            )
+            let deleted = json!({
+                "kind": format!("{}List", rt.kind),
+                "apiVersion": rt.api_version(),
+                "metadata": {"resourceVersion": rv.to_string()},
+                "items": deleted,
+            });
+            object_ok(200, &shaped(shared, &rt, query, accept, deleted, true)?)
         }
         (_, Some(_)) if rt.namespaced && ns.is_none() => Err(ApiError::unknown_path()),
         (&Method::GET, Some(name)) => {
@@ -435,7 +436,8 @@ fn serve_resource(
                     s.as_writer(writer, false, |s| s.update(&rt, ns, name, object, mode))
                 })
             });
-            Ok(warned(answer(accept, 200, &updated?), warnings, more))
+            let updated = shaped(shared, &rt, query, accept, updated?, false)?;
+            Ok(warned(answer(accept, 200, &updated), warnings, more))
         }
         (&Method::PATCH, Some(name)) => {
             let patch_type = PatchType::from_content_type(content_type)
@@ -464,18 +466,17 @@ fn serve_resource(
                 })
             });
             let (object, created) = patched?;
+            let object = shaped(shared, &rt, query, accept, object, false)?;
             let response = answer(accept, if created { 201 } else { 200 }, &object);
             Ok(warned(response, warnings, more))
         }
         (&Method::DELETE, Some(name)) => {
             let options = delete_options(content_type, body)?;
             let dry = dry_run::requested(dry_run, Some(&options), OptionsKind::Delete)?;
-            object_ok(
-                200,
-                &shared
-                    .lock()
-                    .maybe_dry(dry, |s| s.delete(&rt, ns, name, &options))?,
-            )
+            let deleted = shared
+                .lock()
+                .maybe_dry(dry, |s| s.delete(&rt, ns, name, &options))?;
+            object_ok(200, &shaped(shared, &rt, query, accept, deleted, false)?)
         }
         _ => Err(ApiError::method_not_allowed(method.as_str())),
     }
@@ -518,11 +519,12 @@ fn serve_scale(
         }
         ref other => return Err(ApiError::method_not_allowed(other.as_str())),
     };
-    Ok(json_response(200, &scale, "application/json"))
+    let scale = shaped(shared, rt, request.query, request.accept, scale, false)?;
+    Ok(answer(request.accept, 200, &scale))
 }
 
 /// A list (`list`) or one object in the shape `Accept` negotiated: as stored,
-/// `PartialObjectMetadata` or a `Table`.
+/// `PartialObjectMetadata` or a `Table` ([`crate::transform::shaped`]).
 fn shaped(
     shared: &Shared,
     rt: &ResourceType,
@@ -531,29 +533,7 @@ fn shaped(
     value: Value,
     list: bool,
 ) -> Result<Value, ApiError> {
-    Ok(match accept::negotiate_object(accept, list) {
-        ObjectFormat::Full => value,
-        ObjectFormat::PartialMetadata(version) if list => partial_metadata::list(&value, version),
-        ObjectFormat::PartialMetadata(version) => partial_metadata::object(&value, version),
-        ObjectFormat::Table(version) => {
-            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
-            let columns = shared.lock().table_columns(rt);
-            if list {
-                let items = value["items"].as_array().cloned().unwrap_or_default();
-                table::table(
-                    &columns,
-                    &items,
-                    value["metadata"].clone(),
-                    include,
-                    version,
-                    true,
-                )
-            } else {
-                let metadata = json!({"resourceVersion": value["metadata"]["resourceVersion"]});
-                table::table(&columns, &[value], metadata, include, version, true)
-            }
-        }
-    })
+    crate::transform::shaped(shared, rt, query, accept, value, list)
 }
 
 /// What shapes each watch event line as `Accept` negotiated: unchanged, with

@@ -268,6 +268,7 @@ mod status;
 mod storage;
 mod strategic_merge;
 mod table;
+mod transform;
 mod validation;
 pub mod wait;
 mod watch;
