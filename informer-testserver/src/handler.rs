@@ -533,7 +533,12 @@ fn shaped(
     value: Value,
     list: bool,
 ) -> Result<Value, ApiError> {
-    crate::transform::shaped(shared, rt, query, accept, value, list)
+    let resource = crate::transform::Resource {
+        rt,
+        custom: shared.lock().registry.crd_of(rt).is_some(),
+        columns: &|| shared.lock().table_columns(rt),
+    };
+    crate::transform::shaped(&resource, query, accept, value, list)
 }
 
 /// What shapes each watch event line as `Accept` negotiated: unchanged, with

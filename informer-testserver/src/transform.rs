@@ -20,9 +20,8 @@ use serde_json::{Value, json};
 
 use crate::partial_metadata;
 use crate::registry::ResourceType;
-use crate::server::Shared;
 use crate::status::ApiError;
-use crate::table::{self, IncludeObject};
+use crate::table::{self, Column, IncludeObject};
 
 /// What the `Accept` header asks an answer to be converted to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,11 +143,21 @@ pub(crate) fn negotiate(accept: &str) -> Result<Target, ApiError> {
     )))
 }
 
+/// The resource an answer is about.
+pub(crate) struct Resource<'a> {
+    /// Its type.
+    pub(crate) rt: &'a ResourceType,
+    /// Whether it is a custom resource (served from a CRD).
+    pub(crate) custom: bool,
+    /// Its table columns, when a `Table` is asked for.
+    pub(crate) columns: &'a dyn Fn() -> Vec<Column>,
+}
+
 /// The Go type kube-apiserver's storage returns for a resource, as its `406` names it
 /// (`*core.Pod`, `*apps.DeploymentList`, `*unstructured.Unstructured`).
-fn go_type(shared: &Shared, rt: &ResourceType, list: bool) -> String {
-    let builtin = shared.lock().registry.crd_of(rt).is_none()
-        && informer_runtime::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+fn go_type(resource: &Resource<'_>, list: bool) -> String {
+    let rt = resource.rt;
+    let builtin = !resource.custom && informer_runtime::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
     let suffix = if list { "List" } else { "" };
     if !builtin {
         return format!("*unstructured.Unstructured{suffix}");
@@ -165,8 +174,7 @@ fn go_type(shared: &Shared, rt: &ResourceType, list: bool) -> String {
 /// as stored, as `PartialObjectMetadata(List)` or as a `Table` (with the type's columns, or
 /// `Name` and `Created At` for a `Scale`); a `Status` as it is.
 pub(crate) fn shaped(
-    shared: &Shared,
-    rt: &ResourceType,
+    resource: &Resource<'_>,
     query: &HashMap<String, String>,
     accept: &str,
     value: Value,
@@ -181,24 +189,24 @@ pub(crate) fn shaped(
         Target::PartialObjectMetadata(_) if list => {
             return Err(not_acceptable(format!(
                 "you requested PartialObjectMetadata, but the requested object is a list ({})",
-                go_type(shared, rt, true)
+                go_type(resource, true)
             )));
         }
         Target::PartialObjectMetadata(version) => partial_metadata::object(&value, version),
         Target::PartialObjectMetadataList(_) if !list => {
             return Err(not_acceptable(format!(
                 "you requested PartialObjectMetadataList, but the requested object is not a list ({})",
-                go_type(shared, rt, false)
+                go_type(resource, false)
             )));
         }
         Target::PartialObjectMetadataList(version) => partial_metadata::list(&value, version),
         Target::Table(version) => {
             let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
             let columns = if value["kind"] == "Scale" {
-                let scale = ResourceType::new("autoscaling", "v1", "Scale", "scale", rt.namespaced);
+                let scale = ResourceType::new("autoscaling", "v1", "Scale", "scale", true);
                 table::columns(&scale, None)
             } else {
-                shared.lock().table_columns(rt)
+                (resource.columns)()
             };
             if list {
                 let items = value["items"].as_array().cloned().unwrap_or_default();

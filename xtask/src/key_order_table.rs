@@ -103,7 +103,7 @@ pub fn generate(
     };
     let mut out = String::new();
     out.push_str(
-        "#![cfg_attr(rustfmt, rustfmt::skip)]\nuse super::{Child::*, Message};\n\
+        "#![cfg_attr(rustfmt, rustfmt::skip)]\nuse super::spec::{Child::*, Message};\n\
          /// Every built-in message with its JSON keys in Go's order, sorted by path; a child\n\
          /// names its message by its index here.\n\
          pub(crate) static MESSAGES: &[Message] = &[\n",
