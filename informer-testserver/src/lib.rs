@@ -11,10 +11,15 @@
 //!   `generateName`, finalizers and preconditions;
 //! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
 //!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and
-//!   watches;
-//! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to gets, lists and
-//!   watches, as client-go's metadata client asks for them;
-//! - label and field selectors, `limit`/`continue` paging over consistent snapshots,
+//!   watches, and for the answers of creates, updates, patches and deletes;
+//! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to every verb that returns
+//!   an object, as client-go's metadata client asks for them; kube-apiserver's `406` for an
+//!   `Accept` it cannot serve;
+//! - answers written with kube-apiserver's key order (Go's struct order for built-in types:
+//!   `kind`, `apiVersion`, `metadata`, `spec`, `status`; sorted keys for custom resources);
+//! - label selectors, and field selectors with each type's field labels and Go's zero values
+//!   for unset fields (`spec.unschedulable=false` selects a node without the field);
+//!   `limit`/`continue` paging over consistent snapshots,
 //!   `resourceVersion`/`resourceVersionMatch` semantics;
 //! - watches: replay from a resourceVersion, bookmarks, `sendInitialEvents`, `timeoutSeconds`,
 //!   and `410 Expired` once the history has been compacted;
@@ -55,6 +60,7 @@
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
 //! | Field selectors: custom types registered without a CRD select by `metadata.name` (and `metadata.namespace` when namespaced) only | Selecting an aggregated API's objects by its own fields |
 //! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
+//! | An `Accept` of `application/yaml` is answered in JSON | YAML answers |
 //! | Discovery answers the legacy documents (never `406`) when no aggregated form is acceptable | `406 Not Acceptable` for discovery |
 //! | OpenAPI: no schemas (`kubectl explain` does not work), no `/openapi/v2` | Schemas from `/openapi` |
 //!
