@@ -306,3 +306,103 @@ async fn metadata_of_the_wrong_cardinality_is_406() {
     );
     server.shutdown().await;
 }
+
+/// Ported from apiserver's `TestGetPartialObjectMetadata` and `TestGetTable`
+/// (pkg/endpoints/apiserver_test.go): which `Accept` headers a get (`list: false`) or a list
+/// gets which kind from, and which are refused.
+#[tokio::test]
+async fn get_partial_object_metadata_and_table_cases() {
+    let server = TestServer::start().await.expect("start");
+    let created = call(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        "application/json",
+        "application/json",
+        br#"{"metadata":{"name":"c"},"data":{"a":"1"}}"#,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let p = |v: &str| format!("application/json;as=PartialObjectMetadata;v={v};g=meta.k8s.io");
+    let pl = |v: &str| format!("application/json;as=PartialObjectMetadataList;v={v};g=meta.k8s.io");
+    let t = |v: &str| format!("application/json;as=Table;v={v};g=meta.k8s.io");
+    let cases: Vec<(bool, String, Result<&str, u16>)> = vec![
+        (false, p("v1alpha1"), Err(406)),
+        (
+            false,
+            format!("{}, application/json", p("v1alpha1")),
+            Ok("v1/ConfigMap"),
+        ),
+        (
+            false,
+            format!("{}, application/json", p("v1beta1")),
+            Ok("meta.k8s.io/v1beta1/PartialObjectMetadata"),
+        ),
+        (true, p("v1beta1"), Err(406)),
+        (
+            false,
+            format!("{}, {}, application/json", p("v1beta1"), p("v1")),
+            Ok("meta.k8s.io/v1beta1/PartialObjectMetadata"),
+        ),
+        (
+            false,
+            format!("{}, {}, application/json", p("v1"), p("v1beta1")),
+            Ok("meta.k8s.io/v1/PartialObjectMetadata"),
+        ),
+        (
+            false,
+            format!("{}, {}", p("v1beta1"), p("v1")),
+            Ok("meta.k8s.io/v1beta1/PartialObjectMetadata"),
+        ),
+        (
+            true,
+            format!("{}, application/json", p("v1alpha1")),
+            Ok("v1/ConfigMapList"),
+        ),
+        (
+            true,
+            format!("{}, application/json", pl("v1beta1")),
+            Ok("meta.k8s.io/v1beta1/PartialObjectMetadataList"),
+        ),
+        (false, pl("v1beta1"), Err(406)),
+        (true, pl("v1"), Ok("meta.k8s.io/v1/PartialObjectMetadataList")),
+        (false, t("v1alpha1"), Err(406)),
+        (
+            false,
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1beta1;g=meta.k8s.io".into(),
+            Err(406),
+        ),
+        (
+            false,
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io".into(),
+            Err(406),
+        ),
+        (false, t("v1"), Ok("meta.k8s.io/v1/Table")),
+        (true, t("v1beta1"), Ok("meta.k8s.io/v1beta1/Table")),
+    ];
+    for (list, accept, expected) in cases {
+        let path = if list {
+            "/api/v1/namespaces/default/configmaps"
+        } else {
+            "/api/v1/namespaces/default/configmaps/c"
+        };
+        let answer = call(&server, "GET", path, &accept, "", b"").await;
+        let body = answer.json();
+        match expected {
+            Ok(kind) => {
+                assert_eq!(answer.status, 200, "{accept}: {body}");
+                let got = format!(
+                    "{}/{}",
+                    body["apiVersion"].as_str().unwrap_or_default(),
+                    body["kind"].as_str().unwrap_or_default()
+                );
+                assert_eq!(got, kind, "{accept} (list: {list})");
+            }
+            Err(code) => {
+                assert_eq!(answer.status, code, "{accept} (list: {list}): {body}");
+                assert_eq!(body["reason"], "NotAcceptable", "{accept}");
+            }
+        }
+    }
+    server.shutdown().await;
+}
