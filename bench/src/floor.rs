@@ -13,8 +13,8 @@ use kube::core::{ObjectList, WatchEvent};
 
 use crate::{
     cpu::{self, Mark},
+    outcome::{Outcome, Phase},
     render::Rendered,
-    report::{Outcome, Phase},
 };
 
 fn key(pod: &Pod) -> String {

@@ -19,8 +19,8 @@ use prost::Message as _;
 
 use crate::{
     cpu::{self, Mark},
+    outcome::{Outcome, Phase},
     render::Rendered,
-    report::{Outcome, Phase},
 };
 
 /// Why a protobuf document or frame did not decode.

@@ -15,8 +15,8 @@ use kube::{
 
 use crate::{
     cpu::Mark,
+    outcome::{Outcome, Phase},
     render::Rendered,
-    report::{Outcome, Phase},
     server::Server,
 };
 

@@ -78,11 +78,13 @@ mod generator;
 mod kube_rs;
 mod listers;
 mod ours;
+mod outcome;
 mod priority;
 mod reconcile;
 mod render;
 mod report;
 mod rss;
+mod scope;
 mod scoped;
 mod server;
 mod sharding;
@@ -567,9 +569,9 @@ fn render(pods: usize, events: usize) -> Arc<Rendered> {
 /// The outcomes of the timed consumers.
 struct Timings {
     /// Every pass's, each checked for its final state.
-    all_passes: Vec<report::Outcome>,
+    all_passes: Vec<outcome::Outcome>,
     /// The last pass's, for the tables.
-    last_pass: Vec<report::Outcome>,
+    last_pass: Vec<outcome::Outcome>,
 }
 
 /// Runs every chosen consumer, `passes` times in turn, on a multi-thread runtime.
@@ -596,7 +598,7 @@ fn one_pass(
     args: &Args,
     runtime: &tokio::runtime::Runtime,
     rendered: &Arc<Rendered>,
-) -> Vec<report::Outcome> {
+) -> Vec<outcome::Outcome> {
     let mut outcomes = Vec::new();
     if args.times(Timed::Floor) {
         outcomes.push(floor::run(rendered));
@@ -662,7 +664,7 @@ fn one_pass(
 }
 
 /// kube-rs on a current-thread runtime, and our factory (3 handlers) on its own thread.
-fn current_thread_pair(runtime: &tokio::runtime::Runtime, rendered: &Arc<Rendered>) -> [report::Outcome; 2] {
+fn current_thread_pair(runtime: &tokio::runtime::Runtime, rendered: &Arc<Rendered>) -> [outcome::Outcome; 2] {
     // The client is made inside, so its connection tasks live on this runtime too.
     let mut kube = with_server(rendered, "kube-rs (current-thread runtime)", &|server| {
         tokio::runtime::Builder::new_current_thread()
@@ -689,8 +691,8 @@ fn current_thread_pair(runtime: &tokio::runtime::Runtime, rendered: &Arc<Rendere
 fn with_server(
     rendered: &Arc<Rendered>,
     name: &str,
-    consumer: &dyn Fn(&Server) -> report::Outcome,
-) -> report::Outcome {
+    consumer: &dyn Fn(&Server) -> outcome::Outcome,
+) -> outcome::Outcome {
     let server = Server::start(Arc::clone(rendered)).expect("the bench server starts");
     let outcome = consumer(&server);
     server.stop();
@@ -771,7 +773,7 @@ fn measure_listers(args: &Args) -> Vec<listers::ListerOutcome> {
 
 /// Every consumer that ended without every pod or without the last event applied.
 fn final_state_problems(
-    outcomes: &[report::Outcome],
+    outcomes: &[outcome::Outcome],
     rss_outcomes: &[Result<rss::RssOutcome, String>],
     pods: usize,
     last_resource_version: u64,

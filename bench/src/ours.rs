@@ -26,8 +26,8 @@ use kube::Api;
 
 use crate::{
     cpu::Mark,
+    outcome::{Outcome, Phase},
     render::Rendered,
-    report::{Outcome, Phase},
     server::Server,
 };
 

@@ -20,7 +20,7 @@ use kube::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scoped, server};
+use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scope, server};
 
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -311,7 +311,7 @@ async fn sync_ours_scoped(client: kube::Client, strip_managed: bool) -> (usize, 
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
     let factory = builder.build();
-    let informer = factory.informer_in(&scoped::scope());
+    let informer = factory.informer_in(&scope::scope());
     factory.start();
     let report = factory
         .wait_for_cache_sync_timeout(Duration::from_secs(900))

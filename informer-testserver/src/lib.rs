@@ -8,6 +8,8 @@
 //! - create, get, list, update (with optimistic concurrency), patch (JSON merge, JSON patch,
 //!   strategic merge and server-side apply with field ownership in `managedFields`, conflicts
 //!   and `force`), delete and delete-collection, the `status` subresource,
+//!   `pods/eviction` (honouring PodDisruptionBudgets), `pods/binding`,
+//!   `pods/ephemeralcontainers`, `serviceaccounts/token`,
 //!   `generateName`, finalizers and preconditions;
 //! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
 //!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and
@@ -54,7 +56,8 @@
 //! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
 //! | Protobuf (built-in types only): request bodies, and objects, lists and watch streams answered when `Accept` puts it first; `Status` errors, tables and metadata-only answers stay JSON; zero scalars sent in protobuf are dropped unless the field is a pointer in Go (by a list of well-known ones); CBOR gets `415` | Protobuf `Status` errors; explicit zero values of other non-pointer fields |
 //! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases and service accounts (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
-//! | Only the `status` and `scale` subresources (no `/log`, `/exec`, `/eviction`, `/binding`, ...) | Any other subresource |
+//! | No kubelet or backend behind the connect subresources: `log` of an unscheduled pod is empty, `log`, `exec`, `attach`, `portforward` and `proxy` answer kube-apiserver's error for a refused connection; `pods/resize` is not served | Logs, exec sessions, port forwards, proxied answers |
+//! | `serviceaccounts/token` tokens are JWTs with kube-apiserver's claims and a random signature: not verifiable by a real API server, and not checked by this one | Authenticating with a requested token |
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
 //! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
@@ -234,6 +237,54 @@
 //! - [`wait`]: [`eventually`](wait::eventually) and [`eventually_async`](wait::eventually_async),
 //!   for a test that waits for what a controller or an informer does in the background.
 //!
+//! # Contributing: how a request flows, and where to change it
+//!
+//! The crate's folders follow a request, and each imports only the ones after it (checked by
+//! `cargo xtask module-cycles`):
+//!
+//! 1. **`http/`** parses and routes. `handler.rs` records the request, applies the faults and
+//!    reads the body (`body.rs`); `routes.rs` parses the path; `resource.rs` looks the type up
+//!    and hands the request ([`RequestRecord`]'s verb, a `ResourceRequest`) to one handler per
+//!    verb in `verbs/` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+//!    `delete_collection`) or to a subresource's handler (`scale.rs`). A write handler builds
+//!    the request's `WriteContext` (field manager, `force`, `fieldValidation`, `dryRun`) and
+//!    answers through `shape.rs` (as stored, `PartialObjectMetadata`, `Table`) and
+//!    `response.rs` (JSON or protobuf, `Warning` headers). Discovery and OpenAPI documents are
+//!    `discovery.rs` and `openapi.rs`.
+//! 2. **`write/`** holds the verbs that change objects, as methods of a `WriteSession` (the
+//!    locked state and the request's context): `create.rs`, `update.rs`, `patch.rs` (with
+//!    `patch_document.rs` and `strategic_merge.rs`), `apply.rs`, `delete.rs`, `scale.rs`. Each
+//!    sets the server-owned metadata and calls the admission plugins at its steps.
+//! 3. **`admission/`** holds what checks and changes objects on the way in, and what a write
+//!    sets off: each feature is a `Plugin` (`plugin.rs`: admit a create, admit an update, hold
+//!    a deleted object, take a deletion over, act once stored or removed), listed in order in
+//!    `admission::plugins()`: object names, namespace lifecycle, custom resource schemas, field
+//!    ownership, CRDs, garbage collection. Cascades (a namespace's contents, an owner's
+//!    dependents) write through the `Cascade` trait, so they run every plugin too.
+//! 4. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
+//!    (`accept.rs`; `transform.rs` for kube-apiserver's `406` and the shape of every verb's
+//!    answer), protobuf, metadata-only objects, tables. JSON answers and watch events are
+//!    written with the key order of `key_order.rs` (Go's struct order of built-in types, from
+//!    a generated table).
+//! 5. **`storage/`** holds the state (served types and objects behind one lock), the store with
+//!    its history and resourceVersions, lists, watches, list options and field labels (the
+//!    values an object shows to field selectors in `selector/field_values.rs`);
+//!    [`registry`] is the table of resource types.
+//!
+//! To add:
+//!
+//! - **a built-in type:** a row of `registry.rs`'s table (group, version, kind, plural, scope,
+//!   short names, status); its field selectors in `selector/field_values.rs`, its table
+//!   columns in `encoding/table.rs`; protobuf and field validation come from the generated
+//!   tables;
+//! - **a subresource:** a handler under `http/` matched in `http/resource.rs`, writing through
+//!   a `WriteSession` method under `write/`, and its discovery entry in `http/discovery.rs`;
+//!   a subresource of a built-in core type is a row of `http/subresource/mod.rs`'s table
+//!   (which routing and discovery read) and a branch of its `serve`;
+//! - **an admission rule, a default or a strategy:** a `Plugin` in a file of `admission/`,
+//!   added to `admission::plugins()` where it must run; tests beside it on a `State` (see
+//!   `write/tests.rs`) and over HTTP in `tests/`.
+//!
 //! # The binary
 //!
 //! With the `cli` feature, the `informer-testserver` binary serves the same server on a port
@@ -241,47 +292,26 @@
 //! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
 //! and programs in other languages can use it.
 
-mod accept;
-mod builtin_schema;
-mod crd;
-mod crd_schema;
-mod discovery;
-mod dry_run;
+mod admission;
+mod encoding;
 mod faults;
-mod field_labels;
-mod field_ownership;
-mod field_validation;
-mod field_values;
-mod garbage_collector;
-mod handler;
+mod http;
 mod key_order;
-mod list;
-mod namespace_lifecycle;
-mod openapi;
-mod options;
-mod partial_metadata;
-mod patch;
-mod protobuf;
 pub mod proxy;
 pub mod registry;
-mod routes;
-mod scale;
 pub mod seed;
 pub mod selector;
 mod server;
-mod state;
 mod status;
 mod storage;
-mod strategic_merge;
-mod table;
-mod transform;
-mod validation;
 pub mod wait;
-mod watch;
+mod write;
 
 pub use faults::{Failure, Stall};
 pub use proxy::ResetProxy;
+
+pub use http::shared::{CLIENT_NAME_HEADER, RequestRecord};
 pub use registry::{ResourceType, ScaleSubresource};
 pub use seed::SeedError;
-pub use server::{CLIENT_NAME_HEADER, RequestRecord, ServerError, TestServer, TestServerBuilder};
+pub use server::{ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
@@ -15,12 +15,13 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::faults::{Failure, Faults, Stall};
-use crate::handler;
+use crate::faults::{Failure, Stall};
+use crate::http::handler;
+use crate::http::shared::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::registry::{Registry, ResourceType, builtin_types};
 use crate::seed::{self, SeedError};
-use crate::state::{State, UpdateMode, with_type};
 use crate::status::ApiError;
+use crate::storage::state::{State, UpdateMode, with_type};
 
 /// Errors of starting the server or making a client for it.
 #[derive(Debug, thiserror::Error)]
@@ -44,60 +45,6 @@ pub enum ServerError {
     #[error("failed to build a kube client")]
     Client(#[source] kube::Error),
 }
-
-/// State shared by the connections and the [`TestServer`] handle.
-pub(crate) struct Shared {
-    state: Mutex<State>,
-    faults: Mutex<Faults>,
-    /// Every request served, oldest first.
-    requests: Mutex<Vec<RequestRecord>>,
-    /// Interval of watch bookmarks.
-    pub(crate) bookmark_interval: Duration,
-    /// Largest accepted request body.
-    pub(crate) body_limit: usize,
-    /// `host:port` of the listener.
-    pub(crate) address: String,
-}
-
-impl Shared {
-    /// Locks the registry and the store (a poisoned lock is still usable: writes are atomic).
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Locks the fault switches.
-    pub(crate) fn faults(&self) -> MutexGuard<'_, Faults> {
-        self.faults.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Records a served request.
-    pub(crate) fn record(&self, record: RequestRecord) {
-        self.requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(record);
-    }
-}
-
-/// One request the server received, as [`TestServer::requests`] reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestRecord {
-    /// The verb in the RBAC sense: `get`, `list`, `watch`, `create`, `update`, `patch`,
-    /// `delete`, `deletecollection` (or `get` for non-resource paths).
-    pub verb: &'static str,
-    /// The plural resource name (empty for non-resource paths).
-    pub resource: String,
-    /// The query string, undecoded (empty if none).
-    pub query: String,
-    /// The name of the client that sent it, for clients made by [`TestServer::named_client`].
-    pub client: Option<String>,
-    /// The `Accept` header (empty if none): which encodings the client asked for, in order.
-    pub accept: String,
-}
-
-/// The request header carrying the name of a [`TestServer::named_client`]'s client, which
-/// [`Failure::client`] and [`Stall::client`] match on.
-pub const CLIENT_NAME_HEADER: &str = "x-informer-testserver-client";
 
 /// Configures and starts a [`TestServer`].
 #[derive(Debug, Clone)]
@@ -192,18 +139,16 @@ impl TestServerBuilder {
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
                 let object = json!({"metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
                 // a fresh store cannot hold these names yet
-                let _ = state.create(&ns, None, object);
+                let _ = state.write().create(&ns, None, object);
             }
         }
         state.require_namespaces = self.require_namespaces;
-        let shared = Arc::new(Shared {
-            state: Mutex::new(state),
-            faults: Mutex::new(Faults::default()),
-            requests: Mutex::new(Vec::new()),
-            bookmark_interval: self.bookmark_interval,
-            body_limit: self.body_limit,
-            address: addr.to_string(),
-        });
+        let shared = Arc::new(Shared::new(
+            state,
+            self.bookmark_interval,
+            self.body_limit,
+            addr.to_string(),
+        ));
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (epoch, epoch_rx) = watch::channel(0u64);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), shutdown_rx, epoch_rx));
@@ -359,11 +304,7 @@ impl TestServer {
 
     /// Every request received so far, oldest first.
     pub fn requests(&self) -> Vec<RequestRecord> {
-        self.shared
-            .requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.shared.requests()
     }
 
     /// How many `verb` requests on `resource` were received so far.
@@ -406,7 +347,7 @@ impl TestServer {
     pub fn create(&self, object: Value) -> Result<Value, ApiError> {
         let rt = self.type_of_object(&object)?;
         let ns = object["metadata"]["namespace"].as_str().map(str::to_string);
-        self.shared.lock().create(&rt, ns.as_deref(), object)
+        self.shared.lock().write().create(&rt, ns.as_deref(), object)
     }
 
     /// Creates a typed object, e.g. a `k8s_openapi::api::core::v1::Pod`.
@@ -425,6 +366,7 @@ impl TestServer {
             .to_string();
         self.shared
             .lock()
+            .write()
             .update(&rt, ns.as_deref(), &name, object, UpdateMode::Full)
     }
 
@@ -472,7 +414,10 @@ impl TestServer {
         name: &str,
     ) -> Result<Value, ApiError> {
         let rt = self.type_of(api_version, kind)?;
-        self.shared.lock().delete(&rt, namespace, name, &Value::Null)
+        self.shared
+            .lock()
+            .write()
+            .delete(&rt, namespace, name, &Value::Null)
     }
 
     /// Deletes a typed object by namespace and name.

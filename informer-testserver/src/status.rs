@@ -156,7 +156,7 @@ impl ApiError {
         };
         let errors: Vec<String> = causes
             .iter()
-            .map(|c| format!("{}: {}: {}", c.field, c.cause_type, c.detail))
+            .map(|c| format!("{}: {}", c.field, c.message()))
             .collect();
         let listed = match errors.as_slice() {
             [one] => one.clone(),
@@ -174,7 +174,7 @@ impl ApiError {
             .map(|c| {
                 json!({
                     "reason": cause_reason(&c.cause_type),
-                    "message": format!("{}: {}", c.cause_type, c.detail),
+                    "message": c.message(),
                     "field": c.field,
                 })
             })
@@ -354,6 +354,15 @@ pub(crate) struct FieldCause {
 }
 
 impl FieldCause {
+    /// `<cause_type>: <detail>`, or the type alone when there is no detail (`Required value`).
+    fn message(&self) -> String {
+        if self.detail.is_empty() {
+            self.cause_type.clone()
+        } else {
+            format!("{}: {}", self.cause_type, self.detail)
+        }
+    }
+
     /// `<field>: Invalid value: "<value>": <problem>`.
     pub(crate) fn invalid(field: &str, value: &str, problem: &str) -> Self {
         Self {

@@ -1,6 +1,6 @@
 //! The list and map strategies of the built-in Kubernetes types, read from k8s-openapi's
 //! `DeepMerge` impls, for the embedded API server's strategic merge patches and field
-//! ownership: `informer-testserver/src/builtin_schema.rs`.
+//! ownership: `informer-testserver/src/admission/builtin_schema/`.
 //!
 //! k8s-openapi encodes each field's merge strategy from the Kubernetes OpenAPI schema
 //! (`x-kubernetes-list-type`, `x-kubernetes-patch-merge-key`, `x-kubernetes-map-type`) in
@@ -421,7 +421,7 @@ fn render(
     let _ = writeln!(
         out,
         "#![cfg_attr(rustfmt, rustfmt::skip)]\n\
-         use super::{{Field, Kind, Strategy, TypeInfo}};\n\
+         use super::types::{{Field, Kind, Strategy, TypeInfo}};\n\
          /// Every struct of k8s-openapi with its fields, sorted by path.\n\
          pub(crate) static TYPES: &[TypeInfo] = &["
     );

@@ -44,7 +44,7 @@ pub fn k8s_informers() -> K8sOpenapi {
 
 /// Where the table of built-in merge strategies goes.
 pub fn builtin_schema_file() -> PathBuf {
-    workspace_root().join("informer-testserver/src/builtin_schema/table.rs")
+    workspace_root().join("informer-testserver/src/admission/builtin_schema/table.rs")
 }
 
 /// The table of built-in merge strategies, generated from the workspace's k8s-openapi.

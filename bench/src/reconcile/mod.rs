@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) use report::markdown;
 pub(crate) use tally::Tally;
 
-use crate::{cpu::Mark, report::Phase, server};
+use crate::{cpu::Mark, outcome::Phase, server};
 
 /// The longest a phase may take before the run is reported as failed.
 const PHASE_TIMEOUT: Duration = Duration::from_secs(900);

@@ -1,0 +1,40 @@
+//! Admission: what checks and changes an object on its way into storage, and what a write
+//! sets off on other objects.
+//!
+//! Each feature is a [`Plugin`](plugin::Plugin); [`plugins`] lists them in the order a write
+//! runs them. The write path (`crate::write`) calls them with the request's
+//! [`WriteContext`](context::WriteContext).
+
+pub(crate) mod builtin_schema;
+pub(crate) mod context;
+pub(crate) mod crd;
+pub(crate) mod crd_schema;
+pub(crate) mod custom_resources;
+pub(crate) mod field_ownership;
+pub(crate) mod field_validation;
+pub(crate) mod garbage_collector;
+pub(crate) mod namespace_lifecycle;
+pub(crate) mod plugin;
+pub(crate) mod validation;
+
+use plugin::Plugin;
+
+/// The plugins every write runs, in order:
+///
+/// 1. object names (`validation`), on create;
+/// 2. namespace lifecycle: a new namespace's phase and finalizer, writes into missing or
+///    terminating namespaces, a namespace's deletion and its end once empty;
+/// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
+/// 4. field ownership (`managedFields`), recorded once the object is final;
+/// 5. CustomResourceDefinitions: their validation and status, and the types they serve;
+/// 6. garbage collection: a delete's propagation and the dependents of removed objects.
+pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
+    &[
+        &validation::ObjectNames,
+        &namespace_lifecycle::NamespaceLifecycle,
+        &custom_resources::CustomResourceSchemas,
+        &field_ownership::ManagedFields,
+        &crd::CustomResourceDefinitions,
+        &garbage_collector::GarbageCollector,
+    ]
+}

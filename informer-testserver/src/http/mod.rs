@@ -1,0 +1,18 @@
+//! HTTP: a request is recorded and routed ([`handler`], [`routes`]) to discovery
+//! ([`discovery`]), OpenAPI ([`openapi`]) or a resource URL ([`resource`]), whose verb has a
+//! handler of its own ([`verbs`]), as have its subresources ([`scale`], [`subresource`]); bodies are read by [`body`], answers shaped by [`shape`] and
+//! written by [`response`].
+
+pub(crate) mod body;
+pub(crate) mod discovery;
+pub(crate) mod handler;
+pub(crate) mod openapi;
+pub(crate) mod request;
+pub(crate) mod resource;
+pub(crate) mod response;
+pub(crate) mod routes;
+pub(crate) mod scale;
+pub(crate) mod shape;
+pub(crate) mod shared;
+pub(crate) mod subresource;
+pub(crate) mod verbs;

@@ -1,0 +1,70 @@
+//! Responses: objects and lists in the encoding `Accept` asks for (JSON or protobuf), `Status`
+//! errors, and `Warning` headers.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use serde_json::Value;
+
+use crate::encoding::accept;
+use crate::encoding::protobuf;
+use crate::status::ApiError;
+
+/// Response body: a full JSON document or a watch stream.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed_unsync()
+}
+
+pub(crate) fn json_response(code: u16, value: &Value, content_type: &str) -> Response<Body> {
+    let mut response = Response::new(full(crate::key_order::to_vec(value)));
+    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    if let Ok(ct) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    response
+}
+
+/// The response kube-apiserver sends for an error: the `Status` with its code, in protobuf when
+/// `Accept` asks for protobuf first.
+pub(crate) fn error_response(error: &ApiError, accept: &str) -> Response<Body> {
+    let mut response = answer(accept, error.code, &error.to_status());
+    if let Some(seconds) = error.retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// `response` with a `Warning: 299 - "..."` header per warning.
+pub(crate) fn warned(mut response: Response<Body>, warnings: Vec<String>) -> Response<Body> {
+    for warning in warnings {
+        let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// An object or list answer: protobuf when `Accept` asks for it first and the kind has a
+/// protobuf form, JSON otherwise.
+pub(crate) fn answer(accept: &str, code: u16, value: &Value) -> Response<Body> {
+    if accept::prefers_protobuf(accept)
+        && let Some(bytes) = protobuf::encode_answer(value)
+    {
+        let mut response = Response::new(full(bytes));
+        *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(protobuf::MEDIA_TYPE),
+        );
+        return response;
+    }
+    json_response(code, value, "application/json")
+}

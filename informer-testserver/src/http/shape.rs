@@ -1,0 +1,83 @@
+//! The shape of an answer as `Accept` negotiates it: an object or list as stored, as
+//! `PartialObjectMetadata` or as a `Table`; and the same for each line of a watch, framed in
+//! protobuf when asked for.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::encoding::accept::{self, ObjectFormat};
+use crate::encoding::partial_metadata;
+use crate::encoding::protobuf;
+use crate::encoding::table::{self, IncludeObject};
+use crate::encoding::transform;
+use crate::http::shared::Shared;
+use crate::registry::ResourceType;
+use crate::status::ApiError;
+
+/// A list (`list`) or one object in the shape `Accept` negotiated: as stored,
+/// `PartialObjectMetadata` or a `Table` ([`transform::shaped`]).
+pub(crate) fn shaped(
+    shared: &Shared,
+    rt: &ResourceType,
+    query: &HashMap<String, String>,
+    accept: &str,
+    value: Value,
+    list: bool,
+) -> Result<Value, ApiError> {
+    let resource = transform::Resource {
+        rt,
+        custom: shared.lock().registry.crd_of(rt).is_some(),
+        columns: &|| shared.lock().table_columns(rt),
+    };
+    transform::shaped(&resource, query, accept, value, list)
+}
+
+/// What shapes each watch event line as `Accept` negotiated: unchanged, with
+/// `PartialObjectMetadata` objects, or with `Table` objects (column definitions in the first).
+/// Protobuf watch streams are framed (see [`protobuf::watch_frame`]) when `Accept` asks for
+/// protobuf first and the type has a protobuf form; the stream's content type comes with it.
+pub(crate) fn watch_shape(
+    shared: &Shared,
+    rt: &ResourceType,
+    query: &HashMap<String, String>,
+    accept: &str,
+) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
+    let (format, protobuf) = accept::negotiate(accept, false);
+    let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
+    let columns = match format {
+        ObjectFormat::Table(_) => shared.lock().table_columns(rt),
+        _ => Vec::new(),
+    };
+    // metadata-only objects have a protobuf form whatever their type
+    let framed = protobuf
+        && (matches!(format, ObjectFormat::PartialMetadata(_))
+            || protobuf::has_form(&rt.group, &rt.version, &rt.kind));
+    let content_type = if framed {
+        protobuf::WATCH_MEDIA_TYPE
+    } else {
+        "application/json"
+    };
+    let mut first = true;
+    let frame = move |line: Bytes| {
+        // a line that is not an event (an injected malformed one) goes out framed as it is
+        Bytes::from(
+            protobuf::watch_frame(&line)
+                .unwrap_or_else(|| [&(line.len() as u32).to_be_bytes()[..], &line].concat()),
+        )
+    };
+    let shape = move |line: Bytes| match format {
+        ObjectFormat::Full if framed => frame(line),
+        ObjectFormat::Full => line,
+        ObjectFormat::PartialMetadata(version) if framed => {
+            frame(partial_metadata::watch_line(line, version))
+        }
+        ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
+        ObjectFormat::Table(version) => {
+            let with_definitions = std::mem::take(&mut first);
+            table::watch_line(line, &columns, include, version, with_definitions)
+        }
+    };
+    Ok((shape, content_type))
+}

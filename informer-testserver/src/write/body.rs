@@ -1,0 +1,52 @@
+//! The checks every written body goes through first: a JSON object of the URL's type, in the
+//! URL's namespace.
+
+use serde_json::{Value, json};
+
+use crate::registry::ResourceType;
+use crate::status::ApiError;
+use crate::storage::store::metadata_mut;
+
+/// Checks the body's `apiVersion`/`kind` and namespace and sets the URL's namespace.
+pub(crate) fn check_body(rt: &ResourceType, ns: Option<&str>, object: &mut Value) -> Result<(), ApiError> {
+    if !object.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    if let Some(av) = object["apiVersion"].as_str()
+        && !av.is_empty()
+        && av != rt.api_version()
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({av}) does not match the expected API version ({})",
+            rt.api_version()
+        )));
+    }
+    if let Some(kind) = object["kind"].as_str()
+        && !kind.is_empty()
+        && kind != rt.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            rt.kind
+        )));
+    }
+    let meta = metadata_mut(object);
+    if rt.namespaced {
+        let ns = ns.unwrap_or("default");
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(body_ns) if !body_ns.is_empty() && body_ns != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {
+                meta.insert("namespace".into(), json!(ns));
+            }
+        }
+    } else {
+        meta.remove("namespace");
+    }
+    Ok(())
+}

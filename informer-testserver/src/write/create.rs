@@ -1,0 +1,72 @@
+//! Create: a new object gets its name (or one generated from `generateName`), uid,
+//! creationTimestamp and generation 1, goes through admission and is stored.
+
+use serde_json::{Value, json};
+
+use super::body::check_body;
+use super::session::WriteSession;
+use crate::registry::ResourceType;
+use crate::status::ApiError;
+use crate::storage::state::{new_uid, now_rfc3339, with_type};
+use crate::storage::store::{metadata_mut, object_key};
+
+impl WriteSession<'_> {
+    /// Creates an object: name (or generateName), uid, creationTimestamp, generation 1.
+    pub(crate) fn create(
+        &mut self,
+        rt: &ResourceType,
+        ns: Option<&str>,
+        mut object: Value,
+    ) -> Result<Value, ApiError> {
+        check_body(rt, ns, &mut object)?;
+        let now = now_rfc3339();
+        let meta = metadata_mut(&mut object);
+        let name = match meta.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+            Some(name) => name.to_string(),
+            None => match meta
+                .get("generateName")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+            {
+                Some(prefix) => format!("{prefix}{}", name_suffix()),
+                None => {
+                    return Err(ApiError::invalid(
+                        rt,
+                        "",
+                        "metadata.name",
+                        "Required value",
+                        "name or generateName is required",
+                    ));
+                }
+            },
+        };
+        meta.insert("name".into(), json!(name));
+        meta.insert("uid".into(), json!(new_uid()));
+        meta.insert("creationTimestamp".into(), json!(now));
+        meta.insert("generation".into(), json!(1));
+        for field in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
+            meta.remove(field);
+        }
+        let mut object = with_type(object, rt);
+        self.admit_create(rt, &mut object)?;
+        if self.state.store.get(rt, &object_key(&object)).is_some() {
+            return Err(ApiError::already_exists(rt, &name));
+        }
+        let stored = self.state.store.put(rt, object);
+        self.stored(rt, &stored);
+        Ok(stored)
+    }
+}
+
+/// `generateName` suffix: five characters from the alphabet kube-apiserver uses.
+fn name_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5)
+        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
+        .collect()
+}

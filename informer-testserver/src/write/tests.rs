@@ -1,0 +1,237 @@
+//! The write verbs' semantics on a state without HTTP: server-set metadata, conflicts,
+//! generation, status, finalizers, preconditions and patches.
+
+use serde_json::{Value, json};
+
+use crate::admission::context::WriteContext;
+use crate::admission::field_ownership::Writer;
+use crate::registry::builtin_types;
+use crate::registry::{Registry, ResourceType};
+use crate::storage::state::{State, UpdateMode};
+use crate::write::patch_document::PatchType;
+use crate::write::session::WriteSession;
+
+fn state() -> State {
+    State::new(Registry::with_types(builtin_types()), 100)
+}
+
+fn pods() -> ResourceType {
+    ResourceType::new("", "v1", "Pod", "pods", true).with_status_subresource(true)
+}
+
+#[test]
+fn create_sets_server_metadata() {
+    let mut s = state();
+    let pod = s
+        .write()
+        .create(
+            &pods(),
+            Some("ns"),
+            json!({"metadata": {"generateName": "web-"}, "spec": {}}),
+        )
+        .expect("created");
+    let meta = &pod["metadata"];
+    assert!(
+        meta["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("web-") && n.len() == 9)
+    );
+    assert_eq!(meta["namespace"], "ns");
+    assert_eq!(meta["generation"], 1);
+    assert_eq!(meta["resourceVersion"], "1");
+    assert_eq!(meta["uid"].as_str().map(str::len), Some(36));
+    assert!(
+        meta["creationTimestamp"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z') && t.len() == 20)
+    );
+    assert_eq!(
+        (pod["kind"].as_str(), pod["apiVersion"].as_str()),
+        (Some("Pod"), Some("v1"))
+    );
+    let err = s
+        .write()
+        .create(&pods(), Some("ns"), json!({"metadata": {}}))
+        .expect_err("no name");
+    assert_eq!(err.code, 422);
+    let err = s
+        .write()
+        .create(
+            &pods(),
+            Some("ns"),
+            json!({"metadata": {"name": "x", "namespace": "other"}}),
+        )
+        .expect_err("namespace mismatch");
+    assert_eq!(err.code, 400);
+}
+
+#[test]
+fn update_conflicts_generation_and_status() {
+    let mut s = state();
+    let pod = s
+        .write()
+        .create(
+            &pods(),
+            Some("ns"),
+            json!({"metadata": {"name": "p"}, "spec": {"a": 1}}),
+        )
+        .expect("created");
+    let mut changed = pod.clone();
+    changed["metadata"]["labels"] = json!({"x": "y"});
+    changed["status"] = json!({"phase": "Running"});
+    let updated = s
+        .write()
+        .update(&pods(), Some("ns"), "p", changed, UpdateMode::Main)
+        .expect("updated");
+    assert_eq!(updated["metadata"]["generation"], 1);
+    assert!(
+        updated.get("status").is_none(),
+        "status is kept from the old object"
+    );
+    let err = s
+        .write()
+        .update(&pods(), Some("ns"), "p", pod.clone(), UpdateMode::Main)
+        .expect_err("stale");
+    assert_eq!(err.code, 409);
+    let mut spec = updated.clone();
+    spec["spec"]["a"] = json!(2);
+    let updated = s
+        .write()
+        .update(&pods(), Some("ns"), "p", spec, UpdateMode::Main)
+        .expect("updated");
+    assert_eq!(updated["metadata"]["generation"], 2);
+    let same = s
+        .write()
+        .update(&pods(), Some("ns"), "p", updated.clone(), UpdateMode::Main)
+        .expect("no-op");
+    assert_eq!(
+        same["metadata"]["resourceVersion"],
+        updated["metadata"]["resourceVersion"]
+    );
+    let mut renamed = updated;
+    renamed["metadata"]["name"] = json!("q");
+    assert_eq!(
+        s.write()
+            .update(&pods(), Some("ns"), "p", renamed, UpdateMode::Main)
+            .map_err(|e| e.code)
+            .err(),
+        Some(400)
+    );
+}
+
+#[test]
+fn finalizers_delay_deletion() {
+    let mut s = state();
+    s.write()
+        .create(
+            &pods(),
+            Some("ns"),
+            json!({"metadata": {"name": "p", "finalizers": ["x"]}}),
+        )
+        .expect("created");
+    let terminating = s
+        .write()
+        .delete(&pods(), Some("ns"), "p", &Value::Null)
+        .expect("marked");
+    assert!(terminating["metadata"]["deletionTimestamp"].is_string());
+    // kube-apiserver's updateForGracefulDeletionAndFinalizers raises the generation
+    assert_eq!(terminating["metadata"]["generation"], 2);
+    let mut done = terminating;
+    done["metadata"]["finalizers"] = json!([]);
+    s.write()
+        .update(&pods(), Some("ns"), "p", done, UpdateMode::Main)
+        .expect("finalized");
+    assert_eq!(
+        s.get(&pods(), Some("ns"), "p").map_err(|e| e.code).err(),
+        Some(404)
+    );
+}
+
+#[test]
+fn delete_preconditions() {
+    let mut s = state();
+    s.write()
+        .create(&pods(), Some("ns"), json!({"metadata": {"name": "p"}}))
+        .expect("created");
+    let err = s
+        .write()
+        .delete(
+            &pods(),
+            Some("ns"),
+            "p",
+            &json!({"preconditions": {"resourceVersion": "7"}}),
+        )
+        .expect_err("precondition");
+    assert_eq!(err.code, 409);
+    s.write()
+        .delete(
+            &pods(),
+            Some("ns"),
+            "p",
+            &json!({"preconditions": {"resourceVersion": "1"}}),
+        )
+        .expect("deleted");
+}
+
+#[test]
+fn patches() {
+    let mut s = state();
+    s.write()
+        .create(
+            &pods(),
+            Some("ns"),
+            json!({"metadata": {"name": "p"}, "spec": {"a": 1}}),
+        )
+        .expect("created");
+    let (patched, created) = s
+        .write()
+        .patch(
+            &pods(),
+            Some("ns"),
+            "p",
+            PatchType::Merge,
+            &json!({"metadata": {"labels": {"l": "v"}}}),
+            false,
+        )
+        .expect("patched");
+    assert!(!created);
+    assert_eq!(patched["metadata"]["labels"]["l"], "v");
+    let (patched, _) = s
+        .write()
+        .patch(
+            &pods(),
+            Some("ns"),
+            "p",
+            PatchType::Merge,
+            &json!({"status": {"phase": "Running"}}),
+            true,
+        )
+        .expect("status patched");
+    assert_eq!(patched["status"]["phase"], "Running");
+    let writer = Writer {
+        manager: "test".into(),
+        api_version: "v1".into(),
+        subresource: None,
+    };
+    let apply = json!({"spec": {}});
+    let context = WriteContext {
+        field_manager: Some(writer),
+        ..WriteContext::default()
+    };
+    let (applied, created) = WriteSession::new(&mut s, context)
+        .patch(&pods(), Some("ns"), "new", PatchType::Apply, &apply, false)
+        .expect("applied");
+    assert!(created);
+    assert_eq!(applied["metadata"]["managedFields"][0]["manager"], "test");
+    let unnamed = s
+        .write()
+        .patch(&pods(), Some("ns"), "other", PatchType::Apply, &apply, false)
+        .expect_err("an apply needs a field manager");
+    assert_eq!(unnamed.code, 422);
+    let stale = json!({"metadata": {"resourceVersion": "1"}, "spec": {"a": 3}});
+    let err = s
+        .write()
+        .patch(&pods(), Some("ns"), "p", PatchType::Merge, &stale, false)
+        .expect_err("stale");
+    assert_eq!(err.code, 409);
+}
