@@ -406,3 +406,49 @@ async fn get_partial_object_metadata_and_table_cases() {
     }
     server.shutdown().await;
 }
+
+/// A watch negotiates as kube-apiserver's `serveWatchHandler`: a media type without a stream
+/// form (YAML) is a `406`; a `PartialObjectMetadataList` cannot be made of one event's object,
+/// so the objects come as stored; `PartialObjectMetadata` and `Table` convert each event.
+#[tokio::test]
+async fn watches_negotiate_a_stream() {
+    let server = TestServer::start().await.expect("start");
+    let created = call(
+        &server,
+        "POST",
+        DEPLOYMENTS,
+        "application/json",
+        "application/json",
+        &deployment("web"),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let watch = format!("{DEPLOYMENTS}?watch=true&timeoutSeconds=1");
+    let yaml = call(
+        &server,
+        "GET",
+        &watch,
+        "application/yaml, application/json",
+        "",
+        b"",
+    )
+    .await;
+    assert_eq!(yaml.status, 406);
+    assert_eq!(
+        yaml.json()["message"],
+        "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    let first_object = |answer: &RawResponse| -> Value {
+        let text = String::from_utf8_lossy(&answer.body).into_owned();
+        let line = text.lines().next().expect("an event").to_owned();
+        serde_json::from_str::<Value>(&line).expect("event")["object"].clone()
+    };
+    let as_list = call(&server, "GET", &watch, PARTIAL_LIST, "", b"").await;
+    assert_eq!(as_list.status, 200);
+    assert_eq!(first_object(&as_list)["kind"], "Deployment");
+    let partial = call(&server, "GET", &watch, PARTIAL, "", b"").await;
+    assert_eq!(first_object(&partial)["kind"], "PartialObjectMetadata");
+    let table = call(&server, "GET", &watch, TABLE, "", b"").await;
+    assert_eq!(first_object(&table)["kind"], "Table");
+    server.shutdown().await;
+}

@@ -125,8 +125,32 @@ fn accept_clause(clause: &Clause<'_>, subtype: &str, streams: bool) -> Option<Ta
 
 /// The target `accept` negotiates for a resource request, or kube-apiserver's `406`.
 pub(crate) fn negotiate(accept: &str) -> Result<Target, ApiError> {
+    chosen(accept).map(|(target, _)| target)
+}
+
+/// The target and media type of a watch: as [`negotiate`], refused with kube-apiserver's `406`
+/// when the media type chosen has no stream form (YAML); whether it is protobuf. A
+/// `PartialObjectMetadataList` cannot be made of one event's object, so kube-apiserver sends
+/// the objects as stored.
+pub(crate) fn negotiate_watch(accept: &str) -> Result<(Target, bool), ApiError> {
+    let (target, subtype) = chosen(accept)?;
+    if subtype == "yaml" {
+        return Err(not_acceptable(
+            "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+                .to_owned(),
+        ));
+    }
+    let target = match target {
+        Target::PartialObjectMetadataList(_) => Target::AsStored,
+        other => other,
+    };
+    Ok((target, subtype == "vnd.kubernetes.protobuf"))
+}
+
+/// The target of the first acceptable clause and the media subtype it is served in.
+fn chosen(accept: &str) -> Result<(Target, &'static str), ApiError> {
     if accept.trim().is_empty() {
-        return Ok(Target::AsStored);
+        return Ok((Target::AsStored, "json"));
     }
     let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
     let wildcards = |c: &Clause<'_>| u8::from(c.kind == "*") + u8::from(c.subtype == "*");
@@ -134,7 +158,7 @@ pub(crate) fn negotiate(accept: &str) -> Result<Target, ApiError> {
     for clause in clauses.iter().filter(|c| c.q > 0.0) {
         for (subtype, streams) in served(clause) {
             if let Some(target) = accept_clause(clause, subtype, streams) {
-                return Ok(target);
+                return Ok((target, subtype));
             }
         }
     }

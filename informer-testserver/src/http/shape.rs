@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::encoding::accept::{self, ObjectFormat};
+use crate::encoding::accept::ObjectFormat;
 use crate::encoding::partial_metadata;
 use crate::encoding::protobuf;
 use crate::encoding::table::{self, IncludeObject};
@@ -44,7 +44,12 @@ pub(crate) fn watch_shape(
     query: &HashMap<String, String>,
     accept: &str,
 ) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
-    let (format, protobuf) = accept::negotiate(accept, false);
+    let (target, protobuf) = transform::negotiate_watch(accept)?;
+    let format = match target {
+        transform::Target::PartialObjectMetadata(version) => ObjectFormat::PartialMetadata(version),
+        transform::Target::Table(version) => ObjectFormat::Table(version),
+        _ => ObjectFormat::Full,
+    };
     let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
     let columns = match format {
         ObjectFormat::Table(_) => shared.lock().table_columns(rt),
