@@ -21,10 +21,15 @@
 //!   `generateName`, finalizers and preconditions;
 //! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
 //!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and
-//!   watches;
-//! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to gets, lists and
-//!   watches, as client-go's metadata client asks for them;
-//! - label and field selectors, `limit`/`continue` paging over consistent snapshots,
+//!   watches, and for the answers of creates, updates, patches and deletes;
+//! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to every verb that returns
+//!   an object, as client-go's metadata client asks for them; kube-apiserver's `406` for an
+//!   `Accept` it cannot serve;
+//! - answers written with kube-apiserver's key order (Go's struct order for built-in types:
+//!   `kind`, `apiVersion`, `metadata`, `spec`, `status`; sorted keys for custom resources);
+//! - label selectors, and field selectors with each type's field labels and Go's zero values
+//!   for unset fields (`spec.unschedulable=false` selects a node without the field);
+//!   `limit`/`continue` paging over consistent snapshots,
 //!   `resourceVersion`/`resourceVersionMatch` semantics;
 //! - watches: replay from a resourceVersion, bookmarks, `sendInitialEvents`, `timeoutSeconds`,
 //!   and `410 Expired` once the history has been compacted;
@@ -67,8 +72,9 @@
 //! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
 //! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
 //! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
-//! | Field selectors: the fields of custom types registered without a CRD are `metadata.name` and `metadata.namespace` only | Selecting an aggregated API's objects by its own fields |
+//! | Field selectors: custom types registered without a CRD select by `metadata.name` (and `metadata.namespace` when namespaced) only | Selecting an aggregated API's objects by its own fields |
 //! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
+//! | An `Accept` of `application/yaml` is answered in JSON | YAML answers |
 //! | Discovery answers the legacy documents (never `406`) when no aggregated form is acceptable | `406 Not Acceptable` for discovery |
 //! | OpenAPI: no schemas (`kubectl explain` does not work), no `/openapi/v2` | Schemas from `/openapi` |
 //!
@@ -285,15 +291,19 @@
 //!    ownership, CRDs, garbage collection. Cascades (a namespace's contents, an owner's
 //!    dependents) write through the `Cascade` trait, so they run every plugin too.
 //! 4. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
-//!    (`accept.rs`), protobuf, metadata-only objects, tables.
+//!    (`accept.rs`; `transform.rs` for kube-apiserver's `406` and the shape of every verb's
+//!    answer), protobuf, metadata-only objects, tables. JSON answers and watch events are
+//!    written with the key order of `key_order.rs` (Go's struct order of built-in types, from
+//!    a generated table).
 //! 5. **`storage/`** holds the state (served types and objects behind one lock), the store with
-//!    its history and resourceVersions, lists, watches, list options and field labels;
+//!    its history and resourceVersions, lists, watches, list options and field labels (the
+//!    values an object shows to field selectors in `selector/field_values.rs`);
 //!    [`registry`] is the table of resource types.
 //!
 //! To add:
 //!
 //! - **a built-in type:** a row of `registry.rs`'s table (group, version, kind, plural, scope,
-//!   short names, status); its field selectors in `storage/field_labels.rs`, its table
+//!   short names, status); its field selectors in `selector/field_values.rs`, its table
 //!   columns in `encoding/table.rs`; protobuf and field validation come from the generated
 //!   tables;
 //! - **a subresource:** a handler under `http/` matched in `http/resource.rs`, writing through
@@ -315,6 +325,7 @@ mod admission;
 mod encoding;
 mod faults;
 mod http;
+mod key_order;
 pub mod proxy;
 pub mod registry;
 pub mod seed;

@@ -5,6 +5,8 @@
 //! grammar ([`parse_label_selector`]) and matched by kube-core; field selectors
 //! (`fieldSelector`) are parsed by the runtime's parser too, and matched here.
 
+pub(crate) mod field_values;
+
 use std::collections::BTreeMap;
 
 use kube::core::{Selector, SelectorExt};
@@ -69,20 +71,13 @@ pub(crate) fn parse_field_selector(input: &str) -> Result<FieldSelector, Selecto
 }
 
 impl FieldSelector {
-    /// Whether the object satisfies every requirement.
+    /// Whether the object satisfies every requirement, each field read as kube-apiserver reads
+    /// it ([`crate::selector::field_values::value`]: Go's zero value for an unset field of a built-in type).
     pub(crate) fn matches(&self, object: &Value) -> bool {
-        self.0.requirements().iter().all(|r| {
-            let mut v = object;
-            for seg in r.field.split('.') {
-                v = v.get(seg).unwrap_or(&Value::Null);
-            }
-            let actual = match v {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
-            r.matches(&actual)
-        })
+        self.0
+            .requirements()
+            .iter()
+            .all(|r| r.matches(&crate::selector::field_values::value(object, &r.field)))
     }
 
     /// The fields the requirements are about, in order.

@@ -123,7 +123,11 @@ async fn unsupported_field_selectors_are_bad_requests() {
     );
     assert_eq!(
         (err.code, err.reason.as_str(), err.message.as_str()),
-        (400, "BadRequest", "field label not supported: spec.foo")
+        (
+            400,
+            "BadRequest",
+            r#""spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace""#
+        )
     );
     let watch = get(
         server.addr(),
@@ -131,6 +135,9 @@ async fn unsupported_field_selectors_are_bad_requests() {
     )
     .await;
     assert_eq!(watch.status, 400);
-    assert_eq!(watch.json()["message"], "field label not supported: data.k");
+    assert_eq!(
+        watch.json()["message"],
+        r#""data.k" is not a known field selector: only "metadata.name", "metadata.namespace""#
+    );
     server.shutdown().await;
 }

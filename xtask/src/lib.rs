@@ -1,11 +1,12 @@
 //! Workspace tasks: `cargo xtask codegen` regenerates the checked-in `k8s-informers` crate,
 //! and the embedded API server's tables of built-in merge strategies (from k8s-openapi's
-//! sources) and protobuf messages (from k8s-pb's); `cargo xtask verify-codegen` fails when any
+//! sources), protobuf messages and JSON key order (from k8s-pb's); `cargo xtask verify-codegen` fails when any
 //! is stale; `cargo xtask module-cycles <crate-src-dir>...` reports the import circles between
 //! the modules of crates ([`module_cycles`]).
 
 pub mod builtin_schema;
 pub mod go_fields;
+pub mod key_order_table;
 pub mod module_cycles;
 pub mod protobuf_table;
 
@@ -108,4 +109,23 @@ pub fn protobuf_table() -> Result<String, String> {
         std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
     let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
     protobuf_table::generate(&pb_dir, &pb_version, &openapi, &go).map_err(|e| e.to_string())
+}
+
+/// Where the table of the built-in types' JSON key order goes.
+pub fn key_order_table_file() -> PathBuf {
+    workspace_root().join("informer-testserver/src/key_order/table.rs")
+}
+
+/// The table of the built-in types' JSON key order, generated from k8s-pb's declaration order
+/// with the JSON names of the Go field table.
+pub fn key_order_table() -> Result<String, String> {
+    let package = k8s_informers().package().map_err(|e| e.to_string())?;
+    let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
+    let (pb_dir, pb_version) = k8s_pb_package()?;
+    let file = go_fields_file();
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
+    let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
+    let messages = protobuf_table::read_messages(&pb_dir, &openapi, &go).map_err(|e| e.to_string())?;
+    key_order_table::generate(&messages, &openapi, &pb_version).map_err(|e| e.to_string())
 }

@@ -6,18 +6,19 @@ use std::{ffi::OsStr, process::ExitCode, time::Instant};
 use std::path::PathBuf;
 
 use xtask::{
-    REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir, protobuf_table,
-    protobuf_table_file,
+    REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir, key_order_table,
+    key_order_table_file, protobuf_table, protobuf_table_file,
 };
 
 /// How a generated table is made.
 type Generate = fn() -> Result<String, String>;
 
 /// The generated tables of the test server: where each goes and how it is made.
-fn tables() -> [(PathBuf, Generate); 2] {
+fn tables() -> [(PathBuf, Generate); 3] {
     [
         (builtin_schema_file(), builtin_schema),
         (protobuf_table_file(), protobuf_table),
+        (key_order_table_file(), key_order_table),
     ]
 }
 

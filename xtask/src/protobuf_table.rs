@@ -15,18 +15,20 @@ use crate::{
     go_fields::GoField,
 };
 
-/// One field of a message.
+/// One field of a message, as k8s-pb declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct ProtoField {
-    tag: u32,
+pub struct ProtoField {
+    /// The field number.
+    pub tag: u32,
     /// The JSON name; empty for a message embedded inline.
-    json: String,
+    pub json: String,
     /// `String`, `Bytes`, `Bool`, `Int32`, `Int64`, `Double`, `Message("path")`, `MapString`,
     /// `MapBytes` or `MapMessage("path")`.
-    wire: String,
-    repeated: bool,
+    pub wire: String,
+    /// Whether the field is a list.
+    pub repeated: bool,
     /// `Pointer`, `OmitEmpty` or `Always` (see the runtime's `Presence`).
-    presence: &'static str,
+    pub presence: &'static str,
 }
 
 /// How a zero value read from the wire is kept: Go's protobuf writes every field that is
@@ -48,6 +50,26 @@ pub fn generate(
     openapi: &OpenapiTypes,
     go: &[GoField],
 ) -> Result<String, Error> {
+    let mut messages = read_messages(pb_dir, openapi, go)?;
+    for fields in messages.values_mut() {
+        fields.sort_by_key(|f| f.tag);
+    }
+    let kinds: Vec<&(String, String, String, String)> = openapi
+        .kinds
+        .iter()
+        .filter(|(_, _, _, path)| messages.contains_key(path))
+        .collect();
+    render(&messages, &kinds, pb_version)
+}
+
+/// Every message of the k8s-pb sources at `pb_dir` by path, with its fields in the order
+/// k8s-pb declares them: the order of Kubernetes' `generated.proto`, which is the order of the
+/// Go struct's fields (and so of Go's JSON).
+pub fn read_messages(
+    pb_dir: &Path,
+    openapi: &OpenapiTypes,
+    go: &[GoField],
+) -> Result<BTreeMap<String, Vec<ProtoField>>, Error> {
     // k8s-pb spells some Go names differently (`HpaScalingPolicy` for `HPAScalingPolicy`)
     let go: BTreeMap<(String, u32), &GoField> = go
         .iter()
@@ -109,16 +131,10 @@ pub fn generate(
                     presence: presence(go_field),
                 });
             }
-            out.sort_by_key(|f| f.tag);
             messages.insert(path, out);
         }
     }
-    let kinds: Vec<&(String, String, String, String)> = openapi
-        .kinds
-        .iter()
-        .filter(|(_, _, _, path)| messages.contains_key(path))
-        .collect();
-    render(&messages, &kinds, pb_version)
+    Ok(messages)
 }
 
 /// Whether k8s-openapi's Rust field name `name` and k8s-pb's `rust` name one field: the
@@ -219,7 +235,7 @@ fn resolve(module: &str, ty: &Type) -> String {
 
 /// apimachinery's and apiextensions' messages with a JSON form of their own (Go's
 /// `MarshalJSON`), by the runtime's `Special` variant.
-fn special(path: &str) -> &'static str {
+pub fn special(path: &str) -> &'static str {
     let name = path.rsplit("::").next().unwrap_or_default();
     match (path, name) {
         ("apimachinery::pkg::apis::meta::v1::Time", _) => "Time",

@@ -141,15 +141,9 @@ pub(crate) enum ObjectFormat {
 }
 
 /// The shape a get or watch (`list: false`) or a list (`list: true`) with this `Accept` header
-/// gets: the first acceptable JSON clause (by `q`, then specificity) without `as`, or with
-/// `as=PartialObjectMetadata` (`PartialObjectMetadataList` for a list) or `as=Table` of
-/// `meta.k8s.io` `v1` or `v1beta1`. Clauses asking for other shapes or media types are passed
-/// over; when none is acceptable the objects are served as stored.
-pub(crate) fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
-    negotiate(accept, list).0
-}
-
-/// The shape and whether it goes out in protobuf: as [`negotiate_object`], with protobuf
+/// gets, and whether it goes out in protobuf: the first acceptable JSON clause (by `q`, then
+/// specificity) without `as`, or with `as=PartialObjectMetadata` (`PartialObjectMetadataList`
+/// for a list) or `as=Table` of `meta.k8s.io` `v1` or `v1beta1`, with protobuf
 /// clauses (`application/vnd.kubernetes.protobuf`, with or without
 /// `as=PartialObjectMetadata`; tables only in JSON) taken where they come first.
 pub(crate) fn negotiate(accept: &str, list: bool) -> (ObjectFormat, bool) {
@@ -200,6 +194,10 @@ pub(crate) fn prefers_protobuf(accept: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
+        super::negotiate(accept, list).0
+    }
 
     #[test]
     fn protobuf_is_answered_when_asked_for_first() {

@@ -7,3 +7,4 @@ pub(crate) mod accept;
 pub(crate) mod partial_metadata;
 pub(crate) mod protobuf;
 pub(crate) mod table;
+pub(crate) mod transform;

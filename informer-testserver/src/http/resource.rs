@@ -45,6 +45,8 @@ pub(crate) fn serve_resource(
         Some(sub) if subresource::serves(rt, sub) => return subresource::serve(request, name, sub),
         Some(_) => return Err(ApiError::unknown_path()),
     }
+    // as kube-apiserver, a 406 before anything is read or written
+    crate::encoding::transform::negotiate(request.accept)?;
     let method = request.method;
     match (method, name) {
         (&Method::GET, None) if watch => watch::watch(request),

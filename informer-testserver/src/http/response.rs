@@ -21,7 +21,7 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
 }
 
 pub(crate) fn json_response(code: u16, value: &Value, content_type: &str) -> Response<Body> {
-    let mut response = Response::new(full(value.to_string()));
+    let mut response = Response::new(full(crate::key_order::to_vec(value)));
     *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     if let Ok(ct) = HeaderValue::from_str(content_type) {
         response.headers_mut().insert(header::CONTENT_TYPE, ct);

@@ -5,7 +5,7 @@ use http::{Method, Response};
 use crate::admission::context::WriteContext;
 use crate::http::body::{parse_json, parse_object, parse_yaml};
 use crate::http::request::ResourceRequest;
-use crate::http::response::{Body, json_response};
+use crate::http::response::Body;
 use crate::status::ApiError;
 use crate::write::dry_run::{self, OptionsKind};
 use crate::write::patch_document::PatchType;
@@ -14,6 +14,7 @@ use crate::write::session::WriteSession;
 
 /// Serves the `Scale` of the object `name`.
 pub(crate) fn serve_scale(request: &ResourceRequest<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+    crate::encoding::transform::negotiate(request.accept)?;
     let (rt, ns) = (&request.rt, request.ns());
     let dry = |kind| -> Result<WriteContext, ApiError> {
         Ok(WriteContext {
@@ -44,5 +45,5 @@ pub(crate) fn serve_scale(request: &ResourceRequest<'_>, name: &str) -> Result<R
         }
         ref other => return Err(ApiError::method_not_allowed(other.as_str())),
     };
-    Ok(json_response(200, &scale, "application/json"))
+    Ok(request.answer(200, &request.shaped(scale, false)?))
 }

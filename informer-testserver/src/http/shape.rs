@@ -5,18 +5,19 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::encoding::accept::{self, ObjectFormat};
+use crate::encoding::accept::ObjectFormat;
 use crate::encoding::partial_metadata;
 use crate::encoding::protobuf;
 use crate::encoding::table::{self, IncludeObject};
+use crate::encoding::transform;
 use crate::http::shared::Shared;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 
 /// A list (`list`) or one object in the shape `Accept` negotiated: as stored,
-/// `PartialObjectMetadata` or a `Table`.
+/// `PartialObjectMetadata` or a `Table` ([`transform::shaped`]).
 pub(crate) fn shaped(
     shared: &Shared,
     rt: &ResourceType,
@@ -25,29 +26,12 @@ pub(crate) fn shaped(
     value: Value,
     list: bool,
 ) -> Result<Value, ApiError> {
-    Ok(match accept::negotiate_object(accept, list) {
-        ObjectFormat::Full => value,
-        ObjectFormat::PartialMetadata(version) if list => partial_metadata::list(&value, version),
-        ObjectFormat::PartialMetadata(version) => partial_metadata::object(&value, version),
-        ObjectFormat::Table(version) => {
-            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
-            let columns = shared.lock().table_columns(rt);
-            if list {
-                let items = value["items"].as_array().cloned().unwrap_or_default();
-                table::table(
-                    &columns,
-                    &items,
-                    value["metadata"].clone(),
-                    include,
-                    version,
-                    true,
-                )
-            } else {
-                let metadata = json!({"resourceVersion": value["metadata"]["resourceVersion"]});
-                table::table(&columns, &[value], metadata, include, version, true)
-            }
-        }
-    })
+    let resource = transform::Resource {
+        rt,
+        custom: shared.lock().registry.crd_of(rt).is_some(),
+        columns: &|| shared.lock().table_columns(rt),
+    };
+    transform::shaped(&resource, query, accept, value, list)
 }
 
 /// What shapes each watch event line as `Accept` negotiated: unchanged, with
@@ -60,7 +44,12 @@ pub(crate) fn watch_shape(
     query: &HashMap<String, String>,
     accept: &str,
 ) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
-    let (format, protobuf) = accept::negotiate(accept, false);
+    let (target, protobuf) = transform::negotiate_watch(accept)?;
+    let format = match target {
+        transform::Target::PartialObjectMetadata(version) => ObjectFormat::PartialMetadata(version),
+        transform::Target::Table(version) => ObjectFormat::Table(version),
+        _ => ObjectFormat::Full,
+    };
     let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
     let columns = match format {
         ObjectFormat::Table(_) => shared.lock().table_columns(rt),

@@ -1,60 +1,13 @@
-//! The fields each resource can be selected by (`fieldSelector`), as kube-apiserver registers
-//! them: `metadata.name` and `metadata.namespace` everywhere, a few more per built-in kind, and
-//! for custom resources the `selectableFields` of the CRD version. Any other field is a 400
-//! `field label not supported: <field>`, where a list filtered by it would otherwise come back
-//! empty.
+//! Which fields a resource can be selected by (`fieldSelector`): kube-apiserver's field
+//! labels per type ([`crate::selector::field_values`]), for custom resources the `selectableFields` of
+//! the CRD version. Any other field is a 400 with kube-apiserver's message for the type, where
+//! a list filtered by it would otherwise come back empty.
 
 use crate::registry::ResourceType;
 use crate::selector::FieldSelector;
+use crate::selector::field_values::TypeRules;
 use crate::status::ApiError;
 use crate::storage::state::State;
-
-/// Fields every resource supports.
-const COMMON: [&str; 2] = ["metadata.name", "metadata.namespace"];
-
-const EVENT_FIELDS: &[&str] = &[
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-];
-
-/// The fields a built-in resource supports beyond [`COMMON`].
-fn builtin_fields(group: &str, plural: &str) -> &'static [&'static str] {
-    match (group, plural) {
-        ("", "pods") => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.podIPs",
-            "status.nominatedNodeName",
-        ],
-        ("" | "events.k8s.io", "events") => EVENT_FIELDS,
-        ("", "secrets") => &["type"],
-        ("", "nodes") => &["spec.unschedulable"],
-        ("", "namespaces") => &["status.phase"],
-        ("", "services") => &["spec.clusterIP", "spec.type"],
-        ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
-        ("batch", "jobs") => &["status.successful"],
-        ("certificates.k8s.io", "certificatesigningrequests" | "clustertrustbundles") => &["spec.signerName"],
-        ("certificates.k8s.io", "podcertificaterequests") => {
-            &["spec.signerName", "spec.podName", "spec.nodeName"]
-        }
-        ("resource.k8s.io", "resourceslices") => &["spec.nodeName", "spec.driver"],
-        _ => &[],
-    }
-}
 
 /// The `selectableFields` of the CRD version serving `rt`, as field paths (`spec.color`).
 fn selectable_fields(state: &State, rt: &ResourceType) -> Vec<String> {
@@ -83,17 +36,30 @@ fn selectable_fields(state: &State, rt: &ResourceType) -> Vec<String> {
 
 /// Checks that every field of `selector` can select objects of `rt`.
 pub(crate) fn check(state: &State, rt: &ResourceType, selector: &FieldSelector) -> Result<(), ApiError> {
-    let mut custom: Option<Vec<String>> = None;
+    if selector.is_empty() {
+        return Ok(());
+    }
+    let api_version = rt.api_version();
+    let builtin = state.registry.crd_of(rt).is_none()
+        && informer_runtime::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+    let selectable = if builtin {
+        Vec::new()
+    } else {
+        selectable_fields(state, rt)
+    };
+    let rules = if builtin {
+        TypeRules::Builtin {
+            api_version: &api_version,
+            kind: &rt.kind,
+        }
+    } else {
+        TypeRules::Custom {
+            namespaced: rt.namespaced,
+            selectable: &selectable,
+        }
+    };
     for field in selector.fields() {
-        if COMMON.contains(&field) || builtin_fields(&rt.group, &rt.plural).contains(&field) {
-            continue;
-        }
-        let custom = custom.get_or_insert_with(|| selectable_fields(state, rt));
-        if !custom.iter().any(|f| f == field) {
-            return Err(ApiError::bad_request(format!(
-                "field label not supported: {field}"
-            )));
-        }
+        rules.check(field).map_err(ApiError::bad_request)?;
     }
     Ok(())
 }
@@ -130,7 +96,10 @@ mod tests {
         let err = check_str(&s, &cms, "spec.nodeName=n1").expect_err("unsupported");
         assert_eq!(
             (err.code, err.message.as_str()),
-            (400, "field label not supported: spec.nodeName")
+            (
+                400,
+                r#""spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace""#
+            )
         );
     }
 

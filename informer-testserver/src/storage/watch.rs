@@ -45,9 +45,7 @@ pub(crate) struct WatchStream {
 }
 
 fn line(kind: &str, object: &Value) -> Bytes {
-    let mut s = json!({"type": kind, "object": object}).to_string();
-    s.push('\n');
-    Bytes::from(s)
+    Bytes::from(crate::key_order::event_line(kind, object))
 }
 
 /// An event line with its object replaced by `reshape(type, object)`; `ERROR` events (a

@@ -18,5 +18,7 @@ pub(crate) fn create(request: &ResourceRequest<'_>) -> Result<Response<Body>, Ap
     let mut session = WriteSession::new(&mut state, context);
     let created = session.create(&request.rt, request.ns(), object);
     let warnings = session.finish();
-    Ok(warned(request.answer(201, &created?), warnings))
+    drop(state);
+    let created = request.shaped(created?, false)?;
+    Ok(warned(request.answer(201, &created), warnings))
 }

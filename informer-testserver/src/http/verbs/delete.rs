@@ -20,5 +20,6 @@ pub(crate) fn delete(request: &ResourceRequest<'_>, name: &str) -> Result<Respon
     };
     let mut state = request.shared.lock();
     let deleted = WriteSession::new(&mut state, context).delete(&request.rt, request.ns(), name, &options)?;
-    Ok(request.answer(200, &deleted))
+    drop(state);
+    Ok(request.answer(200, &request.shaped(deleted, false)?))
 }

@@ -33,5 +33,5 @@ pub(crate) fn delete_collection(request: &ResourceRequest<'_>) -> Result<Respons
         "metadata": {"resourceVersion": rv.to_string()},
         "items": deleted,
     });
-    Ok(request.answer(200, &list))
+    Ok(request.answer(200, &request.shaped(list, true)?))
 }

@@ -40,6 +40,8 @@ pub(crate) fn patch(request: &ResourceRequest<'_>, name: &str) -> Result<Respons
     );
     let warnings = session.finish();
     let (object, created) = patched?;
+    drop(state);
+    let object = request.shaped(object, false)?;
     Ok(warned(
         request.answer(if created { 201 } else { 200 }, &object),
         warnings,

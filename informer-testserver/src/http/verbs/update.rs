@@ -24,5 +24,7 @@ pub(crate) fn update(request: &ResourceRequest<'_>, name: &str) -> Result<Respon
     let mut session = WriteSession::new(&mut state, context);
     let updated = session.update(&request.rt, request.ns(), name, object, mode);
     let warnings = session.finish();
-    Ok(warned(request.answer(200, &updated?), warnings))
+    drop(state);
+    let updated = request.shaped(updated?, false)?;
+    Ok(warned(request.answer(200, &updated), warnings))
 }
