@@ -236,6 +236,7 @@
 //! and programs in other languages can use it.
 
 mod accept;
+mod bootstrap;
 mod builtin_schema;
 mod crd;
 mod crd_schema;

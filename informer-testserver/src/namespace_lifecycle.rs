@@ -1,9 +1,10 @@
 //! Namespaces as kube-apiserver's `NamespaceLifecycle` admission and namespace controller treat
 //! them: a new namespace is `Active` with the `kubernetes` finalizer; nothing can be created in
-//! a terminating namespace (403), nor, when the server requires it, in a missing one (404);
-//! deleting a namespace marks it `Terminating`, deletes its objects and, once none is left,
-//! removes the `kubernetes` finalizer and the namespace. `default`, `kube-system` and
-//! `kube-public` cannot be deleted.
+//! a terminating namespace (403), nor in a missing one (404), unless the server creates missing
+//! namespaces (`TestServerBuilder::auto_create_namespaces`), which it then does first, as a
+//! `kubectl create namespace` would; deleting a namespace marks it `Terminating`, deletes its
+//! objects and, once none is left, removes the `kubernetes` finalizer and the namespace.
+//! `default`, `kube-system` and `kube-public` cannot be deleted.
 //!
 //! The namespace controller of a cluster works in the background; here the objects go within
 //! the delete request, so the answer (the terminating namespace) comes after their DELETED
@@ -73,8 +74,9 @@ impl State {
     }
 
     /// The admission of a create of `name` of `rt` in namespace `ns`: 403 when the namespace is
-    /// terminating, 404 when it is missing and the server requires namespaces.
-    pub(crate) fn admit_in_namespace(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<(), ApiError> {
+    /// terminating, 404 when it is missing (or, when the server creates missing namespaces, the
+    /// namespace is created first).
+    pub(crate) fn admit_in_namespace(&mut self, rt: &ResourceType, ns: &str, name: &str) -> Result<(), ApiError> {
         if !rt.namespaced {
             return Ok(());
         }
@@ -90,14 +92,27 @@ impl State {
                 "metadata.namespace",
             )),
             Some(_) => Ok(()),
-            None if self.require_namespaces => {
+            None if self.auto_create_namespaces => self.create_missing_namespace(ns),
+            None => {
                 let namespaces = self
                     .namespace_type()
                     .unwrap_or_else(|| ResourceType::new("", "v1", "Namespace", "namespaces", false));
                 Err(ApiError::not_found(&namespaces, ns))
             }
-            None => Ok(()),
         }
+    }
+
+    /// Creates the namespace `ns` as a plain create of it would (an ADDED event, a revision of
+    /// its own), for servers that create missing namespaces. The namespace is not the current
+    /// request's object: its field manager does not own the namespace's fields.
+    fn create_missing_namespace(&mut self, ns: &str) -> Result<(), ApiError> {
+        let Some(rt) = self.namespace_type() else {
+            return Ok(());
+        };
+        let writer = self.writer.take();
+        let created = self.create(&rt, None, json!({"metadata": {"name": ns}}));
+        self.writer = writer;
+        created.map(|_| ())
     }
 
     /// Deletes a namespace: marks it terminating (or refuses an immortal one), deletes its
@@ -197,6 +212,16 @@ impl State {
     }
 }
 
+/// Creates the namespace `name` in a state built without the bootstrap objects, for unit tests
+/// of other behaviour that write into it (it takes one revision).
+#[cfg(test)]
+pub(crate) fn create_test_namespace(state: &mut State, name: &str) {
+    let rt = state.namespace_type().expect("namespaces served");
+    state
+        .create(&rt, None, json!({"metadata": {"name": name}}))
+        .expect("namespace created");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +266,8 @@ mod tests {
             json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
         )
         .expect("cm with finalizer");
+        s.create(&ns, None, json!({"metadata": {"name": "b"}}))
+            .expect("ns b");
         s.create(&cm, Some("b"), json!({"metadata": {"name": "other"}}))
             .expect("elsewhere");
         let terminating = s.delete(&ns, None, "a", &Value::Null).expect("deleted");
@@ -268,13 +295,8 @@ mod tests {
     }
 
     #[test]
-    fn missing_namespaces_when_required_and_immortal_ones() {
+    fn missing_namespaces_are_not_found_unless_created_on_demand() {
         let (mut s, ns, cm) = state();
-        assert!(
-            s.create(&cm, Some("nowhere"), json!({"metadata": {"name": "x"}}))
-                .is_ok()
-        );
-        s.require_namespaces = true;
         let err = s
             .create(&cm, Some("gone"), json!({"metadata": {"name": "x"}}))
             .expect_err("missing namespace");
@@ -282,11 +304,34 @@ mod tests {
             (err.code, err.message.as_str()),
             (404, "namespaces \"gone\" not found")
         );
-        s.create(&ns, None, json!({"metadata": {"name": "default"}}))
-            .expect("default");
-        let err = s
-            .delete(&ns, None, "default", &Value::Null)
-            .expect_err("immortal");
-        assert_eq!(err.code, 403);
+        assert!(s.get(&ns, None, "gone").is_err());
+        s.auto_create_namespaces = true;
+        let before = s.store.resource_version();
+        let created = s
+            .create(&cm, Some("gone"), json!({"metadata": {"name": "x"}}))
+            .expect("namespace created first");
+        let namespace = s.get(&ns, None, "gone").expect("created");
+        assert_eq!(namespace["status"]["phase"], "Active");
+        assert_eq!(
+            namespace["metadata"]["resourceVersion"],
+            json!((before + 1).to_string())
+        );
+        assert_eq!(
+            created["metadata"]["resourceVersion"],
+            json!((before + 2).to_string())
+        );
+    }
+
+    #[test]
+    fn immortal_namespaces_cannot_be_deleted() {
+        let (mut s, ns, _) = state();
+        for name in ["default", "kube-system", "kube-public"] {
+            s.create(&ns, None, json!({"metadata": {"name": name}}))
+                .expect("created");
+            let err = s
+                .delete(&ns, None, name, &Value::Null)
+                .expect_err("immortal");
+            assert_eq!(err.code, 403);
+        }
     }
 }

@@ -35,8 +35,9 @@ pub(crate) struct State {
     pub(crate) registry: Registry,
     /// Objects and history.
     pub(crate) store: Store,
-    /// Creating an object in a namespace that does not exist is refused (404).
-    pub(crate) require_namespaces: bool,
+    /// Creating an object in a namespace that does not exist first creates the namespace
+    /// (otherwise it is refused with 404, as kube-apiserver refuses it).
+    pub(crate) auto_create_namespaces: bool,
     /// Who writes in the current HTTP request (its field manager); `None` for the Rust API,
     /// whose writes leave `managedFields` as they are.
     pub(crate) writer: Option<Writer>,
@@ -129,7 +130,7 @@ impl State {
         Self {
             registry,
             store: Store::new(history_limit),
-            require_namespaces: false,
+            auto_create_namespaces: false,
             writer: None,
             force: false,
             field_validation: field_validation::Mode::Warn,
@@ -551,8 +552,11 @@ mod tests {
     use super::*;
     use crate::registry::builtin_types;
 
+    /// A state with the namespace `ns` (revision 1).
     fn state() -> State {
-        State::new(Registry::with_types(builtin_types()), 100)
+        let mut s = State::new(Registry::with_types(builtin_types()), 100);
+        crate::namespace_lifecycle::create_test_namespace(&mut s, "ns");
+        s
     }
 
     fn pods() -> ResourceType {
@@ -577,7 +581,7 @@ mod tests {
         );
         assert_eq!(meta["namespace"], "ns");
         assert_eq!(meta["generation"], 1);
-        assert_eq!(meta["resourceVersion"], "1");
+        assert_eq!(meta["resourceVersion"], "2");
         assert_eq!(meta["uid"].as_str().map(str::len), Some(36));
         assert!(
             meta["creationTimestamp"]
@@ -691,7 +695,7 @@ mod tests {
             &pods(),
             Some("ns"),
             "p",
-            &json!({"preconditions": {"resourceVersion": "1"}}),
+            &json!({"preconditions": {"resourceVersion": "2"}}),
         )
         .expect("deleted");
     }
