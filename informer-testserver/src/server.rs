@@ -433,6 +433,34 @@ impl TestServer {
         typed(self.create(untyped(object)?)?)
     }
 
+    /// Creates the namespace `name`, as `kubectl create namespace` does: objects can be created
+    /// in it from then on (a namespace that does not exist refuses them with 404, as in
+    /// kube-apiserver, unless [`TestServerBuilder::auto_create_namespaces`] is set).
+    ///
+    /// ```
+    /// use informer_testserver::TestServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = TestServer::start().await?;
+    /// let shop = server.create_namespace("shop")?;
+    /// assert_eq!(shop["status"]["phase"], "Active");
+    /// server.create(serde_json::json!({
+    ///     "apiVersion": "v1",
+    ///     "kind": "ConfigMap",
+    ///     "metadata": {"name": "settings", "namespace": "shop"},
+    /// }))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn create_namespace(&self, name: &str) -> Result<Value, ApiError> {
+        self.create(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name},
+        }))
+    }
+
     /// Replaces an object, status included (a stale `resourceVersion` gives 409 Conflict; an
     /// empty one updates unconditionally).
     pub fn update(&self, object: Value) -> Result<Value, ApiError> {
