@@ -76,7 +76,12 @@ impl State {
     /// The admission of a create of `name` of `rt` in namespace `ns`: 403 when the namespace is
     /// terminating, 404 when it is missing (or, when the server creates missing namespaces, the
     /// namespace is created first).
-    pub(crate) fn admit_in_namespace(&mut self, rt: &ResourceType, ns: &str, name: &str) -> Result<(), ApiError> {
+    pub(crate) fn admit_in_namespace(
+        &mut self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
         if !rt.namespaced {
             return Ok(());
         }
@@ -328,9 +333,7 @@ mod tests {
         for name in ["default", "kube-system", "kube-public"] {
             s.create(&ns, None, json!({"metadata": {"name": name}}))
                 .expect("created");
-            let err = s
-                .delete(&ns, None, name, &Value::Null)
-                .expect_err("immortal");
+            let err = s.delete(&ns, None, name, &Value::Null).expect_err("immortal");
             assert_eq!(err.code, 403);
         }
     }

@@ -244,7 +244,15 @@ const BUILTINS: &[Builtin] = &[
     ("batch", "v1", "CronJob", "cronjobs", true, &["cj"], true),
     ("coordination.k8s.io", "v1", "Lease", "leases", true, &[], false),
     ("events.k8s.io", "v1", "Event", "events", true, &["ev"], false),
-    ("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[], false),
+    (
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        true,
+        &[],
+        false,
+    ),
     (
         "rbac.authorization.k8s.io",
         "v1",

@@ -40,7 +40,13 @@ async fn binary_prints_its_url_and_serves_the_seed() {
          apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n",
     )
     .expect("write seed");
-    let (mut child, addr) = start(&["--port".as_ref(), "0".as_ref(), "--seed".as_ref(), seed.as_os_str()]).await;
+    let (mut child, addr) = start(&[
+        "--port".as_ref(),
+        "0".as_ref(),
+        "--seed".as_ref(),
+        seed.as_os_str(),
+    ])
+    .await;
     assert_eq!(addr.ip().to_string(), "127.0.0.1");
 
     let pods = support::get(addr, "/api/v1/pods").await;
@@ -63,7 +69,12 @@ async fn binary_refuses_missing_namespaces_unless_asked_to_create_them() {
     assert_eq!(refused.json()["message"], "namespaces \"fresh\" not found");
     strict.kill().await.expect("kill");
 
-    let (mut lenient, addr) = start(&["--port".as_ref(), "0".as_ref(), "--auto-create-namespaces".as_ref()]).await;
+    let (mut lenient, addr) = start(&[
+        "--port".as_ref(),
+        "0".as_ref(),
+        "--auto-create-namespaces".as_ref(),
+    ])
+    .await;
     let created = support::post(addr, "/api/v1/namespaces/fresh/configmaps", &config_map).await;
     assert_eq!(created.status, 201);
     let namespace = support::get(addr, "/api/v1/namespaces/fresh").await;

@@ -7,8 +7,8 @@ use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::{Endpoints, Namespace, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
-use kube::api::{Api, DeleteParams, ListParams, WatchEvent, WatchParams};
 use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams, WatchEvent, WatchParams};
 
 const BOOTSTRAPPING: &str = "kubernetes.io/bootstrapping=rbac-defaults";
 
@@ -18,9 +18,15 @@ async fn the_system_namespaces_exist_at_start() {
     let namespaces: Api<Namespace> = Api::all(server.client().expect("client"));
     let list = namespaces.list(&ListParams::default()).await.expect("list");
     let names: Vec<String> = list.items.iter().map(ResourceExt::name_any).collect();
-    assert_eq!(names, ["default", "kube-node-lease", "kube-public", "kube-system"]);
+    assert_eq!(
+        names,
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    );
     for ns in &list.items {
-        assert_eq!(ns.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Active"));
+        assert_eq!(
+            ns.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Active")
+        );
         assert_eq!(
             ns.spec.as_ref().and_then(|s| s.finalizers.clone()),
             Some(vec!["kubernetes".to_string()])
@@ -65,12 +71,18 @@ async fn the_kubernetes_service_and_its_endpoints_point_at_the_server() {
     let ports = spec.ports.as_ref().expect("ports");
     assert_eq!(ports.len(), 1);
     assert_eq!(
-        (ports[0].name.as_deref(), ports[0].port, ports[0].protocol.as_deref()),
+        (
+            ports[0].name.as_deref(),
+            ports[0].port,
+            ports[0].protocol.as_deref()
+        ),
         (Some("https"), 443, Some("TCP"))
     );
     assert_eq!(
         ports[0].target_port,
-        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(port))
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(
+            port
+        ))
     );
 
     let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
@@ -100,18 +112,19 @@ async fn the_kubernetes_service_and_its_endpoints_point_at_the_server() {
     assert_eq!(endpoints[0].addresses, ["127.0.0.1"]);
     assert_eq!(endpoints[0].conditions.as_ref().and_then(|c| c.ready), Some(true));
     let ports = slice.ports.as_ref().expect("ports");
-    assert_eq!((ports[0].name.as_deref(), ports[0].port), (Some("https"), Some(port)));
+    assert_eq!(
+        (ports[0].name.as_deref(), ports[0].port),
+        (Some("https"), Some(port))
+    );
     server.shutdown().await;
 }
 
 fn grants(rules: &[PolicyRule], group: &str, resource: &str, verb: &str) -> bool {
-    let has = |list: &Option<Vec<String>>, item: &str| {
-        list.iter()
-            .flatten()
-            .any(|v| v == item || v == "*")
-    };
+    let has = |list: &Option<Vec<String>>, item: &str| list.iter().flatten().any(|v| v == item || v == "*");
     rules.iter().any(|r| {
-        has(&r.api_groups, group) && has(&r.resources, resource) && r.verbs.iter().any(|v| v == verb || v == "*")
+        has(&r.api_groups, group)
+            && has(&r.resources, resource)
+            && r.verbs.iter().any(|v| v == verb || v == "*")
     })
 }
 
@@ -128,9 +141,16 @@ async fn the_bootstrap_roles_are_readable() {
             && r.resources.as_deref() == Some(&["*".to_string()][..])
             && r.verbs == ["*"]
     }));
-    assert!(rules.iter().any(|r| r.non_resource_urls.as_deref() == Some(&["*".to_string()][..])));
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.non_resource_urls.as_deref() == Some(&["*".to_string()][..]))
+    );
     assert_eq!(
-        admin.labels().get("kubernetes.io/bootstrapping").map(String::as_str),
+        admin
+            .labels()
+            .get("kubernetes.io/bootstrapping")
+            .map(String::as_str),
         Some("rbac-defaults")
     );
     assert_eq!(
@@ -142,30 +162,58 @@ async fn the_bootstrap_roles_are_readable() {
     );
 
     let view = roles.get("view").await.expect("view");
-    let selector = &view.aggregation_rule.as_ref().expect("aggregation rule").cluster_role_selectors;
-    let match_labels = selector.iter().flatten().next().and_then(|s| s.match_labels.clone());
+    let selector = &view
+        .aggregation_rule
+        .as_ref()
+        .expect("aggregation rule")
+        .cluster_role_selectors;
+    let match_labels = selector
+        .iter()
+        .flatten()
+        .next()
+        .and_then(|s| s.match_labels.clone());
     assert_eq!(
         match_labels.and_then(|m| m.get("rbac.authorization.k8s.io/aggregate-to-view").cloned()),
         Some("true".to_string())
     );
     let view_rules = view.rules.unwrap_or_default();
     assert!(grants(&view_rules, "", "pods", "list"));
-    assert!(!grants(&view_rules, "", "secrets", "get"), "view does not read secrets");
+    assert!(
+        !grants(&view_rules, "", "secrets", "get"),
+        "view does not read secrets"
+    );
     let edit_rules = roles.get("edit").await.expect("edit").rules.unwrap_or_default();
     assert!(grants(&edit_rules, "apps", "deployments", "update"));
     assert!(grants(&edit_rules, "", "secrets", "get"));
-    assert!(!grants(&edit_rules, "rbac.authorization.k8s.io", "roles", "create"));
+    assert!(!grants(
+        &edit_rules,
+        "rbac.authorization.k8s.io",
+        "roles",
+        "create"
+    ));
     let admin_rules = roles.get("admin").await.expect("admin").rules.unwrap_or_default();
-    assert!(grants(&admin_rules, "rbac.authorization.k8s.io", "roles", "create"));
+    assert!(grants(
+        &admin_rules,
+        "rbac.authorization.k8s.io",
+        "roles",
+        "create"
+    ));
 
-    for name in ["system:basic-user", "system:discovery", "system:public-info-viewer"] {
+    for name in [
+        "system:basic-user",
+        "system:discovery",
+        "system:public-info-viewer",
+    ] {
         roles.get(name).await.expect(name);
     }
     let bootstrap = roles
         .list(&ListParams::default().labels(BOOTSTRAPPING))
         .await
         .expect("list");
-    assert_eq!(bootstrap.items.len(), roles.list(&ListParams::default()).await.expect("all").items.len());
+    assert_eq!(
+        bootstrap.items.len(),
+        roles.list(&ListParams::default()).await.expect("all").items.len()
+    );
 
     let bindings: Api<ClusterRoleBinding> = Api::all(client);
     let masters = bindings.get("cluster-admin").await.expect("binding");
@@ -176,10 +224,19 @@ async fn the_bootstrap_roles_are_readable() {
         (subjects[0].kind.as_str(), subjects[0].name.as_str()),
         ("Group", "system:masters")
     );
-    for name in ["system:basic-user", "system:discovery", "system:public-info-viewer"] {
+    for name in [
+        "system:basic-user",
+        "system:discovery",
+        "system:public-info-viewer",
+    ] {
         let binding = bindings.get(name).await.expect(name);
         assert_eq!(binding.role_ref.name, name);
-        let groups: Vec<String> = binding.subjects.unwrap_or_default().into_iter().map(|s| s.name).collect();
+        let groups: Vec<String> = binding
+            .subjects
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
         assert!(groups.contains(&"system:authenticated".to_string()), "{name}");
     }
     server.shutdown().await;

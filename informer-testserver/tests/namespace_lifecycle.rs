@@ -153,7 +153,10 @@ async fn creating_in_a_missing_namespace_is_not_found() {
         (404, "NotFound", "namespaces \"nowhere\" not found")
     );
     let details = err.details.expect("details");
-    assert_eq!((details.name.as_str(), details.kind.as_str()), ("nowhere", "namespaces"));
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("nowhere", "namespaces")
+    );
     let namespaces: Api<Namespace> = Api::all(client.clone());
     assert!(namespaces.get_opt("nowhere").await.expect("get").is_none());
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

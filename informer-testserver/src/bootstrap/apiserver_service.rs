@@ -34,7 +34,12 @@ pub(super) fn objects(address: SocketAddr) -> Vec<BootstrapObject> {
     vec![
         BootstrapObject::new("", "v1", "services", service(address.port())),
         BootstrapObject::new("", "v1", "endpoints", endpoints(address)),
-        BootstrapObject::new("discovery.k8s.io", "v1", "endpointslices", endpoint_slice(address)),
+        BootstrapObject::new(
+            "discovery.k8s.io",
+            "v1",
+            "endpointslices",
+            endpoint_slice(address),
+        ),
     ]
 }
 

@@ -60,7 +60,14 @@ impl BootstrapObject {
 fn namespaces() -> Vec<BootstrapObject> {
     SYSTEM_NAMESPACES
         .iter()
-        .map(|name| BootstrapObject::new("", "v1", "namespaces", serde_json::json!({"metadata": {"name": name}})))
+        .map(|name| {
+            BootstrapObject::new(
+                "",
+                "v1",
+                "namespaces",
+                serde_json::json!({"metadata": {"name": name}}),
+            )
+        })
         .collect()
 }
 
@@ -77,7 +84,10 @@ pub(crate) fn bootstrap_objects(address: SocketAddr) -> Vec<BootstrapObject> {
 /// Creates the objects of a fresh kube-apiserver listening on `address` in `state`. Objects
 /// of resources the server does not serve are left out. Fails with the first object the
 /// store refuses, named by `plural/namespace/name`.
-pub(crate) fn create_bootstrap_objects(state: &mut State, address: SocketAddr) -> Result<(), (String, ApiError)> {
+pub(crate) fn create_bootstrap_objects(
+    state: &mut State,
+    address: SocketAddr,
+) -> Result<(), (String, ApiError)> {
     for item in bootstrap_objects(address) {
         let Some(rt) = state.registry.get(item.group, item.version, item.plural).cloned() else {
             continue;

@@ -98,8 +98,17 @@ fn cluster_admin() -> Value {
 
 fn discovery() -> Value {
     let urls = [
-        "/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi", "/openapi/*", "/api",
-        "/api/*", "/apis", "/apis/*",
+        "/livez",
+        "/readyz",
+        "/healthz",
+        "/version",
+        "/version/",
+        "/openapi",
+        "/openapi/*",
+        "/api",
+        "/api/*",
+        "/apis",
+        "/apis/*",
     ];
     role("system:discovery", &[], vec![url_rule(&urls, &["get"])])
 }
@@ -141,7 +150,11 @@ fn aggregate_to_admin() -> Value {
         "system:aggregate-to-admin",
         &[TO_ADMIN],
         vec![
-            rule(&["authorization.k8s.io"], &["localsubjectaccessreviews"], &["create"]),
+            rule(
+                &["authorization.k8s.io"],
+                &["localsubjectaccessreviews"],
+                &["create"],
+            ),
             rule(&[RBAC_GROUP], &["roles", "rolebindings"], READ_WRITE),
         ],
     )
@@ -278,7 +291,11 @@ fn aggregate_to_view() -> Value {
                 &["horizontalpodautoscalers", "horizontalpodautoscalers/status"],
                 READ,
             ),
-            rule(&["batch"], &["jobs", "jobs/status", "cronjobs", "cronjobs/status"], READ),
+            rule(
+                &["batch"],
+                &["jobs", "jobs/status", "cronjobs", "cronjobs/status"],
+                READ,
+            ),
             rule(
                 &["extensions"],
                 &[
@@ -350,7 +367,11 @@ fn matches(role: &Value, match_labels: &Map<String, Value>) -> bool {
 /// selector, the rules of the other roles it matches, by role name, each rule once.
 fn aggregated_rules(roles: &[Value], index: usize) -> Vec<Value> {
     let mut by_name: Vec<&Value> = roles.iter().collect();
-    by_name.sort_by(|a, b| a["metadata"]["name"].as_str().cmp(&b["metadata"]["name"].as_str()));
+    by_name.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
     let own_name = &roles[index]["metadata"]["name"];
     let mut rules: Vec<Value> = Vec::new();
     for selector in selectors(&roles[index]) {
@@ -459,10 +480,7 @@ mod tests {
     fn rules_are_sorted_and_roles_marked() {
         let roles = roles();
         let view = named(&roles, "system:aggregate-to-view");
-        assert_eq!(
-            view["rules"][0]["verbs"],
-            json!(["get", "list", "watch"])
-        );
+        assert_eq!(view["rules"][0]["verbs"], json!(["get", "list", "watch"]));
         let resources = view["rules"][0]["resources"].as_array().expect("resources");
         let mut names: Vec<&str> = resources.iter().filter_map(Value::as_str).collect();
         let unsorted = names.clone();
@@ -470,10 +488,7 @@ mod tests {
         assert_eq!(names, unsorted);
         for role in &roles {
             assert_eq!(role["metadata"]["labels"][BOOTSTRAPPING_LABEL.0], "rbac-defaults");
-            assert_eq!(
-                role["metadata"]["annotations"][AUTOUPDATE_ANNOTATION.0],
-                "true"
-            );
+            assert_eq!(role["metadata"]["annotations"][AUTOUPDATE_ANNOTATION.0], "true");
         }
     }
 
@@ -482,7 +497,11 @@ mod tests {
         let mut roles = vec![
             aggregated_role("all", &[], "x"),
             role("b", &["x"], vec![rule(&[""], &["pods"], READ)]),
-            role("a", &["x"], vec![rule(&[""], &["pods"], READ), rule(&[""], &["nodes"], READ)]),
+            role(
+                "a",
+                &["x"],
+                vec![rule(&[""], &["pods"], READ), rule(&[""], &["nodes"], READ)],
+            ),
         ];
         aggregate(&mut roles);
         assert_eq!(

@@ -39,7 +39,11 @@ fn the_kubernetes_endpoints_point_at_the_server() {
         json!([{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": 4242, "protocol": "TCP"}]}])
     );
     let slice = state
-        .get(&served(&state, "discovery.k8s.io", "endpointslices"), Some("default"), "kubernetes")
+        .get(
+            &served(&state, "discovery.k8s.io", "endpointslices"),
+            Some("default"),
+            "kubernetes",
+        )
         .expect("endpoint slice");
     assert_eq!(slice["endpoints"][0]["addresses"], json!(["127.0.0.1"]));
     assert_eq!(slice["ports"][0]["port"], 4242);
