@@ -208,12 +208,8 @@ impl TestServerBuilder {
             source,
         })?;
         let mut state = State::new(Registry::with_types(self.types), self.history_size);
-        bootstrap::create_bootstrap_objects(&mut state, addr).map_err(|(object, source)| {
-            ServerError::Bootstrap {
-                object,
-                source: Box::new(source),
-            }
-        })?;
+        bootstrap::create_bootstrap_objects(&mut state, addr)
+            .map_err(|(object, source)| ServerError::Bootstrap { object, source })?;
         state.auto_create_namespaces = self.auto_create_namespaces;
         let shared = Arc::new(Shared {
             state: Mutex::new(state),

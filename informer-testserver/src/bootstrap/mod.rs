@@ -87,7 +87,7 @@ pub(crate) fn bootstrap_objects(address: SocketAddr) -> Vec<BootstrapObject> {
 pub(crate) fn create_bootstrap_objects(
     state: &mut State,
     address: SocketAddr,
-) -> Result<(), (String, ApiError)> {
+) -> Result<(), (String, Box<ApiError>)> {
     for item in bootstrap_objects(address) {
         let Some(rt) = state.registry.get(item.group, item.version, item.plural).cloned() else {
             continue;
@@ -96,7 +96,7 @@ pub(crate) fn create_bootstrap_objects(
         let ns = item.object["metadata"]["namespace"].as_str().map(str::to_string);
         state
             .create(&rt, ns.as_deref(), item.object)
-            .map_err(|e| (name, e))?;
+            .map_err(|e| (name, Box::new(e)))?;
     }
     Ok(())
 }
