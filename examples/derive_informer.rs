@@ -50,6 +50,9 @@ async fn main() -> Result<(), BoxError> {
     let server = TestServer::start().await?;
     println!("embedded API server at {}", server.url());
     server.create_typed(&Foo::crd())?;
+    // as on a cluster, objects go into namespaces that exist
+    server.create_namespace("shop")?;
+    server.create_namespace("lab")?;
     server.create_typed(&foo("shop", "small", 1))?;
     server.create_typed(&foo("lab", "large", 9))?;
     let client = server.client()?;

@@ -37,6 +37,9 @@ async fn main() -> Result<(), BoxError> {
     let server = TestServer::start().await?;
     server.create_typed(&merge_crds(vec![Foo::crd(), v2::Foo::crd()], "v1")?)?;
     server.create_typed(&Bar::crd())?;
+    // as on a cluster, objects go into namespaces that exist
+    server.create_namespace("shop")?;
+    server.create_namespace("blog")?;
     server.create_typed(&new_foo("shop", "small", 1))?;
     server.create_typed(&new_foo("blog", "large", 9))?;
     server.create_typed(&Bar::new(

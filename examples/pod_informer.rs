@@ -92,6 +92,7 @@ async fn start_seeded_server() -> Result<TestServer, BoxError> {
     let server = TestServer::start().await?;
     println!("embedded API server at {}", server.url());
     for (namespace, count) in [("shop", 3), ("blog", 2)] {
+        server.create_namespace(namespace)?;
         for n in 0..count {
             server.create_typed(&pod(namespace, &format!("web-{n}"), "web"))?;
         }

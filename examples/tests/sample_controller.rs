@@ -43,6 +43,7 @@ impl Running {
     async fn start() -> Self {
         let server = TestServer::start().await.expect("server");
         server.create_typed(&Foo::crd()).expect("CRD registered");
+        server.create_namespace("shop").expect("namespace shop");
         let client = server.client().expect("client");
         let manager = sample_controller::manager(client.clone(), None).expect("a manager within the runtime");
         let shutdown = CancellationToken::new();

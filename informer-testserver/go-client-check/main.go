@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -163,6 +165,15 @@ func main() {
 		namespace: "go-check-" + suffix,
 		suffix:    suffix,
 		dumpFull:  *dumpFull,
+	}
+
+	// Namespaces must exist, as on kube-apiserver: create those the checks write into.
+	for _, ns := range []string{e.namespace, e.namespace + "-paging"} {
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if _, err := client.CoreV1().Namespaces().Create(e.ctx, namespace, metav1.CreateOptions{}); err != nil {
+			fmt.Fprintf(os.Stderr, "informer-protobuf-check: failed to create the namespace %s: %v\n", ns, err)
+			os.Exit(2)
+		}
 	}
 
 	// The periodic bookmark takes up to a minute: start it first, collect it last.

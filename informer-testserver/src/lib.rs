@@ -33,6 +33,13 @@
 //!   `resourceVersion`/`resourceVersionMatch` semantics;
 //! - watches: replay from a resourceVersion, bookmarks, `sendInitialEvents`, `timeoutSeconds`,
 //!   and `410 Expired` once the history has been compacted;
+//! - what a fresh kube-apiserver holds: the namespaces `default`, `kube-system`, `kube-public`
+//!   and `kube-node-lease`, the `default/kubernetes` Service with its endpoints, and the
+//!   bootstrap RBAC roles and bindings for users;
+//! - namespaces that must exist: creating in a missing one is `404 namespaces "x" not found`
+//!   as in kube-apiserver ([`TestServer::create_namespace`] creates one,
+//!   [`TestServerBuilder::auto_create_namespaces`] creates them on demand), creating in a
+//!   terminating one is `403`, deleting one deletes its objects;
 //! - CustomResourceDefinitions: creating one serves its resource types, deleting it removes
 //!   them;
 //! - the `scale` subresource of Deployments, ReplicaSets, StatefulSets,
@@ -56,7 +63,7 @@
 //! | `componentstatuses` always answer `controller-manager`, `etcd-0` and `scheduler` healthy | Unhealthy components |
 //! | ClusterTrustBundles, PodCertificateRequests, MutatingAdmissionPolicies and their bindings, DeviceTaintRules and StorageVersionMigrations have no protobuf form here (newer than k8s-pb's messages): answered in JSON when protobuf is asked for | Protobuf answers of those kinds |
 //! | Admission: only namespace lifecycle (no webhooks, quotas, limit ranges, service accounts) | Objects changed or refused by other admission plugins |
-//! | Namespaces need not exist unless [`TestServerBuilder::require_namespaces`] is set | Creating in a namespace never created failing, by default |
+//! | At start: the four system namespaces, `default/kubernetes` (Service, Endpoints, EndpointSlice at 127.0.0.1 and the server's port) and the bootstrap RBAC roles and bindings for users (`cluster-admin`, `admin`, `edit`, `view`, `system:basic-user`, ...); `admin`, `edit` and `view` keep the rules aggregated at start | The bootstrap roles of nodes, components and controllers, priority classes, flow schemas, the API server's lease; roles labelled later joining `admin`, `edit` or `view` |
 //! | Deleting a namespace deletes its objects within the request; the `finalize` subresource is not served | Seeing a namespace `Terminating` with its objects still there (unless they have finalizers) |
 //! | No defaulting: objects are stored as sent, apart from server-set metadata and a new namespace's phase and finalizer | Defaulted fields (a pod's `restartPolicy`, a deployment's `strategy`, ...) |
 //! | Validation covers object names (by kind: DNS-1123 subdomain or label, DNS-1035 label, path segment) and a CRD's group, names and versions; other fields are not validated | `422`s for invalid specs |
@@ -322,6 +329,7 @@
 //! and programs in other languages can use it.
 
 mod admission;
+mod bootstrap;
 mod encoding;
 mod faults;
 mod http;

@@ -18,9 +18,10 @@ struct Args {
     /// Objects to create at start: YAML or JSON, a `List` or several `---` documents.
     #[arg(long)]
     seed: Option<PathBuf>,
-    /// Refuse to create objects in namespaces that do not exist (404), as kube-apiserver does.
+    /// Create a missing namespace when an object is created in it (without this, such a create
+    /// is refused with 404, as kube-apiserver refuses it).
     #[arg(long)]
-    require_namespaces: bool,
+    auto_create_namespaces: bool,
 }
 
 #[tokio::main]
@@ -28,7 +29,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let server = TestServer::builder()
         .port(args.port)
-        .require_namespaces(args.require_namespaces)
+        .auto_create_namespaces(args.auto_create_namespaces)
         .start()
         .await?;
     if let Some(seed) = &args.seed {

@@ -10,11 +10,12 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::bootstrap;
 use crate::faults::{Failure, Stall};
 use crate::http::handler;
 use crate::http::shared::{CLIENT_NAME_HEADER, RequestRecord, Shared};
@@ -44,6 +45,16 @@ pub enum ServerError {
     /// kube could not build a client.
     #[error("failed to build a kube client")]
     Client(#[source] kube::Error),
+    /// An object a fresh kube-apiserver holds could not be created at start (for example
+    /// because a type given to [`TestServerBuilder::resource`] replaced its built-in type).
+    #[error("failed to create the bootstrap object {object}")]
+    Bootstrap {
+        /// The object, as `plural/namespace/name`.
+        object: String,
+        /// The store's answer.
+        #[source]
+        source: Box<ApiError>,
+    },
 }
 
 /// Configures and starts a [`TestServer`].
@@ -53,8 +64,7 @@ pub struct TestServerBuilder {
     history_size: usize,
     bookmark_interval: Duration,
     body_limit: usize,
-    default_namespaces: bool,
-    require_namespaces: bool,
+    auto_create_namespaces: bool,
     types: Vec<ResourceType>,
 }
 
@@ -65,8 +75,7 @@ impl Default for TestServerBuilder {
             history_size: 10_000,
             bookmark_interval: Duration::from_secs(60),
             body_limit: 3 * 1024 * 1024,
-            default_namespaces: true,
-            require_namespaces: false,
+            auto_create_namespaces: false,
             types: builtin_types(),
         }
     }
@@ -98,19 +107,32 @@ impl TestServerBuilder {
         self
     }
 
-    /// Whether to create the namespaces `default`, `kube-system`, `kube-public` and
-    /// `kube-node-lease` at start (default true; they take the first revisions).
-    pub fn default_namespaces(mut self, create: bool) -> Self {
-        self.default_namespaces = create;
-        self
-    }
-
-    /// Whether creating an object in a namespace that does not exist fails with 404
-    /// `namespaces "x" not found`, as in kube-apiserver (default false: such objects are
-    /// created, and the namespace is never created). Terminating namespaces refuse new objects
-    /// either way.
-    pub fn require_namespaces(mut self, require: bool) -> Self {
-        self.require_namespaces = require;
+    /// Whether creating an object in a namespace that does not exist first creates the
+    /// namespace, as a `kubectl create namespace` would (an ADDED event of its own), instead of
+    /// failing with 404 `namespaces "x" not found` as kube-apiserver does (default false).
+    /// Terminating namespaces refuse new objects either way.
+    ///
+    /// Meant for tests about something else, where creating their namespaces would be noise:
+    /// a test of code that creates namespaces or reacts to them wants the default.
+    ///
+    /// ```
+    /// use informer_testserver::TestServer;
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let strict = TestServer::start().await?;
+    /// let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "shop"}});
+    /// assert_eq!(strict.create(config_map.clone()).unwrap_err().code, 404);
+    ///
+    /// let lenient = TestServer::builder().auto_create_namespaces(true).start().await?;
+    /// lenient.create(config_map)?;
+    /// assert!(lenient.get("v1", "Namespace", None, "shop").is_ok());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn auto_create_namespaces(mut self, create: bool) -> Self {
+        self.auto_create_namespaces = create;
         self
     }
 
@@ -133,17 +155,10 @@ impl TestServerBuilder {
             source,
         })?;
         let mut state = State::new(Registry::with_types(self.types), self.history_size);
-        if self.default_namespaces
-            && let Some(ns) = state.registry.get("", "v1", "namespaces").cloned()
-        {
-            for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-                let object = json!({"metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
-                // a fresh store cannot hold these names yet
-                let _ = state.write().create(&ns, None, object);
-            }
-        }
+        bootstrap::create_bootstrap_objects(&mut state, addr)
+            .map_err(|(object, source)| ServerError::Bootstrap { object, source })?;
         state.register_local_api_services();
-        state.require_namespaces = self.require_namespaces;
+        state.auto_create_namespaces = self.auto_create_namespaces;
         let shared = Arc::new(Shared::new(
             state,
             self.bookmark_interval,
@@ -354,6 +369,34 @@ impl TestServer {
     /// Creates a typed object, e.g. a `k8s_openapi::api::core::v1::Pod`.
     pub fn create_typed<K: Serialize + DeserializeOwned>(&self, object: &K) -> Result<K, ApiError> {
         typed(self.create(untyped(object)?)?)
+    }
+
+    /// Creates the namespace `name`, as `kubectl create namespace` does: objects can be created
+    /// in it from then on (a namespace that does not exist refuses them with 404, as in
+    /// kube-apiserver, unless [`TestServerBuilder::auto_create_namespaces`] is set).
+    ///
+    /// ```
+    /// use informer_testserver::TestServer;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = TestServer::start().await?;
+    /// let shop = server.create_namespace("shop")?;
+    /// assert_eq!(shop["status"]["phase"], "Active");
+    /// server.create(serde_json::json!({
+    ///     "apiVersion": "v1",
+    ///     "kind": "ConfigMap",
+    ///     "metadata": {"name": "settings", "namespace": "shop"},
+    /// }))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn create_namespace(&self, name: &str) -> Result<Value, ApiError> {
+        self.create(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name},
+        }))
     }
 
     /// Replaces an object, status included (a stale `resourceVersion` gives 409 Conflict; an

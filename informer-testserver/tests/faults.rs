@@ -12,6 +12,7 @@ use support::{get, open, pod};
 
 async fn setup() -> (TestServer, Api<Pod>) {
     let server = TestServer::start().await.expect("start");
+    server.create_namespace("ns").expect("namespace");
     let pods = Api::namespaced(server.client().expect("client"), "ns");
     (server, pods)
 }

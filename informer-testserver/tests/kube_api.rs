@@ -27,6 +27,7 @@ fn api_error(e: kube::Error) -> (u16, String, String) {
 
 async fn setup() -> (TestServer, Api<Pod>, Client) {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("ns").expect("namespace");
     let client = server.client().expect("client");
     (server, Api::namespaced(client.clone(), "ns"), client)
 }
@@ -189,6 +190,7 @@ async fn label_and_field_selectors() {
             .await
             .expect("create");
     }
+    server.create_namespace("other").expect("namespace");
     let other: Api<Pod> = Api::namespaced(client.clone(), "other");
     other
         .create(&PostParams::default(), &pod("a", &[("app", "web")]))
@@ -352,6 +354,7 @@ async fn bookmarks_and_initial_events() {
         .start()
         .await
         .expect("start");
+    server.create_namespace("ns").expect("namespace");
     let pods: Api<Pod> = Api::namespaced(server.client().expect("client"), "ns");
     pods.create(&PostParams::default(), &pod("a", &[]))
         .await

@@ -1,5 +1,6 @@
 //! Namespace lifecycle through `kube::Client`: terminating namespaces, their contents deleted
-//! with watch events, and the missing-namespace check when the server requires namespaces.
+//! with watch events, creates in missing namespaces refused (or, when asked for, the namespace
+//! created first).
 
 use std::time::Duration;
 
@@ -134,13 +135,11 @@ async fn terminating_namespaces_refuse_new_objects() {
     server.shutdown().await;
 }
 
+/// kube-apiserver's NamespaceLifecycle admission refuses a create in a namespace that does not
+/// exist with 404 naming the namespace (`errors.NewNotFound(namespaces, ns)`).
 #[tokio::test]
-async fn missing_namespaces_are_not_found_when_required() {
-    let server = TestServer::builder()
-        .require_namespaces(true)
-        .start()
-        .await
-        .expect("start");
+async fn creating_in_a_missing_namespace_is_not_found() {
+    let server = TestServer::start().await.expect("start");
     let client = server.client().expect("client");
     let nowhere: Api<ConfigMap> = Api::namespaced(client.clone(), "nowhere");
     let err = api_error(
@@ -153,18 +152,71 @@ async fn missing_namespaces_are_not_found_when_required() {
         (err.code, err.reason.as_str(), err.message.as_str()),
         (404, "NotFound", "namespaces \"nowhere\" not found")
     );
-    let in_default: Api<ConfigMap> = Api::namespaced(client, "default");
-    in_default
-        .create(&PostParams::default(), &named("x"))
-        .await
-        .expect("default exists");
+    let details = err.details.expect("details");
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("nowhere", "namespaces")
+    );
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    assert!(namespaces.get_opt("nowhere").await.expect("get").is_none());
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let in_ns: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+        in_ns
+            .create(&PostParams::default(), &named("x"))
+            .await
+            .expect("the namespaces of a fresh cluster exist");
+    }
     server.shutdown().await;
+}
 
-    let lenient = TestServer::start().await.expect("start");
-    let nowhere: Api<ConfigMap> = Api::namespaced(lenient.client().expect("client"), "nowhere");
-    nowhere
-        .create(&PostParams::default(), &named("x"))
+#[tokio::test]
+async fn auto_created_namespaces_come_with_an_added_event() {
+    let server = TestServer::builder()
+        .auto_create_namespaces(true)
+        .start()
         .await
-        .expect("created without the namespace by default");
-    lenient.shutdown().await;
+        .expect("start");
+    let client = server.client().expect("client");
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let mut watch = namespaces
+        .watch(&WatchParams::default(), &server.resource_version().to_string())
+        .await
+        .expect("watch")
+        .boxed();
+    let in_shop: Api<ConfigMap> = Api::namespaced(client.clone(), "shop");
+    let created = in_shop
+        .create(&PostParams::default(), &named("a"))
+        .await
+        .expect("created in a new namespace");
+    let added = loop {
+        match tokio::time::timeout(Duration::from_secs(5), watch.next()).await {
+            Ok(Some(Ok(WatchEvent::Added(ns)))) => break ns,
+            Ok(Some(Ok(WatchEvent::Bookmark(_)))) => {}
+            other => panic!("expected an ADDED namespace, got {other:?}"),
+        }
+    };
+    assert_eq!(added.metadata.name.as_deref(), Some("shop"));
+    assert_eq!(added.status.and_then(|s| s.phase).as_deref(), Some("Active"));
+    let namespace_rv: u64 = added
+        .metadata
+        .resource_version
+        .expect("rv")
+        .parse()
+        .expect("number");
+    let object_rv: u64 = created
+        .metadata
+        .resource_version
+        .expect("rv")
+        .parse()
+        .expect("number");
+    assert!(namespace_rv < object_rv, "the namespace comes first");
+    assert!(
+        added.metadata.managed_fields.is_none(),
+        "the config map's manager does not own the namespace"
+    );
+    in_shop
+        .create(&PostParams::default(), &named("b"))
+        .await
+        .expect("second object in the namespace");
+    server.shutdown().await;
 }

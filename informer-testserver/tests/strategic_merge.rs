@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 async fn setup() -> (TestServer, Client) {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("ns").expect("namespace");
     let client = server.client().expect("client");
     (server, client)
 }

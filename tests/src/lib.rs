@@ -43,3 +43,19 @@ pub async fn eventually(what: &str, timeout: Duration, condition: impl FnMut() -
         panic!("{timed_out}");
     }
 }
+
+/// Creates each of `namespaces` that does not exist yet on `server` (the server, like
+/// kube-apiserver, refuses objects in a namespace that does not exist), failing the test if
+/// one cannot be created.
+pub fn create_namespaces<'a>(
+    server: &informer_testserver::TestServer,
+    namespaces: impl IntoIterator<Item = &'a str>,
+) {
+    for namespace in namespaces {
+        if server.get("v1", "Namespace", None, namespace).is_err() {
+            server
+                .create_namespace(namespace)
+                .unwrap_or_else(|e| panic!("failed to create namespace {namespace}: {e}"));
+        }
+    }
+}

@@ -48,6 +48,7 @@ fn node(name: &str) -> Node {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pods_deployments_and_nodes_sync_through_the_generated_factory() {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("shop").expect("namespace");
     server
         .create_typed(&pod("shop", "web-1", &[("app", "web")]))
         .expect("pod created");
@@ -275,6 +276,8 @@ static POD_BY_NODE_NAME: informer_runtime::cache::Index<k8s_openapi::api::core::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_listers_query_typed_indexes() {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("shop").expect("namespace");
+    server.create_namespace("ops").expect("namespace");
     for (namespace, name, node) in [
         ("shop", "web-1", "node-a"),
         ("shop", "web-2", "node-b"),
@@ -326,6 +329,7 @@ async fn generated_pod_by_node_name_index_follows_the_pods() {
     use k8s_openapi::api::core::v1::Pod;
 
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("shop").expect("namespace");
     for (name, node) in [
         ("web-1", Some("node-1")),
         ("web-2", Some("node-1")),

@@ -93,6 +93,7 @@ impl Fixture {
     /// Starts everything with `count` pods; `configure` adjusts the client's configuration.
     async fn start(count: usize, configure: impl FnOnce(&mut kube::Config)) -> Self {
         let server = TestServer::start().await.expect("server starts");
+        server.create_namespace("a").expect("namespace");
         for i in 0..count {
             let mut p = pod("a", &format!("p{i}"), &[(STEP, "0")]);
             // big enough that a watch event spans several TCP reads

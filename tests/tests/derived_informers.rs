@@ -32,6 +32,9 @@ fn widget(namespace: &str, name: &str, size: u32) -> Widget {
 async fn server() -> TestServer {
     let server = TestServer::start().await.expect("server starts");
     server.create_typed(&Widget::crd()).expect("widgets CRD created");
+    for namespace in ["a", "b"] {
+        server.create_namespace(namespace).expect("namespace");
+    }
     for (namespace, name, size) in [("a", "x", 1), ("a", "y", 2), ("b", "z", 3)] {
         server
             .create_typed(&widget(namespace, name, size))

@@ -608,6 +608,7 @@ fn reporting_factory(server: &TestServer) -> (SharedInformerFactory, Arc<Mutex<V
 /// backoff; then clears it and checks that the informer recovers.
 async fn persistent_failure(code: u16, verb: &'static str, window: Duration) -> PersistentFailure {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p1", &[])).expect("created");
     server.fail_next(Failure::new(code).verb(verb).resource("pods").times(1_000_000));
     let (factory, reported) = reporting_factory(&server);
@@ -685,6 +686,7 @@ async fn forbidden_or_missing_list_and_watch_are_reported_and_retried_with_bound
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_watch_event_is_reported_then_relisted_and_the_change_still_arrives() {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p1", &[])).expect("created");
     let (factory, reported) = reporting_factory(&server);
     let pods = factory.informer::<Pod>();
@@ -749,6 +751,7 @@ async fn malformed_watch_event_is_reported_then_relisted_and_the_change_still_ar
 async fn stuck_handler_backlog_is_visible_and_stalls_neither_other_handlers_nor_the_watch() {
     const CREATED: usize = 20;
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p0", &[])).expect("created");
     let factory = SharedInformerFactory::new(server.client().expect("client"));
     let pods = factory.informer::<Pod>();

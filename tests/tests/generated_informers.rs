@@ -36,6 +36,9 @@ async fn server() -> TestServer {
     let foos = merge_crds(vec![Foo::crd(), v2::Foo::crd()], "v1").expect("foo versions merge");
     server.create_typed(&foos).expect("foos CRD created");
     server.create_typed(&Bar::crd()).expect("bars CRD created");
+    for namespace in ["a", "b"] {
+        server.create_namespace(namespace).expect("namespace");
+    }
     server.create_typed(&foo("a", "x", 1)).expect("foo created");
     server.create_typed(&foo("b", "y", 2)).expect("foo created");
     let bar = Bar {

@@ -15,7 +15,7 @@ use informer_runtime::{
     informer,
     reflector::{self, InitialListStrategy},
 };
-use informer_tests::{eventually, pod};
+use informer_tests::{create_namespaces, eventually, pod};
 use informer_testserver::{Failure, TestServer};
 use k8s_openapi::api::{
     apps::v1::Deployment,
@@ -86,6 +86,7 @@ type PodSeed<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
 
 async fn server_with_pods(pods: &[PodSeed<'_>]) -> TestServer {
     let server = TestServer::start().await.expect("server starts");
+    create_namespaces(&server, pods.iter().map(|(namespace, _, _)| *namespace));
     for (namespace, name, labels) in pods {
         server
             .create_typed(&pod(namespace, name, labels))
@@ -266,6 +267,7 @@ async fn bookmarks_advance_the_resource_version() {
         .start()
         .await
         .expect("server");
+    server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p1", &[])).expect("created");
     let factory = SharedInformerFactory::new(server.client().expect("client"));
     let pods = factory.informer::<Pod>();
@@ -464,6 +466,7 @@ async fn dynamic_informer_over_a_custom_resource() {
     use kube::core::DynamicObject;
 
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("shop").expect("namespace");
     let widgets = ResourceType::new("example.com", "v1", "Widget", "widgets", true);
     server.register(widgets.clone());
     let widget = |name: &str, size: u32| {

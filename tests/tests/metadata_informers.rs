@@ -16,6 +16,7 @@ const WAIT: Duration = Duration::from_secs(10);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_metadata_informer_caches_metadata_only_and_follows_changes() {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("shop").expect("namespace");
     server
         .create_typed(&pod("shop", "web-1", &[("app", "web")]))
         .expect("pod created");
@@ -84,6 +85,7 @@ async fn a_metadata_informer_caches_metadata_only_and_follows_changes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn for_resource_metadata_returns_the_metadata_informer_of_the_type() {
     let server = TestServer::start().await.expect("server starts");
+    server.create_namespace("shop").expect("namespace");
     server
         .create_typed(&pod("shop", "web-1", &[("app", "web")]))
         .expect("pod created");

@@ -614,6 +614,8 @@ async fn a_scoped_controller_reconciles_only_its_scope() -> Result<(), Box<dyn s
     use k8s_openapi::api::core::v1::Namespace;
 
     let server = TestServer::start().await?;
+    server.create_namespace("source")?;
+    server.create_namespace("other")?;
     for (namespace, name, replicate) in [
         ("source", "settings", "true"),
         ("source", "scratch", "false"),
@@ -667,6 +669,8 @@ async fn a_scoped_controller_reconciles_only_its_scope() -> Result<(), Box<dyn s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<dyn std::error::Error>> {
     let server = TestServer::start().await?;
+    server.create_namespace("source")?;
+    server.create_namespace("other")?;
     let owner = server.create_typed(&labelled_config_map("source", "settings", "true"))?;
     let mut child = secret_owned_by("child", &owner);
     child.metadata.namespace = Some("source".into());
@@ -709,6 +713,8 @@ async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<d
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controllers_with_equal_scopes_share_one_watch() -> Result<(), Box<dyn std::error::Error>> {
     let server = TestServer::start().await?;
+    server.create_namespace("source")?;
+    server.create_namespace("other")?;
     server.create_typed(&labelled_config_map("source", "settings", "true"))?;
     server.create_typed(&labelled_config_map("source", "scratch", "false"))?;
     let factory = SharedInformerFactory::new(server.client()?);
@@ -758,6 +764,8 @@ async fn a_scoped_controller_is_not_held_back_by_writes_outside_its_scope()
     use kube::api::{Api, Patch, PatchParams, PostParams};
 
     let server = TestServer::start().await?;
+    server.create_namespace("source")?;
+    server.create_namespace("other")?;
     server.create_typed(&labelled_config_map("source", "settings", "true"))?;
     let factory = SharedInformerFactory::new(server.client()?);
     let copies: Api<ConfigMap> = Api::namespaced(track_writes(server.client()?), "other");

@@ -16,6 +16,7 @@
 //! use kube::core::Selector;
 //! # let server = informer_testserver::TestServer::start().await?;
 //! # let client = server.client()?;
+//! # server.create_namespace("source")?;
 //! # for (name, replicate) in [("settings", "true"), ("scratch", "false")] {
 //! #     let mut cm = ConfigMap::default();
 //! #     cm.metadata.name = Some(name.into());

@@ -34,6 +34,11 @@ fn config_map(namespace: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap
 /// replicated, one not), and the namespace objects.
 async fn server_with_config_maps() -> TestServer {
     let server = TestServer::start().await.expect("server");
+    for name in ["source", "other"] {
+        let mut namespace = Namespace::default();
+        namespace.metadata.name = Some(name.into());
+        server.create_typed(&namespace).expect("create namespace");
+    }
     for (namespace, name, replicate) in [
         ("source", "settings", "true"),
         ("source", "flags", "true"),
@@ -44,11 +49,6 @@ async fn server_with_config_maps() -> TestServer {
         server
             .create_typed(&config_map(namespace, name, &[("replicate", replicate)]))
             .expect("create config map");
-    }
-    for name in ["source", "other"] {
-        let mut namespace = Namespace::default();
-        namespace.metadata.name = Some(name.into());
-        server.create_typed(&namespace).expect("create namespace");
     }
     server
 }

@@ -1,9 +1,10 @@
 //! Namespaces as kube-apiserver's `NamespaceLifecycle` admission and namespace controller treat
 //! them: a new namespace is `Active` with the `kubernetes` finalizer; nothing can be created in
-//! a terminating namespace (403), nor, when the server requires it, in a missing one (404);
-//! deleting a namespace marks it `Terminating`, deletes its objects and, once none is left,
-//! removes the `kubernetes` finalizer and the namespace. `default`, `kube-system` and
-//! `kube-public` cannot be deleted.
+//! a terminating namespace (403), nor in a missing one (404), unless the server creates missing
+//! namespaces (`TestServerBuilder::auto_create_namespaces`), which it then does first, as a
+//! `kubectl create namespace` would; deleting a namespace marks it `Terminating`, deletes its
+//! objects and, once none is left, removes the `kubernetes` finalizer and the namespace.
+//! `default`, `kube-system` and `kube-public` cannot be deleted.
 //!
 //! The namespace controller of a cluster works in the background; here the objects go within
 //! the delete request, so the answer (the terminating namespace) comes after their DELETED
@@ -68,6 +69,27 @@ fn has_spec_finalizers(rt: &ResourceType, object: &Value) -> bool {
 pub(crate) struct NamespaceLifecycle;
 
 impl Plugin for NamespaceLifecycle {
+    fn before_create(
+        &self,
+        writes: &mut dyn Cascade,
+        rt: &ResourceType,
+        object: &Value,
+    ) -> Result<(), ApiError> {
+        let ns = meta_str(object, "namespace").unwrap_or_default();
+        let state = writes.state();
+        if !rt.namespaced || ns.is_empty() || !state.auto_create_namespaces || writes.is_dry_run() {
+            return Ok(());
+        }
+        let state = writes.state();
+        match (namespace_type(state), namespace_object(state, ns)) {
+            (Some(namespaces), None) => {
+                let namespace = json!({"metadata": {"name": ns}});
+                writes.create_as_server(&namespaces, namespace).map(|_| ())
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn admit_create(
         &self,
         state: &State,
@@ -118,7 +140,8 @@ fn namespace_object(state: &State, name: &str) -> Option<(ResourceType, Value)> 
 }
 
 /// The admission of a create of `name` of `rt` in namespace `ns`: 403 when the namespace is
-/// terminating, 404 when it is missing and the server requires namespaces.
+/// terminating, 404 when it is missing (unless the server creates missing namespaces: a dry
+/// run is answered as if it had).
 fn admit_in_namespace(state: &State, rt: &ResourceType, ns: &str, name: &str) -> Result<(), ApiError> {
     if !rt.namespaced {
         return Ok(());
@@ -135,12 +158,12 @@ fn admit_in_namespace(state: &State, rt: &ResourceType, ns: &str, name: &str) ->
             "metadata.namespace",
         )),
         Some(_) => Ok(()),
-        None if state.require_namespaces => {
+        None if state.auto_create_namespaces => Ok(()),
+        None => {
             let namespaces = namespace_type(state)
                 .unwrap_or_else(|| ResourceType::new("", "v1", "Namespace", "namespaces", false));
             Err(ApiError::not_found(&namespaces, ns))
         }
-        None => Ok(()),
     }
 }
 
@@ -239,6 +262,17 @@ fn finish_namespace(state: &mut State, ns: &str) {
     }
 }
 
+/// Creates the namespace `name` in a state built without the bootstrap objects, for unit tests
+/// of other behaviour that write into it (it takes one revision).
+#[cfg(test)]
+pub(crate) fn create_test_namespace(state: &mut State, name: &str) {
+    let rt = namespace_type(state).expect("namespaces served");
+    state
+        .write()
+        .create(&rt, None, json!({"metadata": {"name": name}}))
+        .expect("namespace created");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +322,9 @@ mod tests {
             )
             .expect("cm with finalizer");
         s.write()
+            .create(&ns, None, json!({"metadata": {"name": "b"}}))
+            .expect("ns b");
+        s.write()
             .create(&cm, Some("b"), json!({"metadata": {"name": "other"}}))
             .expect("elsewhere");
         let terminating = s.write().delete(&ns, None, "a", &Value::Null).expect("deleted");
@@ -317,14 +354,8 @@ mod tests {
     }
 
     #[test]
-    fn missing_namespaces_when_required_and_immortal_ones() {
+    fn missing_namespaces_are_not_found_unless_created_on_demand() {
         let (mut s, ns, cm) = state();
-        assert!(
-            s.write()
-                .create(&cm, Some("nowhere"), json!({"metadata": {"name": "x"}}))
-                .is_ok()
-        );
-        s.require_namespaces = true;
         let err = s
             .write()
             .create(&cm, Some("gone"), json!({"metadata": {"name": "x"}}))
@@ -333,13 +364,37 @@ mod tests {
             (err.code, err.message.as_str()),
             (404, "namespaces \"gone\" not found")
         );
-        s.write()
-            .create(&ns, None, json!({"metadata": {"name": "default"}}))
-            .expect("default");
-        let err = s
+        assert!(s.get(&ns, None, "gone").is_err());
+        s.auto_create_namespaces = true;
+        let before = s.store.resource_version();
+        let created = s
             .write()
-            .delete(&ns, None, "default", &Value::Null)
-            .expect_err("immortal");
-        assert_eq!(err.code, 403);
+            .create(&cm, Some("gone"), json!({"metadata": {"name": "x"}}))
+            .expect("namespace created first");
+        let namespace = s.get(&ns, None, "gone").expect("created");
+        assert_eq!(namespace["status"]["phase"], "Active");
+        assert_eq!(
+            namespace["metadata"]["resourceVersion"],
+            json!((before + 1).to_string())
+        );
+        assert_eq!(
+            created["metadata"]["resourceVersion"],
+            json!((before + 2).to_string())
+        );
+    }
+
+    #[test]
+    fn immortal_namespaces_cannot_be_deleted() {
+        let (mut s, ns, _) = state();
+        for name in ["default", "kube-system", "kube-public"] {
+            s.write()
+                .create(&ns, None, json!({"metadata": {"name": name}}))
+                .expect("created");
+            let err = s
+                .write()
+                .delete(&ns, None, name, &Value::Null)
+                .expect_err("immortal");
+            assert_eq!(err.code, 403);
+        }
     }
 }

@@ -15,6 +15,17 @@ use crate::storage::state::{State, UpdateMode};
 /// A feature's part in writes (admission in kube-apiserver's sense, plus the strategies and
 /// controllers that act on a write).
 pub(crate) trait Plugin: Sync {
+    /// Runs before a new object is admitted, when what it needs may have to be written first
+    /// (a missing namespace the server creates); an error refuses the create.
+    fn before_create(
+        &self,
+        _writes: &mut dyn Cascade,
+        _rt: &ResourceType,
+        _object: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// Checks or changes a new object before it is stored; an error refuses the create.
     fn admit_create(
         &self,
@@ -71,6 +82,9 @@ pub(crate) trait Cascade {
 
     /// Whether the request is a dry run (then nothing cascades).
     fn is_dry_run(&self) -> bool;
+
+    /// Creates an object as the server itself (no field manager owns its fields).
+    fn create_as_server(&mut self, rt: &ResourceType, object: Value) -> Result<Value, ApiError>;
 
     /// Deletes an object, as a delete request would.
     fn delete(

@@ -25,8 +25,9 @@ pub(crate) struct State {
     pub(crate) registry: Registry,
     /// Objects and history.
     pub(crate) store: Store,
-    /// Creating an object in a namespace that does not exist is refused (404).
-    pub(crate) require_namespaces: bool,
+    /// Creating an object in a namespace that does not exist first creates the namespace
+    /// (otherwise it is refused with 404, as kube-apiserver refuses it).
+    pub(crate) auto_create_namespaces: bool,
 }
 
 /// Current time as RFC 3339 with second precision, like `metav1.Time`.
@@ -81,7 +82,7 @@ impl State {
         Self {
             registry,
             store: Store::new(history_limit),
-            require_namespaces: false,
+            auto_create_namespaces: false,
         }
     }
 

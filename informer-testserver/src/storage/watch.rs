@@ -328,6 +328,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn initial_events_replay_and_bookmarks() {
         let mut state = State::new(Registry::with_types(builtin_types()), 100);
+        crate::admission::namespace_lifecycle::create_test_namespace(&mut state, "ns");
         state
             .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "a"}}))
@@ -353,18 +354,18 @@ mod tests {
 
         let o = opts(&[
             ("watch", "1"),
-            ("resourceVersion", "1"),
+            ("resourceVersion", "2"),
             ("allowWatchBookmarks", "true"),
         ]);
         let mut replay =
             WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(2)).expect("watch");
         let first = parse(&replay.next_line().await.expect("replayed"));
-        assert_eq!(first["object"]["metadata"]["resourceVersion"], "2");
+        assert_eq!(first["object"]["metadata"]["resourceVersion"], "3");
         let bm = parse(&replay.next_line().await.expect("bookmark"));
         assert_eq!(bm["type"], "BOOKMARK");
         assert_eq!(
             bm["object"],
-            json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "2"}})
+            json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "3"}})
         );
 
         let o = opts(&[
@@ -382,7 +383,7 @@ mod tests {
             end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
             "true"
         );
-        assert_eq!(end["object"]["metadata"]["resourceVersion"], "2");
+        assert_eq!(end["object"]["metadata"]["resourceVersion"], "3");
         state
             .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "c"}}))
@@ -396,6 +397,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn lagging_events_come_late_in_order_and_bookmarks_wait_behind_them() {
         let mut state = State::new(Registry::with_types(builtin_types()), 100);
+        crate::admission::namespace_lifecycle::create_test_namespace(&mut state, "ns");
         state
             .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "a"}}))
@@ -430,7 +432,7 @@ mod tests {
         assert_eq!(started.elapsed(), Duration::from_secs(2));
         let bookmark = parse(&w.next_line().await.expect("bookmark"));
         assert_eq!(bookmark["type"], "BOOKMARK");
-        assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "3");
+        assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "4");
         assert_eq!(
             started.elapsed(),
             Duration::from_millis(2500),
@@ -450,6 +452,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn expired_and_timeout() {
         let mut state = State::new(Registry::with_types(builtin_types()), 1);
+        crate::admission::namespace_lifecycle::create_test_namespace(&mut state, "ns");
         for name in ["a", "b", "c"] {
             state
                 .write()
@@ -463,10 +466,10 @@ mod tests {
         assert_eq!(err["type"], "ERROR");
         assert_eq!(err["object"]["code"], 410);
         assert_eq!(err["object"]["reason"], "Expired");
-        assert_eq!(err["object"]["message"], "too old resource version: 1 (3)");
+        assert_eq!(err["object"]["message"], "too old resource version: 1 (4)");
         assert!(w.next_line().await.is_none());
 
-        let o = opts(&[("watch", "1"), ("resourceVersion", "3"), ("timeoutSeconds", "2")]);
+        let o = opts(&[("watch", "1"), ("resourceVersion", "4"), ("timeoutSeconds", "2")]);
         let mut w =
             WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(3)).expect("watch");
         assert!(w.next_line().await.is_none());

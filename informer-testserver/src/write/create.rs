@@ -53,6 +53,7 @@ impl WriteSession<'_> {
             meta.remove(field);
         }
         let mut object = with_type(object, rt);
+        self.before_create(rt, &object)?;
         self.admit_create(rt, &mut object)?;
         if self.state.store.get(rt, &object_key(&object)).is_some() {
             return Err(ApiError::already_exists(rt, &name));

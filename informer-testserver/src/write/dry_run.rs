@@ -130,13 +130,14 @@ mod tests {
     #[test]
     fn dry_writes_change_nothing() {
         let mut s = State::new(Registry::with_types(builtin_types()), 100);
+        crate::admission::namespace_lifecycle::create_test_namespace(&mut s, "ns");
         let cm = ResourceType::new("", "v1", "ConfigMap", "configmaps", true);
         let dry = dry_session(&mut s)
             .create(&cm, Some("ns"), json!({"metadata": {"name": "a"}}))
             .expect("dry create");
         assert!(dry["metadata"]["uid"].is_string());
         assert!(dry["metadata"].get("resourceVersion").is_none());
-        assert_eq!(s.store.resource_version(), 0);
+        assert_eq!(s.store.resource_version(), 1);
         assert!(s.get(&cm, Some("ns"), "a").is_err());
 
         let real = s
@@ -153,12 +154,12 @@ mod tests {
             .update(&cm, Some("ns"), "a", changed, UpdateMode::Main)
             .expect("dry update");
         assert_eq!(dry["data"]["k"], "2");
-        assert_eq!(dry["metadata"]["resourceVersion"], "1");
+        assert_eq!(dry["metadata"]["resourceVersion"], "2");
         let dry = dry_session(&mut s)
             .delete(&cm, Some("ns"), "a", &Value::Null)
             .expect("dry delete");
-        assert_eq!(dry["metadata"]["resourceVersion"], "1");
-        assert_eq!(s.store.resource_version(), 1);
+        assert_eq!(dry["metadata"]["resourceVersion"], "2");
+        assert_eq!(s.store.resource_version(), 2);
         assert_eq!(s.get(&cm, Some("ns"), "a").expect("kept")["data"]["k"], "1");
         assert!(!s.store.is_dry_run());
     }

@@ -7,7 +7,6 @@
 //! update; `eviction.rs`, `binding.rs` and `ephemeral_containers.rs` the pod subresources that
 //! write; `dry_run.rs` reads a request's `dryRun`.
 
-pub(crate) mod api_services;
 pub(crate) mod apply;
 pub(crate) mod approval;
 pub(crate) mod binding;

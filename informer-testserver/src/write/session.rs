@@ -33,6 +33,14 @@ impl<'a> WriteSession<'a> {
         std::mem::take(&mut self.context.warnings)
     }
 
+    /// Runs every plugin's step before a new object is admitted.
+    pub(crate) fn before_create(&mut self, rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+        for plugin in plugins() {
+            plugin.before_create(self, rt, object)?;
+        }
+        Ok(())
+    }
+
     /// Runs every plugin's admission of a new object.
     pub(crate) fn admit_create(&mut self, rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
         for plugin in plugins() {
@@ -102,6 +110,14 @@ impl Cascade for WriteSession<'_> {
 
     fn is_dry_run(&self) -> bool {
         self.context.dry_run
+    }
+
+    fn create_as_server(&mut self, rt: &ResourceType, object: Value) -> Result<Value, ApiError> {
+        let field_manager = self.context.field_manager.take();
+        let ns = object["metadata"]["namespace"].as_str().map(str::to_owned);
+        let created = WriteSession::create(self, rt, ns.as_deref(), object);
+        self.context.field_manager = field_manager;
+        created
     }
 
     fn delete(

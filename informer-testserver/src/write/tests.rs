@@ -11,8 +11,11 @@ use crate::storage::state::{State, UpdateMode};
 use crate::write::patch_document::PatchType;
 use crate::write::session::WriteSession;
 
+/// A state with the namespace `ns` (revision 1).
 fn state() -> State {
-    State::new(Registry::with_types(builtin_types()), 100)
+    let mut s = State::new(Registry::with_types(builtin_types()), 100);
+    crate::admission::namespace_lifecycle::create_test_namespace(&mut s, "ns");
+    s
 }
 
 fn pods() -> ResourceType {
@@ -38,7 +41,7 @@ fn create_sets_server_metadata() {
     );
     assert_eq!(meta["namespace"], "ns");
     assert_eq!(meta["generation"], 1);
-    assert_eq!(meta["resourceVersion"], "1");
+    assert_eq!(meta["resourceVersion"], "2");
     assert_eq!(meta["uid"].as_str().map(str::len), Some(36));
     assert!(
         meta["creationTimestamp"]
@@ -168,7 +171,7 @@ fn delete_preconditions() {
             &pods(),
             Some("ns"),
             "p",
-            &json!({"preconditions": {"resourceVersion": "1"}}),
+            &json!({"preconditions": {"resourceVersion": "2"}}),
         )
         .expect("deleted");
 }

@@ -168,6 +168,7 @@ pub async fn run_schedule_with(schedule: &Schedule, options: RunOptions) -> Resu
         .start()
         .await
         .expect("the test server starts");
+    crate::create_namespaces(&server, NAMESPACES);
     let mut revision = 0;
     for step in &schedule.setup {
         if step.is_workload() {

@@ -243,9 +243,15 @@ impl Process {
     }
 }
 
-/// Creates `pods` pods of the generator without shard labels.
+/// Creates the generator's namespaces and `pods` pods of it without shard labels.
 fn create_pods(server: &TestServer, pods: usize) -> Result<(), String> {
     let generator = PodGenerator::new(SEED, NAMESPACES);
+    for index in 0..NAMESPACES {
+        let namespace = generator.namespace(index);
+        server
+            .create_namespace(&namespace)
+            .map_err(|err| format!("creating namespace {namespace}: {err}"))?;
+    }
     for index in 0..pods {
         let mut pod = generator.pod(index, 1, 0);
         if let Some(metadata) = pod["metadata"].as_object_mut() {
