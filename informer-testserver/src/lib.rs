@@ -25,8 +25,9 @@
 //! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to every verb that returns
 //!   an object, as client-go's metadata client asks for them; kube-apiserver's `406` for an
 //!   `Accept` it cannot serve;
-//! - answers written with kube-apiserver's key order (Go's struct order for built-in types:
-//!   `kind`, `apiVersion`, `metadata`, `spec`, `status`; sorted keys for custom resources);
+//! - answers in JSON, YAML or protobuf (built-in kinds) as `Accept` chooses, written with
+//!   kube-apiserver's key order (Go's struct order for built-in types: `kind`, `apiVersion`,
+//!   `metadata`, `spec`, `status`; sorted keys for custom resources);
 //! - label selectors, and field selectors with each type's field labels and Go's zero values
 //!   for unset fields (`spec.unschedulable=false` selects a node without the field);
 //!   `limit`/`continue` paging over consistent snapshots,
@@ -53,37 +54,21 @@
 //!
 //! # What differs from kube-apiserver
 //!
-//! It implements the API's storage and wire semantics, not a cluster. Each row is a difference a
-//! test should not rely on:
+//! It implements the API's storage, admission and wire semantics, not a cluster. Each row is a
+//! difference a test should not rely on:
 //!
-//! | What | What a test should not rely on |
+//! | What differs | What a test should not rely on |
 //! |------|--------------------------------|
-//! | Plain HTTP; no authentication, authorization, priority and fairness; the review APIs answer as an allow-all authorizer | `403`s from RBAC (inject them with [`TestServer::fail_next`]); a review denying access or a token |
-//! | Only the GA group versions of Kubernetes 1.37 (no beta or alpha ones); a CRD's group gets no APIService | `v1beta1` APIs such as `certificates.k8s.io/v1beta1`; the APIService of a CRD's group |
-//! | `componentstatuses` always answer `controller-manager`, `etcd-0` and `scheduler` healthy | Unhealthy components |
-//! | ClusterTrustBundles, PodCertificateRequests, MutatingAdmissionPolicies and their bindings, DeviceTaintRules and StorageVersionMigrations have no protobuf form here (newer than k8s-pb's messages): answered in JSON when protobuf is asked for | Protobuf answers of those kinds |
-//! | Admission: only namespace lifecycle (no webhooks, quotas, limit ranges, service accounts) | Objects changed or refused by other admission plugins |
-//! | At start: the four system namespaces, `default/kubernetes` (Service, Endpoints, EndpointSlice at 127.0.0.1 and the server's port) and the bootstrap RBAC roles and bindings for users (`cluster-admin`, `admin`, `edit`, `view`, `system:basic-user`, ...); `admin`, `edit` and `view` keep the rules aggregated at start | The bootstrap roles of nodes, components and controllers, priority classes, flow schemas, the API server's lease; roles labelled later joining `admin`, `edit` or `view` |
-//! | Deleting a namespace deletes its objects within the request; the `finalize` subresource is not served | Seeing a namespace `Terminating` with its objects still there (unless they have finalizers) |
-//! | No defaulting: objects are stored as sent, apart from server-set metadata and a new namespace's phase and finalizer | Defaulted fields (a pod's `restartPolicy`, a deployment's `strategy`, ...) |
-//! | Validation covers object names (by kind: DNS-1123 subdomain or label, DNS-1035 label, path segment) and a CRD's group, names and versions; other fields are not validated | `422`s for invalid specs |
-//! | `fieldValidation` checks JSON and YAML bodies of built-in types field by field (the fields of k8s-openapi's types) and custom resources by their schema; duplicate fields are found in JSON bodies only | Duplicate fields of YAML bodies being reported |
-//! | CRD schemas prune and validate types, `nullable`, `required`, `enum`, `minimum`/`maximum`, `minLength`/`maxLength`, `minItems`/`maxItems` and `x-kubernetes-int-or-string`; no `pattern`, `format`, CEL rules, defaults or `x-kubernetes-list-type` uniqueness; a schema is structural when every node has a `type` | Custom resources refused by `pattern`, `format` or CEL rules, or defaulted |
-//! | The versions of one resource share their objects without conversion | Conversion between versions, conversion webhooks |
-//! | Strategic merge patches take their list strategies from k8s-openapi's merge strategies (one merge key per list); `$retainKeys` applies wherever it is sent | Lists merged by several keys |
-//! | Field ownership (`managedFields`) is recorded for writes over HTTP only, leaves only (no `.` entries for maps an update created); lists are typed by k8s-openapi's merge strategies (one key per keyed list, e.g. a service's `ports` by `port` only) or a CRD's `x-kubernetes-list-type` | Items of lists keyed by several fields owned separately |
-//! | Protobuf (built-in types only): request bodies, and objects, lists and watch streams answered when `Accept` puts it first; `Status` errors, tables and metadata-only answers stay JSON; zero scalars sent in protobuf are dropped unless the field is a pointer in Go (by a list of well-known ones); CBOR gets `415` | Protobuf `Status` errors; explicit zero values of other non-pointer fields |
-//! | `Table` output has kube-apiserver's columns for pods, deployments, replica sets, stateful sets, services, config maps, secrets, namespaces, nodes, jobs, cron jobs, leases, service accounts, component statuses, CSRs and APIServices (a subset of their wide columns), CRD printer columns (JSON paths: fields, indices, `[*]`, `[?(@.f=="v")]`), `Name` and `Created At` for other types | The exact wide columns of other kinds (daemon sets, events, ...) |
-//! | No kubelet or backend behind the connect subresources: `log` of an unscheduled pod is empty, `log`, `exec`, `attach`, `portforward` and `proxy` answer kube-apiserver's error for a refused connection; `pods/resize` is not served | Logs, exec sessions, port forwards, proxied answers |
-//! | `serviceaccounts/token` tokens are JWTs with kube-apiserver's claims and a random signature: not verifiable by a real API server, and not checked by this one | Authenticating with a requested token |
-//! | No controllers but the garbage collector: no scheduling, no replica sets from deployments, no endpoints | Objects a controller would create or change |
-//! | Garbage collection happens within the delete request (dependents' DELETED events come before the answer); objects created with references to owners that do not exist are kept | Dependents staying for a while after their owner went; orphans of missing owners being deleted |
-//! | Deletion is immediate unless the object has finalizers: no grace period for pods | A pod staying with a `deletionTimestamp` until a kubelet removes it |
-//! | Field selectors: custom types registered without a CRD select by `metadata.name` (and `metadata.namespace` when namespaced) only | Selecting an aggregated API's objects by its own fields |
-//! | Label selectors do not support the numeric `>` and `<` operators | `>`/`<` in `labelSelector` |
-//! | An `Accept` of `application/yaml` is answered in JSON | YAML answers |
-//! | Discovery answers the legacy documents (never `406`) when no aggregated form is acceptable | `406 Not Acceptable` for discovery |
-//! | OpenAPI: no schemas (`kubectl explain` does not work), no `/openapi/v2` | Schemas from `/openapi` |
+//! | No controllers, scheduler or kubelet. Garbage collection and namespace deletion run within the delete request; deletion is immediate unless finalizers hold the object (no grace period); connect subresources (`log`, `exec`, `attach`, `portforward`, `proxy`) answer kube-apiserver's errors for an unreachable kubelet | Objects a controller would write (replica sets of deployments, endpoints of services, pod status); dependents or namespace contents still there after the delete answered; logs, exec sessions, proxied answers |
+//! | Plain HTTP with no authentication, authorization or priority and fairness: the caller is whoever its credentials name, unchecked, and every review allows; requested tokens carry a random signature | `403`s from RBAC (inject them with [`TestServer::fail_next`]); a review that denies; authenticating with a requested token |
+//! | The GA group versions of Kubernetes 1.37 only; a CRD's group gets no APIService; `componentstatuses` are always healthy; OpenAPI v3 without schemas, no `/openapi/v2` | Beta or alpha APIs; `kubectl explain`; unhealthy components |
+//! | At start: the system namespaces, `default/kubernetes` and the bootstrap RBAC roles and bindings for users, with `admin`, `edit` and `view` aggregated once | The roles of nodes, components and controllers; priority classes, flow schemas, the API server's lease; a role labelled later joining `admin`, `edit` or `view` |
+//! | Admission is [`admission::plugins`](#contributing-how-a-request-flows-and-where-to-change-it): names, namespace lifecycle, custom resource schemas, field ownership, CRDs, CSRs and garbage collection; built-in types are neither defaulted nor validated beyond their names | Webhooks, quotas, limit ranges, pod security; defaulted fields (a pod's `restartPolicy`); `422`s for invalid built-in specs |
+//! | CRD schemas prune and check types, `nullable`, `required`, `enum`, bounds and lengths; not `pattern`, `format`, CEL rules, defaults or list uniqueness; versions share objects without conversion | Custom resources refused by `pattern`, `format` or CEL, or defaulted; conversion webhooks |
+//! | Lists in strategic merge patches and `managedFields` are keyed by k8s-openapi's one merge key per list; `managedFields` record leaves only, for writes over HTTP; duplicate fields are found in JSON bodies only | Items of lists keyed by several fields owned apart; duplicate YAML fields reported |
+//! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR gets `415`; discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `406` for discovery |
+//! | Tables have kube-apiserver's columns for the common kinds and CRD printer columns, `Name` and `Created At` for the others | The wide columns of other kinds (daemon sets, events, ...) |
+//! | Label selectors have no numeric `>` and `<`; types registered without a CRD are selected by `metadata.name` and `metadata.namespace` only | `>`/`<` in `labelSelector`; an aggregated API's own field labels |
 //!
 //! # Reviews
 //!

@@ -434,8 +434,10 @@ async fn watches_negotiate_a_stream() {
     )
     .await;
     assert_eq!(yaml.status, 406);
+    // the error itself is negotiated as a plain answer: YAML, which Accept puts first
+    let status: Value = serde_saphyr::from_str(std::str::from_utf8(&yaml.body).expect("text")).expect("YAML");
     assert_eq!(
-        yaml.json()["message"],
+        status["message"],
         "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
     );
     let first_object = |answer: &RawResponse| -> Value {
@@ -450,5 +452,74 @@ async fn watches_negotiate_a_stream() {
     assert_eq!(first_object(&partial)["kind"], "PartialObjectMetadata");
     let table = call(&server, "GET", &watch, TABLE, "", b"").await;
     assert_eq!(first_object(&table)["kind"], "Table");
+    server.shutdown().await;
+}
+
+/// kube-apiserver answers objects, lists and errors in YAML when `Accept` chooses it, and in
+/// JSON when JSON comes first.
+#[tokio::test]
+async fn yaml_is_answered_when_accepted() {
+    let server = TestServer::start().await.expect("server");
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let created = call(
+        &server,
+        "POST",
+        path,
+        "application/yaml",
+        "application/json",
+        &deployment("web"),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(created.headers["content-type"], "application/yaml");
+    let text = String::from_utf8(created.body).expect("text");
+    // kube-apiserver's YAML serializer converts the JSON through a map: its keys come sorted
+    assert!(
+        text.starts_with("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"),
+        "{text}"
+    );
+    let object: Value = serde_saphyr::from_str(&text).expect("YAML");
+    assert_eq!(object["spec"]["replicas"], 2);
+
+    let list = call(
+        &server,
+        "GET",
+        path,
+        "application/yaml;q=0.9, application/json;q=0.5",
+        "",
+        b"",
+    )
+    .await;
+    let list: Value = serde_saphyr::from_str(std::str::from_utf8(&list.body).expect("text")).expect("YAML");
+    assert_eq!(list["kind"], "DeploymentList");
+    assert_eq!(list["items"][0]["metadata"]["name"], "web");
+
+    let missing = call(
+        &server,
+        "GET",
+        &format!("{path}/none"),
+        "application/yaml",
+        "",
+        b"",
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    let status: Value =
+        serde_saphyr::from_str(std::str::from_utf8(&missing.body).expect("text")).expect("YAML");
+    assert_eq!(
+        (status["kind"].as_str(), status["reason"].as_str()),
+        (Some("Status"), Some("NotFound"))
+    );
+
+    let json = call(
+        &server,
+        "GET",
+        path,
+        "application/json, application/yaml",
+        "",
+        b"",
+    )
+    .await;
+    assert_eq!(json.headers["content-type"], "application/json");
     server.shutdown().await;
 }

@@ -147,6 +147,12 @@ pub(crate) fn negotiate_watch(accept: &str) -> Result<(Target, bool), ApiError> 
     Ok((target, subtype == "vnd.kubernetes.protobuf"))
 }
 
+/// The media subtype `accept` chooses for an object or list answer: `json`, `yaml` or
+/// `vnd.kubernetes.protobuf` (JSON when none is acceptable: the `406` comes from [`negotiate`]).
+pub(crate) fn chosen_subtype(accept: &str) -> &'static str {
+    chosen(accept).map_or("json", |(_, subtype)| subtype)
+}
+
 /// The target of the first acceptable clause and the media subtype it is served in.
 fn chosen(accept: &str) -> Result<(Target, &'static str), ApiError> {
     if accept.trim().is_empty() {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::encoding::accept;
 use crate::encoding::protobuf;
+use crate::encoding::transform;
 use crate::status::ApiError;
 
 /// Response body: a full JSON document or a watch stream.
@@ -52,9 +53,20 @@ pub(crate) fn warned(mut response: Response<Body>, warnings: Vec<String>) -> Res
     response
 }
 
-/// An object or list answer: protobuf when `Accept` asks for it first and the kind has a
-/// protobuf form, JSON otherwise.
+/// An object, list or error answer: YAML (keys sorted, as kube-apiserver's YAML serializer
+/// writes them) when `Accept` chooses `application/yaml`, protobuf when
+/// it asks for protobuf first and the kind has a protobuf form, JSON otherwise.
 pub(crate) fn answer(accept: &str, code: u16, value: &Value) -> Response<Body> {
+    if transform::chosen_subtype(accept) == "yaml"
+        && let Ok(text) = serde_saphyr::to_string(value)
+    {
+        let mut response = Response::new(full(text));
+        *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml"));
+        return response;
+    }
     if accept::prefers_protobuf(accept)
         && let Some(bytes) = protobuf::encode_answer(value)
     {
