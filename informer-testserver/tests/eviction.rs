@@ -10,21 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, DeleteParams, EvictParams, PostParams};
 use serde_json::{Value, json};
-use support::{RawResponse, post};
-
-fn api_error(e: kube::Error) -> Box<kube::core::Status> {
-    match e {
-        kube::Error::Api(s) => s,
-        other => panic!("not an API error: {other:?}"),
-    }
-}
-
-/// A client that gives 429s back instead of retrying them (kube's default retries them).
-fn client_without_retries(server: &TestServer) -> kube::Client {
-    let mut config = kube::Config::new(server.url().parse().expect("url"));
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client")
-}
+use support::{RawResponse, api_error, client_without_retries, post};
 
 async fn server() -> TestServer {
     TestServer::builder()

@@ -12,21 +12,7 @@ use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Binding, Node, Pod, ServiceAccount};
 use kube::api::{Api, LogParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
-use support::{get, post, request};
-
-fn api_error(e: kube::Error) -> Box<kube::core::Status> {
-    match e {
-        kube::Error::Api(s) => s,
-        other => panic!("not an API error: {other:?}"),
-    }
-}
-
-/// A client that gives 503s back instead of retrying them (kube's default retries them).
-fn client_without_retries(server: &TestServer) -> kube::Client {
-    let mut config = kube::Config::new(server.url().parse().expect("url"));
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client")
-}
+use support::{api_error, client_without_retries, get, post, request};
 
 fn create_pod(server: &TestServer, name: &str, spec: Value, status: Value) {
     server

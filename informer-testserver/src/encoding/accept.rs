@@ -6,6 +6,8 @@
 //!
 //! Only JSON is served: clauses for other media types (protobuf, YAML) are passed over.
 
+use crate::encoding::media_range::MediaRange;
+
 /// The group of aggregated discovery documents.
 const GROUP: &str = "apidiscovery.k8s.io";
 /// The kind of aggregated discovery documents.
@@ -49,70 +51,23 @@ pub(crate) enum DiscoveryFormat {
     Legacy,
 }
 
-/// One clause of an `Accept` header.
-#[derive(Debug, Clone, PartialEq)]
-struct Clause<'a> {
-    kind: &'a str,
-    subtype: &'a str,
-    params: Vec<(&'a str, &'a str)>,
-    q: f32,
+/// Whether a range accepts protobuf.
+fn is_protobuf(range: &MediaRange<'_>) -> bool {
+    (range.kind, range.subtype) == ("application", "vnd.kubernetes.protobuf")
 }
 
-impl Clause<'_> {
-    fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| *v)
-    }
-
-    /// Number of wildcards: fewer is more specific.
-    fn wildcards(&self) -> u8 {
-        u8::from(self.kind == "*") + u8::from(self.subtype == "*")
-    }
-
-    fn is_protobuf(&self) -> bool {
-        (self.kind, self.subtype) == ("application", "vnd.kubernetes.protobuf")
-    }
-
-    fn is_json(&self) -> bool {
-        matches!(
-            (self.kind, self.subtype),
-            ("application", "json" | "*") | ("*", "*")
-        )
-    }
-}
-
-fn parse_clause(text: &str) -> Option<Clause<'_>> {
-    let mut parts = text.split(';').map(str::trim);
-    let media = parts.next().filter(|m| !m.is_empty())?;
-    let (kind, subtype) = media.split_once('/').unwrap_or((media, "*"));
-    let mut clause = Clause {
-        kind: kind.trim(),
-        subtype: subtype.trim(),
-        params: Vec::new(),
-        q: 1.0,
-    };
-    for part in parts.filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').unwrap_or((part, ""));
-        let (k, v) = (k.trim(), v.trim().trim_matches('"'));
-        if k.eq_ignore_ascii_case("q") {
-            clause.q = v.parse::<f32>().ok().filter(|q| q.is_finite()).unwrap_or(0.0);
-        } else {
-            clause.params.push((k, v));
-        }
-    }
-    Some(clause)
+/// Whether a range accepts JSON.
+fn is_json(range: &MediaRange<'_>) -> bool {
+    matches!(
+        (range.kind, range.subtype),
+        ("application", "json" | "*") | ("*", "*")
+    )
 }
 
 /// The format a discovery request with this `Accept` header gets.
 pub(crate) fn negotiate_discovery(accept: &str) -> DiscoveryFormat {
-    let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
-    clauses.sort_by(|a, b| {
-        b.q.total_cmp(&a.q)
-            .then_with(|| a.wildcards().cmp(&b.wildcards()))
-    });
-    for clause in clauses.iter().filter(|c| c.q > 0.0 && c.is_json()) {
+    let clauses = MediaRange::all_of(accept);
+    for clause in clauses.iter().filter(|c| c.q > 0.0 && is_json(c)) {
         let Some(kind) = clause.param("as") else {
             return DiscoveryFormat::Legacy;
         };
@@ -152,14 +107,10 @@ pub(crate) fn negotiate(accept: &str, list: bool) -> (ObjectFormat, bool) {
     } else {
         "PartialObjectMetadata"
     };
-    let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
-    clauses.sort_by(|a, b| {
-        b.q.total_cmp(&a.q)
-            .then_with(|| a.wildcards().cmp(&b.wildcards()))
-    });
+    let clauses = MediaRange::all_of(accept);
     for clause in clauses.iter().filter(|c| c.q > 0.0) {
-        let protobuf = clause.is_protobuf();
-        if !(clause.is_json() || protobuf) {
+        let protobuf = is_protobuf(clause);
+        if !(is_json(clause) || protobuf) {
             continue;
         }
         let Some(kind) = clause.param("as") else {

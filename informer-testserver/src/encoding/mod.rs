@@ -4,6 +4,7 @@
 //! [`protobuf`]), as metadata only ([`partial_metadata`]) or as a [`table`].
 
 pub(crate) mod accept;
+pub(crate) mod media_range;
 pub(crate) mod partial_metadata;
 pub(crate) mod protobuf;
 pub(crate) mod table;

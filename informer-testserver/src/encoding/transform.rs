@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::encoding::media_range::MediaRange;
 use crate::encoding::partial_metadata;
 use crate::encoding::table::{self, Column, IncludeObject};
 use crate::registry::ResourceType;
@@ -44,44 +45,9 @@ fn not_acceptable(message: String) -> ApiError {
     ApiError::new(406, "NotAcceptable", message)
 }
 
-/// One clause of an `Accept` header: media type, parameters and quality.
-struct Clause<'a> {
-    kind: &'a str,
-    subtype: &'a str,
-    params: Vec<(&'a str, &'a str)>,
-    q: f32,
-}
-
-fn parse_clause(text: &str) -> Option<Clause<'_>> {
-    let mut parts = text.split(';').map(str::trim);
-    let media = parts.next().filter(|m| !m.is_empty())?;
-    // a media type without a subtype is not one (only `*` stands for `*/*`)
-    let (kind, subtype) = match media.split_once('/') {
-        Some(parts) => parts,
-        None if media == "*" => ("*", "*"),
-        None => return None,
-    };
-    let mut clause = Clause {
-        kind: kind.trim(),
-        subtype: subtype.trim(),
-        params: Vec::new(),
-        q: 1.0,
-    };
-    for part in parts.filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').unwrap_or((part, ""));
-        let (k, v) = (k.trim(), v.trim().trim_matches('"'));
-        if k.eq_ignore_ascii_case("q") {
-            clause.q = v.parse::<f32>().ok().filter(|q| q.is_finite()).unwrap_or(0.0);
-        } else {
-            clause.params.push((k, v));
-        }
-    }
-    Some(clause)
-}
-
 /// The media types a clause can be served in (JSON first, as kube-apiserver lists them):
 /// `(subtype, streams)`.
-fn served(clause: &Clause<'_>) -> impl Iterator<Item = (&'static str, bool)> {
+fn served(clause: &MediaRange<'_>) -> impl Iterator<Item = (&'static str, bool)> {
     let all = [("json", true), ("yaml", false), ("vnd.kubernetes.protobuf", true)];
     let any_type = clause.kind == "*";
     let any_subtype = clause.subtype == "*";
@@ -92,7 +58,7 @@ fn served(clause: &Clause<'_>) -> impl Iterator<Item = (&'static str, bool)> {
 }
 
 /// The target a clause asks for in a media type, `None` when the clause cannot be served so.
-fn accept_clause(clause: &Clause<'_>, subtype: &str, streams: bool) -> Option<Target> {
+fn accept_clause(clause: &MediaRange<'_>, subtype: &str, streams: bool) -> Option<Target> {
     let (mut kind, mut group, mut version) = (None, None, None);
     for &(key, value) in &clause.params {
         match key {
@@ -158,9 +124,7 @@ fn chosen(accept: &str) -> Result<(Target, &'static str), ApiError> {
     if accept.trim().is_empty() {
         return Ok((Target::AsStored, "json"));
     }
-    let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(parse_clause).collect();
-    let wildcards = |c: &Clause<'_>| u8::from(c.kind == "*") + u8::from(c.subtype == "*");
-    clauses.sort_by(|a, b| b.q.total_cmp(&a.q).then_with(|| wildcards(a).cmp(&wildcards(b))));
+    let clauses = MediaRange::all_of(accept);
     for clause in clauses.iter().filter(|c| c.q > 0.0) {
         for (subtype, streams) in served(clause) {
             if let Some(target) = accept_clause(clause, subtype, streams) {

@@ -157,3 +157,19 @@ pub fn keys(value: &Value) -> Vec<String> {
     keys.sort();
     keys
 }
+
+/// The `Status` of an API error (panics on any other error).
+pub fn api_error(e: kube::Error) -> Box<kube::core::Status> {
+    match e {
+        kube::Error::Api(s) => s,
+        other => panic!("not an API error: {other:?}"),
+    }
+}
+
+/// A client that gives 429s and 503s back instead of retrying them (kube's default client
+/// retries them).
+pub fn client_without_retries(server: &informer_testserver::TestServer) -> kube::Client {
+    let mut config = kube::Config::new(server.url().parse().expect("url"));
+    config.default_retry = false;
+    kube::Client::try_from(config).expect("client")
+}
