@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
 fn named<K: serde::de::DeserializeOwned>(name: &str) -> K {
@@ -218,5 +218,42 @@ async fn auto_created_namespaces_come_with_an_added_event() {
         .create(&PostParams::default(), &named("b"))
         .await
         .expect("second object in the namespace");
+    server.shutdown().await;
+}
+
+/// Every namespace carries `kubernetes.io/metadata.name` with its name, as kube-apiserver's
+/// namespace strategy sets it on create and on update, so selectors can pick namespaces by name.
+#[tokio::test]
+async fn namespaces_are_labelled_with_their_name() {
+    let server = TestServer::start().await.expect("server");
+    let namespaces: Api<Namespace> = Api::all(server.client().expect("client"));
+    let team: Namespace = serde_json::from_value(json!({"metadata": {"name": "team-a"}})).expect("namespace");
+    let created = namespaces
+        .create(&PostParams::default(), &team)
+        .await
+        .expect("created");
+    let label = |ns: &Namespace| {
+        ns.metadata.labels.clone().unwrap_or_default()["kubernetes.io/metadata.name"].clone()
+    };
+    assert_eq!(label(&created), "team-a");
+
+    let mut changed = created.clone();
+    changed.metadata.labels = Some([("kubernetes.io/metadata.name".to_owned(), "other".to_owned())].into());
+    let updated = namespaces
+        .replace("team-a", &PostParams::default(), &changed)
+        .await
+        .expect("updated");
+    assert_eq!(label(&updated), "team-a");
+
+    let selected = namespaces
+        .list(&ListParams::default().labels("kubernetes.io/metadata.name in (default,team-a)"))
+        .await
+        .expect("listed");
+    let names: Vec<_> = selected
+        .items
+        .iter()
+        .filter_map(|n| n.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["default", "team-a"]);
     server.shutdown().await;
 }

@@ -56,6 +56,20 @@ fn prepare_new_namespace(object: &mut Value) {
     }
 }
 
+/// The label every namespace carries with its own name, set on each create and update as
+/// kube-apiserver's namespace strategy sets it (so `namespaceSelector`s can select by name).
+const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+fn set_name_label(namespace: &mut Value) {
+    let name = meta_str(namespace, "name").unwrap_or_default().to_owned();
+    let meta = metadata_mut(namespace);
+    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+    if !labels.is_object() {
+        *labels = json!({});
+    }
+    labels[NAME_LABEL] = json!(name);
+}
+
 /// Whether a namespace still waits for its `spec.finalizers` (then a deleted namespace stays).
 fn has_spec_finalizers(rt: &ResourceType, object: &Value) -> bool {
     is_namespace_type(rt)
@@ -99,9 +113,24 @@ impl Plugin for NamespaceLifecycle {
     ) -> Result<(), ApiError> {
         if is_namespace_type(rt) {
             prepare_new_namespace(object);
+            set_name_label(object);
         }
         let (ns, name) = object_key(object);
         admit_in_namespace(state, rt, &ns, &name)
+    }
+
+    fn admit_update(
+        &self,
+        _state: &State,
+        _context: &mut WriteContext,
+        rt: &ResourceType,
+        _old: &Value,
+        new: &mut Value,
+    ) -> Result<(), ApiError> {
+        if is_namespace_type(rt) {
+            set_name_label(new);
+        }
+        Ok(())
     }
 
     fn holds(&self, rt: &ResourceType, object: &Value) -> bool {
@@ -303,6 +332,17 @@ mod tests {
             .expect("created");
         assert_eq!(created["status"]["phase"], "Active");
         assert_eq!(created["spec"]["finalizers"], json!(["x", "kubernetes"]));
+        assert_eq!(created["metadata"]["labels"]["kubernetes.io/metadata.name"], "a");
+        let mut relabelled = created.clone();
+        relabelled["metadata"]["labels"] = json!({"team": "x", "kubernetes.io/metadata.name": "other"});
+        let updated = s
+            .write()
+            .update(&ns, None, "a", relabelled, UpdateMode::Main)
+            .expect("updated");
+        assert_eq!(
+            updated["metadata"]["labels"],
+            json!({"team": "x", "kubernetes.io/metadata.name": "a"})
+        );
     }
 
     #[test]
