@@ -405,6 +405,64 @@ async fn built_in_api_services_are_listed_available_and_local() -> Result<(), Er
     Ok(())
 }
 
+/// kube-apiserver's CRD registration controller keeps an APIService per group version CRDs
+/// serve (`v1.example.com`, group priority 1000, version priority 100, labelled automanaged)
+/// and removes it once no CRD serves the version.
+#[tokio::test]
+async fn crd_group_versions_get_api_services_while_served() -> Result<(), Error> {
+    let server = TestServer::start().await?;
+    let crd = |versions: &[&str]| {
+        let versions: Vec<Value> = versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| json!({"name": v, "served": true, "storage": i == 0,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}))
+            .collect();
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                "versions": versions}})
+    };
+    server.create(crd(&["v1", "v2"]))?;
+    let api: Api<APIService> = Api::all(server.client()?);
+    let v1 = api.get("v1.example.com").await?;
+    assert_eq!(
+        v1.metadata.labels.unwrap_or_default()["kube-aggregator.kubernetes.io/automanaged"],
+        "true"
+    );
+    let spec = v1.spec.expect("spec");
+    assert_eq!((spec.group_priority_minimum, spec.version_priority), (1000, 100));
+    assert!(spec.service.is_none());
+    assert!(api.get("v2.example.com").await.is_ok());
+
+    let mut fewer = server.get(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        "widgets.example.com",
+    )?;
+    fewer["spec"]["versions"] = crd(&["v1"])["spec"]["versions"].clone();
+    server.update(fewer)?;
+    assert!(
+        api.get("v2.example.com").await.is_err(),
+        "no CRD serves v2 any more"
+    );
+
+    server.delete(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        "widgets.example.com",
+    )?;
+    assert!(
+        api.get("v1.example.com").await.is_err(),
+        "no CRD serves the group any more"
+    );
+    server.shutdown().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn componentstatuses_are_healthy_and_read_only() -> Result<(), Error> {
     let server = TestServer::start().await?;

@@ -1,6 +1,8 @@
 //! CustomResourceDefinitions: the resource types a CRD object defines, and the status the
 //! apiextensions controller would write (`Established`, `NamesAccepted`, `acceptedNames`).
 
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
 
 use crate::admission::context::WriteContext;
@@ -205,16 +207,21 @@ impl Plugin for CustomResourceDefinitions {
         Ok(())
     }
 
-    fn stored(&self, state: &mut State, context: &WriteContext, rt: &ResourceType, object: &Value) {
-        if !is_crd(rt) || context.dry_run {
+    fn stored(&self, writes: &mut dyn Cascade, rt: &ResourceType, object: &Value) {
+        if !is_crd(rt) || writes.is_dry_run() {
             return;
         }
         let name = meta_str(object, "name").unwrap_or_default().to_owned();
         // admitted, so valid
         let types = resource_types(rt, object).unwrap_or_default();
-        state.registry.remove_crd(&name);
-        for t in types {
-            state.registry.add(t, Some(name.clone()));
+        let state = writes.state();
+        let before = state.registry.remove_crd(&name);
+        for t in &types {
+            state.registry.add(t.clone(), Some(name.clone()));
+        }
+        let groups = before.iter().chain(&types).map(|t| t.group.clone());
+        for group in groups.collect::<BTreeSet<_>>() {
+            sync_api_services(writes, &group);
         }
     }
 
@@ -224,12 +231,73 @@ impl Plugin for CustomResourceDefinitions {
         }
         let name = meta_str(object, "name").unwrap_or_default();
         let state = writes.state();
-        for t in state.registry.remove_crd(name) {
+        let removed = state.registry.remove_crd(name);
+        for t in &removed {
             let storage = t.storage_key();
             if !state.registry.has_storage(&storage) {
                 state.store.remove_all(&storage);
             }
         }
+        let groups: BTreeSet<String> = removed.iter().map(|t| t.group.clone()).collect();
+        for group in groups {
+            sync_api_services(writes, &group);
+        }
+    }
+}
+
+/// The label of the APIServices the server keeps in step with the CRDs.
+const AUTOMANAGED: &str = "kube-aggregator.kubernetes.io/automanaged";
+
+/// Keeps the APIServices of a CRD group in step with the versions CRDs serve, as
+/// kube-apiserver's CRD registration controller does: one `VERSION.GROUP` per served version
+/// (group priority 1000, version priority 100, served locally), removed once no CRD serves it.
+/// APIServices a test created itself (without the label) are left alone.
+fn sync_api_services(writes: &mut dyn Cascade, group: &str) {
+    let state = writes.state();
+    let Some(api_services) = state
+        .registry
+        .get("apiregistration.k8s.io", "v1", "apiservices")
+        .cloned()
+    else {
+        return;
+    };
+    let served: BTreeSet<String> = state
+        .registry
+        .iter()
+        .filter(|t| t.group == group)
+        .map(|t| t.version.clone())
+        .collect();
+    let existing: Vec<(String, Value)> = state
+        .store
+        .snapshot(&api_services, None)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, o)| o["spec"]["group"] == group)
+        .map(|((_, name), o)| (name, o))
+        .collect();
+    for (name, service) in &existing {
+        let version = service["spec"]["version"].as_str().unwrap_or_default();
+        if service["metadata"]["labels"][AUTOMANAGED] == "true" && !served.contains(version) {
+            let _ = writes.delete(&api_services, None, name, &Value::Null);
+        }
+    }
+    for version in served {
+        let name = format!("{version}.{group}");
+        if existing.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let service = json!({
+            "metadata": {"name": name, "labels": {AUTOMANAGED: "true"}},
+            "spec": {"group": group, "version": version, "groupPriorityMinimum": 1000, "versionPriority": 100},
+            "status": {"conditions": [{
+                "type": "Available",
+                "status": "True",
+                "lastTransitionTime": now_rfc3339(),
+                "reason": "Local",
+                "message": "Local APIServices are always available",
+            }]},
+        });
+        let _ = writes.create_as_server(&api_services, service);
     }
 }
 

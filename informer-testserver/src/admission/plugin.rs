@@ -68,7 +68,7 @@ pub(crate) trait Plugin: Sync {
     }
 
     /// Runs once `object` was stored by a create or an update.
-    fn stored(&self, _state: &mut State, _context: &WriteContext, _rt: &ResourceType, _object: &Value) {}
+    fn stored(&self, _writes: &mut dyn Cascade, _rt: &ResourceType, _object: &Value) {}
 
     /// Runs once `object` was removed from the store.
     fn removed(&self, _writes: &mut dyn Cascade, _rt: &ResourceType, _object: &Value) {}

@@ -70,7 +70,7 @@ impl<'a> WriteSession<'a> {
     /// Runs every plugin's step after `object` was stored.
     pub(crate) fn stored(&mut self, rt: &ResourceType, object: &Value) {
         for plugin in plugins() {
-            plugin.stored(self.state, &self.context, rt, object);
+            plugin.stored(self, rt, object);
         }
     }
 
