@@ -17,7 +17,7 @@
 //!   strategic merge and server-side apply with field ownership in `managedFields`, conflicts
 //!   and `force`), delete and delete-collection, the `status` subresource,
 //!   `pods/eviction` (honouring PodDisruptionBudgets), `pods/binding`,
-//!   `pods/ephemeralcontainers`, `serviceaccounts/token`,
+//!   `pods/ephemeralcontainers`, `pods/resize`, `serviceaccounts/token`,
 //!   `generateName`, finalizers and preconditions;
 //! - `Table` answers (`as=Table` in `Accept`, what `kubectl get` prints) with the standard
 //!   columns of the common kinds and CRD `additionalPrinterColumns`, for lists, objects and

@@ -171,6 +171,49 @@ async fn ephemeral_containers_are_added_never_removed() {
     );
 }
 
+// kube-apiserver's resize strategy (pkg/registry/core/pod/strategy.go, podResizeStrategy):
+// only the containers' resources and resize policies change
+#[tokio::test]
+async fn resizes_change_only_container_resources() {
+    let server = TestServer::start().await.expect("start");
+    let client = client_without_retries(&server);
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let spec = json!({"containers": [{"name": "c", "image": "nginx",
+        "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}]});
+    create_pod(&server, "p", spec, Value::Null);
+    let read: Pod = pods.get_subresource("resize", "p").await.expect("get");
+    assert_eq!(read.metadata.name.as_deref(), Some("p"));
+
+    let patch = json!({"spec": {"containers": [{"name": "c", "image": "changed",
+        "resources": {"requests": {"cpu": "300m"}, "limits": {"cpu": "400m"}}}]}});
+    let resized = pods
+        .patch_subresource("resize", "p", &PatchParams::default(), &Patch::Strategic(&patch))
+        .await
+        .expect("resized");
+    let container = &resized.spec.expect("spec").containers[0];
+    let requests = container
+        .resources
+        .as_ref()
+        .and_then(|r| r.requests.clone())
+        .unwrap_or_default();
+    assert_eq!(requests["cpu"].0, "300m");
+    assert_eq!(container.image.as_deref(), Some("nginx"), "other changes dropped");
+
+    let gpu =
+        json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}});
+    let err = api_error(
+        pods.patch_subresource("resize", "p", &PatchParams::default(), &Patch::Strategic(&gpu))
+            .await
+            .expect_err("422"),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert!(
+        err.message.contains("only cpu and memory resources are mutable"),
+        "{}",
+        err.message
+    );
+}
+
 fn token_request(expiration: Option<i64>, bound_pod: Option<&str>) -> TokenRequest {
     let mut spec = json!({"audiences": []});
     if let Some(seconds) = expiration {
@@ -522,6 +565,7 @@ async fn discovery_lists_the_subresources() {
     );
     assert_eq!(find("pods/binding")["verbs"], json!(["create"]));
     assert_eq!(find("pods/log")["verbs"], json!(["get"]));
+    assert_eq!(find("pods/resize")["verbs"], json!(["get", "patch", "update"]));
     assert_eq!(find("pods/exec")["kind"], "PodExecOptions");
     assert_eq!(find("nodes/proxy")["kind"], "NodeProxyOptions");
     assert_eq!(find("serviceaccounts/token")["group"], "authentication.k8s.io");

@@ -18,6 +18,7 @@ pub(crate) mod ephemeral_containers;
 pub(crate) mod eviction;
 pub(crate) mod patch;
 pub(crate) mod patch_document;
+pub(crate) mod resize;
 pub(crate) mod scale;
 pub(crate) mod session;
 pub(crate) mod strategic_merge;

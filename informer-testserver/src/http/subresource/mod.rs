@@ -77,6 +77,7 @@ const POD_SUBRESOURCES: &[Subresource] = &[
     sub("log", "Pod", &["get"]),
     sub("portforward", "PodPortForwardOptions", &["create", "get"]),
     sub("proxy", "PodProxyOptions", PROXY_VERBS),
+    sub("resize", "Pod", &["get", "patch", "update"]),
 ];
 const NODE_SUBRESOURCES: &[Subresource] = &[sub("proxy", "NodeProxyOptions", PROXY_VERBS)];
 const SERVICE_SUBRESOURCES: &[Subresource] = &[sub("proxy", "ServiceProxyOptions", PROXY_VERBS)];
@@ -110,7 +111,10 @@ pub(crate) fn serves(rt: &ResourceType, name: &str) -> bool {
 /// Whether a request to the subresource `name` carries an object (or a patch) to decode;
 /// connect subresources pass their bodies to a backend.
 pub(crate) fn decodes_body(name: &str) -> bool {
-    matches!(name, "eviction" | "binding" | "ephemeralcontainers" | "token")
+    matches!(
+        name,
+        "eviction" | "binding" | "ephemeralcontainers" | "resize" | "token"
+    )
 }
 
 /// Whether `rt` is the legacy `bindings` resource.
@@ -147,7 +151,12 @@ pub(crate) fn serve(
             let mut state = request.shared.lock();
             created(WriteSession::new(&mut state, dry(dry_run)).bind(rt, ns, Some(name), &call.body))
         }
-        ("pods", "ephemeralcontainers") => ephemeral_containers(request, &call),
+        ("pods", "ephemeralcontainers") => pod_part(request, &call, |session, rt, ns, name, wanted| {
+            session.update_ephemeral_containers(rt, ns, name, wanted)
+        }),
+        ("pods", "resize") => pod_part(request, &call, |session, rt, ns, name, wanted| {
+            session.resize(rt, ns, name, wanted)
+        }),
         ("serviceaccounts", "token") => {
             only(call.method, &[Method::POST])?;
             let answered = token::request(&request.shared.lock(), rt, ns, name, call.body)?;
@@ -180,8 +189,16 @@ pub(crate) fn serve_legacy_bindings(
     Ok(request.answer(201, &success()))
 }
 
-/// GET, PUT or PATCH of a pod's ephemeral containers.
-fn ephemeral_containers(request: &ResourceRequest<'_>, call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+/// How a subresource writes its part of a pod (`wanted`) to the pod `name` in `ns`.
+type PodPartWrite = fn(&mut WriteSession<'_>, &ResourceType, &str, &str, &Value) -> Result<Value, ApiError>;
+
+/// GET, PUT or PATCH of a part of a pod (its ephemeral containers, its resources), written by
+/// `write`.
+fn pod_part(
+    request: &ResourceRequest<'_>,
+    call: &Call<'_>,
+    write: PodPartWrite,
+) -> Result<Response<Body>, ApiError> {
     let (rt, ns, name) = (&request.rt, call.namespace.unwrap_or_default(), call.name);
     let mut state = request.shared.lock();
     let (wanted, options) = match (call.method, call.patch_type) {
@@ -195,7 +212,7 @@ fn ephemeral_containers(request: &ResourceRequest<'_>, call: &Call<'_>) -> Resul
     };
     let dry_run = dry_run::requested(call.dry_run, None, options)?;
     let mut session = WriteSession::new(&mut state, dry(dry_run));
-    let updated = session.update_ephemeral_containers(rt, ns, name, &wanted)?;
+    let updated = write(&mut session, rt, ns, name, &wanted)?;
     let warnings = session.finish();
     Ok(warned(request.answer(200, &updated), warnings))
 }
