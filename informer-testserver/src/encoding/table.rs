@@ -6,36 +6,25 @@
 //! Each row carries the object as `includeObject` asks: `Metadata` (the default) a
 //! `PartialObjectMetadata`, `Object` the whole object, `None` nothing.
 
-use jiff::Timestamp;
+mod autoscaling;
+mod cells;
+mod cluster;
+mod core;
+mod events;
+mod networking;
+mod pod;
+mod rbac;
+mod storage;
+mod workloads;
+
 use serde_json::{Value, json};
 
+pub(crate) use self::cells::Column;
+use self::cells::{Cell, age_column, column, name_column};
 use crate::encoding::partial_metadata;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::State;
-
-/// One column: its name, type and format, what it shows, and its priority (0: always shown;
-/// 1: with `-o wide`).
-#[derive(Debug, Clone)]
-pub(crate) struct Column {
-    name: String,
-    kind: &'static str,
-    format: &'static str,
-    description: String,
-    priority: i64,
-    cell: Cell,
-}
-
-/// How a column's cell is computed from an object.
-#[derive(Debug, Clone)]
-enum Cell {
-    Name,
-    Age,
-    /// A CRD column's JSON path; dates stay timestamps, for the client to format.
-    Path(String),
-    /// A built-in printer's cell.
-    Builtin(fn(&Value) -> Value),
-}
 
 /// What each row carries (`includeObject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,254 +58,38 @@ impl State {
     }
 }
 
-fn column(name: &str, kind: &'static str, priority: i64, description: &str, cell: Cell) -> Column {
-    let format = match cell {
-        Cell::Name => "name",
-        _ => "",
-    };
-    Column {
-        name: name.to_owned(),
-        kind,
-        format,
-        description: description.to_owned(),
-        priority,
-        cell,
-    }
-}
-
-fn name_column() -> Column {
-    column(
-        "Name",
-        "string",
-        0,
-        "Name must be unique within a namespace.",
-        Cell::Name,
-    )
-}
-
-fn age_column() -> Column {
-    column(
-        "Age",
-        "string",
-        0,
-        "The time since the object was created.",
-        Cell::Age,
-    )
-}
-
-fn builtin(name: &str, kind: &'static str, priority: i64, cell: fn(&Value) -> Value) -> Column {
-    column(name, kind, priority, name, Cell::Builtin(cell))
-}
-
 /// The columns of `rt`'s objects; `printer_columns` are a CRD version's
 /// `additionalPrinterColumns` (`None` for types not defined by a CRD).
 pub(crate) fn columns(rt: &ResourceType, printer_columns: Option<&Value>) -> Vec<Column> {
     if let Some(printer_columns) = printer_columns {
         return crd_columns(printer_columns);
     }
-    let mut columns = vec![name_column()];
-    match (rt.group.as_str(), rt.plural.as_str()) {
-        ("", "pods") => columns.extend(pod_columns()),
-        ("apps", "deployments") => columns.extend([
-            builtin("Ready", "string", 0, |o| ratio(o, "readyReplicas", "replicas")),
-            builtin("Up-to-date", "integer", 0, |o| {
-                int(&o["status"]["updatedReplicas"])
-            }),
-            builtin("Available", "integer", 0, |o| {
-                int(&o["status"]["availableReplicas"])
-            }),
-            age_column(),
-            builtin("Containers", "string", 1, |o| container_field(o, "name")),
-            builtin("Images", "string", 1, |o| container_field(o, "image")),
-            builtin("Selector", "string", 1, |o| selector(&o["spec"]["selector"])),
-        ]),
-        ("apps", "replicasets") => columns.extend([
-            builtin("Desired", "integer", 0, |o| int(&o["spec"]["replicas"])),
-            builtin("Current", "integer", 0, |o| int(&o["status"]["replicas"])),
-            builtin("Ready", "integer", 0, |o| int(&o["status"]["readyReplicas"])),
-            age_column(),
-            builtin("Containers", "string", 1, |o| container_field(o, "name")),
-            builtin("Images", "string", 1, |o| container_field(o, "image")),
-            builtin("Selector", "string", 1, |o| selector(&o["spec"]["selector"])),
-        ]),
-        ("apps", "statefulsets") => columns.extend([
-            builtin("Ready", "string", 0, |o| ratio(o, "readyReplicas", "replicas")),
-            age_column(),
-            builtin("Containers", "string", 1, |o| container_field(o, "name")),
-            builtin("Images", "string", 1, |o| container_field(o, "image")),
-        ]),
-        ("", "services") => columns.extend([
-            builtin("Type", "string", 0, |o| text(&o["spec"]["type"], "ClusterIP")),
-            builtin("Cluster-IP", "string", 0, |o| {
-                text(&o["spec"]["clusterIP"], "<none>")
-            }),
-            builtin("External-IP", "string", 0, external_ips),
-            builtin("Port(s)", "string", 0, service_ports),
-            age_column(),
-            builtin("Selector", "string", 1, |o| selector(&o["spec"]["selector"])),
-        ]),
-        ("", "configmaps") => columns.extend([
-            builtin("Data", "integer", 0, |o| {
-                json!(count(&o["data"]) + count(&o["binaryData"]))
-            }),
-            age_column(),
-        ]),
-        ("", "secrets") => columns.extend([
-            builtin("Type", "string", 0, |o| text(&o["type"], "Opaque")),
-            builtin("Data", "integer", 0, |o| {
-                json!(count(&o["data"]) + count(&o["stringData"]))
-            }),
-            age_column(),
-        ]),
-        ("", "namespaces") => columns.extend([
-            builtin("Status", "string", 0, |o| text(&o["status"]["phase"], "Active")),
-            age_column(),
-        ]),
-        ("", "nodes") => columns.extend([
-            builtin("Status", "string", 0, node_status),
-            age_column(),
-            builtin("Version", "string", 0, |o| {
-                text(&o["status"]["nodeInfo"]["kubeletVersion"], "")
-            }),
-        ]),
-        ("batch", "jobs") => columns.extend([
-            builtin("Completions", "string", 0, |o| {
-                let done = o["status"]["succeeded"].as_i64().unwrap_or(0);
-                let want = o["spec"]["completions"].as_i64().unwrap_or(1);
-                json!(format!("{done}/{want}"))
-            }),
-            age_column(),
-            builtin("Containers", "string", 1, |o| container_field(o, "name")),
-            builtin("Images", "string", 1, |o| container_field(o, "image")),
-        ]),
-        ("batch", "cronjobs") => columns.extend([
-            builtin("Schedule", "string", 0, |o| text(&o["spec"]["schedule"], "")),
-            builtin("Suspend", "boolean", 0, |o| {
-                json!(o["spec"]["suspend"].as_bool().unwrap_or(false))
-            }),
-            builtin("Active", "integer", 0, |o| json!(count(&o["status"]["active"]))),
-            age_column(),
-        ]),
-        ("coordination.k8s.io", "leases") => columns.extend([
-            builtin("Holder", "string", 0, |o| text(&o["spec"]["holderIdentity"], "")),
-            age_column(),
-        ]),
-        ("", "serviceaccounts") => columns.extend([
-            builtin("Secrets", "integer", 0, |o| json!(count(&o["secrets"]))),
-            age_column(),
-        ]),
-        ("", "componentstatuses") => columns.extend([
-            builtin("Status", "string", 0, |o| {
-                let healthy = o["conditions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c["type"] == "Healthy" && c["status"] == "True");
-                json!(if healthy { "Healthy" } else { "Unhealthy" })
-            }),
-            builtin("Message", "string", 0, |o| {
-                text(&o["conditions"][0]["message"], "")
-            }),
-            builtin("Error", "string", 0, |o| text(&o["conditions"][0]["error"], "")),
-        ]),
-        ("certificates.k8s.io", "certificatesigningrequests") => columns.extend([
-            age_column(),
-            builtin("SignerName", "string", 0, |o| text(&o["spec"]["signerName"], "")),
-            builtin("Requestor", "string", 0, |o| text(&o["spec"]["username"], "")),
-            builtin(
-                "RequestedDuration",
-                "string",
+    builtin_columns(&rt.group, &rt.plural).unwrap_or_else(|| {
+        vec![
+            name_column(),
+            column(
+                "Created At",
+                "date",
                 0,
-                |o| match o["spec"]["expirationSeconds"].as_i64() {
-                    Some(seconds) => json!(human_duration(seconds)),
-                    None => json!("<none>"),
-                },
+                "CreationTimestamp is a timestamp representing the server time when this object was created.",
+                Cell::Path(".metadata.creationTimestamp".into()),
             ),
-            builtin("Condition", "string", 0, csr_condition),
-        ]),
-        ("apiregistration.k8s.io", "apiservices") => columns.extend([
-            builtin("Service", "string", 0, |o| {
-                match o["spec"]["service"]["name"].as_str() {
-                    Some(name) => json!(format!(
-                        "{}/{name}",
-                        o["spec"]["service"]["namespace"].as_str().unwrap_or_default()
-                    )),
-                    None => json!("Local"),
-                }
-            }),
-            builtin("Available", "string", 0, |o| {
-                let available = o["status"]["conditions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|c| c["type"] == "Available");
-                match available {
-                    Some(c) if c["status"] == "True" => json!("True"),
-                    Some(c) => json!(format!(
-                        "{} ({})",
-                        c["status"].as_str().unwrap_or("Unknown"),
-                        c["reason"].as_str().unwrap_or_default()
-                    )),
-                    None => json!("Unknown"),
-                }
-            }),
-            age_column(),
-        ]),
-        _ => columns.push(column(
-            "Created At",
-            "date",
-            0,
-            "CreationTimestamp is a timestamp representing the server time when this object was created.",
-            Cell::Path(".metadata.creationTimestamp".into()),
-        )),
-    }
-    columns
-}
-
-/// A CSR's `Condition` column: `Pending`, or its condition types and `Issued` once it has a
-/// certificate (`Approved,Issued`).
-fn csr_condition(o: &Value) -> Value {
-    let mut shown: Vec<String> = o["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["type"].as_str().map(str::to_string))
-        .collect();
-    if o["status"]["certificate"].as_str().is_some_and(|c| !c.is_empty()) {
-        shown.push("Issued".into());
-    }
-    json!(if shown.is_empty() {
-        "Pending".to_string()
-    } else {
-        shown.join(",")
+        ]
     })
 }
 
-fn pod_columns() -> [Column; 7] {
-    [
-        builtin("Ready", "string", 0, |o| {
-            let total = o["spec"]["containers"].as_array().map_or(0, Vec::len);
-            let ready = statuses(o).filter(|s| s["ready"] == true).count();
-            json!(format!("{ready}/{total}"))
-        }),
-        builtin("Status", "string", 0, |o| {
-            if o["metadata"]["deletionTimestamp"].is_string() {
-                return json!("Terminating");
-            }
-            let reason = o["status"]["reason"].as_str();
-            json!(reason.or(o["status"]["phase"].as_str()).unwrap_or("Pending"))
-        }),
-        builtin("Restarts", "string", 0, |o| {
-            let restarts: i64 = statuses(o).filter_map(|s| s["restartCount"].as_i64()).sum();
-            json!(restarts.to_string())
-        }),
-        age_column(),
-        builtin("IP", "string", 1, |o| text(&o["status"]["podIP"], "<none>")),
-        builtin("Node", "string", 1, |o| text(&o["spec"]["nodeName"], "<none>")),
-        builtin("Nominated Node", "string", 1, |o| {
-            text(&o["status"]["nominatedNodeName"], "<none>")
-        }),
-    ]
+/// The columns kube-apiserver's printers give a built-in kind; `None` for kinds without a
+/// printer.
+fn builtin_columns(group: &str, plural: &str) -> Option<Vec<Column>> {
+    if plural == "events" && (group.is_empty() || group == "events.k8s.io") {
+        return Some(events::event_columns());
+    }
+    workloads::columns(group, plural)
+        .or_else(|| self::core::columns(group, plural))
+        .or_else(|| networking::columns(group, plural))
+        .or_else(|| storage::columns(group, plural))
+        .or_else(|| rbac::columns(group, plural))
+        .or_else(|| cluster::columns(group, plural))
 }
 
 fn crd_columns(printer_columns: &Value) -> Vec<Column> {
@@ -344,153 +117,6 @@ fn crd_columns(printer_columns: &Value) -> Vec<Column> {
         });
     }
     columns
-}
-
-fn statuses(pod: &Value) -> impl Iterator<Item = &Value> {
-    pod["status"]["containerStatuses"]
-        .as_array()
-        .into_iter()
-        .flatten()
-}
-
-fn int(value: &Value) -> Value {
-    json!(value.as_i64().unwrap_or(0))
-}
-
-fn text(value: &Value, default: &str) -> Value {
-    json!(value.as_str().filter(|s| !s.is_empty()).unwrap_or(default))
-}
-
-fn count(value: &Value) -> usize {
-    match value {
-        Value::Object(map) => map.len(),
-        Value::Array(list) => list.len(),
-        _ => 0,
-    }
-}
-
-fn ratio(object: &Value, ready: &str, desired: &str) -> Value {
-    let ready = object["status"][ready].as_i64().unwrap_or(0);
-    let desired = object["spec"][desired].as_i64().unwrap_or(0);
-    json!(format!("{ready}/{desired}"))
-}
-
-fn container_field(object: &Value, field: &str) -> Value {
-    let containers = object["spec"]["template"]["spec"]["containers"].as_array();
-    let values: Vec<&str> = containers
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c[field].as_str())
-        .collect();
-    json!(values.join(","))
-}
-
-/// A `LabelSelector` or a map of labels as kubectl prints it.
-fn selector(selector: &Value) -> Value {
-    let labels = selector.get("matchLabels").unwrap_or(selector);
-    let pairs: Vec<String> = labels
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    json!(if pairs.is_empty() {
-        "<none>".to_owned()
-    } else {
-        pairs.join(",")
-    })
-}
-
-fn external_ips(service: &Value) -> Value {
-    let ingress = service["status"]["loadBalancer"]["ingress"].as_array();
-    let mut ips: Vec<String> = ingress
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["ip"].as_str().or(i["hostname"].as_str()).map(str::to_owned))
-        .collect();
-    ips.extend(
-        service["spec"]["externalIPs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|ip| ip.as_str().map(str::to_owned)),
-    );
-    match (ips.is_empty(), service["spec"]["type"].as_str()) {
-        (true, Some("LoadBalancer")) => json!("<pending>"),
-        (true, _) => json!("<none>"),
-        (false, _) => json!(ips.join(",")),
-    }
-}
-
-fn service_ports(service: &Value) -> Value {
-    let ports: Vec<String> = service["spec"]["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| {
-            let port = p["port"].as_i64().unwrap_or(0);
-            let protocol = p["protocol"].as_str().unwrap_or("TCP");
-            match p["nodePort"].as_i64() {
-                Some(node_port) => format!("{port}:{node_port}/{protocol}"),
-                None => format!("{port}/{protocol}"),
-            }
-        })
-        .collect();
-    json!(if ports.is_empty() {
-        "<none>".to_owned()
-    } else {
-        ports.join(",")
-    })
-}
-
-fn node_status(node: &Value) -> Value {
-    let conditions = node["status"]["conditions"].as_array();
-    let ready = conditions
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Ready")
-        .map(|c| c["status"] == "True");
-    let status = match ready {
-        Some(true) => "Ready",
-        Some(false) => "NotReady",
-        None => "Unknown",
-    };
-    if node["spec"]["unschedulable"] == true {
-        json!(format!("{status},SchedulingDisabled"))
-    } else {
-        json!(status)
-    }
-}
-
-/// kube's `HumanDuration`: `45s`, `3m20s`, `25m`, `5h10m`, `3d4h`, `400d`, `3y20d`.
-pub(crate) fn human_duration(seconds: i64) -> String {
-    if seconds < -1 {
-        return "<invalid>".into();
-    }
-    let seconds = seconds.max(0);
-    let (minutes, hours) = (seconds / 60, seconds / 3600);
-    let days = hours / 24;
-    match () {
-        () if seconds < 120 => format!("{seconds}s"),
-        () if minutes < 10 && seconds % 60 != 0 => format!("{minutes}m{}s", seconds % 60),
-        () if minutes < 180 => format!("{minutes}m"),
-        () if hours < 8 && minutes % 60 != 0 => format!("{hours}h{}m", minutes % 60),
-        () if hours < 48 => format!("{hours}h"),
-        () if hours < 24 * 8 && hours % 24 != 0 => format!("{days}d{}h", hours % 24),
-        () if hours < 24 * 365 * 2 => format!("{days}d"),
-        () if hours < 24 * 365 * 8 && days % 365 != 0 => format!("{}y{}d", days / 365, days % 365),
-        () => format!("{}y", days / 365),
-    }
-}
-
-fn age(object: &Value) -> Value {
-    let created = object["metadata"]["creationTimestamp"]
-        .as_str()
-        .and_then(|t| t.parse::<Timestamp>().ok());
-    match created {
-        Some(created) => json!(human_duration(Timestamp::now().as_second() - created.as_second())),
-        None => json!("<unknown>"),
-    }
 }
 
 /// The values a simple JSON path (`.a.b`, `.a[0].b`, `.a[?(@.k=="v")].b`) selects.
@@ -569,7 +195,7 @@ fn step<'a>(value: &'a Value, segment: &str) -> Vec<&'a Value> {
 fn cell(column: &Column, object: &Value) -> Value {
     match &column.cell {
         Cell::Name => object["metadata"]["name"].clone(),
-        Cell::Age => age(object),
+        Cell::Age => cells::age(object),
         Cell::Builtin(compute) => compute(object),
         Cell::Path(path) => match select(object, path).as_slice() {
             [] => Value::Null,
@@ -664,26 +290,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_read_as_kubectl_prints_them() {
-        // cases of apimachinery's TestHumanDuration
-        for (seconds, want) in [
-            (1, "1s"),
-            (70, "70s"),
-            (190, "3m10s"),
-            (70 * 60, "70m"),
-            (47 * 3600, "47h"),
-            (3 * 24 * 3600 + 4 * 3600, "3d4h"),
-            (49 * 3600, "2d1h"),
-            (8 * 24 * 3600, "8d"),
-            (367 * 24 * 3600, "367d"),
-            (3 * 365 * 24 * 3600 + 20 * 24 * 3600, "3y20d"),
-            (-5, "<invalid>"),
-        ] {
-            assert_eq!(human_duration(seconds), want, "{seconds}");
-        }
-    }
-
-    #[test]
     fn json_paths_select_fields_indices_and_filters() {
         let object = json!({"status": {"conditions": [
             {"type": "Ready", "status": "True"},
@@ -713,13 +319,14 @@ mod tests {
                 "Age",
                 "IP",
                 "Node",
-                "Nominated Node"
+                "Nominated Node",
+                "Readiness Gates"
             ]
         );
         let pod = json!({
             "metadata": {"name": "p", "creationTimestamp": "2020-01-01T00:00:00Z"},
             "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
-            "status": {"phase": "Running", "containerStatuses": [{"ready": true, "restartCount": 2}, {"ready": false, "restartCount": 1}]},
+            "status": {"phase": "Running", "containerStatuses": [{"ready": true, "restartCount": 2, "state": {"running": {}}}, {"ready": false, "restartCount": 1}]},
         });
         let table = table(&columns, &[pod], json!({}), IncludeObject::None, "v1", true);
         let cells = &table["rows"][0]["cells"];
