@@ -19,7 +19,7 @@ pub(crate) fn columns(group: &str, plural: &str) -> Option<Vec<Column>> {
             builtin("Reclaim Policy", "string", 0, |o| {
                 text(&o["spec"]["persistentVolumeReclaimPolicy"], "")
             }),
-            builtin("Status", "string", 0, |o| phase(o)),
+            builtin("Status", "string", 0, phase),
             builtin("Claim", "string", 0, |o| {
                 let claim = &o["spec"]["claimRef"];
                 json!(if claim.is_object() {
@@ -44,7 +44,7 @@ pub(crate) fn columns(group: &str, plural: &str) -> Option<Vec<Column>> {
         ],
         ("", "persistentvolumeclaims") => vec![
             name_column(),
-            builtin("Status", "string", 0, |o| phase(o)),
+            builtin("Status", "string", 0, phase),
             builtin("Volume", "string", 0, |o| text(&o["spec"]["volumeName"], "")),
             builtin("Capacity", "string", 0, |o| {
                 if bound(o) {
