@@ -67,7 +67,7 @@
 //! | CRD schemas prune and check types, `nullable`, `required`, `enum`, bounds and lengths; not `pattern`, `format`, CEL rules, defaults or list uniqueness; versions share objects without conversion | Custom resources refused by `pattern`, `format` or CEL, or defaulted; conversion webhooks |
 //! | Lists in strategic merge patches and `managedFields` are keyed by k8s-openapi's one merge key per list; `managedFields` record leaves only, for writes over HTTP; duplicate fields are found in JSON bodies only | Items of lists keyed by several fields owned apart; duplicate YAML fields reported |
 //! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR gets `415`; discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `406` for discovery |
-//! | Tables have the columns and cells of kube-apiserver's printers for the built-in kinds `kubectl get` users look at, CRD printer columns, `Name` and `Created At` for the others | Printer columns of newer or rarer kinds (resource claims, validating admission policies, ...) |
+//! | Tables have the columns and cells of kube-apiserver's printers for the built-in kinds `kubectl get` users look at, CRD printer columns, `Name` and `Created At` for the others | The printer columns of IP addresses and storage version migrations |
 //! | Label selectors have no numeric `>` and `<`; types registered without a CRD are selected by `metadata.name` and `metadata.namespace` only | `>`/`<` in `labelSelector`; an aggregated API's own field labels |
 //!
 //! # Reviews

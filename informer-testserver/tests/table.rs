@@ -605,3 +605,81 @@ async fn cluster_and_rbac_kinds_get_their_columns() {
     .await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn newer_kinds_get_their_columns() {
+    let server = TestServer::start().await.expect("start");
+    let client = server.client().expect("client");
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "replicas"},
+            "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                     "validations": [{"expression": "object.spec.replicas <= 5"}, {"expression": "true"}]}}),
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/replicas",
+        &["Name", "Validations", "ParamKind", "Age"],
+        &[(1, json!(2)), (2, json!("v1/ConfigMap"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "replicas"},
+            "spec": {"policyName": "replicas", "paramRef": {"name": "limits", "parameterNotFoundAction": "Deny"}, "validationActions": ["Deny"]}}),
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/replicas",
+        &["Name", "PolicyName", "ParamRef", "Age"],
+        &[(1, json!("replicas")), (2, json!("*/limits"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR", "metadata": {"name": "extra"},
+            "spec": {"cidrs": ["10.100.0.0/16", "fd00:100::/64"]}}),
+        "/apis/networking.k8s.io/v1/servicecidrs/extra",
+        &["Name", "CIDRs", "Age"],
+        &[(1, json!("10.100.0.0/16,fd00:100::/64"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttributesClass", "metadata": {"name": "gold"},
+            "driverName": "csi.example.com", "parameters": {"iops": "1000"}}),
+        "/apis/storage.k8s.io/v1/volumeattributesclasses/gold",
+        &["Name", "DriverName", "Age"],
+        &[(0, json!("gold")), (1, json!("csi.example.com"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity", "metadata": {"name": "cap", "namespace": "default"},
+            "storageClassName": "fast", "capacity": "100Gi"}),
+        "/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities/cap",
+        &["Name", "StorageClassName", "Capacity"],
+        &[(1, json!("fast")), (2, json!("100Gi"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}),
+        "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/gpu",
+        &["Name", "State", "Age"],
+        &[(1, json!("pending"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "node-a-gpu"},
+            "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": {"name": "node-a", "generation": 1, "resourceSliceCount": 1}}}),
+        "/apis/resource.k8s.io/v1/resourceslices/node-a-gpu",
+        &["Name", "Node", "Driver", "Pool", "Age"],
+        &[(1, json!("node-a")), (2, json!("gpu.example.com")), (3, json!("node-a"))],
+    )
+    .await;
+    server.shutdown().await;
+}

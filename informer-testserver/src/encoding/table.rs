@@ -14,6 +14,7 @@ mod events;
 mod networking;
 mod pod;
 mod rbac;
+mod resource;
 mod storage;
 mod workloads;
 
@@ -90,6 +91,7 @@ fn builtin_columns(group: &str, plural: &str) -> Option<Vec<Column>> {
         .or_else(|| storage::columns(group, plural))
         .or_else(|| rbac::columns(group, plural))
         .or_else(|| cluster::columns(group, plural))
+        .or_else(|| resource::columns(group, plural))
 }
 
 fn crd_columns(printer_columns: &Value) -> Vec<Column> {

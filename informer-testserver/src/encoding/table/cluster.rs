@@ -71,6 +71,48 @@ pub(crate) fn columns(group: &str, plural: &str) -> Option<Vec<Column>> {
             builtin("Webhooks", "integer", 0, |o| json!(items(&o["webhooks"]).count())),
             age_column(),
         ],
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies" | "mutatingadmissionpolicies") => {
+            vec![
+                name_column(),
+                if plural == "validatingadmissionpolicies" {
+                    builtin("Validations", "integer", 0, |o| {
+                        json!(items(&o["spec"]["validations"]).count())
+                    })
+                } else {
+                    builtin("Mutations", "integer", 0, |o| {
+                        json!(items(&o["spec"]["mutations"]).count())
+                    })
+                },
+                builtin("ParamKind", "string", 0, |o| {
+                    let kind = &o["spec"]["paramKind"];
+                    json!(if kind.is_object() {
+                        format!(
+                            "{}/{}",
+                            kind["apiVersion"].as_str().unwrap_or_default(),
+                            kind["kind"].as_str().unwrap_or_default()
+                        )
+                    } else {
+                        "<unset>".to_owned()
+                    })
+                }),
+                age_column(),
+            ]
+        }
+        (
+            "admissionregistration.k8s.io",
+            "validatingadmissionpolicybindings" | "mutatingadmissionpolicybindings",
+        ) => vec![
+            name_column(),
+            builtin("PolicyName", "string", 0, |o| text(&o["spec"]["policyName"], "")),
+            builtin("ParamRef", "string", 0, param_ref),
+            age_column(),
+        ],
+        ("certificates.k8s.io", "clustertrustbundles") => vec![
+            name_column(),
+            builtin("SignerName", "string", 0, |o| {
+                text(&o["spec"]["signerName"], "<none>")
+            }),
+        ],
         ("flowcontrol.apiserver.k8s.io", "flowschemas") => vec![
             name_column(),
             builtin("PriorityLevel", "string", 0, |o| {
@@ -104,6 +146,49 @@ pub(crate) fn columns(group: &str, plural: &str) -> Option<Vec<Column>> {
         _ => return None,
     };
     Some(columns)
+}
+
+/// A policy binding's parameters: `namespace/name`, `*/name` without a namespace, the
+/// selector as Go prints the `LabelSelector` struct, or `<unset>`.
+fn param_ref(binding: &Value) -> Value {
+    let reference = &binding["spec"]["paramRef"];
+    if !reference.is_object() {
+        return json!("<unset>");
+    }
+    if let Some(name) = reference["name"].as_str().filter(|n| !n.is_empty()) {
+        let namespace = reference["namespace"].as_str().filter(|n| !n.is_empty());
+        return json!(format!("{}/{name}", namespace.unwrap_or("*")));
+    }
+    if reference["selector"].is_object() {
+        return json!(go_label_selector(&reference["selector"]));
+    }
+    json!("<unset>")
+}
+
+/// A `LabelSelector` as its generated Go `String()` writes it.
+fn go_label_selector(selector: &Value) -> String {
+    let mut labels: Vec<String> = selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}: {},", v.as_str().unwrap_or_default()))
+        .collect();
+    labels.sort();
+    let requirements: String = items(&selector["matchExpressions"])
+        .map(|r| {
+            let values: Vec<&str> = items(&r["values"]).filter_map(Value::as_str).collect();
+            format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                r["key"].as_str().unwrap_or_default(),
+                r["operator"].as_str().unwrap_or_default(),
+                values.join(" ")
+            )
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{}}},MatchExpressions:[]LabelSelectorRequirement{{{requirements}}},}}",
+        labels.concat()
+    )
 }
 
 fn node_columns() -> Vec<Column> {
@@ -222,5 +307,36 @@ fn queuing(plc: &Value, field: &str) -> Value {
     match &plc["spec"]["limited"]["limitResponse"]["queuing"] {
         queuing @ Value::Object(_) => int(&queuing[field]),
         _ => json!("<none>"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_param_refs_read_as_kubectl_prints_them() {
+        let named = json!({"spec": {"paramRef": {"name": "p", "namespace": "ns"}}});
+        assert_eq!(param_ref(&named), "ns/p");
+        let selected = json!({"spec": {"paramRef": {"selector": {
+            "matchLabels": {"b": "2", "a": "1"},
+            "matchExpressions": [{"key": "k", "operator": "In", "values": ["x", "y"]}],
+        }}}});
+        assert_eq!(
+            param_ref(&selected),
+            "&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[x y],},},}"
+        );
+        assert_eq!(param_ref(&json!({"spec": {}})), "<unset>");
+    }
+
+    #[test]
+    fn node_roles_come_from_both_labels() {
+        let node = json!({"metadata": {"labels": {
+            "node-role.kubernetes.io/worker": "",
+            "node-role.kubernetes.io/": "",
+            "kubernetes.io/role": "edge",
+        }}});
+        assert_eq!(node_roles(&node), "edge,worker");
+        assert_eq!(node_roles(&json!({})), "<none>");
     }
 }

@@ -73,6 +73,14 @@ pub(crate) fn columns(group: &str, plural: &str) -> Option<Vec<Column>> {
             }),
             age_column(),
         ],
+        ("networking.k8s.io", "servicecidrs") => vec![
+            name_column(),
+            builtin("CIDRs", "string", 0, |o| {
+                let cidrs: Vec<&str> = items(&o["spec"]["cidrs"]).filter_map(Value::as_str).collect();
+                json!(cidrs.join(","))
+            }),
+            age_column(),
+        ],
         _ => return None,
     };
     Some(columns)

@@ -149,6 +149,24 @@ pub(crate) fn columns(group: &str, plural: &str) -> Option<Vec<Column>> {
             }),
             age_column(),
         ],
+        ("storage.k8s.io", "volumeattributesclasses") => vec![
+            Column {
+                cell: super::cells::Cell::Builtin(volume_attributes_class_name),
+                ..name_column()
+            },
+            builtin("DriverName", "string", 0, |o| text(&o["driverName"], "")),
+            age_column(),
+        ],
+        ("storage.k8s.io", "csistoragecapacities") => vec![
+            name_column(),
+            builtin("StorageClassName", "string", 0, |o| {
+                text(&o["storageClassName"], "")
+            }),
+            builtin("Capacity", "string", 0, |o| match &o["capacity"] {
+                Value::Null => json!("<unset>"),
+                capacity => quantity(capacity),
+            }),
+        ],
         _ => return None,
     };
     Some(columns)
@@ -213,6 +231,17 @@ fn storage_class_name(class: &Value) -> Value {
         || annotations["storageclass.beta.kubernetes.io/is-default-class"] == "true";
     let name = class["metadata"]["name"].as_str().unwrap_or_default();
     json!(if default {
+        format!("{name} (default)")
+    } else {
+        name.to_owned()
+    })
+}
+
+/// The name, with ` (default)` for the default volume attributes class.
+fn volume_attributes_class_name(class: &Value) -> Value {
+    let annotation = &class["metadata"]["annotations"]["storage.kubernetes.io/is-default-class"];
+    let name = class["metadata"]["name"].as_str().unwrap_or_default();
+    json!(if annotation == "true" {
         format!("{name} (default)")
     } else {
         name.to_owned()
