@@ -379,6 +379,17 @@ async fn core_and_networking_kinds_get_their_columns() {
     check_row(
         &server,
         &client,
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
+            "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.50", "clusterIPs": ["10.96.0.50"], "selector": {"app": "web"},
+                     "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}}),
+        "/api/v1/namespaces/default/services/lb",
+        &["Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age", "Selector"],
+        &[(1, json!("LoadBalancer")), (2, json!("10.96.0.50")), (3, json!("<pending>")), (4, json!("80:30080/TCP,53/UDP")), (6, json!("app=web"))],
+    )
+    .await;
+    check_row(
+        &server,
+        &client,
         json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web", "namespace": "default"},
             "subsets": [{"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}, {"ip": "10.0.0.3"}, {"ip": "10.0.0.4"}], "ports": [{"port": 80}]}]}),
         "/api/v1/namespaces/default/endpoints/web",
