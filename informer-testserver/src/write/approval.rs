@@ -3,8 +3,9 @@
 //! `status.conditions` only (spec, metadata and the rest of the status are kept), checked by
 //! `admission::csr_conditions`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::body::precondition_of;
 use super::patch_document::{self as patch, PatchType};
 use super::session::WriteSession;
 use super::strategic_merge;
@@ -38,14 +39,7 @@ impl WriteSession<'_> {
         stamp(&mut new_conditions, &old_conditions, &now_rfc3339());
         let mut new = old;
         set_conditions(&mut new, new_conditions);
-        match object["metadata"]["resourceVersion"].as_str() {
-            Some(rv) if !rv.is_empty() => new["metadata"]["resourceVersion"] = json!(rv),
-            _ => {
-                if let Some(meta) = new["metadata"].as_object_mut() {
-                    meta.remove("resourceVersion");
-                }
-            }
-        }
+        precondition_of(&mut new, object);
         self.update(rt, None, name, new, UpdateMode::Full)
     }
 

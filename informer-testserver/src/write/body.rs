@@ -50,3 +50,20 @@ pub(crate) fn check_body(rt: &ResourceType, ns: Option<&str>, object: &mut Value
     }
     Ok(())
 }
+
+/// Makes the `resourceVersion` of the body a subresource write sent (`wanted`) the
+/// precondition of writing `new`: the stored object's version when the body has none, so a
+/// body without one is no precondition.
+pub(crate) fn precondition_of(new: &mut Value, wanted: &Value) {
+    match wanted["metadata"]["resourceVersion"]
+        .as_str()
+        .filter(|rv| !rv.is_empty())
+    {
+        Some(rv) => new["metadata"]["resourceVersion"] = json!(rv),
+        None => {
+            if let Some(meta) = new["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
+use super::body::precondition_of;
 use super::patch_document::{self, PatchType};
 use super::session::WriteSession;
 use super::strategic_merge;
@@ -96,14 +97,7 @@ fn with_ephemeral_containers_of(old: &Value, wanted: &Value) -> Result<Value, Ap
     {
         spec.remove("ephemeralContainers");
     }
-    match meta_str(wanted, "resourceVersion") {
-        Some(rv) => new["metadata"]["resourceVersion"] = json!(rv),
-        None => {
-            if let Some(meta) = new["metadata"].as_object_mut() {
-                meta.remove("resourceVersion");
-            }
-        }
-    }
+    precondition_of(&mut new, wanted);
     Ok(new)
 }
 

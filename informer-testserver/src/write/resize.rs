@@ -4,8 +4,9 @@
 //! may not be added or removed, and only `cpu` and `memory` may change: kube-apiserver's 422.
 //! No kubelet acts on a resize here: the pod's status does not change.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::body::precondition_of;
 use super::session::WriteSession;
 use crate::registry::ResourceType;
 use crate::status::{ApiError, FieldCause};
@@ -81,14 +82,7 @@ fn resized(pods: &ResourceType, old: &Value, wanted: &Value) -> Result<Value, Ap
         let name = meta_str(old, "name").unwrap_or_default();
         return Err(ApiError::invalid_causes(pods, name, &causes));
     }
-    match meta_str(wanted, "resourceVersion") {
-        Some(rv) => new["metadata"]["resourceVersion"] = json!(rv),
-        None => {
-            if let Some(meta) = new["metadata"].as_object_mut() {
-                meta.remove("resourceVersion");
-            }
-        }
-    }
+    precondition_of(&mut new, wanted);
     Ok(new)
 }
 
@@ -122,6 +116,8 @@ fn forbidden(field: String, detail: &str) -> FieldCause {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn pods() -> ResourceType {
