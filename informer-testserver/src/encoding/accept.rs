@@ -51,11 +51,6 @@ pub(crate) enum DiscoveryFormat {
     Legacy,
 }
 
-/// Whether a range accepts protobuf.
-fn is_protobuf(range: &MediaRange<'_>) -> bool {
-    (range.kind, range.subtype) == ("application", "vnd.kubernetes.protobuf")
-}
-
 /// Whether a range accepts JSON.
 fn is_json(range: &MediaRange<'_>) -> bool {
     matches!(
@@ -83,121 +78,9 @@ pub(crate) fn negotiate_discovery(accept: &str) -> DiscoveryFormat {
     DiscoveryFormat::Legacy
 }
 
-/// The shape of the objects a get, list or watch answers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ObjectFormat {
-    /// The objects as stored.
-    Full,
-    /// `PartialObjectMetadata` of `meta.k8s.io/<version>` (`v1` or `v1beta1`): metadata only
-    /// (a list: `PartialObjectMetadataList`).
-    PartialMetadata(&'static str),
-    /// A `Table` of `meta.k8s.io/<version>` (`v1` or `v1beta1`), for a list or one object.
-    Table(&'static str),
-}
-
-/// The shape a get or watch (`list: false`) or a list (`list: true`) with this `Accept` header
-/// gets, and whether it goes out in protobuf: the first acceptable JSON clause (by `q`, then
-/// specificity) without `as`, or with `as=PartialObjectMetadata` (`PartialObjectMetadataList`
-/// for a list) or `as=Table` of `meta.k8s.io` `v1` or `v1beta1`, with protobuf
-/// clauses (`application/vnd.kubernetes.protobuf`, with or without
-/// `as=PartialObjectMetadata`; tables only in JSON) taken where they come first.
-pub(crate) fn negotiate(accept: &str, list: bool) -> (ObjectFormat, bool) {
-    let wanted = if list {
-        "PartialObjectMetadataList"
-    } else {
-        "PartialObjectMetadata"
-    };
-    let clauses = MediaRange::all_of(accept);
-    for clause in clauses.iter().filter(|c| c.q > 0.0) {
-        let protobuf = is_protobuf(clause);
-        if !(is_json(clause) || protobuf) {
-            continue;
-        }
-        let Some(kind) = clause.param("as") else {
-            return (ObjectFormat::Full, protobuf);
-        };
-        let table = kind == "Table" && !protobuf;
-        if (kind != wanted && !table) || clause.param("g") != Some("meta.k8s.io") {
-            continue;
-        }
-        let version = match clause.param("v") {
-            Some("v1") => "v1",
-            Some("v1beta1") => "v1beta1",
-            _ => continue,
-        };
-        let format = if table {
-            ObjectFormat::Table(version)
-        } else {
-            ObjectFormat::PartialMetadata(version)
-        };
-        return (format, protobuf);
-    }
-    (ObjectFormat::Full, false)
-}
-
-/// Whether an object or list answer should be protobuf: the first acceptable clause (by `q`,
-/// then specificity) is `application/vnd.kubernetes.protobuf`, without `as` or with
-/// `as=PartialObjectMetadata(List)` (`*/*` and JSON clauses mean JSON).
-pub(crate) fn prefers_protobuf(accept: &str) -> bool {
-    negotiate(accept, false).1 || negotiate(accept, true).1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn negotiate_object(accept: &str, list: bool) -> ObjectFormat {
-        super::negotiate(accept, list).0
-    }
-
-    #[test]
-    fn protobuf_is_answered_when_asked_for_first() {
-        assert!(prefers_protobuf(
-            "application/vnd.kubernetes.protobuf,application/json"
-        ));
-        assert!(prefers_protobuf("application/vnd.kubernetes.protobuf, */*"));
-        assert!(!prefers_protobuf(
-            "application/json,application/vnd.kubernetes.protobuf"
-        ));
-        assert!(!prefers_protobuf(
-            "application/vnd.kubernetes.protobuf;q=0.5,application/json"
-        ));
-        assert!(!prefers_protobuf(""));
-        assert!(!prefers_protobuf(
-            "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json"
-        ));
-    }
-
-    #[test]
-    fn metadata_only_is_negotiated_per_request_shape() {
-        let client_go_list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-        assert_eq!(
-            negotiate_object(client_go_list, true),
-            ObjectFormat::PartialMetadata("v1")
-        );
-        let kube_watch = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-        assert_eq!(
-            negotiate_object(kube_watch, false),
-            ObjectFormat::PartialMetadata("v1")
-        );
-        assert_eq!(
-            negotiate_object(
-                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1",
-                false
-            ),
-            ObjectFormat::PartialMetadata("v1beta1")
-        );
-        // a list answers with a list kind only
-        assert_eq!(negotiate_object(kube_watch, true), ObjectFormat::Full);
-        let kubectl_get = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
-        assert_eq!(negotiate_object(kubectl_get, true), ObjectFormat::Table("v1"));
-        assert_eq!(negotiate_object(kubectl_get, false), ObjectFormat::Table("v1"));
-        let table_v2 = "application/json;as=Table;v=v2;g=meta.k8s.io,application/json";
-        assert_eq!(negotiate_object(table_v2, true), ObjectFormat::Full);
-        assert_eq!(negotiate_object("", false), ObjectFormat::Full);
-        let other_group = "application/json;as=PartialObjectMetadata;g=example.com;v=v1";
-        assert_eq!(negotiate_object(other_group, false), ObjectFormat::Full);
-    }
 
     const V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
     const V2BETA1: &str = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";

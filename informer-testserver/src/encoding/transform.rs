@@ -226,6 +226,52 @@ mod tests {
 
     const NOT_ACCEPTABLE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
+    #[test]
+    fn protobuf_is_answered_when_asked_for_first() {
+        let chosen = chosen_subtype;
+        assert_eq!(
+            chosen("application/vnd.kubernetes.protobuf,application/json"),
+            "vnd.kubernetes.protobuf"
+        );
+        assert_eq!(
+            chosen("application/vnd.kubernetes.protobuf, */*"),
+            "vnd.kubernetes.protobuf"
+        );
+        assert_eq!(
+            chosen("application/json,application/vnd.kubernetes.protobuf"),
+            "json"
+        );
+        assert_eq!(
+            chosen("application/vnd.kubernetes.protobuf;q=0.5,application/json"),
+            "json"
+        );
+        assert_eq!(chosen(""), "json");
+        // no table in protobuf: the JSON clause after it is taken
+        assert_eq!(
+            chosen("application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json"),
+            "json"
+        );
+    }
+
+    #[test]
+    fn what_client_go_kube_and_kubectl_ask_for() {
+        let client_go_list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(
+            negotiate(client_go_list),
+            Ok(Target::PartialObjectMetadataList("v1"))
+        );
+        assert_eq!(chosen_subtype(client_go_list), "vnd.kubernetes.protobuf");
+        let kube_watch = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+        assert_eq!(negotiate(kube_watch), Ok(Target::PartialObjectMetadata("v1")));
+        let beta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1";
+        assert_eq!(negotiate(beta), Ok(Target::PartialObjectMetadata("v1beta1")));
+        let kubectl_get = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate(kubectl_get), Ok(Target::Table("v1")));
+        let table_v2 = "application/json;as=Table;v=v2;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate(table_v2), Ok(Target::AsStored));
+        assert_eq!(negotiate(""), Ok(Target::AsStored));
+    }
+
     /// Ported from apiserver's `TestNegotiate` (negotiation/negotiate_test.go): bogus clauses
     /// are passed over, unknown parameters ignored.
     #[test]

@@ -1,5 +1,5 @@
-//! Responses: objects and lists in the encoding `Accept` asks for (JSON or protobuf), `Status`
-//! errors, and `Warning` headers.
+//! Responses: objects and lists in the encoding `Accept` asks for (JSON, YAML or protobuf),
+//! `Status` errors, and `Warning` headers.
 
 use std::convert::Infallible;
 
@@ -9,7 +9,6 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
-use crate::encoding::accept;
 use crate::encoding::protobuf;
 use crate::encoding::transform;
 use crate::status::ApiError;
@@ -21,8 +20,14 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
+/// `value` as JSON in kube-apiserver's key order, with this code and content type.
 pub(crate) fn json_response(code: u16, value: &Value, content_type: &str) -> Response<Body> {
-    let mut response = Response::new(full(crate::key_order::to_vec(value)));
+    encoded_response(code, crate::key_order::to_vec(value), content_type)
+}
+
+/// An encoded body with this code and content type.
+fn encoded_response(code: u16, body: impl Into<Bytes>, content_type: &str) -> Response<Body> {
+    let mut response = Response::new(full(body));
     *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     if let Ok(ct) = HeaderValue::from_str(content_type) {
         response.headers_mut().insert(header::CONTENT_TYPE, ct);
@@ -53,30 +58,21 @@ pub(crate) fn warned(mut response: Response<Body>, warnings: Vec<String>) -> Res
     response
 }
 
-/// An object, list or error answer: YAML (keys sorted, as kube-apiserver's YAML serializer
-/// writes them) when `Accept` chooses `application/yaml`, protobuf when
-/// it asks for protobuf first and the kind has a protobuf form, JSON otherwise.
+/// An object, list or error answer in the media type `Accept` chooses: YAML (keys sorted, as
+/// kube-apiserver's YAML serializer writes them), protobuf when the kind has a protobuf form,
+/// JSON otherwise.
 pub(crate) fn answer(accept: &str, code: u16, value: &Value) -> Response<Body> {
-    if transform::chosen_subtype(accept) == "yaml"
-        && let Ok(text) = serde_saphyr::to_string(value)
-    {
-        let mut response = Response::new(full(text));
-        *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml"));
-        return response;
+    let encoded = match transform::chosen_subtype(accept) {
+        "yaml" => serde_saphyr::to_string(value)
+            .ok()
+            .map(|text| (text.into_bytes(), "application/yaml")),
+        "vnd.kubernetes.protobuf" => {
+            protobuf::encode_answer(value).map(|bytes| (bytes, protobuf::MEDIA_TYPE))
+        }
+        _ => None,
+    };
+    match encoded {
+        Some((body, content_type)) => encoded_response(code, body, content_type),
+        None => json_response(code, value, "application/json"),
     }
-    if accept::prefers_protobuf(accept)
-        && let Some(bytes) = protobuf::encode_answer(value)
-    {
-        let mut response = Response::new(full(bytes));
-        *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(protobuf::MEDIA_TYPE),
-        );
-        return response;
-    }
-    json_response(code, value, "application/json")
 }

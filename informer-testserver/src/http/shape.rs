@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::encoding::accept::ObjectFormat;
 use crate::encoding::partial_metadata;
 use crate::encoding::protobuf;
 use crate::encoding::table::{self, IncludeObject};
-use crate::encoding::transform;
+use crate::encoding::transform::{self, Target};
 use crate::http::shared::Shared;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
@@ -45,19 +44,14 @@ pub(crate) fn watch_shape(
     accept: &str,
 ) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
     let (target, protobuf) = transform::negotiate_watch(accept)?;
-    let format = match target {
-        transform::Target::PartialObjectMetadata(version) => ObjectFormat::PartialMetadata(version),
-        transform::Target::Table(version) => ObjectFormat::Table(version),
-        _ => ObjectFormat::Full,
-    };
     let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
-    let columns = match format {
-        ObjectFormat::Table(_) => shared.lock().table_columns(rt),
+    let columns = match target {
+        Target::Table(_) => shared.lock().table_columns(rt),
         _ => Vec::new(),
     };
     // metadata-only objects have a protobuf form whatever their type
     let framed = protobuf
-        && (matches!(format, ObjectFormat::PartialMetadata(_))
+        && (matches!(target, Target::PartialObjectMetadata(_))
             || protobuf::has_form(&rt.group, &rt.version, &rt.kind));
     let content_type = if framed {
         protobuf::WATCH_MEDIA_TYPE
@@ -72,14 +66,15 @@ pub(crate) fn watch_shape(
                 .unwrap_or_else(|| [&(line.len() as u32).to_be_bytes()[..], &line].concat()),
         )
     };
-    let shape = move |line: Bytes| match format {
-        ObjectFormat::Full if framed => frame(line),
-        ObjectFormat::Full => line,
-        ObjectFormat::PartialMetadata(version) if framed => {
+    // a watch never negotiates `PartialObjectMetadataList` (its events carry objects)
+    let shape = move |line: Bytes| match target {
+        Target::AsStored | Target::PartialObjectMetadataList(_) if framed => frame(line),
+        Target::AsStored | Target::PartialObjectMetadataList(_) => line,
+        Target::PartialObjectMetadata(version) if framed => {
             frame(partial_metadata::watch_line(line, version))
         }
-        ObjectFormat::PartialMetadata(version) => partial_metadata::watch_line(line, version),
-        ObjectFormat::Table(version) => {
+        Target::PartialObjectMetadata(version) => partial_metadata::watch_line(line, version),
+        Target::Table(version) => {
             let with_definitions = std::mem::take(&mut first);
             table::watch_line(line, &columns, include, version, with_definitions)
         }
