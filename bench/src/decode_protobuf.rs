@@ -39,15 +39,24 @@ enum Variant {
     Ours,
     /// `serde_json::from_slice::<Value>` on each event's `fieldsV1` texts only.
     OursFieldsV1Json,
+    /// `WatchFrame::parse` + the envelope + `k8s_protobuf`'s generated decoder of `Pod`.
+    Generated,
+    /// The generated decoder on each event's `Pod` message alone.
+    GeneratedPodOnly,
+    /// The generated decoder on each event's `Pod` message, skipping `metadata.managedFields`.
+    GeneratedSkippingManagedFields,
 }
 
 impl Variant {
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 8] = [
         Self::JsonFloor,
         Self::Prost,
         Self::ProstPodOnly,
         Self::Ours,
         Self::OursFieldsV1Json,
+        Self::Generated,
+        Self::GeneratedPodOnly,
+        Self::GeneratedSkippingManagedFields,
     ];
 
     fn name(self) -> &'static str {
@@ -57,6 +66,13 @@ impl Variant {
             Self::ProstPodOnly => "prost, k8s-pb: the Pod message alone (envelopes stripped beforehand)",
             Self::Ours => "ours: WatchFrame::parse + protobuf::from_slice::<Pod> (k8s-openapi)",
             Self::OursFieldsV1Json => "of which JSON: serde_json::Value of each fieldsV1 (no pods built)",
+            Self::Generated => {
+                "generated: WatchFrame::parse + envelope + k8s_protobuf decoder of Pod (k8s-openapi)"
+            }
+            Self::GeneratedPodOnly => "generated: the Pod message alone (envelopes stripped beforehand)",
+            Self::GeneratedSkippingManagedFields => {
+                "generated: the Pod message alone, metadata.managedFields skipped unread"
+            }
         }
     }
 }
@@ -163,6 +179,37 @@ fn decode(variant: Variant, inputs: &Inputs<'_>) -> Kept {
                     continue;
                 };
                 if let Ok(pod) = protobuf::from_slice::<Pod>(event.object) {
+                    pods.insert(key(&pod), pod);
+                }
+            }
+            (pods.len(), Box::new(pods))
+        }
+        Variant::Generated => {
+            let mut pods = HashMap::new();
+            for frame in &rendered.protobuf.events {
+                let Ok(event) = WatchFrame::parse(&frame[4..]) else {
+                    continue;
+                };
+                if let Ok(pod) = k8s_protobuf::decode_document::<Pod>(event.object) {
+                    pods.insert(key(&pod), pod);
+                }
+            }
+            (pods.len(), Box::new(pods))
+        }
+        Variant::GeneratedPodOnly => {
+            let mut pods = HashMap::new();
+            for message in &inputs.pod_messages {
+                if let Ok(pod) = k8s_protobuf::decode_message::<Pod>(message) {
+                    pods.insert(key(&pod), pod);
+                }
+            }
+            (pods.len(), Box::new(pods))
+        }
+        Variant::GeneratedSkippingManagedFields => {
+            let skip = k8s_protobuf::SkipFields::new().field(&[1, 17]);
+            let mut pods = HashMap::new();
+            for message in &inputs.pod_messages {
+                if let Ok(pod) = k8s_protobuf::decode_message_with::<Pod>(message, &skip) {
                     pods.insert(key(&pod), pod);
                 }
             }

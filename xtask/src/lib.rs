@@ -8,6 +8,8 @@ pub mod builtin_schema;
 pub mod go_fields;
 pub mod key_order_table;
 pub mod module_cycles;
+pub mod openapi_versions;
+pub mod protobuf_decoders;
 pub mod protobuf_table;
 
 use std::path::{Path, PathBuf};
@@ -128,4 +130,45 @@ pub fn key_order_table() -> Result<String, String> {
     let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
     let messages = protobuf_table::read_messages(&pb_dir, &openapi, &go).map_err(|e| e.to_string())?;
     key_order_table::generate(&messages, &openapi, &pb_version).map_err(|e| e.to_string())
+}
+
+/// The directory of the `k8s-protobuf` crate.
+pub fn k8s_protobuf_dir() -> PathBuf {
+    workspace_root().join("k8s-protobuf")
+}
+
+/// The generated files of `k8s-protobuf` (its decoders, manifest and build script), from the
+/// table's messages and every version of k8s-openapi's structs.
+pub fn k8s_protobuf() -> Result<protobuf_decoders::Generated, String> {
+    let package = k8s_informers().package().map_err(|e| e.to_string())?;
+    let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
+    let (pb_dir, _) = k8s_pb_package()?;
+    let file = go_fields_file();
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
+    let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
+    let messages = protobuf_table::read_messages(&pb_dir, &openapi, &go).map_err(|e| e.to_string())?;
+    let versions = openapi_versions::Versions::read(&package.dir).map_err(|e| e.to_string())?;
+    protobuf_decoders::generate(&messages, &versions, &package.version)
+}
+
+/// The generated files of `k8s-protobuf` that differ from `generated`, are missing, or are
+/// generated no longer (under `src/generated/`).
+pub fn stale_k8s_protobuf_files(generated: &protobuf_decoders::Files) -> Vec<PathBuf> {
+    let dir = k8s_protobuf_dir();
+    let mut stale: Vec<PathBuf> = generated
+        .iter()
+        .filter(|(path, text)| std::fs::read_to_string(dir.join(path)).ok().as_deref() != Some(text.as_str()))
+        .map(|(path, _)| dir.join(path))
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(dir.join("src/generated")) {
+        for entry in entries.flatten() {
+            let name = format!("src/generated/{}", entry.file_name().to_string_lossy());
+            if !generated.contains_key(&name) {
+                stale.push(entry.path());
+            }
+        }
+    }
+    stale.sort();
+    stale
 }

@@ -6,8 +6,9 @@ use std::{ffi::OsStr, process::ExitCode, time::Instant};
 use std::path::PathBuf;
 
 use xtask::{
-    REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir, key_order_table,
-    key_order_table_file, protobuf_table, protobuf_table_file,
+    REGENERATE, builtin_schema, builtin_schema_file, k8s_informers, k8s_informers_dir, k8s_protobuf,
+    k8s_protobuf_dir, key_order_table, key_order_table_file, protobuf_table, protobuf_table_file,
+    stale_k8s_protobuf_files,
 };
 
 /// How a generated table is made.
@@ -39,6 +40,50 @@ fn write_table(file: &PathBuf, generate: Generate) -> Result<bool, String> {
     Ok(true)
 }
 
+/// Writes the generated files of `k8s-protobuf` that changed and removes those no longer
+/// generated.
+fn write_k8s_protobuf() -> Result<(), String> {
+    let start = Instant::now();
+    let generated = k8s_protobuf()?;
+    let dir = k8s_protobuf_dir();
+    for path in stale_k8s_protobuf_files(&generated.files) {
+        let relative = path
+            .strip_prefix(&dir)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        match generated.files.get(&relative) {
+            Some(text) => {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+                println!("updated {}", path.display());
+            }
+            None => {
+                std::fs::remove_file(&path)
+                    .map_err(|e| format!("failed to remove {}: {e}", path.display()))?;
+                println!("removed {}", path.display());
+            }
+        }
+    }
+    let lines: usize = generated.files.values().map(|f| f.lines().count()).sum();
+    println!(
+        "k8s-protobuf: {} message decoders, {} kind decoders ({} files, {lines} lines) in {:.2?}",
+        generated.decoders,
+        generated.kinds,
+        generated.files.len(),
+        start.elapsed()
+    );
+    println!(
+        "  {} fields of the table are in no version of their k8s-openapi type",
+        generated.unmatched_fields.len()
+    );
+    Ok(())
+}
+
 fn codegen() -> ExitCode {
     for (file, generate) in tables() {
         match write_table(&file, generate) {
@@ -49,6 +94,10 @@ fn codegen() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+    }
+    if let Err(err) = write_k8s_protobuf() {
+        eprintln!("xtask codegen: {err}");
+        return ExitCode::FAILURE;
     }
     let start = Instant::now();
     let dir = k8s_informers_dir();
@@ -93,6 +142,22 @@ fn verify() -> ExitCode {
                 eprintln!("xtask verify-codegen: {err}");
                 return ExitCode::FAILURE;
             }
+        }
+    }
+    match k8s_protobuf().map(|generated| stale_k8s_protobuf_files(&generated.files)) {
+        Ok(stale) if stale.is_empty() => println!("k8s-protobuf is up to date"),
+        Ok(stale) => {
+            eprintln!(
+                "k8s-protobuf is stale; regenerate it with `{REGENERATE}`. Files that differ, are missing or are no longer generated:"
+            );
+            for file in stale {
+                eprintln!("  {}", file.display());
+            }
+            return ExitCode::FAILURE;
+        }
+        Err(err) => {
+            eprintln!("xtask verify-codegen: {err}");
+            return ExitCode::FAILURE;
         }
     }
     match k8s_informers().stale_files(&k8s_informers_dir()) {
