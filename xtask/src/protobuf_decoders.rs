@@ -679,9 +679,11 @@ pub fn generate(
     Ok(generated)
 }
 
+/// The file formatted by prettyplease, with the header, and left alone by rustfmt (whose
+/// formatting differs, and would make the file stale).
 fn format_file(text: &str) -> Result<String, String> {
-    let file =
-        syn::parse_file(text).map_err(|e| format!("failed to parse the generated code: {e}\n{text}"))?;
+    let text = format!("#![cfg_attr(rustfmt, rustfmt::skip)]\n{text}");
+    let file = syn::parse_file(&text).map_err(|e| format!("failed to parse the generated code: {e}"))?;
     Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
 }
 
