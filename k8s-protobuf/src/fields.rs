@@ -549,6 +549,25 @@ pub(crate) fn micro_time(field: &mut MicroTime, reader: &mut Reader<'_>, key: Ke
     Ok(())
 }
 
+/// An optional `Duration`, as Go's duration text (`1m30s`).
+pub(crate) fn opt_duration(
+    field: &mut Option<String>,
+    reader: &mut Reader<'_>,
+    key: Key,
+) -> Result<(), Error> {
+    key.expect(LEN)?;
+    let mut nanos = 0;
+    let mut message = Reader::new(reader.len_delimited()?);
+    while let Some(key) = message.key()? {
+        match key.tag() {
+            1 => nanos = read_varint(&mut message, key)? as i64,
+            _ => message.skip(key)?,
+        }
+    }
+    *field = Some(time::go_duration(nanos));
+    Ok(())
+}
+
 /// An error of embedded JSON.
 pub(crate) fn json_error(error: &k8s_openapi::serde_json::Error) -> Error {
     Error::new(ErrorKind::Json(error.to_string()))

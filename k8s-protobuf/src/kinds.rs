@@ -13,6 +13,7 @@ pub struct KindDecoder {
     kind: &'static str,
     type_id: fn() -> TypeId,
     decode: fn(&[u8], Context<'_>, &mut dyn Any) -> Result<bool, Error>,
+    push: fn(&[u8], Context<'_>, &mut dyn Any) -> Result<bool, Error>,
 }
 
 impl KindDecoder {
@@ -23,6 +24,7 @@ impl KindDecoder {
             kind,
             type_id: TypeId::of::<T>,
             decode: decode_into::<T>,
+            push: push_onto::<T>,
         }
     }
 
@@ -51,6 +53,30 @@ impl KindDecoder {
     ) -> Result<bool, Error> {
         (self.decode)(message, cx, out)
     }
+
+    /// Decodes `message` onto the end of `list`, in place (a list's items).
+    ///
+    /// # Errors
+    /// When `message` does not decode (the list keeps the object as far as it was read);
+    /// `Ok(false)`, and `list` untouched, when `K` is not this decoder's type.
+    #[inline]
+    #[allow(
+        clippy::ptr_arg,
+        reason = "the list grows: the decoder pushes onto it, through `dyn Any`"
+    )]
+    pub fn push<K: Any>(&self, message: &[u8], cx: Context<'_>, list: &mut Vec<K>) -> Result<bool, Error> {
+        (self.push)(message, cx, list)
+    }
+}
+
+fn push_onto<T: Decode + Any>(message: &[u8], cx: Context<'_>, out: &mut dyn Any) -> Result<bool, Error> {
+    let Some(list) = out.downcast_mut::<Vec<T>>() else {
+        return Ok(false);
+    };
+    let at = list.len();
+    list.push(T::empty());
+    list[at].merge(message, cx)?;
+    Ok(true)
 }
 
 fn decode_into<T: Decode + Any>(message: &[u8], cx: Context<'_>, out: &mut dyn Any) -> Result<bool, Error> {
@@ -87,4 +113,20 @@ pub fn kind_decoder<K: Any>() -> Option<&'static KindDecoder> {
 /// Every kind decoder of the API groups this crate was built with.
 pub fn kind_decoders() -> impl Iterator<Item = &'static KindDecoder> {
     generated::KINDS.iter().flat_map(|group| group.iter())
+}
+
+/// Sees every type that has a generated decoder ([`visit_types`]).
+#[doc(hidden)]
+pub trait TypeVisitor {
+    /// Sees `T`, whose message is at `message` in k8s-pb (`api::core::v1::Pod`).
+    fn visit<T>(&mut self, message: &'static str)
+    where
+        T: Decode + k8s_openapi::serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + 'static;
+}
+
+/// Shows `visitor` every type that has a generated decoder in the API groups built: for tests
+/// that hold every decoder against another.
+#[doc(hidden)]
+pub fn visit_types(visitor: &mut impl TypeVisitor) {
+    generated::visit_types(visitor);
 }

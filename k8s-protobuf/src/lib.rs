@@ -68,6 +68,6 @@ pub use context::{Context, MAX_DEPTH, SkipFields};
 pub use decode::{Decode, decode_document, decode_message, decode_message_with};
 pub use envelope::{Envelope, MAGIC, utf8};
 pub use error::{Error, ErrorKind};
-pub use kinds::{KindDecoder, kind_decoder, kind_decoders};
+pub use kinds::{KindDecoder, TypeVisitor, kind_decoder, kind_decoders, visit_types};
 pub use reader::{FIXED32, FIXED64, Key, LEN, Reader, VARINT};
 pub use time::go_duration;

@@ -196,12 +196,6 @@ fn wire_message(wire: &str) -> Option<&str> {
         .strip_suffix("\")")
 }
 
-/// A message holding one repeated string in field 1 (authentication's `ExtraValue`): a list
-/// of strings in its Rust form.
-fn is_string_list(fields: &[ProtoField]) -> bool {
-    matches!(fields, [only] if only.tag == 1 && only.repeated && only.wire == "String")
-}
-
 /// The call that reads `field` into the Rust field `rust` of `shape` on `target`.
 fn read_call(
     inputs: &Inputs<'_>,
@@ -270,11 +264,6 @@ fn read_call(
         }
         (wire, false, Shape::Map(value)) if wire.starts_with("MapMessage") => {
             let message = message.unwrap_or_default();
-            let value_fields = inputs
-                .messages
-                .get(message)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
             match (special_of, value.as_ref()) {
                 ("SchemaOrStringArray", _) if optional => {
                     format!(
@@ -282,9 +271,7 @@ fn read_call(
                         field.tag
                     )
                 }
-                ("None", Shape::Vec(item))
-                    if optional && **item == Shape::String && is_string_list(value_fields) =>
-                {
+                ("StringList", Shape::Vec(item)) if optional && **item == Shape::String => {
                     with_cx("opt_string_list_map")
                 }
                 ("Time", Shape::Named(_)) if optional => with_cx("opt_time_map"),
@@ -302,17 +289,8 @@ fn read_call(
             "Time" => scalar("time", "opt_time", false),
             "MicroTime" => scalar("micro_time", "opt_micro_time", false),
             "Duration" if optional && *inner == Shape::String => scalar("", "opt_duration", false),
-            "None"
-                if matches!(inner, Shape::Vec(item) if **item == Shape::String)
-                    && is_string_list(
-                        inputs
-                            .messages
-                            .get(message.unwrap_or_default())
-                            .map(Vec::as_slice)
-                            .unwrap_or_default(),
-                    ) =>
-            {
-                scalar("string_list", "opt_string_list", false)
+            "StringList" if !optional && matches!(inner, Shape::Vec(item) if **item == Shape::String) => {
+                scalar("string_list", "", false)
             }
             "SchemaOrBool" if optional => {
                 format!(
@@ -510,6 +488,7 @@ pub fn generate(
     // group feature ("" for apimachinery) → code
     let mut groups: BTreeMap<String, String> = BTreeMap::new();
     let mut kinds: BTreeMap<String, String> = BTreeMap::new();
+    let mut visits: BTreeMap<String, String> = BTreeMap::new();
     let mut inline: BTreeSet<(String, String)> = BTreeSet::new();
     // groups each group's types contain
     let mut needs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -572,6 +551,11 @@ pub fn generate(
             }}",
             path = target.path,
             names = field_names(fields),
+        );
+        let _ = writeln!(
+            visits.entry(group.clone()).or_default(),
+            "{cfg} visitor.visit::<::k8s_openapi::{}>({message:?});",
+            target.path
         );
         generated.decoders += 1;
         for (at, version) in versions.versions.iter().enumerate() {
@@ -653,13 +637,16 @@ pub fn generate(
     for (group, code) in &groups {
         let file = if group.is_empty() { "meta" } else { group.as_str() };
         let kinds = kinds.get(group).map(String::as_str).unwrap_or_default();
+        let visits = visits.get(group).map(String::as_str).unwrap_or_default();
         let what = if group.is_empty() {
             "apimachinery's messages, which every group uses".to_owned()
         } else {
             format!("the `{group}` API group's messages")
         };
         let text = format!(
-            "//! Decoders of {what}.\n{code}\n/// The decoders of the group's resource kinds.\npub(crate) static KINDS: &[crate::KindDecoder] = &[{kinds}];\n"
+            "//! Decoders of {what}.\n{code}\n/// The decoders of the group's resource kinds.\npub(crate) static KINDS: &[crate::KindDecoder] = &[{kinds}];\n\
+             /// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.\n\
+             pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {{ {visits} }}\n"
         );
         generated
             .files
@@ -690,18 +677,26 @@ fn format_file(text: &str) -> Result<String, String> {
 fn render_mod(groups: &BTreeMap<String, String>) -> String {
     let mut modules = String::new();
     let mut kinds = String::new();
+    let mut visits = String::new();
     for group in groups.keys() {
         if group.is_empty() {
             modules.push_str("mod meta;\n");
             kinds.push_str("meta::KINDS,\n");
+            visits.push_str("meta::visit_types(visitor);\n");
         } else {
             let _ = writeln!(modules, "#[cfg(feature = {group:?})]\nmod {group};");
             let _ = writeln!(kinds, "#[cfg(feature = {group:?})]\n{group}::KINDS,");
+            let _ = writeln!(
+                visits,
+                "#[cfg(feature = {group:?})]\n{group}::visit_types(visitor);"
+            );
         }
     }
     format!(
         "//! The generated decoders, one module per API group.\n{modules}\n\
-         /// The kind decoders of every group built.\npub(crate) static KINDS: &[&[crate::KindDecoder]] = &[{kinds}];\n"
+         /// The kind decoders of every group built.\npub(crate) static KINDS: &[&[crate::KindDecoder]] = &[{kinds}];\n\
+         /// Shows `visitor` every type that has a decoder in the groups built.\n\
+         pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {{ {visits} }}\n"
     )
 }
 

@@ -252,6 +252,9 @@ pub fn special(path: &str) -> &'static str {
         (p, "JsonSchemaPropsOrStringArray") if p.starts_with("apiextensions_apiserver::") => {
             "SchemaOrStringArray"
         }
+        // Go's named string slices (`type ExtraValue []string`), which protobuf wraps in a
+        // message of one repeated field
+        ("apimachinery::pkg::apis::meta::v1::Verbs", _) | (_, "ExtraValue") => "StringList",
         _ => "None",
     }
 }

@@ -190,6 +190,11 @@ fn encode_special(value: &Value, spec: &MessageSpec) -> Result<Vec<u8>, Error> {
         Special::SchemaOrBool | Special::SchemaOrArray | Special::SchemaOrStringArray => {
             encode_schema_union(&mut out, value, spec)?;
         }
+        Special::StringList => {
+            for item in value.as_array().ok_or_else(bad)? {
+                out.bytes(1, item.as_str().ok_or_else(bad)?.as_bytes());
+            }
+        }
     }
     Ok(out.into_bytes())
 }

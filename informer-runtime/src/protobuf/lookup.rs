@@ -1,7 +1,8 @@
 //! Finding messages in the generated table: by index, by path, by kind.
 
 use super::{
-    spec::MessageSpec,
+    Error,
+    spec::{FieldSpec, MessageSpec, Wire},
     table::{KINDS, MESSAGES},
 };
 
@@ -72,4 +73,63 @@ pub fn has_form(group: &str, version: &str, kind: &str) -> bool {
 /// core group).
 pub fn has_group_version(group: &str, version: &str) -> bool {
     KINDS.iter().any(|k| k.group == group && k.version == version)
+}
+
+/// The field numbers of the JSON path `fields` from the message of `api_version` `kind` (a
+/// message embedded inline in Go adds its own number), and whether the last field is a map.
+///
+/// # Errors
+/// [`Error::UnknownKind`] for a kind without a protobuf form, [`Error::Type`] for a path that
+/// names no field.
+pub(crate) fn field_numbers(
+    api_version: &str,
+    kind: &str,
+    fields: &[String],
+) -> Result<(Vec<u32>, bool), Error> {
+    let mut spec =
+        kind_message(api_version, kind).ok_or_else(|| Error::UnknownKind(format!("{api_version} {kind}")))?;
+    let mut numbers = Vec::new();
+    let mut is_map = false;
+    for (at, name) in fields.iter().enumerate() {
+        let found = find_field(spec, name, &mut numbers).ok_or_else(|| {
+            Error::Type(format!(
+                "{api_version} {kind} has no field {} (no {name:?} in {})",
+                fields[..=at].join("."),
+                spec.path
+            ))
+        })?;
+        is_map = found.wire.is_map();
+        match found.wire {
+            Wire::Message(index) if !found.repeated => spec = message_at(index),
+            _ if at + 1 < fields.len() => {
+                return Err(Error::Type(format!(
+                    "{api_version} {kind}: {} is not a message, so it has no field {:?}",
+                    fields[..=at].join("."),
+                    fields[at + 1]
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok((numbers, is_map))
+}
+
+/// The field of `spec` whose JSON name is `name`, its number (and those of the inline messages
+/// it is in) pushed onto `numbers`.
+fn find_field(spec: &'static MessageSpec, name: &str, numbers: &mut Vec<u32>) -> Option<&'static FieldSpec> {
+    if let Some(field) = spec.fields.iter().find(|f| f.json == name) {
+        numbers.push(field.tag);
+        return Some(field);
+    }
+    for inline in spec.fields.iter().filter(|f| f.json.is_empty()) {
+        let Wire::Message(index) = inline.wire else {
+            continue;
+        };
+        numbers.push(inline.tag);
+        if let Some(field) = find_field(message_at(index), name, numbers) {
+            return Some(field);
+        }
+        numbers.pop();
+    }
+    None
 }

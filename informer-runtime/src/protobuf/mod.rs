@@ -53,6 +53,7 @@ mod wire;
 pub use de::from_slice;
 pub use encode::to_vec;
 pub use envelope::{Envelope, MAGIC};
+pub(crate) use lookup::field_numbers;
 pub use lookup::{has_form, has_group_version};
 pub use watch_event::WatchFrame;
 
@@ -75,9 +76,13 @@ pub enum Error {
     #[error("failed to decode protobuf: no protobuf form is known for {0}; ask for JSON instead")]
     UnknownKind(String),
     /// The decoded fields do not fit the target type (a required field missing, a value out of
-    /// range).
+    /// range), or the document holds another kind than the one asked for.
     #[error("failed to decode protobuf into its type: {0}")]
     Type(String),
+    /// A generated decoder (`k8s-protobuf`) found the bytes malformed: the error names the
+    /// fields it was found in.
+    #[error(transparent)]
+    Decode(#[from] k8s_protobuf::Error),
 }
 
 impl serde::de::Error for Error {

@@ -59,6 +59,9 @@ pub(crate) enum Special {
     SchemaOrArray,
     /// A schema, or an array of strings.
     SchemaOrStringArray,
+    /// A list of strings (Go's `type Verbs []string`): a message whose repeated field 1 holds
+    /// the strings.
+    StringList,
 }
 
 /// A field of a message: its number, JSON name (empty: embedded inline), encoding, whether it

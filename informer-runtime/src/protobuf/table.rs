@@ -1124,7 +1124,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 3, json: "name", wire: Wire::String, repeated: false, presence: Presence::OmitEmpty },
         FieldSpec { tag: 4, json: "uid", wire: Wire::String, repeated: false, presence: Presence::OmitEmpty },
     ] },
-    MessageSpec { path: "api::authentication::v1::ExtraValue", special: Special::None, fields: &[
+    MessageSpec { path: "api::authentication::v1::ExtraValue", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "api::authentication::v1::SelfSubjectReview", special: Special::None, fields: &[
@@ -1176,7 +1176,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
     MessageSpec { path: "api::authentication::v1alpha1::SelfSubjectReviewStatus", special: Special::None, fields: &[
         FieldSpec { tag: 1, json: "userInfo", wire: Wire::Message(205 /* api::authentication::v1::UserInfo */), repeated: false, presence: Presence::OmitEmpty },
     ] },
-    MessageSpec { path: "api::authentication::v1beta1::ExtraValue", special: Special::None, fields: &[
+    MessageSpec { path: "api::authentication::v1beta1::ExtraValue", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "api::authentication::v1beta1::SelfSubjectReview", special: Special::None, fields: &[
@@ -1207,7 +1207,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 3, json: "groups", wire: Wire::String, repeated: true, presence: Presence::OmitEmpty },
         FieldSpec { tag: 4, json: "extra", wire: Wire::MapMessage(208 /* api::authentication::v1beta1::ExtraValue */), repeated: false, presence: Presence::OmitEmpty },
     ] },
-    MessageSpec { path: "api::authorization::v1::ExtraValue", special: Special::None, fields: &[
+    MessageSpec { path: "api::authorization::v1::ExtraValue", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "api::authorization::v1::FieldSelectorAttributes", special: Special::None, fields: &[
@@ -1290,7 +1290,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 3, json: "incomplete", wire: Wire::Bool, repeated: false, presence: Presence::Always },
         FieldSpec { tag: 4, json: "evaluationError", wire: Wire::String, repeated: false, presence: Presence::OmitEmpty },
     ] },
-    MessageSpec { path: "api::authorization::v1beta1::ExtraValue", special: Special::None, fields: &[
+    MessageSpec { path: "api::authorization::v1beta1::ExtraValue", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "api::authorization::v1beta1::LocalSubjectAccessReview", special: Special::None, fields: &[
@@ -2008,7 +2008,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 1, json: "conditions", wire: Wire::Message(355 /* api::certificates::v1::CertificateSigningRequestCondition */), repeated: true, presence: Presence::OmitEmpty },
         FieldSpec { tag: 2, json: "certificate", wire: Wire::Bytes, repeated: false, presence: Presence::OmitEmpty },
     ] },
-    MessageSpec { path: "api::certificates::v1::ExtraValue", special: Special::None, fields: &[
+    MessageSpec { path: "api::certificates::v1::ExtraValue", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "api::certificates::v1alpha1::ClusterTrustBundle", special: Special::None, fields: &[
@@ -2066,7 +2066,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 1, json: "signerName", wire: Wire::String, repeated: false, presence: Presence::OmitEmpty },
         FieldSpec { tag: 2, json: "trustBundle", wire: Wire::String, repeated: false, presence: Presence::Always },
     ] },
-    MessageSpec { path: "api::certificates::v1beta1::ExtraValue", special: Special::None, fields: &[
+    MessageSpec { path: "api::certificates::v1beta1::ExtraValue", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "api::certificates::v1beta1::PodCertificateRequest", special: Special::None, fields: &[
@@ -6625,7 +6625,7 @@ pub(crate) static MESSAGES: &[MessageSpec] = &[
         FieldSpec { tag: 2, json: "fieldManager", wire: Wire::String, repeated: false, presence: Presence::OmitEmpty },
         FieldSpec { tag: 3, json: "fieldValidation", wire: Wire::String, repeated: false, presence: Presence::OmitEmpty },
     ] },
-    MessageSpec { path: "apimachinery::pkg::apis::meta::v1::Verbs", special: Special::None, fields: &[
+    MessageSpec { path: "apimachinery::pkg::apis::meta::v1::Verbs", special: Special::StringList, fields: &[
         FieldSpec { tag: 1, json: "items", wire: Wire::String, repeated: true, presence: Presence::Pointer },
     ] },
     MessageSpec { path: "apimachinery::pkg::apis::meta::v1::WatchEvent", special: Special::None, fields: &[

@@ -499,6 +499,7 @@ fn sample_special(special: Special) -> Value {
         Special::SchemaOrBool => json!(true),
         Special::SchemaOrArray => json!([{"type": "string"}]),
         Special::SchemaOrStringArray => json!(["a", "b"]),
+        Special::StringList => json!(["get", "list"]),
     }
 }
 
@@ -551,4 +552,70 @@ fn vectors_are_allocated_at_their_length() {
         .supplemental_groups
         .expect("groups");
     assert_eq!((groups.len(), groups.capacity()), (5, 5));
+}
+
+/// Holds each generated decoder against the serde decoder and the JSON decode of the same
+/// object, on a sample of its message with every field set.
+#[derive(Default)]
+struct AgainstSerde {
+    checked: usize,
+    /// Types neither reference decodes (the table's form of the message is not the type's).
+    unchecked: Vec<&'static str>,
+    differences: Vec<String>,
+}
+
+impl k8s_protobuf::TypeVisitor for AgainstSerde {
+    fn visit<T>(&mut self, message: &'static str)
+    where
+        T: k8s_protobuf::Decode + DeserializeOwned + PartialEq + std::fmt::Debug + 'static,
+    {
+        let spec = super::lookup::message(message).unwrap_or_else(|| panic!("{message} is in the table"));
+        for depth in [0, 1, 3] {
+            let object = sample(spec, depth);
+            let bytes = super::encode::encode_message_for_test(&object, spec)
+                .unwrap_or_else(|e| panic!("{message} encodes: {e}"));
+            let generated: T = k8s_protobuf::decode_message(&bytes)
+                .unwrap_or_else(|e| panic!("{message} at depth {depth}: the generated decoder failed: {e}"));
+            let by_serde: Result<T, _> = serde::Deserialize::deserialize(super::de::MessageDeserializer {
+                bytes: &bytes,
+                spec,
+                type_meta: None,
+            });
+            let by_json: Result<T, _> = serde_json::from_value(object);
+            if by_serde.is_err() && by_json.is_err() {
+                self.unchecked.push(message);
+                return;
+            }
+            for (reference, decoded) in [("serde", by_serde.ok()), ("JSON", by_json.ok())] {
+                if let Some(decoded) = decoded
+                    && decoded != generated
+                {
+                    self.differences.push(format!(
+                        "{message} at depth {depth}, against the {reference} decode:\n  generated: {generated:?}\n  {reference}: {decoded:?}"
+                    ));
+                }
+            }
+        }
+        self.checked += 1;
+    }
+}
+
+/// Every generated decoder equals the serde decoder and the JSON decode on its message with
+/// every field set, nested 0, 1 and 3 messages deep.
+#[test]
+fn generated_decoders_equal_the_serde_and_json_decodes() {
+    let mut against = AgainstSerde::default();
+    k8s_protobuf::visit_types(&mut against);
+    assert!(
+        against.differences.is_empty(),
+        "{} differences:\n{}",
+        against.differences.len(),
+        against.differences.join("\n")
+    );
+    assert!(against.checked > 600, "only {} types checked", against.checked);
+    assert!(
+        against.unchecked.is_empty(),
+        "no reference decodes these: {:?}",
+        against.unchecked
+    );
 }

@@ -4,7 +4,7 @@ use std::{
     error::Error as StdError,
     fmt::Debug,
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
@@ -12,15 +12,11 @@ use std::{
 
 use futures::{FutureExt, StreamExt, TryStreamExt, future::BoxFuture};
 use http_body_util::BodyExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::{
     Api, Client, Resource,
     api::{ListParams, WatchParams},
     client::Body,
-    core::{
-        ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList, Status,
-        TypeMeta,
-    },
+    core::{ApiResource, ClusterResourceScope, DynamicObject, NamespaceResourceScope, ObjectList, Status},
 };
 use serde::de::DeserializeOwned;
 
@@ -28,9 +24,10 @@ use crate::{
     protobuf,
     source::encoding::{Asked, Encoding, is_protobuf, protobuf_accept},
     source::exact_json,
+    source::protobuf_objects::ProtobufObjects,
     source::protobuf_watch_body::decode_protobuf_watch_body,
     source::watch_body::decode_watch_body,
-    source::{Error, ListOptions, ListerWatcher, TweakListOptions, WatchStream},
+    source::{Error, FieldPath, ListOptions, ListerWatcher, TweakListOptions, WatchStream},
 };
 
 /// The client gives up on a watch this long after the server should have closed it: a
@@ -78,6 +75,10 @@ pub struct KubeListerWatcher<K> {
     encoding: Encoding,
     /// Set when a protobuf answer named a kind without a protobuf form here: JSON from then on.
     json_from_now_on: Arc<AtomicBool>,
+    /// Fields skipped as each object is read.
+    skip_fields: Arc<[FieldPath]>,
+    /// How protobuf objects are read, found at the first protobuf answer.
+    protobuf_objects: OnceLock<Result<Arc<ProtobufObjects<K>>, protobuf::Error>>,
 }
 
 impl<K> KubeListerWatcher<K> {
@@ -89,7 +90,33 @@ impl<K> KubeListerWatcher<K> {
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             encoding: Encoding::default(),
             json_from_now_on: Arc::default(),
+            skip_fields: Arc::new([]),
+            protobuf_objects: OnceLock::new(),
         }
+    }
+
+    /// Skips these fields of every object as it is read, without parsing or allocating them
+    /// (see [`FieldPath`]): the objects come out as if a transform had removed the fields.
+    /// Where the generated protobuf decoders read (built-in types and metadata-only objects in
+    /// protobuf); other objects keep the fields, for a transform to drop. A path that names no
+    /// field of a built-in type fails every list and watch with an error that names it.
+    ///
+    /// ```no_run
+    /// use informer_runtime::{KubeListerWatcher, source::FieldPath};
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::Api;
+    ///
+    /// # fn example(client: kube::Client) {
+    /// let pods = KubeListerWatcher::new(Api::<Pod>::all(client))
+    ///     .skip_fields([FieldPath::managed_fields(), FieldPath::last_applied_configuration()]);
+    /// # let _ = pods;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn skip_fields(mut self, paths: impl IntoIterator<Item = FieldPath>) -> Self {
+        self.skip_fields = paths.into_iter().collect();
+        self.protobuf_objects = OnceLock::new();
+        self
     }
 
     /// What to ask the API server for: [`Encoding::Json`] (the default) or
@@ -261,7 +288,9 @@ where
             let (in_protobuf, body) = self.send("list", request).await?;
             let bytes = body.collect().await.map_err(classify)?.to_bytes();
             if in_protobuf {
-                return decode_protobuf_list(&bytes)
+                return self
+                    .protobuf_objects()
+                    .and_then(|objects| objects.list(&bytes))
                     .map_err(|err| protobuf_error(&self.json_from_now_on, url, err));
             }
             exact_json::decode_slice(&bytes).map_err(|err| Error::Decode(Box::new(err)))
@@ -295,8 +324,11 @@ where
             let chunks = body.into_data_stream().map_err(classify);
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
             if in_protobuf {
+                let objects = self
+                    .protobuf_objects()
+                    .map_err(|err| protobuf_error(&self.json_from_now_on, url, err))?;
                 let (json_from_now_on, url) = (self.json_from_now_on.clone(), url.to_owned());
-                let events = decode_protobuf_watch_body(chunks).map(move |event| match event {
+                let events = decode_protobuf_watch_body(chunks, objects).map(move |event| match event {
                     Err(Error::Decode(err)) => match err.downcast::<protobuf::Error>() {
                         Ok(err) => Err(protobuf_error(&json_from_now_on, &url, *err)),
                         Err(err) => Err(Error::Decode(err)),
@@ -324,38 +356,23 @@ fn protobuf_error(json_from_now_on: &AtomicBool, url: &str, err: protobuf::Error
     Error::Decode(Box::new(err))
 }
 
-/// The body of a protobuf list: its items are read as they are, without the buffering of
-/// `ObjectList`'s flattened type fields, which come from the envelope instead.
-#[derive(serde::Deserialize)]
-#[serde(bound = "K: DeserializeOwned")]
-struct ProtobufList<K> {
-    #[serde(default)]
-    metadata: ListMeta,
-    #[serde(default)]
-    items: Vec<K>,
-}
-
-/// Decodes a protobuf list document.
-fn decode_protobuf_list<K: DeserializeOwned + Clone>(
-    document: &[u8],
-) -> Result<ObjectList<K>, protobuf::Error> {
-    let envelope = protobuf::Envelope::parse(document)?;
-    let list: ProtobufList<K> = protobuf::from_slice(document)?;
-    Ok(ObjectList {
-        types: TypeMeta {
-            api_version: envelope.api_version.to_owned(),
-            kind: envelope.kind.to_owned(),
-        },
-        metadata: list.metadata,
-        items: list.items,
-    })
-}
-
 fn build_error(verb: &'static str, url: &str, source: kube::core::request::Error) -> Error {
     Error::Request {
         verb,
         url: url.to_owned(),
         source,
+    }
+}
+
+impl<K> KubeListerWatcher<K>
+where
+    K: Resource + Clone + DeserializeOwned + 'static,
+{
+    /// How protobuf objects of `K` are read (found once).
+    fn protobuf_objects(&self) -> Result<Arc<ProtobufObjects<K>>, protobuf::Error> {
+        self.protobuf_objects
+            .get_or_init(|| ProtobufObjects::new(&self.skip_fields).map(Arc::new))
+            .clone()
     }
 }
 

@@ -5,8 +5,10 @@
 
 mod encoding;
 mod exact_json;
+mod field_path;
 mod kube_lister_watcher;
 pub(crate) mod pager;
+mod protobuf_objects;
 #[cfg(test)]
 mod protobuf_tests;
 mod protobuf_watch_body;
@@ -17,6 +19,7 @@ pub mod watch_body;
 mod watch_body;
 
 pub use encoding::Encoding;
+pub use field_path::{FieldPath, FieldPathError, LAST_APPLIED_ANNOTATION};
 pub use kube_lister_watcher::{ApiScope, DEFAULT_RESPONSE_TIMEOUT, KubeListerWatcher};
 use std::{error::Error as StdError, fmt};
 

@@ -4,14 +4,19 @@
 //! A frame that lies inside one chunk is decoded in place; only a frame split across chunks is
 //! gathered, into a buffer reused from frame to frame.
 
+use std::sync::Arc;
+
 use bytes::{Buf, Bytes};
 use futures::{Stream, StreamExt};
-use kube::core::{Status, WatchEvent, watch::Bookmark};
+use kube::{
+    Resource,
+    core::{Status, WatchEvent, watch::Bookmark},
+};
 use serde::de::DeserializeOwned;
 
 use crate::{
     protobuf::{self, WatchFrame},
-    source::{BoxError, Error},
+    source::{BoxError, Error, protobuf_objects::ProtobufObjects},
 };
 
 /// A split frame longer than this gives its buffer back once decoded.
@@ -25,12 +30,14 @@ const MAX_FRAME: usize = 64 << 20;
 /// given as a stream of its chunks. Errors as in the JSON decoder: an `ERROR` event is
 /// [`WatchEvent::Error`]; a frame that does not decode is [`Error::Decode`] and the stream
 /// goes on with the next frame; a frame longer than 64 MiB ends the stream with
-/// [`Error::Decode`]; a body error ends it, dropping a frame it cut short.
+/// [`Error::Decode`]; a body error ends it, dropping a frame it cut short. Objects are read by
+/// `objects`.
 pub(crate) fn decode_protobuf_watch_body<K, S, E>(
     body: S,
+    objects: Arc<ProtobufObjects<K>>,
 ) -> impl Stream<Item = Result<WatchEvent<K>, Error>> + Send
 where
-    K: DeserializeOwned + Send,
+    K: Resource + Clone + DeserializeOwned + Send + Sync + 'static,
     S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
     E: Into<BoxError>,
 {
@@ -39,6 +46,7 @@ where
         chunk: Bytes::new(),
         split_frame: Vec::new(),
         ended: false,
+        objects,
     };
     futures::stream::unfold(frames, |mut frames| async move {
         let event = frames.next_event().await?;
@@ -46,8 +54,9 @@ where
     })
 }
 
-struct WatchFrames<S> {
+struct WatchFrames<S, K> {
     body: S,
+    objects: Arc<ProtobufObjects<K>>,
     /// The unread rest of the current chunk.
     chunk: Bytes,
     /// The start of a frame whose end is in a later chunk.
@@ -61,12 +70,13 @@ fn frame_length(bytes: &[u8]) -> Option<usize> {
     Some(u32::from_be_bytes(prefix) as usize)
 }
 
-impl<S, E> WatchFrames<S>
+impl<S, E, K> WatchFrames<S, K>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: Into<BoxError>,
+    K: Resource + Clone + DeserializeOwned + 'static,
 {
-    async fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
+    async fn next_event(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
         loop {
             if let Some(event) = self.complete_frame() {
                 return Some(event);
@@ -96,7 +106,7 @@ where
     }
 
     /// The event of the next complete frame, if one is there.
-    fn complete_frame<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
+    fn complete_frame(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
         if self.split_frame.is_empty() {
             let length = frame_length(&self.chunk)?;
             if length > MAX_FRAME {
@@ -105,7 +115,7 @@ where
             if self.chunk.len() < 4 + length {
                 return None;
             }
-            let event = decode_frame(&self.chunk[4..4 + length]);
+            let event = decode_frame(&self.chunk[4..4 + length], &self.objects);
             self.chunk.advance(4 + length);
             return Some(event);
         }
@@ -116,7 +126,7 @@ where
         if self.split_frame.len() < 4 + length {
             return None;
         }
-        let event = decode_frame(&self.split_frame[4..4 + length]);
+        let event = decode_frame(&self.split_frame[4..4 + length], &self.objects);
         // the rest goes back to be read as a chunk
         self.chunk = Bytes::copy_from_slice(&self.split_frame[4 + length..]);
         self.split_frame.clear();
@@ -126,7 +136,7 @@ where
         Some(event)
     }
 
-    fn too_long<K>(&mut self, length: usize) -> Result<WatchEvent<K>, Error> {
+    fn too_long(&mut self, length: usize) -> Result<WatchEvent<K>, Error> {
         self.ended = true;
         self.chunk.clear();
         self.split_frame.clear();
@@ -138,13 +148,16 @@ where
 }
 
 /// Decodes one frame's `WatchEvent` message.
-fn decode_frame<K: DeserializeOwned>(message: &[u8]) -> Result<WatchEvent<K>, Error> {
+fn decode_frame<K>(message: &[u8], objects: &ProtobufObjects<K>) -> Result<WatchEvent<K>, Error>
+where
+    K: Resource + Clone + DeserializeOwned + 'static,
+{
     let decode = |err: protobuf::Error| Error::Decode(Box::new(err));
     let frame = WatchFrame::parse(message).map_err(decode)?;
     Ok(match frame.event_type {
-        "ADDED" => WatchEvent::Added(protobuf::from_slice(frame.object).map_err(decode)?),
-        "MODIFIED" => WatchEvent::Modified(protobuf::from_slice(frame.object).map_err(decode)?),
-        "DELETED" => WatchEvent::Deleted(protobuf::from_slice(frame.object).map_err(decode)?),
+        "ADDED" => WatchEvent::Added(objects.object(frame.object).map_err(decode)?),
+        "MODIFIED" => WatchEvent::Modified(objects.object(frame.object).map_err(decode)?),
+        "DELETED" => WatchEvent::Deleted(objects.object(frame.object).map_err(decode)?),
         "BOOKMARK" => WatchEvent::Bookmark(protobuf::from_slice::<Bookmark>(frame.object).map_err(decode)?),
         "ERROR" => WatchEvent::Error(Box::new(
             protobuf::from_slice::<Status>(frame.object).map_err(decode)?,

@@ -1182,7 +1182,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("username", Plain),
         ("uid", Plain),
         ("groups", Plain),
-        ("extra", Map(196 /* api::authentication::v1::ExtraValue */)),
+        ("extra", Plain),
     ] },
     Message { path: "api::authentication::v1alpha1::SelfSubjectReview", fields: &[
         ("metadata", Msg(1196 /* apimachinery::pkg::apis::meta::v1::ObjectMeta */)),
@@ -1220,7 +1220,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("username", Plain),
         ("uid", Plain),
         ("groups", Plain),
-        ("extra", Map(208 /* api::authentication::v1beta1::ExtraValue */)),
+        ("extra", Plain),
     ] },
     Message { path: "api::authorization::v1::ExtraValue", fields: &[
         ("items", Plain),
@@ -1290,7 +1290,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("nonResourceAttributes", Msg(219 /* api::authorization::v1::NonResourceAttributes */)),
         ("user", Plain),
         ("groups", Plain),
-        ("extra", Map(215 /* api::authorization::v1::ExtraValue */)),
+        ("extra", Plain),
         ("uid", Plain),
     ] },
     Message { path: "api::authorization::v1::SubjectAccessReviewStatus", fields: &[
@@ -1365,7 +1365,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("nonResourceAttributes", Msg(233 /* api::authorization::v1beta1::NonResourceAttributes */)),
         ("user", Plain),
         ("group", Plain),
-        ("extra", Map(231 /* api::authorization::v1beta1::ExtraValue */)),
+        ("extra", Plain),
         ("uid", Plain),
     ] },
     Message { path: "api::authorization::v1beta1::SubjectAccessReviewStatus", fields: &[
@@ -2017,7 +2017,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("username", Plain),
         ("uid", Plain),
         ("groups", Plain),
-        ("extra", Map(359 /* api::certificates::v1::ExtraValue */)),
+        ("extra", Plain),
     ] },
     Message { path: "api::certificates::v1::CertificateSigningRequestStatus", fields: &[
         ("conditions", Msg(355 /* api::certificates::v1::CertificateSigningRequestCondition */)),
@@ -2063,7 +2063,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("username", Plain),
         ("uid", Plain),
         ("groups", Plain),
-        ("extra", Map(371 /* api::certificates::v1beta1::ExtraValue */)),
+        ("extra", Plain),
     ] },
     Message { path: "api::certificates::v1beta1::CertificateSigningRequestStatus", fields: &[
         ("conditions", Msg(364 /* api::certificates::v1beta1::CertificateSigningRequestCondition */)),
@@ -6844,7 +6844,7 @@ pub(crate) static MESSAGES: &[Message] = &[
         ("group", Plain),
         ("version", Plain),
         ("kind", Plain),
-        ("verbs", Msg(1213 /* apimachinery::pkg::apis::meta::v1::Verbs */)),
+        ("verbs", Plain),
         ("shortNames", Plain),
         ("categories", Plain),
         ("storageVersionHash", Plain),

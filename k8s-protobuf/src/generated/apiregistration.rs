@@ -317,3 +317,26 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
     >("apiregistration.k8s.io/v1", "APIService"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+        >("kube_aggregator::pkg::apis::apiregistration::v1::APIService");
+    visitor
+        .visit::<
+            ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition,
+        >("kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition");
+    visitor
+        .visit::<
+            ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
+        >("kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus,
+        >("kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference,
+        >("kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference");
+}

@@ -602,3 +602,46 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::authentication::v1::TokenReview,
     >("authentication.k8s.io/v1", "TokenReview"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::BoundObjectReference,
+        >("api::authentication::v1::BoundObjectReference");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::SelfSubjectReview,
+        >("api::authentication::v1::SelfSubjectReview");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::SelfSubjectReviewStatus,
+        >("api::authentication::v1::SelfSubjectReviewStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::TokenRequest,
+        >("api::authentication::v1::TokenRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::TokenRequestSpec,
+        >("api::authentication::v1::TokenRequestSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::TokenRequestStatus,
+        >("api::authentication::v1::TokenRequestStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::TokenReview,
+        >("api::authentication::v1::TokenReview");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::TokenReviewSpec,
+        >("api::authentication::v1::TokenReviewSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::TokenReviewStatus,
+        >("api::authentication::v1::TokenReviewStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authentication::v1::UserInfo,
+        >("api::authentication::v1::UserInfo");
+}

@@ -914,3 +914,66 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::authorization::v1::SubjectAccessReview,
     >("authorization.k8s.io/v1", "SubjectAccessReview"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::FieldSelectorAttributes,
+        >("api::authorization::v1::FieldSelectorAttributes");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::LabelSelectorAttributes,
+        >("api::authorization::v1::LabelSelectorAttributes");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::LocalSubjectAccessReview,
+        >("api::authorization::v1::LocalSubjectAccessReview");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::NonResourceAttributes,
+        >("api::authorization::v1::NonResourceAttributes");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::NonResourceRule,
+        >("api::authorization::v1::NonResourceRule");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::ResourceAttributes,
+        >("api::authorization::v1::ResourceAttributes");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::ResourceRule,
+        >("api::authorization::v1::ResourceRule");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SelfSubjectAccessReview,
+        >("api::authorization::v1::SelfSubjectAccessReview");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec,
+        >("api::authorization::v1::SelfSubjectAccessReviewSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SelfSubjectRulesReview,
+        >("api::authorization::v1::SelfSubjectRulesReview");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SelfSubjectRulesReviewSpec,
+        >("api::authorization::v1::SelfSubjectRulesReviewSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SubjectAccessReview,
+        >("api::authorization::v1::SubjectAccessReview");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec,
+        >("api::authorization::v1::SubjectAccessReviewSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus,
+        >("api::authorization::v1::SubjectAccessReviewStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::authorization::v1::SubjectRulesReviewStatus,
+        >("api::authorization::v1::SubjectRulesReviewStatus");
+}

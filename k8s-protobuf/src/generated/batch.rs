@@ -1051,3 +1051,55 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
     >("batch/v1", "CronJob"),
     crate::KindDecoder::of::<::k8s_openapi::api::batch::v1::Job>("batch/v1", "Job"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor.visit::<::k8s_openapi::api::batch::v1::CronJob>("api::batch::v1::CronJob");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::CronJobSpec,
+        >("api::batch::v1::CronJobSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::CronJobStatus,
+        >("api::batch::v1::CronJobStatus");
+    visitor.visit::<::k8s_openapi::api::batch::v1::Job>("api::batch::v1::Job");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::JobCondition,
+        >("api::batch::v1::JobCondition");
+    visitor.visit::<::k8s_openapi::api::batch::v1::JobSpec>("api::batch::v1::JobSpec");
+    visitor
+        .visit::<::k8s_openapi::api::batch::v1::JobStatus>("api::batch::v1::JobStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::JobTemplateSpec,
+        >("api::batch::v1::JobTemplateSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::PodFailurePolicy,
+        >("api::batch::v1::PodFailurePolicy");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::PodFailurePolicyOnExitCodesRequirement,
+        >("api::batch::v1::PodFailurePolicyOnExitCodesRequirement");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::PodFailurePolicyOnPodConditionsPattern,
+        >("api::batch::v1::PodFailurePolicyOnPodConditionsPattern");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::PodFailurePolicyRule,
+        >("api::batch::v1::PodFailurePolicyRule");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::SuccessPolicy,
+        >("api::batch::v1::SuccessPolicy");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::SuccessPolicyRule,
+        >("api::batch::v1::SuccessPolicyRule");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::batch::v1::UncountedTerminatedPods,
+        >("api::batch::v1::UncountedTerminatedPods");
+}

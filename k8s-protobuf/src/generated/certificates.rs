@@ -724,3 +724,55 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
     >("certificates.k8s.io/v1beta1", "PodCertificateRequest"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+        >("api::certificates::v1::CertificateSigningRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition,
+        >("api::certificates::v1::CertificateSigningRequestCondition");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec,
+        >("api::certificates::v1::CertificateSigningRequestSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1::CertificateSigningRequestStatus,
+        >("api::certificates::v1::CertificateSigningRequestStatus");
+    #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
+        >("api::certificates::v1alpha1::ClusterTrustBundle");
+    #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundleSpec,
+        >("api::certificates::v1alpha1::ClusterTrustBundleSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+        >("api::certificates::v1beta1::ClusterTrustBundle");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundleSpec,
+        >("api::certificates::v1beta1::ClusterTrustBundleSpec");
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
+        >("api::certificates::v1beta1::PodCertificateRequest");
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequestSpec,
+        >("api::certificates::v1beta1::PodCertificateRequestSpec");
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::certificates::v1beta1::PodCertificateRequestStatus,
+        >("api::certificates::v1beta1::PodCertificateRequestStatus");
+}

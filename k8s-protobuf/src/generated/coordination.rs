@@ -405,3 +405,30 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
     >("coordination.k8s.io/v1beta1", "LeaseCandidate"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::coordination::v1::Lease,
+        >("api::coordination::v1::Lease");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::coordination::v1::LeaseSpec,
+        >("api::coordination::v1::LeaseSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
+        >("api::coordination::v1alpha2::LeaseCandidate");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::coordination::v1alpha2::LeaseCandidateSpec,
+        >("api::coordination::v1alpha2::LeaseCandidateSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+        >("api::coordination::v1beta1::LeaseCandidate");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::coordination::v1beta1::LeaseCandidateSpec,
+        >("api::coordination::v1beta1::LeaseCandidateSpec");
+}

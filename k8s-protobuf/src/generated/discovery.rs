@@ -424,3 +424,34 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::discovery::v1::EndpointSlice,
     >("discovery.k8s.io/v1", "EndpointSlice"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::Endpoint,
+        >("api::discovery::v1::Endpoint");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::EndpointConditions,
+        >("api::discovery::v1::EndpointConditions");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::EndpointHints,
+        >("api::discovery::v1::EndpointHints");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::EndpointPort,
+        >("api::discovery::v1::EndpointPort");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::EndpointSlice,
+        >("api::discovery::v1::EndpointSlice");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::ForNode,
+        >("api::discovery::v1::ForNode");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::discovery::v1::ForZone,
+        >("api::discovery::v1::ForZone");
+}

@@ -196,3 +196,11 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::events::v1::Event,
     >("events.k8s.io/v1", "Event"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor.visit::<::k8s_openapi::api::events::v1::Event>("api::events::v1::Event");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::events::v1::EventSeries,
+        >("api::events::v1::EventSeries");
+}

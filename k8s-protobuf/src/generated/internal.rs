@@ -348,3 +348,26 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
     >("internal.apiserver.k8s.io/v1alpha1", "StorageVersion"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::apiserverinternal::v1alpha1::ServerStorageVersion,
+        >("api::apiserverinternal::v1alpha1::ServerStorageVersion");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
+        >("api::apiserverinternal::v1alpha1::StorageVersion");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionCondition,
+        >("api::apiserverinternal::v1alpha1::StorageVersionCondition");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSpec,
+        >("api::apiserverinternal::v1alpha1::StorageVersionSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionStatus,
+        >("api::apiserverinternal::v1alpha1::StorageVersionStatus");
+}

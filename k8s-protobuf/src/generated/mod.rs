@@ -98,3 +98,31 @@ pub(crate) static KINDS: &[&[crate::KindDecoder]] = &[
     #[cfg(feature = "storagemigration")]
     storagemigration::KINDS,
 ];
+/// Shows `visitor` every type that has a decoder in the groups built.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    meta::visit_types(visitor);
+    #[cfg(feature = "admissionregistration")]
+    admissionregistration::visit_types(visitor);
+    #[cfg(feature = "apiextensions")] apiextensions::visit_types(visitor);
+    #[cfg(feature = "apiregistration")] apiregistration::visit_types(visitor);
+    #[cfg(feature = "apps")] apps::visit_types(visitor);
+    #[cfg(feature = "authentication")] authentication::visit_types(visitor);
+    #[cfg(feature = "authorization")] authorization::visit_types(visitor);
+    #[cfg(feature = "autoscaling")] autoscaling::visit_types(visitor);
+    #[cfg(feature = "batch")] batch::visit_types(visitor);
+    #[cfg(feature = "certificates")] certificates::visit_types(visitor);
+    #[cfg(feature = "coordination")] coordination::visit_types(visitor);
+    #[cfg(feature = "core")] core::visit_types(visitor);
+    #[cfg(feature = "discovery")] discovery::visit_types(visitor);
+    #[cfg(feature = "events")] events::visit_types(visitor);
+    #[cfg(feature = "flowcontrol")] flowcontrol::visit_types(visitor);
+    #[cfg(feature = "internal")] internal::visit_types(visitor);
+    #[cfg(feature = "networking")] networking::visit_types(visitor);
+    #[cfg(feature = "node")] node::visit_types(visitor);
+    #[cfg(feature = "policy")] policy::visit_types(visitor);
+    #[cfg(feature = "rbac")] rbac::visit_types(visitor);
+    #[cfg(feature = "resource")] resource::visit_types(visitor);
+    #[cfg(feature = "scheduling")] scheduling::visit_types(visitor);
+    #[cfg(feature = "storage")] storage::visit_types(visitor);
+    #[cfg(feature = "storagemigration")] storagemigration::visit_types(visitor);
+}

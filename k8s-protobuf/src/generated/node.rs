@@ -180,3 +180,13 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::node::v1::RuntimeClass,
     >("node.k8s.io/v1", "RuntimeClass"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor.visit::<::k8s_openapi::api::node::v1::Overhead>("api::node::v1::Overhead");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::node::v1::RuntimeClass,
+        >("api::node::v1::RuntimeClass");
+    visitor
+        .visit::<::k8s_openapi::api::node::v1::Scheduling>("api::node::v1::Scheduling");
+}

@@ -324,3 +324,20 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
     >("policy/v1", "PodDisruptionBudget"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<::k8s_openapi::api::policy::v1::Eviction>("api::policy::v1::Eviction");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
+        >("api::policy::v1::PodDisruptionBudget");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec,
+        >("api::policy::v1::PodDisruptionBudgetSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus,
+        >("api::policy::v1::PodDisruptionBudgetStatus");
+}

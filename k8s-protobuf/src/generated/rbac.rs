@@ -483,3 +483,27 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::rbac::v1::RoleBinding,
     >("rbac.authorization.k8s.io/v1", "RoleBinding"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::rbac::v1::AggregationRule,
+        >("api::rbac::v1::AggregationRule");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::rbac::v1::ClusterRole,
+        >("api::rbac::v1::ClusterRole");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
+        >("api::rbac::v1::ClusterRoleBinding");
+    visitor
+        .visit::<::k8s_openapi::api::rbac::v1::PolicyRule>("api::rbac::v1::PolicyRule");
+    visitor.visit::<::k8s_openapi::api::rbac::v1::Role>("api::rbac::v1::Role");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::rbac::v1::RoleBinding,
+        >("api::rbac::v1::RoleBinding");
+    visitor.visit::<::k8s_openapi::api::rbac::v1::RoleRef>("api::rbac::v1::RoleRef");
+    visitor.visit::<::k8s_openapi::api::rbac::v1::Subject>("api::rbac::v1::Subject");
+}

@@ -7812,3 +7812,535 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
     >("resource.k8s.io/v1beta2", "ResourceSlice"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::AllocatedDeviceStatus,
+        >("api::resource::v1::AllocatedDeviceStatus");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::AllocationResult,
+        >("api::resource::v1::AllocationResult");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::CapacityRequestPolicy,
+        >("api::resource::v1::CapacityRequestPolicy");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::CapacityRequestPolicyRange,
+        >("api::resource::v1::CapacityRequestPolicyRange");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::CapacityRequirements,
+        >("api::resource::v1::CapacityRequirements");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::CELDeviceSelector,
+        >("api::resource::v1::CelDeviceSelector");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::Counter,
+        >("api::resource::v1::Counter");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::CounterSet,
+        >("api::resource::v1::CounterSet");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<::k8s_openapi::api::resource::v1::Device>("api::resource::v1::Device");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceAllocationConfiguration,
+        >("api::resource::v1::DeviceAllocationConfiguration");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceAllocationResult,
+        >("api::resource::v1::DeviceAllocationResult");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceAttribute,
+        >("api::resource::v1::DeviceAttribute");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceCapacity,
+        >("api::resource::v1::DeviceCapacity");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceClaim,
+        >("api::resource::v1::DeviceClaim");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceClaimConfiguration,
+        >("api::resource::v1::DeviceClaimConfiguration");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceClass,
+        >("api::resource::v1::DeviceClass");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceClassConfiguration,
+        >("api::resource::v1::DeviceClassConfiguration");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceClassSpec,
+        >("api::resource::v1::DeviceClassSpec");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceConstraint,
+        >("api::resource::v1::DeviceConstraint");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceCounterConsumption,
+        >("api::resource::v1::DeviceCounterConsumption");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceRequest,
+        >("api::resource::v1::DeviceRequest");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceRequestAllocationResult,
+        >("api::resource::v1::DeviceRequestAllocationResult");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceSelector,
+        >("api::resource::v1::DeviceSelector");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceSubRequest,
+        >("api::resource::v1::DeviceSubRequest");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceTaint,
+        >("api::resource::v1::DeviceTaint");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::DeviceToleration,
+        >("api::resource::v1::DeviceToleration");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ExactDeviceRequest,
+        >("api::resource::v1::ExactDeviceRequest");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::NetworkDeviceData,
+        >("api::resource::v1::NetworkDeviceData");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::OpaqueDeviceConfiguration,
+        >("api::resource::v1::OpaqueDeviceConfiguration");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceClaim,
+        >("api::resource::v1::ResourceClaim");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceClaimConsumerReference,
+        >("api::resource::v1::ResourceClaimConsumerReference");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceClaimSpec,
+        >("api::resource::v1::ResourceClaimSpec");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceClaimStatus,
+        >("api::resource::v1::ResourceClaimStatus");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceClaimTemplate,
+        >("api::resource::v1::ResourceClaimTemplate");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceClaimTemplateSpec,
+        >("api::resource::v1::ResourceClaimTemplateSpec");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourcePool,
+        >("api::resource::v1::ResourcePool");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceSlice,
+        >("api::resource::v1::ResourceSlice");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1::ResourceSliceSpec,
+        >("api::resource::v1::ResourceSliceSpec");
+    #[cfg(any(k8s_1_33, k8s_1_34))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::CELDeviceSelector,
+        >("api::resource::v1alpha3::CelDeviceSelector");
+    #[cfg(any(k8s_1_33, k8s_1_34))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::DeviceSelector,
+        >("api::resource::v1alpha3::DeviceSelector");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::DeviceTaint,
+        >("api::resource::v1alpha3::DeviceTaint");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
+        >("api::resource::v1alpha3::DeviceTaintRule");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleSpec,
+        >("api::resource::v1alpha3::DeviceTaintRuleSpec");
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRuleStatus,
+        >("api::resource::v1alpha3::DeviceTaintRuleStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1alpha3::DeviceTaintSelector,
+        >("api::resource::v1alpha3::DeviceTaintSelector");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::AllocatedDeviceStatus,
+        >("api::resource::v1beta1::AllocatedDeviceStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::AllocationResult,
+        >("api::resource::v1beta1::AllocationResult");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::BasicDevice,
+        >("api::resource::v1beta1::BasicDevice");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::CapacityRequestPolicy,
+        >("api::resource::v1beta1::CapacityRequestPolicy");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::CapacityRequestPolicyRange,
+        >("api::resource::v1beta1::CapacityRequestPolicyRange");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::CapacityRequirements,
+        >("api::resource::v1beta1::CapacityRequirements");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::CELDeviceSelector,
+        >("api::resource::v1beta1::CelDeviceSelector");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::Counter,
+        >("api::resource::v1beta1::Counter");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::CounterSet,
+        >("api::resource::v1beta1::CounterSet");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::Device,
+        >("api::resource::v1beta1::Device");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceAllocationConfiguration,
+        >("api::resource::v1beta1::DeviceAllocationConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceAllocationResult,
+        >("api::resource::v1beta1::DeviceAllocationResult");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceAttribute,
+        >("api::resource::v1beta1::DeviceAttribute");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceCapacity,
+        >("api::resource::v1beta1::DeviceCapacity");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceClaim,
+        >("api::resource::v1beta1::DeviceClaim");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceClaimConfiguration,
+        >("api::resource::v1beta1::DeviceClaimConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceClass,
+        >("api::resource::v1beta1::DeviceClass");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceClassConfiguration,
+        >("api::resource::v1beta1::DeviceClassConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceClassSpec,
+        >("api::resource::v1beta1::DeviceClassSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceConstraint,
+        >("api::resource::v1beta1::DeviceConstraint");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceCounterConsumption,
+        >("api::resource::v1beta1::DeviceCounterConsumption");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceRequest,
+        >("api::resource::v1beta1::DeviceRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceRequestAllocationResult,
+        >("api::resource::v1beta1::DeviceRequestAllocationResult");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceSelector,
+        >("api::resource::v1beta1::DeviceSelector");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceSubRequest,
+        >("api::resource::v1beta1::DeviceSubRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceTaint,
+        >("api::resource::v1beta1::DeviceTaint");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::DeviceToleration,
+        >("api::resource::v1beta1::DeviceToleration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::NetworkDeviceData,
+        >("api::resource::v1beta1::NetworkDeviceData");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::OpaqueDeviceConfiguration,
+        >("api::resource::v1beta1::OpaqueDeviceConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceClaim,
+        >("api::resource::v1beta1::ResourceClaim");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceClaimConsumerReference,
+        >("api::resource::v1beta1::ResourceClaimConsumerReference");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceClaimSpec,
+        >("api::resource::v1beta1::ResourceClaimSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceClaimStatus,
+        >("api::resource::v1beta1::ResourceClaimStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
+        >("api::resource::v1beta1::ResourceClaimTemplate");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplateSpec,
+        >("api::resource::v1beta1::ResourceClaimTemplateSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourcePool,
+        >("api::resource::v1beta1::ResourcePool");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
+        >("api::resource::v1beta1::ResourceSlice");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta1::ResourceSliceSpec,
+        >("api::resource::v1beta1::ResourceSliceSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::AllocatedDeviceStatus,
+        >("api::resource::v1beta2::AllocatedDeviceStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::AllocationResult,
+        >("api::resource::v1beta2::AllocationResult");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::CapacityRequestPolicy,
+        >("api::resource::v1beta2::CapacityRequestPolicy");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::CapacityRequestPolicyRange,
+        >("api::resource::v1beta2::CapacityRequestPolicyRange");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::CapacityRequirements,
+        >("api::resource::v1beta2::CapacityRequirements");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::CELDeviceSelector,
+        >("api::resource::v1beta2::CelDeviceSelector");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::Counter,
+        >("api::resource::v1beta2::Counter");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::CounterSet,
+        >("api::resource::v1beta2::CounterSet");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::Device,
+        >("api::resource::v1beta2::Device");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceAllocationConfiguration,
+        >("api::resource::v1beta2::DeviceAllocationConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceAllocationResult,
+        >("api::resource::v1beta2::DeviceAllocationResult");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceAttribute,
+        >("api::resource::v1beta2::DeviceAttribute");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceCapacity,
+        >("api::resource::v1beta2::DeviceCapacity");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceClaim,
+        >("api::resource::v1beta2::DeviceClaim");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceClaimConfiguration,
+        >("api::resource::v1beta2::DeviceClaimConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceClass,
+        >("api::resource::v1beta2::DeviceClass");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceClassConfiguration,
+        >("api::resource::v1beta2::DeviceClassConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceClassSpec,
+        >("api::resource::v1beta2::DeviceClassSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceConstraint,
+        >("api::resource::v1beta2::DeviceConstraint");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceCounterConsumption,
+        >("api::resource::v1beta2::DeviceCounterConsumption");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceRequest,
+        >("api::resource::v1beta2::DeviceRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceRequestAllocationResult,
+        >("api::resource::v1beta2::DeviceRequestAllocationResult");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceSelector,
+        >("api::resource::v1beta2::DeviceSelector");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceSubRequest,
+        >("api::resource::v1beta2::DeviceSubRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceTaint,
+        >("api::resource::v1beta2::DeviceTaint");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::DeviceToleration,
+        >("api::resource::v1beta2::DeviceToleration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ExactDeviceRequest,
+        >("api::resource::v1beta2::ExactDeviceRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::NetworkDeviceData,
+        >("api::resource::v1beta2::NetworkDeviceData");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::OpaqueDeviceConfiguration,
+        >("api::resource::v1beta2::OpaqueDeviceConfiguration");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaim,
+        >("api::resource::v1beta2::ResourceClaim");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimConsumerReference,
+        >("api::resource::v1beta2::ResourceClaimConsumerReference");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimSpec,
+        >("api::resource::v1beta2::ResourceClaimSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimStatus,
+        >("api::resource::v1beta2::ResourceClaimStatus");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+        >("api::resource::v1beta2::ResourceClaimTemplate");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplateSpec,
+        >("api::resource::v1beta2::ResourceClaimTemplateSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourcePool,
+        >("api::resource::v1beta2::ResourcePool");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceSlice,
+        >("api::resource::v1beta2::ResourceSlice");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::resource::v1beta2::ResourceSliceSpec,
+        >("api::resource::v1beta2::ResourceSliceSpec");
+}

@@ -446,3 +446,45 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::scheduling::v1alpha1::Workload,
     >("scheduling.k8s.io/v1alpha1", "Workload"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1::PriorityClass,
+        >("api::scheduling::v1::PriorityClass");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::BasicSchedulingPolicy,
+        >("api::scheduling::v1alpha1::BasicSchedulingPolicy");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::GangSchedulingPolicy,
+        >("api::scheduling::v1alpha1::GangSchedulingPolicy");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::PodGroup,
+        >("api::scheduling::v1alpha1::PodGroup");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::PodGroupPolicy,
+        >("api::scheduling::v1alpha1::PodGroupPolicy");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::TypedLocalObjectReference,
+        >("api::scheduling::v1alpha1::TypedLocalObjectReference");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::Workload,
+        >("api::scheduling::v1alpha1::Workload");
+    #[cfg(k8s_1_35)]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::scheduling::v1alpha1::WorkloadSpec,
+        >("api::scheduling::v1alpha1::WorkloadSpec");
+}

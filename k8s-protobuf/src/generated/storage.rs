@@ -1109,3 +1109,75 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
     >("storage.k8s.io/v1beta1", "VolumeAttributesClass"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::CSIDriver,
+        >("api::storage::v1::CSIDriver");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::CSIDriverSpec,
+        >("api::storage::v1::CSIDriverSpec");
+    visitor
+        .visit::<::k8s_openapi::api::storage::v1::CSINode>("api::storage::v1::CSINode");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::CSINodeDriver,
+        >("api::storage::v1::CSINodeDriver");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::CSINodeSpec,
+        >("api::storage::v1::CSINodeSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
+        >("api::storage::v1::CSIStorageCapacity");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::StorageClass,
+        >("api::storage::v1::StorageClass");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::TokenRequest,
+        >("api::storage::v1::TokenRequest");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeAttachment,
+        >("api::storage::v1::VolumeAttachment");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeAttachmentSource,
+        >("api::storage::v1::VolumeAttachmentSource");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeAttachmentSpec,
+        >("api::storage::v1::VolumeAttachmentSpec");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeAttachmentStatus,
+        >("api::storage::v1::VolumeAttachmentStatus");
+    #[cfg(any(k8s_1_34, k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
+        >("api::storage::v1::VolumeAttributesClass");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeError,
+        >("api::storage::v1::VolumeError");
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1::VolumeNodeResources,
+        >("api::storage::v1::VolumeNodeResources");
+    #[cfg(any(k8s_1_33, k8s_1_34))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
+        >("api::storage::v1alpha1::VolumeAttributesClass");
+    #[cfg(any(k8s_1_33, k8s_1_34, k8s_1_35, k8s_1_36))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
+        >("api::storage::v1beta1::VolumeAttributesClass");
+}

@@ -185,3 +185,21 @@ pub(crate) static KINDS: &[crate::KindDecoder] = &[
         ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
     >("storagemigration.k8s.io/v1beta1", "StorageVersionMigration"),
 ];
+/// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.
+pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+        >("api::storagemigration::v1beta1::StorageVersionMigration");
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationSpec,
+        >("api::storagemigration::v1beta1::StorageVersionMigrationSpec");
+    #[cfg(any(k8s_1_35, k8s_1_36, k8s_1_37))]
+    visitor
+        .visit::<
+            ::k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
+        >("api::storagemigration::v1beta1::StorageVersionMigrationStatus");
+}

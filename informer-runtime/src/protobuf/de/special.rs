@@ -81,6 +81,17 @@ pub(crate) fn deserialize<'de, V: Visitor<'de>>(
                 .map_err(|e| Error::Malformed(format!("embedded JSON: {e}"))),
             _ => visitor.visit_unit(),
         },
+        Special::StringList => {
+            let mut items = Vec::new();
+            for field in Reader::new(bytes) {
+                if let (1, WireValue::Bytes(item)) = field? {
+                    items.push(Value::String(utf8(item)?.to_owned()));
+                }
+            }
+            Value::Array(items)
+                .deserialize_any(visitor)
+                .map_err(|e| Error::Type(e.to_string()))
+        }
         Special::SchemaOrBool | Special::SchemaOrArray | Special::SchemaOrStringArray => {
             schema_union(spec, &fields, message_as_json)?
                 .deserialize_any(visitor)

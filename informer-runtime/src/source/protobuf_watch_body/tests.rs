@@ -23,7 +23,8 @@ fn chunks(parts: Vec<Vec<u8>>) -> impl Stream<Item = Result<Bytes, std::io::Erro
 }
 
 async fn names(parts: Vec<Vec<u8>>) -> Vec<String> {
-    let events: Vec<_> = decode_protobuf_watch_body::<ConfigMap, _, _>(chunks(parts))
+    let objects = Arc::new(ProtobufObjects::new(&[]).expect("no fields skipped"));
+    let events: Vec<_> = decode_protobuf_watch_body::<ConfigMap, _, _>(chunks(parts), objects)
         .collect()
         .await;
     events

@@ -1,0 +1,394 @@
+//! How a lister-watcher turns protobuf documents into `K`: by the decoder `k8s-protobuf`
+//! generated for `K` when `K` is a built-in type, by the generated decoder of `ObjectMeta` for
+//! a metadata-only object, and by the serde decoder of [`crate::protobuf`] otherwise (a
+//! built-in kind of an API group left out of the build).
+
+use std::{any::Any, sync::Arc};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+use k8s_protobuf::{Context, Decode, Envelope, KindDecoder, Reader, SkipFields};
+use kube::{
+    Resource,
+    core::{ObjectList, TypeMeta},
+};
+use serde::de::DeserializeOwned;
+
+use crate::{protobuf, source::FieldPath};
+
+/// The field numbers of a list message (every built-in `XxxList`, and
+/// `PartialObjectMetadataList`): `metadata = 1`, `items = 2`.
+const LIST_METADATA: u32 = 1;
+const LIST_ITEMS: u32 = 2;
+/// `PartialObjectMetadata.metadata`.
+const PARTIAL_METADATA: u32 = 1;
+
+/// The decoder of one lister-watcher's objects.
+pub(crate) struct ProtobufObjects<K> {
+    how: How<K>,
+    skip: Arc<SkipFields>,
+}
+
+enum How<K> {
+    /// A k8s-openapi type: its generated decoder.
+    Generated(&'static KindDecoder),
+    /// A metadata-only object (`PartialObjectMeta<_>`): these empty objects, with the decoded
+    /// metadata put in; the first as a watch event's object has it (its type from the
+    /// envelope), the second as a list's item has it.
+    Metadata { object: K, item: K },
+    /// Anything else: the serde decoder over the table.
+    Serde,
+}
+
+impl<K> ProtobufObjects<K>
+where
+    K: Resource + Clone + DeserializeOwned + 'static,
+{
+    /// The decoder of `K`, skipping the fields of `skip` where the generated decoders read.
+    ///
+    /// # Errors
+    /// When a path of `skip` names no field of `K`'s message.
+    pub(crate) fn new(skip: &[FieldPath]) -> Result<Self, protobuf::Error> {
+        let how = if let Some(decoder) = k8s_protobuf::kind_decoder::<K>() {
+            How::Generated(decoder)
+        } else if K::metadata_api() {
+            let typed = serde_json::json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata"});
+            match (
+                serde_json::from_value::<K>(typed),
+                serde_json::from_value::<K>(serde_json::json!({})),
+            ) {
+                (Ok(object), Ok(item)) => How::Metadata { object, item },
+                _ => How::Serde,
+            }
+        } else {
+            How::Serde
+        };
+        let skip = match &how {
+            How::Generated(decoder) => skip_fields(skip, decoder.api_version(), decoder.kind())?,
+            How::Metadata { .. } => skip_fields(skip, "meta.k8s.io/v1", "PartialObjectMetadata")?,
+            How::Serde => SkipFields::new(),
+        };
+        Ok(Self {
+            how,
+            skip: Arc::new(skip),
+        })
+    }
+
+    /// Whether the generated decoders read these objects (else the serde decoder does).
+    #[cfg(test)]
+    pub(crate) fn is_generated(&self) -> bool {
+        !matches!(self.how, How::Serde)
+    }
+
+    /// The object of a protobuf document (a watch event's object).
+    pub(crate) fn object(&self, document: &[u8]) -> Result<K, protobuf::Error> {
+        match &self.how {
+            How::Serde => protobuf::from_slice(document),
+            How::Generated(decoder) => {
+                let envelope = Envelope::parse(document)?;
+                expect_kind(&envelope, decoder.api_version(), decoder.kind())?;
+                let mut object = None;
+                decoder.decode(envelope.raw, self.context(), &mut object)?;
+                object.ok_or_else(|| mismatch::<K>(decoder))
+            }
+            How::Metadata { object, .. } => {
+                let envelope = Envelope::parse(document)?;
+                expect_kind(&envelope, "meta.k8s.io/v1", "PartialObjectMetadata")?;
+                let mut object = object.clone();
+                *object.meta_mut() = self.metadata(envelope.raw)?;
+                Ok(object)
+            }
+        }
+    }
+
+    /// The objects of a protobuf list document.
+    pub(crate) fn list(&self, document: &[u8]) -> Result<ObjectList<K>, protobuf::Error> {
+        let envelope = Envelope::parse(document)?;
+        let (metadata, items) = match &self.how {
+            How::Serde => {
+                let list: SerdeList<K> = protobuf::from_slice(document)?;
+                (list.metadata, list.items)
+            }
+            How::Generated(decoder) => {
+                expect_kind(
+                    &envelope,
+                    decoder.api_version(),
+                    &format!("{}List", decoder.kind()),
+                )?;
+                self.list_items(envelope.raw, |message, cx, items: &mut Vec<K>| {
+                    if decoder.push(message, cx, items)? {
+                        Ok(())
+                    } else {
+                        Err(mismatch::<K>(decoder))
+                    }
+                })?
+            }
+            How::Metadata { item, .. } => {
+                expect_kind(&envelope, "meta.k8s.io/v1", "PartialObjectMetadataList")?;
+                self.list_items(envelope.raw, |message, _, items: &mut Vec<K>| {
+                    let mut object = item.clone();
+                    *object.meta_mut() = self.metadata(message)?;
+                    items.push(object);
+                    Ok(())
+                })?
+            }
+        };
+        Ok(ObjectList {
+            types: TypeMeta {
+                api_version: envelope.api_version.to_owned(),
+                kind: envelope.kind.to_owned(),
+            },
+            metadata,
+            items,
+        })
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context::skipping(&self.skip)
+    }
+
+    /// The metadata of a `PartialObjectMetadata` message.
+    fn metadata(&self, message: &[u8]) -> Result<ObjectMeta, protobuf::Error> {
+        let mut metadata = ObjectMeta::default();
+        let cx = self.context();
+        let mut reader = Reader::new(message);
+        while let Some(key) = reader.key()? {
+            if key.tag() == PARTIAL_METADATA && !cx.skips(PARTIAL_METADATA) {
+                key.expect(k8s_protobuf::LEN)?;
+                metadata.merge(reader.len_delimited()?, cx.enter(PARTIAL_METADATA))?;
+            } else {
+                reader.skip(key)?;
+            }
+        }
+        Ok(metadata)
+    }
+
+    /// The metadata and items of a list message, each item read onto the items by `push`; the
+    /// items are allocated at their count, which Go writes in one run.
+    fn list_items(
+        &self,
+        message: &[u8],
+        push: impl Fn(&[u8], Context<'_>, &mut Vec<K>) -> Result<(), protobuf::Error>,
+    ) -> Result<(ListMeta, Vec<K>), protobuf::Error> {
+        let mut metadata = ListMeta::default();
+        let mut items = Vec::new();
+        let cx = Context::new();
+        let mut reader = Reader::new(message);
+        while let Some(key) = reader.key()? {
+            match key.tag() {
+                LIST_METADATA => {
+                    key.expect(k8s_protobuf::LEN)?;
+                    metadata.merge(reader.len_delimited()?, cx.enter(LIST_METADATA))?;
+                }
+                LIST_ITEMS => {
+                    key.expect(k8s_protobuf::LEN)?;
+                    if items.len() == items.capacity() {
+                        items.reserve_exact(reader.run_length(key));
+                    }
+                    push(reader.len_delimited()?, self.context(), &mut items)?;
+                }
+                _ => reader.skip(key)?,
+            }
+        }
+        Ok((metadata, items))
+    }
+}
+
+/// The field numbers of `paths` in the message of `api_version` `kind`.
+fn skip_fields(paths: &[FieldPath], api_version: &str, kind: &str) -> Result<SkipFields, protobuf::Error> {
+    let mut skip = SkipFields::new();
+    for path in paths {
+        let (numbers, is_map) = protobuf::field_numbers(api_version, kind, path.fields())?;
+        skip = match path.key() {
+            Some(key) if is_map => skip.map_entries(&numbers, [key]),
+            Some(key) => {
+                return Err(protobuf::Error::Type(format!(
+                    "{api_version} {kind}: {} is not a map, so it has no entry [{key}]",
+                    path.fields().join(".")
+                )));
+            }
+            None => skip.field(&numbers),
+        };
+    }
+    Ok(skip)
+}
+
+/// An error unless the document holds `api_version` `kind`.
+fn expect_kind(envelope: &Envelope<'_>, api_version: &str, kind: &str) -> Result<(), protobuf::Error> {
+    if envelope.api_version == api_version && envelope.kind == kind {
+        return Ok(());
+    }
+    Err(protobuf::Error::Type(format!(
+        "the document holds {} {}, where {api_version} {kind} was asked for",
+        envelope.api_version, envelope.kind
+    )))
+}
+
+fn mismatch<K: Any>(decoder: &KindDecoder) -> protobuf::Error {
+    protobuf::Error::Type(format!(
+        "the decoder of {} {} does not fill {}",
+        decoder.api_version(),
+        decoder.kind(),
+        std::any::type_name::<K>()
+    ))
+}
+
+/// The body of a protobuf list for the serde decoder: its items are read as they are, without
+/// the buffering of `ObjectList`'s flattened type fields, which come from the envelope instead.
+#[derive(serde::Deserialize)]
+#[serde(bound = "K: DeserializeOwned")]
+struct SerdeList<K> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default)]
+    items: Vec<K>,
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::core::PartialObjectMeta;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn pod() -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": "web", "namespace": "shop", "resourceVersion": "7",
+                "annotations": {"team": "a", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "v1",
+                                   "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}],
+            },
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]},
+        })
+    }
+
+    fn metadata_of(object: &Value) -> Value {
+        json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": object["metadata"]})
+    }
+
+    fn list_of(api_version: &str, kind: &str, items: Vec<Value>) -> Value {
+        json!({"apiVersion": api_version, "kind": kind, "metadata": {"resourceVersion": "9", "continue": "c"}, "items": items})
+    }
+
+    #[test]
+    fn built_in_types_and_metadata_are_read_by_generated_decoders_as_serde_reads_them() {
+        let document = protobuf::to_vec(&pod()).expect("encoded");
+        let objects = ProtobufObjects::<Pod>::new(&[]).expect("no paths");
+        assert!(objects.is_generated());
+        let pod: Pod = objects.object(&document).expect("decoded");
+        assert_eq!(
+            pod,
+            protobuf::from_slice::<Pod>(&document).expect("decoded by serde")
+        );
+        assert_eq!(pod.metadata.managed_fields.as_ref().map(Vec::len), Some(1));
+
+        let list =
+            protobuf::to_vec(&list_of("v1", "PodList", vec![self::pod(), self::pod()])).expect("encoded");
+        let decoded = objects.list(&list).expect("decoded");
+        assert_eq!(decoded.items, [pod.clone(), pod]);
+        assert_eq!(decoded.items.capacity(), 2);
+        assert_eq!(decoded.metadata.resource_version.as_deref(), Some("9"));
+        assert_eq!(
+            (decoded.types.api_version.as_str(), decoded.types.kind.as_str()),
+            ("v1", "PodList")
+        );
+
+        let metadata = ProtobufObjects::<PartialObjectMeta<Pod>>::new(&[]).expect("no paths");
+        assert!(metadata.is_generated());
+        let document = protobuf::to_vec(&metadata_of(&self::pod())).expect("encoded");
+        let object = metadata.object(&document).expect("decoded");
+        let by_serde: PartialObjectMeta<Pod> = protobuf::from_slice(&document).expect("decoded by serde");
+        assert_eq!(
+            (&object.types, &object.metadata),
+            (&by_serde.types, &by_serde.metadata)
+        );
+        let list = list_of(
+            "meta.k8s.io/v1",
+            "PartialObjectMetadataList",
+            vec![metadata_of(&self::pod())],
+        );
+        let list = protobuf::to_vec(&list).expect("encoded");
+        let decoded = metadata.list(&list).expect("decoded");
+        let by_serde = ProtobufObjects::<PartialObjectMeta<Pod>> {
+            how: How::Serde,
+            skip: Arc::default(),
+        }
+        .list(&list)
+        .expect("decoded by serde");
+        assert_eq!(decoded.items.len(), 1);
+        assert_eq!(
+            (&decoded.items[0].types, &decoded.items[0].metadata),
+            (&by_serde.items[0].types, &by_serde.items[0].metadata)
+        );
+    }
+
+    #[test]
+    fn skipped_fields_are_left_out_of_objects_and_metadata() {
+        let skip = [
+            FieldPath::managed_fields(),
+            FieldPath::last_applied_configuration(),
+        ];
+        let mut expected: Pod = serde_json::from_value(pod()).expect("a pod");
+        expected.metadata.managed_fields = None;
+        expected
+            .metadata
+            .annotations
+            .as_mut()
+            .map(|a| a.remove(crate::source::LAST_APPLIED_ANNOTATION));
+        let objects = ProtobufObjects::<Pod>::new(&skip).expect("paths of a pod");
+        let document = protobuf::to_vec(&pod()).expect("encoded");
+        assert_eq!(objects.object(&document).expect("decoded"), expected);
+
+        let metadata = ProtobufObjects::<PartialObjectMeta<Pod>>::new(&skip).expect("paths of metadata");
+        let document = protobuf::to_vec(&metadata_of(&pod())).expect("encoded");
+        assert_eq!(
+            metadata.object(&document).expect("decoded").metadata,
+            expected.metadata
+        );
+    }
+
+    #[test]
+    fn paths_that_name_no_field_are_errors_that_name_them() {
+        let error = |path: &str| {
+            ProtobufObjects::<Pod>::new(&[path.parse().expect("a path")])
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            error("spec.nodeNames"),
+            "failed to decode protobuf into its type: v1 Pod has no field spec.nodeNames (no \"nodeNames\" in api::core::v1::PodSpec)"
+        );
+        assert_eq!(
+            error("spec.nodeName.x"),
+            "failed to decode protobuf into its type: v1 Pod: spec.nodeName is not a message, so it has no field \"x\""
+        );
+        assert_eq!(
+            error("metadata.name[x]"),
+            "failed to decode protobuf into its type: v1 Pod: metadata.name is not a map, so it has no entry [x]"
+        );
+        // a field of a message embedded inline in Go: a persistent volume's source
+        let (numbers, is_map) = protobuf::field_numbers(
+            "v1",
+            "PersistentVolume",
+            &["spec".to_owned(), "hostPath".to_owned()],
+        )
+        .expect("a field");
+        assert_eq!((numbers.as_slice(), is_map), (&[2, 2, 3][..], false));
+    }
+
+    #[test]
+    fn a_document_of_another_kind_is_an_error() {
+        let objects = ProtobufObjects::<Pod>::new(&[]).expect("no paths");
+        let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let error = objects
+            .object(&protobuf::to_vec(&config_map).expect("encoded"))
+            .expect_err("not a pod");
+        assert_eq!(
+            error.to_string(),
+            "failed to decode protobuf into its type: the document holds v1 ConfigMap, where v1 Pod was asked for"
+        );
+    }
+}
