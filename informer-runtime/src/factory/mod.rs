@@ -30,7 +30,7 @@ use crate::{
     reflector,
     scope::{Scope, ScopedInformer},
     source::ListOptions,
-    source::{ApiScope, Encoding, KubeListerWatcher, TweakListOptions},
+    source::{ApiScope, Encoding, FieldPath, KubeListerWatcher, TweakListOptions},
 };
 
 type MetadataTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
@@ -225,6 +225,8 @@ struct Options {
     on_caller_runtime: bool,
     /// What the informers ask the API server for.
     encoding: Encoding,
+    /// Fields every informer skips as it reads objects.
+    skip_fields: Arc<[FieldPath]>,
 }
 
 /// A label selector that scoped informers of one resource add ([`Builder::resource_labels`]).
@@ -499,6 +501,32 @@ impl Builder {
         self
     }
 
+    /// Fields every informer of the factory skips as it reads objects, without parsing or
+    /// allocating them (see [`FieldPath`] and
+    /// [`KubeListerWatcher::skip_fields`]): cheaper than a transform that drops them, since
+    /// they are never decoded. Where objects are read in protobuf (built-in types and
+    /// metadata-only informers, by default); elsewhere transforms still apply. A path that
+    /// names no field of a built-in type keeps its informer from syncing, with an error to
+    /// the watch-error handler that names the path. Informers made by
+    /// [`informer_for`](SharedInformerFactory::informer_for) build their own lister-watcher:
+    /// pass it [`InformerContext::skip_fields`].
+    ///
+    /// ```no_run
+    /// # fn example(client: kube::Client) {
+    /// use informer_runtime::{factory::SharedInformerFactory, source::FieldPath};
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .skip_fields([FieldPath::managed_fields(), FieldPath::last_applied_configuration()])
+    ///     .build();
+    /// # let _ = factory;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn skip_fields(mut self, paths: impl IntoIterator<Item = FieldPath>) -> Self {
+        self.options.skip_fields = paths.into_iter().collect();
+        self
+    }
+
     /// Reports the errors every informer recovers from, with the informer's description.
     #[must_use]
     pub fn watch_error_handler(
@@ -575,6 +603,11 @@ impl InformerContext<'_> {
     /// What the factory's informers ask the API server for ([`Builder::encoding`]).
     pub fn encoding(&self) -> Encoding {
         self.factory.inner.options.encoding
+    }
+
+    /// The fields the factory's informers skip ([`Builder::skip_fields`]).
+    pub fn skip_fields(&self) -> &[FieldPath] {
+        &self.factory.inner.options.skip_fields
     }
 }
 
@@ -782,6 +815,7 @@ impl SharedInformerFactory {
                 watch_error_handler: None,
                 on_caller_runtime: false,
                 encoding: Encoding::default(),
+                skip_fields: Arc::new([]),
             },
             thread: None,
         }
@@ -1151,7 +1185,8 @@ impl SharedInformerFactory {
                 let tweak = join_tweaks(context.tweak_list_options(), selectors);
                 let lister_watcher = KubeListerWatcher::new(api)
                     .shared_tweak_list_options(tweak)
-                    .encoding(context.encoding());
+                    .encoding(context.encoding())
+                    .skip_fields(context.skip_fields().iter().cloned());
                 SharedIndexInformer::new(
                     lister_watcher,
                     informer::Config {

@@ -27,6 +27,14 @@ pub enum Error {
         /// The resources of the ring the factory caches in full, as `plural.group`.
         resources: Vec<String>,
     },
+    /// The manager was given a factory and options of the factory it would build otherwise.
+    #[error(
+        "failed to configure the manager: it was given a factory and `{option}`, an option of the factory it builds; set `{option}` on the factory's builder instead"
+    )]
+    FactoryOptions {
+        /// The option (`encoding`, `skip_fields`).
+        option: &'static str,
+    },
     /// The probe listener could not be bound.
     #[error("failed to listen for probes on {address}: {source} (is the port taken?)")]
     Listen {

@@ -108,6 +108,7 @@ use crate::{
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
     sharding::Shard,
+    source::{Encoding, FieldPath},
 };
 
 /// Configures a [`Manager`]: see [`Manager::builder`].
@@ -118,6 +119,8 @@ pub struct Builder {
     shard: Option<Shard>,
     probe_address: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
+    encoding: Option<Encoding>,
+    skip_fields: Option<Vec<FieldPath>>,
 }
 
 impl fmt::Debug for Builder {
@@ -127,6 +130,8 @@ impl fmt::Debug for Builder {
             .field("shard", &self.shard.as_ref().map(Shard::name))
             .field("probe_address", &self.probe_address)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .field("encoding", &self.encoding)
+            .field("skip_fields", &self.skip_fields)
             .finish_non_exhaustive()
     }
 }
@@ -136,6 +141,33 @@ impl Builder {
     /// default factory on the manager's client.
     pub fn factory(mut self, factory: SharedInformerFactory) -> Self {
         self.factory = Some(factory);
+        self
+    }
+
+    /// What the manager's factory asks the API server for (see
+    /// [`factory::Builder::encoding`](crate::factory::Builder::encoding)): protobuf for
+    /// built-in types by default, [`Encoding::Json`] to opt out. For the factory the manager
+    /// builds; with [`factory`](Self::factory), set it on that factory's builder.
+    ///
+    /// ```no_run
+    /// # fn example(client: kube::Client) -> Result<(), informer_runtime::manager::Error> {
+    /// use informer_runtime::{manager::Manager, source::Encoding};
+    ///
+    /// let manager = Manager::builder(client).encoding(Encoding::Json).build()?;
+    /// # let _ = manager;
+    /// # Ok(()) }
+    /// ```
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = Some(encoding);
+        self
+    }
+
+    /// Fields the manager's informers skip as they read objects (see
+    /// [`factory::Builder::skip_fields`](crate::factory::Builder::skip_fields)). For the
+    /// factory the manager builds; with [`factory`](Self::factory), set them on that factory's
+    /// builder.
+    pub fn skip_fields(mut self, paths: impl IntoIterator<Item = FieldPath>) -> Self {
+        self.skip_fields = Some(paths.into_iter().collect());
         self
     }
 
@@ -177,6 +209,8 @@ impl Builder {
     /// [`Error::LeaderElection`] for an invalid election (or shard Lease) config;
     /// [`Error::ShardAndLeaderElection`] if given both; [`Error::UnrestrictedFactory`] if a
     /// shard's manager was given a factory that caches the ring's resources in full;
+    /// [`Error::FactoryOptions`] if given a factory and [`encoding`](Self::encoding) or
+    /// [`skip_fields`](Self::skip_fields);
     /// [`Error::Listen`] if the probe address cannot be bound.
     pub fn build(self) -> Result<Manager> {
         let election = match (&self.shard, self.leader_election) {
@@ -188,6 +222,23 @@ impl Builder {
             .map(|config| LeaderElector::new(self.client.clone(), config))
             .transpose()
             .map_err(Error::LeaderElection)?;
+        if self.factory.is_some() {
+            let option = match (&self.encoding, &self.skip_fields) {
+                (Some(_), _) => Some("encoding"),
+                (None, Some(_)) => Some("skip_fields"),
+                (None, None) => None,
+            };
+            if let Some(option) = option {
+                return Err(Error::FactoryOptions { option });
+            }
+        }
+        let mut builder = SharedInformerFactory::builder(self.client.clone());
+        if let Some(encoding) = self.encoding {
+            builder = builder.encoding(encoding);
+        }
+        if let Some(paths) = self.skip_fields {
+            builder = builder.skip_fields(paths);
+        }
         let factory = match (self.factory, &self.shard) {
             (Some(factory), Some(shard)) => {
                 let resources = shard.unrestricted_in(&factory);
@@ -200,10 +251,8 @@ impl Builder {
                 factory
             }
             (Some(factory), None) => factory,
-            (None, Some(shard)) => shard
-                .restrict_factory(SharedInformerFactory::builder(self.client.clone()))
-                .build(),
-            (None, None) => SharedInformerFactory::new(self.client.clone()),
+            (None, Some(shard)) => shard.restrict_factory(builder).build(),
+            (None, None) => builder.build(),
         };
         let listener = self.probe_address.map(bind).transpose()?;
         // A refused write is never sent, so it records nothing.
@@ -281,6 +330,8 @@ impl Manager {
             shard: None,
             probe_address: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            encoding: None,
+            skip_fields: None,
         }
     }
 
