@@ -25,6 +25,9 @@
 //! - metadata-only answers (`as=PartialObjectMetadata` in `Accept`) to every verb that returns
 //!   an object, as client-go's metadata client asks for them; kube-apiserver's `406` for an
 //!   `Accept` it cannot serve;
+//! - objects of built-in kinds stored as kube-apiserver stores them (decoded into Go's types,
+//!   kept in protobuf): empty lists and maps and zero values of `omitempty` fields are in no
+//!   answer, so the JSON and the protobuf answers of an object decode alike;
 //! - answers in JSON, YAML or protobuf (built-in kinds) as `Accept` chooses, written with
 //!   kube-apiserver's key order (Go's struct order for built-in types: `kind`, `apiVersion`,
 //!   `metadata`, `spec`, `status`; sorted keys for custom resources);
@@ -66,7 +69,7 @@
 //! | Admission is [`admission::plugins`](#contributing-how-a-request-flows-and-where-to-change-it): names, namespace lifecycle, custom resource schemas, field ownership, CRDs, CSRs and garbage collection; built-in types are neither defaulted nor validated beyond their names | Webhooks, quotas, limit ranges, pod security; defaulted fields (a pod's `restartPolicy`); `422`s for invalid built-in specs |
 //! | CRD schemas prune and check types, `nullable`, `required`, `enum`, bounds and lengths; not `pattern`, `format`, CEL rules, defaults or list uniqueness; versions share objects without conversion | Custom resources refused by `pattern`, `format` or CEL, or defaulted; conversion webhooks |
 //! | Lists in strategic merge patches and `managedFields` are keyed by k8s-openapi's one merge key per list; `managedFields` record leaves only, for writes over HTTP; duplicate fields are found in JSON bodies only | Items of lists keyed by several fields owned apart; duplicate YAML fields reported |
-//! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR gets `415`; discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `406` for discovery |
+//! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR gets `415`; discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `null` for an empty list or map of a field without `omitempty` (left out here); `406` for discovery |
 //! | Tables have the columns and cells of kube-apiserver's printers for the built-in kinds `kubectl get` users look at, CRD printer columns, `Name` and `Created At` for the others | The printer columns of IP addresses and storage version migrations |
 //! | Label selectors have no numeric `>` and `<`; types registered without a CRD are selected by `metadata.name` and `metadata.namespace` only | `>`/`<` in `labelSelector`; an aggregated API's own field labels |
 //!

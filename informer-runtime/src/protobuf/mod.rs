@@ -12,9 +12,15 @@
 //!
 //! What the JSON would say is what the decode gives:
 //! - field names are Go's JSON names (`downwardAPI`, `nodeID`);
-//! - a zero value on the wire is kept where Go's JSON would show it (pointer fields, and
-//!   fields without `omitempty`) and left out where Go's JSON leaves it out, since Go's
-//!   protobuf writes every field that is not a pointer;
+//! - a zero value on the wire is kept where Go's JSON would show it (pointer fields, fields
+//!   without `omitempty`, and structs, which `omitempty` never leaves out) and left out where
+//!   Go's JSON leaves it out, since Go's protobuf writes every field that is not a pointer;
+//! - an empty list or map is no field at all, as on the wire.
+//!
+//! The other way round, [`omit_empty`] takes out of an object's JSON what its protobuf form
+//! cannot carry or its decode leaves out (empty lists and maps, zero scalars of `omitempty`
+//! fields), as kube-apiserver's storage does: the JSON so trimmed and the protobuf document
+//! of the same object decode to equal objects.
 //! - `Time` is RFC 3339 (an empty message is an unset time), `Quantity` its text,
 //!   `IntOrString` a number or a string, `RawExtension` and `FieldsV1` their JSON, `bytes`
 //!   base64.
@@ -44,6 +50,7 @@ mod de;
 mod encode;
 mod envelope;
 mod lookup;
+mod omit_empty;
 mod spec;
 mod table;
 mod text;
@@ -55,6 +62,7 @@ pub use encode::to_vec;
 pub use envelope::{Envelope, MAGIC};
 pub(crate) use lookup::field_numbers;
 pub use lookup::{has_form, has_group_version};
+pub use omit_empty::omit_empty;
 pub use watch_event::WatchFrame;
 
 /// The media type of protobuf documents.

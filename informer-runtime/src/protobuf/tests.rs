@@ -214,6 +214,49 @@ fn zero_values_are_kept_where_go_json_keeps_them() {
     );
 }
 
+/// Go's JSON leaves out no struct value, `omitempty` or not, and Go's protobuf writes a struct
+/// that is not a pointer even when it is empty: a container without resources is
+/// `"resources": {}` and a service without a load balancer `"loadBalancer": {}` in both answers.
+#[test]
+fn empty_structs_are_kept_as_go_json_shows_them() {
+    // Service status (3) { loadBalancer (1) { } }
+    let mut load_balancer = Vec::new();
+    bytes_field(1, &[], &mut load_balancer);
+    let mut meta = Vec::new();
+    bytes_field(1, b"web", &mut meta);
+    let mut service = Vec::new();
+    bytes_field(1, &meta, &mut service);
+    bytes_field(3, &load_balancer, &mut service);
+    let document = envelope("v1", "Service", &service);
+    let object = decode_value(&document).expect("decoded");
+    assert_eq!(object["status"], json!({"loadBalancer": {}}));
+    let json_form = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+                           "status": {"loadBalancer": {}}});
+    let typed: Service = from_slice(&document).expect("typed");
+    assert_eq!(typed, serde_json::from_value::<Service>(json_form).expect("JSON"));
+
+    // Pod spec (2) { containers (2) { name = 1, resources = 8 { } } }, status (3) { }
+    let mut container = Vec::new();
+    bytes_field(1, b"main", &mut container);
+    bytes_field(8, &[], &mut container);
+    let mut spec = Vec::new();
+    bytes_field(2, &container, &mut spec);
+    let mut meta = Vec::new();
+    bytes_field(1, b"p", &mut meta);
+    let mut pod = Vec::new();
+    bytes_field(1, &meta, &mut pod);
+    bytes_field(2, &spec, &mut pod);
+    bytes_field(3, &[], &mut pod);
+    let document = envelope("v1", "Pod", &pod);
+    let object = decode_value(&document).expect("decoded");
+    assert_eq!(object["spec"]["containers"][0]["resources"], json!({}));
+    assert_eq!(object["status"], json!({}));
+    let json_form = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                           "spec": {"containers": [{"name": "main", "resources": {}}]}, "status": {}});
+    let typed: Pod = from_slice(&document).expect("typed");
+    assert_eq!(typed, serde_json::from_value::<Pod>(json_form).expect("JSON"));
+}
+
 #[test]
 fn acronym_fields_keep_go_json_names() {
     let pod = json!({

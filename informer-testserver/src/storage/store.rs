@@ -126,6 +126,17 @@ pub(crate) fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     }
 }
 
+/// Takes out of an object of a built-in kind what kube-apiserver's storage drops: it decodes a
+/// written object into its Go type and keeps it in protobuf, so empty lists and maps and the
+/// zero values of `omitempty` fields are in none of its answers, JSON or protobuf
+/// ([`informer_runtime::protobuf::omit_empty`]). Without this, the JSON answer of an object
+/// whose last annotation was removed (`"annotations": {}`) and its protobuf answer (no
+/// annotations) would decode to different objects. Custom resources are kept as written, as
+/// kube-apiserver keeps them.
+pub(crate) fn as_stored(rt: &ResourceType, object: &mut Value) {
+    informer_runtime::protobuf::omit_empty(&rt.api_version(), &rt.kind, object);
+}
+
 impl Store {
     /// An empty store keeping `history_limit` events.
     pub(crate) fn new(history_limit: usize) -> Self {
@@ -169,10 +180,12 @@ impl Store {
         self.objects.get(&rt.storage_key())?.get(key)
     }
 
-    /// Stores `object` (a create when the key is new, else an update) at the next revision.
+    /// Stores `object` (a create when the key is new, else an update) at the next revision,
+    /// [as kube-apiserver stores it](as_stored).
     ///
     /// A dry run returns the object with the stored object's resourceVersion (none for a create).
     pub(crate) fn put(&mut self, rt: &ResourceType, mut object: Value) -> Value {
+        as_stored(rt, &mut object);
         if self.dry_run {
             let current = self
                 .get(rt, &object_key(&object))

@@ -1,13 +1,15 @@
 //! The checks every written body goes through first: a JSON object of the URL's type, in the
-//! URL's namespace.
+//! URL's namespace, read as kube-apiserver reads it into its Go type.
 
 use serde_json::{Value, json};
 
 use crate::registry::ResourceType;
 use crate::status::ApiError;
-use crate::storage::store::metadata_mut;
+use crate::storage::store::{as_stored, metadata_mut};
 
-/// Checks the body's `apiVersion`/`kind` and namespace and sets the URL's namespace.
+/// Checks the body's `apiVersion`/`kind` and namespace and sets the URL's namespace; a body of
+/// a built-in kind loses what Go's type would not keep ([`as_stored`]), so that a write differs
+/// from the stored object (a new revision, a new generation) only where kube-apiserver's would.
 pub(crate) fn check_body(rt: &ResourceType, ns: Option<&str>, object: &mut Value) -> Result<(), ApiError> {
     if !object.is_object() {
         return Err(ApiError::bad_request(
@@ -48,6 +50,7 @@ pub(crate) fn check_body(rt: &ResourceType, ns: Option<&str>, object: &mut Value
     } else {
         meta.remove("namespace");
     }
+    as_stored(rt, object);
     Ok(())
 }
 

@@ -122,6 +122,64 @@ fn update_conflicts_generation_and_status() {
     );
 }
 
+/// kube-apiserver reads a written object into its Go type and stores it in protobuf: an empty
+/// map or list, or a zero value of an `omitempty` field, is in none of its answers, and a write
+/// that only adds them is no change (no new revision). Custom resources keep what they were
+/// written with.
+#[test]
+fn built_in_objects_are_stored_without_what_go_types_leave_out() {
+    let mut s = state();
+    let pod = s
+        .write()
+        .create(
+            &pods(),
+            Some("ns"),
+            json!({"metadata": {"name": "p", "annotations": {"poison": "transform"}, "finalizers": []},
+                   "spec": {"nodeName": "", "containers": [{"name": "c", "resources": {}}]}}),
+        )
+        .expect("created");
+    assert_eq!(pod["metadata"].get("finalizers"), None);
+    assert_eq!(
+        pod["spec"],
+        json!({"containers": [{"name": "c", "resources": {}}]}),
+        "an empty struct stays, as Go's JSON shows it"
+    );
+    let mut cured = pod;
+    cured["metadata"]["annotations"] = json!({});
+    let stored = s
+        .write()
+        .update(&pods(), Some("ns"), "p", cured, UpdateMode::Main)
+        .expect("updated");
+    assert_eq!(stored["metadata"].get("annotations"), None);
+    assert_eq!(s.get(&pods(), Some("ns"), "p").expect("stored"), stored);
+
+    let mut same = stored.clone();
+    same["metadata"]["labels"] = json!({});
+    same["spec"]["hostNetwork"] = json!(false);
+    let unchanged = s
+        .write()
+        .update(&pods(), Some("ns"), "p", same, UpdateMode::Main)
+        .expect("no change");
+    assert_eq!(
+        unchanged, stored,
+        "nothing Go's type keeps changed: same object, same revision"
+    );
+
+    let widgets = ResourceType::new("example.com", "v1", "Widget", "widgets", true);
+    let widget = s
+        .write()
+        .create(
+            &widgets,
+            Some("ns"),
+            json!({"metadata": {"name": "w", "annotations": {}}, "spec": {"items": []}}),
+        )
+        .expect("created");
+    assert_eq!(
+        (&widget["metadata"]["annotations"], &widget["spec"]),
+        (&json!({}), &json!({"items": []}))
+    );
+}
+
 #[test]
 fn finalizers_delay_deletion() {
     let mut s = state();

@@ -11,13 +11,15 @@
 //! 4. After shutdown nothing runs any more (checked by the harness).
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     fmt,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
 use informer_runtime::{MaybeTombstone, ObjectKey, informer::handler::Notification};
 use kube::Resource;
+use serde::Serialize;
+use serde_json::Value;
 
 use super::schedule::{REVISION_ANNOTATION, TIER_LABEL};
 
@@ -124,8 +126,44 @@ pub fn describe<K: Resource>(object: &K) -> String {
     )
 }
 
+/// Where two objects' JSON forms first differ: the path of the field and both values
+/// (`none` for a missing field), such as `metadata.annotations: {} vs none`.
+pub fn first_difference<K: Serialize>(expected: &K, actual: &K) -> Option<String> {
+    fn walk(path: &str, expected: Option<&Value>, actual: Option<&Value>) -> Option<String> {
+        let show = |value: Option<&Value>| value.map_or_else(|| "none".to_owned(), Value::to_string);
+        match (expected, actual) {
+            (Some(Value::Object(want)), Some(Value::Object(have))) => {
+                let keys: BTreeSet<&String> = want.keys().chain(have.keys()).collect();
+                keys.into_iter().find_map(|key| {
+                    let path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(&path, want.get(key), have.get(key))
+                })
+            }
+            (Some(Value::Array(want)), Some(Value::Array(have))) if want.len() == have.len() => want
+                .iter()
+                .zip(have)
+                .enumerate()
+                .find_map(|(i, (want, have))| walk(&format!("{path}[{i}]"), Some(want), Some(have))),
+            _ if expected == actual => None,
+            _ => Some(format!("{path}: {} vs {}", show(expected), show(actual))),
+        }
+    }
+    let (expected, actual) = (
+        serde_json::to_value(expected).ok()?,
+        serde_json::to_value(actual).ok()?,
+    );
+    walk("", Some(&expected), Some(&actual))
+}
+
 /// The first difference between an expected and an actual state, and how many there are.
-pub fn compare_states<K: Resource + PartialEq>(expected: &State<K>, actual: &State<K>) -> Result<(), String> {
+pub fn compare_states<K: Resource + PartialEq + Serialize>(
+    expected: &State<K>,
+    actual: &State<K>,
+) -> Result<(), String> {
     let mut differences = Vec::new();
     for (key, want) in expected {
         match actual.get(key) {
@@ -135,9 +173,11 @@ pub fn compare_states<K: Resource + PartialEq>(expected: &State<K>, actual: &Sta
                 describe(want.as_ref()),
                 describe(have.as_ref()),
                 if resource_version(want.as_ref()) == resource_version(have.as_ref()) {
-                    " (same resourceVersion, different content)"
+                    let at = first_difference(want.as_ref(), have.as_ref())
+                        .map_or_else(String::new, |difference| format!(": {difference}"));
+                    format!(" (same resourceVersion, different content{at})")
                 } else {
-                    ""
+                    String::new()
                 }
             )),
             Some(_) => {}
