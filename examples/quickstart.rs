@@ -22,9 +22,7 @@ use std::{
 };
 
 use informer_examples::sample_informers::{self, example::v1::FooInformer};
-use informer_runtime::{
-    EventHandlerFuncs, SharedIndexInformer, SharedInformerFactory, key::ObjectKeyExt, source::Encoding,
-};
+use informer_runtime::{EventHandlerFuncs, SharedIndexInformer, SharedInformerFactory, key::ObjectKeyExt};
 use informer_testserver::TestServer;
 use k8s_informers::{
     apps::v1::DeploymentInformer,
@@ -94,12 +92,10 @@ async fn main() -> Result<(), BoxError> {
 
     // 2. One factory keeps one informer per type. The typed `Informers` views reach them by
     //    group and version: built-in resources from `k8s-informers`, `Foo` from the code that
-    //    `informer-gen` generates in `build.rs`. Built-in types are read in protobuf here, as
-    //    client-go's controllers read them (JSON is the default: see `source::Encoding` for
-    //    what each costs); custom resources in JSON.
-    let factory = SharedInformerFactory::builder(client)
-        .encoding(Encoding::Protobuf)
-        .build();
+    //    `informer-gen` generates in `build.rs`. Built-in types are read in protobuf, as
+    //    client-go's controllers read them (the default, since it costs less CPU than JSON:
+    //    see `source::Encoding`); custom resources in JSON.
+    let factory = SharedInformerFactory::new(client);
     let builtin = k8s_informers::Informers::new(&factory);
     let generated = sample_informers::Informers::new(&factory);
     let watched = Watched {

@@ -3,14 +3,14 @@
 //! against ours (decoded in place from the chunks), and each line decoded on its own by every
 //! parser of [`bare`] for reference: `serde_json` from bytes, and from `&str` after one UTF-8
 //! check of the line (by std or by simdutf8); informer-runtime's exact-capacity decoding
-//! ([`exact`]); simd-json on a copy of the line. Every decoded pod is inserted into a
+//! (`source::watch_body::decode_text`); simd-json on a copy of the line. Every decoded pod is inserted into a
 //! `HashMap`, as in the floor. [`pages`] does the same for list pages.
 //!
 //! The variants run in turn, `rounds` times each, so that a busy machine slows them alike;
 //! the table shows each variant's fastest round.
 
 mod bare;
-mod exact;
+
 pub(crate) mod pages;
 
 use std::{collections::HashMap, fmt::Write as _, time::Duration};

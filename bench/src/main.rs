@@ -12,9 +12,9 @@
 //!
 //! It prints markdown tables: sync time with user and system CPU, watch-phase time, CPU per
 //! event and events/s for the floors (`--only floor`, `--only floor-protobuf`), kube-rs
-//! (`watcher` + `reflector`) and ours over protobuf (factory informer with 1 and 3
+//! (`watcher` + `reflector`) and ours over protobuf, the default (factory informer with 1 and 3
 //! counting handlers, with 3 on the caller's runtime and on a connection opened there
-//! (`--only caller-runtime`), and with streaming lists), and ours over JSON, the default, with 1
+//! (`--only caller-runtime`), and with streaming lists), and ours over JSON, with 1
 //! and 3 handlers (`--only ours-json`); the goals of protobuf against the JSON floor and
 //! kube-rs; memory per cached pod measured in child processes
 //! (`--rss ours|ours-json|kube|floor|floor-protobuf [--strip-managed-fields]`; `--only memory`
@@ -126,7 +126,7 @@ enum Timed {
     Ours1,
     /// Our factory informer with three handlers, over protobuf.
     Ours3,
-    /// Our factory informer with one and with three handlers, over JSON (the default).
+    /// Our factory informer with one and with three handlers, over JSON.
     OursJson,
     /// Our factory informer with three handlers on the caller's runtime
     /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.

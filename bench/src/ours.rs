@@ -1,6 +1,6 @@
 //! Ours: `SharedInformerFactory::informer::<Pod>()` (namespace index, default config) with
 //! handlers that count notifications, or the same informer with streaming lists; over protobuf
-//! or over JSON, the default (`factory::Builder::encoding`).
+//! (the default) or over JSON (`factory::Builder::encoding`).
 //!
 //! The sync phase ends when the factory reports the cache synced and every handler has seen
 //! the initial list; the watch phase when the store holds the last event's resource version
@@ -160,11 +160,11 @@ fn miscounted(counters: &[Arc<AtomicU64>], expected: u64) -> Option<String> {
         .then(|| format!("handlers counted {delivered:?}, expected {expected} each"))
 }
 
-/// The prefix of our consumers' names over protobuf in the tables.
-pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf): ";
+/// The prefix of our consumers' names over protobuf, the default, in the tables.
+pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf, default): ";
 
-/// The prefix of our consumers' names over JSON, the default.
-pub(crate) const JSON_PREFIX: &str = "ours (JSON, default): ";
+/// The prefix of our consumers' names over JSON.
+pub(crate) const JSON_PREFIX: &str = "ours (JSON): ";
 
 /// The consumer's name in the tables.
 fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, encoding: Encoding) -> String {

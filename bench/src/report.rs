@@ -246,13 +246,13 @@ impl Report<'_> {
             let ours = self.memory_per_pod("ours", stripped);
             rows.push(GoalRow {
                 what: format!(
-                    "ours (protobuf): memory per pod / ours (JSON, default), managedFields {fields}"
+                    "ours (protobuf, default): memory per pod / ours (JSON), managedFields {fields}"
                 ),
                 figure: quotient(ours, self.memory_per_pod("ours-json", stripped)),
                 goal: Goal::AtMost(1.0),
             });
             rows.push(GoalRow {
-                what: format!("ours (protobuf): memory per pod / kube-rs, managedFields {fields}"),
+                what: format!("ours (protobuf, default): memory per pod / kube-rs, managedFields {fields}"),
                 figure: quotient(ours, self.memory_per_pod("kube", stripped)),
                 goal: Goal::AtMost(1.0),
             });

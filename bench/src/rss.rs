@@ -25,10 +25,10 @@ use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scope, server};
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Consumer {
-    /// Our factory informer (namespace index, no handlers), over protobuf
+    /// Our factory informer (namespace index, no handlers), over protobuf, the default
     /// (`factory::Builder::encoding(Encoding::Protobuf)`).
     Ours,
-    /// The same over JSON, the default.
+    /// The same over JSON.
     OursJson,
     /// The same as `ours` (protobuf) with `compact_objects(true)`.
     OursCompacted,
@@ -63,8 +63,8 @@ impl Consumer {
 /// The name of a consumer (as its child reports it) in the memory table.
 pub(crate) fn label(consumer: &str) -> &str {
     match consumer {
-        "ours" => "ours (protobuf)",
-        "ours-json" => "ours (JSON, default)",
+        "ours" => "ours (protobuf, default)",
+        "ours-json" => "ours (JSON)",
         "ours-compacted" => "ours, compacted (protobuf)",
         "ours-metadata" => "ours, metadata only (protobuf)",
         "kube" => "kube-rs (JSON)",

@@ -45,7 +45,9 @@ impl Bare {
             Self::FromSlice => serde_json::from_slice(bytes).ok(),
             Self::FromStr => serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok(),
             Self::SimdUtf8FromStr => serde_json::from_str(simdutf8::basic::from_utf8(bytes).ok()?).ok(),
-            Self::Exact => super::exact::from_str(std::str::from_utf8(bytes).ok()?).ok(),
+            Self::Exact => {
+                informer_runtime::source::watch_body::decode_text(std::str::from_utf8(bytes).ok()?).ok()
+            }
             Self::SimdJson => simd_json::serde::from_slice(&mut bytes.to_vec()).ok(),
             Self::SimdJsonKeptBuffers => {
                 scratch.copy.clear();

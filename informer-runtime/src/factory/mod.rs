@@ -481,9 +481,9 @@ impl Builder {
         self
     }
 
-    /// What the factory's informers ask the API server for: [`Encoding::Json`] (the default) or
-    /// [`Encoding::Protobuf`] (protobuf for built-in types, as client-go's controllers read
-    /// them, JSON for custom resources; see [`Encoding`] for what each costs). Informers made
+    /// What the factory's informers ask the API server for: [`Encoding::Protobuf`] (the
+    /// default: protobuf for built-in types, as client-go's controllers read them, JSON for
+    /// custom resources) or [`Encoding::Json`] (see [`Encoding`] for what each costs). Informers made
     /// by [`informer_for`](SharedInformerFactory::informer_for) build their own lister-watcher:
     /// pass it [`InformerContext::encoding`].
     ///
@@ -491,7 +491,7 @@ impl Builder {
     /// # fn example(client: kube::Client) {
     /// use informer_runtime::{factory::SharedInformerFactory, source::Encoding};
     ///
-    /// let factory = SharedInformerFactory::builder(client).encoding(Encoding::Protobuf).build();
+    /// let factory = SharedInformerFactory::builder(client).encoding(Encoding::Json).build();
     /// # let _ = factory;
     /// # }
     /// ```

@@ -23,10 +23,10 @@ use serde::de::DeserializeOwned;
 use crate::{
     protobuf,
     source::encoding::{Asked, Encoding, is_protobuf, protobuf_accept},
-    source::exact_json,
+    source::json_objects::JsonObjects,
     source::protobuf_objects::ProtobufObjects,
     source::protobuf_watch_body::decode_protobuf_watch_body,
-    source::watch_body::decode_watch_body,
+    source::watch_body::decode_watch_body_skipping,
     source::{Error, FieldPath, ListOptions, ListerWatcher, TweakListOptions, WatchStream},
 };
 
@@ -48,9 +48,9 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Lists and watch events are decoded with every `Vec` at its exact capacity (one pass over
 /// the text finds every array's length, which serde then allocates at once): a cache holds no
-/// room left by a vector's doubling, without a copy of each object. With
-/// [`Encoding::Protobuf`] ([`encoding`](Self::encoding)) built-in types are read in protobuf,
-/// as client-go's controllers read them, also with every `Vec` at its length.
+/// room left by a vector's doubling, without a copy of each object. Built-in types are read in
+/// protobuf by default ([`Encoding`], [`encoding`](Self::encoding)), as client-go's
+/// controllers read them, also with every `Vec` at its length.
 ///
 /// For `kube::core::PartialObjectMeta<K>` it asks for metadata only (client-go's metadata
 /// client): the server sends `PartialObjectMetadata` objects, with `metadata` and nothing
@@ -77,6 +77,8 @@ pub struct KubeListerWatcher<K> {
     json_from_now_on: Arc<AtomicBool>,
     /// Fields skipped as each object is read.
     skip_fields: Arc<[FieldPath]>,
+    /// How JSON objects are read.
+    json: JsonObjects,
     /// How protobuf objects are read, found at the first protobuf answer.
     protobuf_objects: OnceLock<Result<Arc<ProtobufObjects<K>>, protobuf::Error>>,
 }
@@ -91,15 +93,16 @@ impl<K> KubeListerWatcher<K> {
             encoding: Encoding::default(),
             json_from_now_on: Arc::default(),
             skip_fields: Arc::new([]),
+            json: JsonObjects::default(),
             protobuf_objects: OnceLock::new(),
         }
     }
 
-    /// Skips these fields of every object as it is read, without parsing or allocating them
-    /// (see [`FieldPath`]): the objects come out as if a transform had removed the fields.
-    /// Where the generated protobuf decoders read (built-in types and metadata-only objects in
-    /// protobuf); other objects keep the fields, for a transform to drop. A path that names no
-    /// field of a built-in type fails every list and watch with an error that names it.
+    /// Skips these fields of every object as it is read (see [`FieldPath`]): the objects come
+    /// out as if a transform had removed the fields, but the fields cost almost nothing. In
+    /// protobuf (built-in types and metadata-only objects) they are passed over unread; in JSON
+    /// (custom resources) they are parsed but never built. A path that names no field of a
+    /// built-in type fails every list and watch over protobuf with an error that names it.
     ///
     /// ```no_run
     /// use informer_runtime::{KubeListerWatcher, source::FieldPath};
@@ -115,13 +118,14 @@ impl<K> KubeListerWatcher<K> {
     #[must_use]
     pub fn skip_fields(mut self, paths: impl IntoIterator<Item = FieldPath>) -> Self {
         self.skip_fields = paths.into_iter().collect();
+        self.json = JsonObjects::new(&self.skip_fields);
         self.protobuf_objects = OnceLock::new();
         self
     }
 
-    /// What to ask the API server for: [`Encoding::Json`] (the default) or
-    /// [`Encoding::Protobuf`] (protobuf for built-in types, decoded straight into `K` by its
-    /// own `Deserialize`).
+    /// What to ask the API server for: [`Encoding::Protobuf`] (the default: protobuf for
+    /// built-in types and metadata-only objects, decoded straight into `K` by the decoders
+    /// `k8s-protobuf` generates) or [`Encoding::Json`].
     #[must_use]
     pub fn encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;
@@ -293,7 +297,7 @@ where
                     .and_then(|objects| objects.list(&bytes))
                     .map_err(|err| protobuf_error(&self.json_from_now_on, url, err));
             }
-            exact_json::decode_slice(&bytes).map_err(|err| Error::Decode(Box::new(err)))
+            self.json.list(&bytes).map_err(|err| Error::Decode(Box::new(err)))
         }
         .boxed()
     }
@@ -337,7 +341,9 @@ where
                 });
                 return Ok(events.take_until(deadline).boxed());
             }
-            Ok(decode_watch_body(chunks).take_until(deadline).boxed())
+            Ok(decode_watch_body_skipping(chunks, self.json.watch_skip())
+                .take_until(deadline)
+                .boxed())
         }
         .boxed()
     }

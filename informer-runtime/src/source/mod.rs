@@ -6,6 +6,7 @@
 mod encoding;
 mod exact_json;
 mod field_path;
+mod json_objects;
 mod kube_lister_watcher;
 pub(crate) mod pager;
 mod protobuf_objects;

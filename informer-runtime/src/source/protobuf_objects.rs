@@ -31,10 +31,10 @@ pub(crate) struct ProtobufObjects<K> {
 enum How<K> {
     /// A k8s-openapi type: its generated decoder.
     Generated(&'static KindDecoder),
-    /// A metadata-only object (`PartialObjectMeta<_>`): these empty objects, with the decoded
-    /// metadata put in; the first as a watch event's object has it (its type from the
-    /// envelope), the second as a list's item has it.
-    Metadata { object: K, item: K },
+    /// A metadata-only object (`PartialObjectMeta<_>`): this empty object, typed
+    /// `meta.k8s.io/v1 PartialObjectMetadata`, with the decoded metadata put in. List items get
+    /// the type too, as kube-apiserver's JSON gives it to them (protobuf sends none).
+    Metadata(K),
     /// Anything else: the serde decoder over the table.
     Serde,
 }
@@ -52,19 +52,13 @@ where
             How::Generated(decoder)
         } else if K::metadata_api() {
             let typed = serde_json::json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata"});
-            match (
-                serde_json::from_value::<K>(typed),
-                serde_json::from_value::<K>(serde_json::json!({})),
-            ) {
-                (Ok(object), Ok(item)) => How::Metadata { object, item },
-                _ => How::Serde,
-            }
+            serde_json::from_value::<K>(typed).map_or(How::Serde, How::Metadata)
         } else {
             How::Serde
         };
         let skip = match &how {
             How::Generated(decoder) => skip_fields(skip, decoder.api_version(), decoder.kind())?,
-            How::Metadata { .. } => skip_fields(skip, "meta.k8s.io/v1", "PartialObjectMetadata")?,
+            How::Metadata(_) => skip_fields(skip, "meta.k8s.io/v1", "PartialObjectMetadata")?,
             How::Serde => SkipFields::new(),
         };
         Ok(Self {
@@ -90,7 +84,7 @@ where
                 decoder.decode(envelope.raw, self.context(), &mut object)?;
                 object.ok_or_else(|| mismatch::<K>(decoder))
             }
-            How::Metadata { object, .. } => {
+            How::Metadata(object) => {
                 let envelope = Envelope::parse(document)?;
                 expect_kind(&envelope, "meta.k8s.io/v1", "PartialObjectMetadata")?;
                 let mut object = object.clone();
@@ -122,7 +116,7 @@ where
                     }
                 })?
             }
-            How::Metadata { item, .. } => {
+            How::Metadata(item) => {
                 expect_kind(&envelope, "meta.k8s.io/v1", "PartialObjectMetadataList")?;
                 self.list_items(envelope.raw, |message, _, items: &mut Vec<K>| {
                     let mut object = item.clone();
@@ -318,9 +312,14 @@ mod tests {
         .list(&list)
         .expect("decoded by serde");
         assert_eq!(decoded.items.len(), 1);
+        assert_eq!(decoded.items[0].metadata, by_serde.items[0].metadata);
+        // items are typed as kube-apiserver's JSON types them (protobuf items carry no type)
         assert_eq!(
-            (&decoded.items[0].types, &decoded.items[0].metadata),
-            (&by_serde.items[0].types, &by_serde.items[0].metadata)
+            decoded.items[0]
+                .types
+                .as_ref()
+                .map(|t| (t.api_version.as_str(), t.kind.as_str())),
+            Some(("meta.k8s.io/v1", "PartialObjectMetadata"))
         );
     }
 

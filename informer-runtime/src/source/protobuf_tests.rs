@@ -61,7 +61,7 @@ async fn built_in_types_are_read_in_protobuf_as_they_are_in_json() {
         server.create(pod(name, node)).expect("created");
     }
     let protobuf = KubeListerWatcher::new(Api::<Pod>::all(client.clone())).encoding(Encoding::Protobuf);
-    let json = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let json = KubeListerWatcher::new(Api::<Pod>::all(client)).encoding(Encoding::Json);
 
     let in_protobuf = protobuf
         .list(&ListOptions::default())
@@ -130,7 +130,7 @@ async fn emptied_maps_and_lists_read_the_same_in_protobuf_and_json() {
     annotated["metadata"]["annotations"] = json!({"fault-suite/panic-in": "transform"});
     server.create(annotated).expect("created");
     let protobuf = KubeListerWatcher::new(Api::<Pod>::all(client.clone())).encoding(Encoding::Protobuf);
-    let json = KubeListerWatcher::new(Api::<Pod>::all(client));
+    let json = KubeListerWatcher::new(Api::<Pod>::all(client)).encoding(Encoding::Json);
     let from = server.resource_version().to_string();
     let mut cured = server.get("v1", "Pod", Some("default"), "a").expect("stored");
     cured["metadata"]["annotations"] = json!({});
@@ -162,7 +162,7 @@ async fn metadata_only_reads_are_protobuf_partial_object_metadata() {
     server.create(pod("a", "n1")).expect("created");
     let protobuf = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client.clone()))
         .encoding(Encoding::Protobuf);
-    let json = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client));
+    let json = KubeListerWatcher::new(Api::<PartialObjectMeta<Pod>>::all(client)).encoding(Encoding::Json);
     let in_protobuf = protobuf
         .list(&ListOptions::default())
         .await

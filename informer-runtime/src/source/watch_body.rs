@@ -14,7 +14,12 @@ use futures::{Stream, StreamExt};
 use kube::core::{Status, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use crate::source::{BoxError, Error, exact_json};
+use std::sync::Arc;
+
+use crate::source::{
+    BoxError, Error,
+    exact_json::{self, Skip},
+};
 
 /// A split line longer than this gives its buffer back once decoded.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
@@ -51,7 +56,28 @@ const KEPT_LINE_CAPACITY: usize = 1 << 20;
 /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
 /// # }
 /// ```
+#[cfg(any(test, feature = "unstable-watch-body"))]
 pub fn decode_watch_body<K, S, E>(body: S) -> impl Stream<Item = Result<WatchEvent<K>, Error>> + Send
+where
+    K: DeserializeOwned + Send,
+    S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
+    E: Into<BoxError>,
+{
+    decode_watch_body_skipping(body, None)
+}
+
+/// Decodes one JSON text as the watch decoder decodes each line and the lister-watcher each
+/// list (every `Vec` at its exact capacity), for the workspace's benchmark.
+#[cfg(feature = "unstable-watch-body")]
+pub fn decode_text<T: DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    exact_json::from_str(text)
+}
+
+/// [`decode_watch_body`], passing over what `skip` names in each event.
+pub(crate) fn decode_watch_body_skipping<K, S, E>(
+    body: S,
+    skip: Option<Arc<Skip>>,
+) -> impl Stream<Item = Result<WatchEvent<K>, Error>> + Send
 where
     K: DeserializeOwned + Send,
     S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
@@ -62,6 +88,7 @@ where
         chunk: Bytes::new(),
         split_line: Vec::new(),
         ended: false,
+        skip,
     };
     futures::stream::unfold(lines, |mut lines| async move {
         let event = lines.next_event().await?;
@@ -71,6 +98,8 @@ where
 
 struct WatchLines<S> {
     body: S,
+    /// What is skipped in each event.
+    skip: Option<Arc<Skip>>,
     /// The unread rest of the current chunk.
     chunk: Bytes,
     /// The start of a line whose end is in a later chunk.
@@ -87,7 +116,7 @@ where
         loop {
             if let Some(end) = memchr::memchr(b'\n', &self.chunk) {
                 let event = if self.split_line.is_empty() {
-                    decode_line(&self.chunk[..end])
+                    decode_line(&self.chunk[..end], self.skip.as_deref())
                 } else {
                     self.split_line.extend_from_slice(&self.chunk[..end]);
                     self.take_split_line()
@@ -122,7 +151,7 @@ where
     }
 
     fn take_split_line<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
-        let event = decode_line(&self.split_line);
+        let event = decode_line(&self.split_line, self.skip.as_deref());
         self.split_line.clear();
         if self.split_line.capacity() > KEPT_LINE_CAPACITY {
             self.split_line = Vec::new();
@@ -132,18 +161,25 @@ where
 }
 
 /// Decodes one line: `None` for a blank line.
-fn decode_line<K: DeserializeOwned>(line: &[u8]) -> Option<Result<WatchEvent<K>, Error>> {
+fn decode_line<K: DeserializeOwned>(
+    line: &[u8],
+    skip: Option<&Skip>,
+) -> Option<Result<WatchEvent<K>, Error>> {
     let line = line.trim_ascii();
     if line.is_empty() {
         return None;
     }
-    Some(match exact_json::decode_slice::<WatchEvent<K>>(line) {
-        Ok(event) => Ok(event),
-        Err(err) => match serde_json::from_slice::<Status>(line) {
-            Ok(status) if status.code != 0 || status.status.is_some() => Err(Error::Api(Box::new(status))),
-            _ => Err(Error::Decode(Box::new(err))),
+    Some(
+        match exact_json::decode_slice_skipping::<WatchEvent<K>>(line, skip) {
+            Ok(event) => Ok(event),
+            Err(err) => match serde_json::from_slice::<Status>(line) {
+                Ok(status) if status.code != 0 || status.status.is_some() => {
+                    Err(Error::Api(Box::new(status)))
+                }
+                _ => Err(Error::Decode(Box::new(err))),
+            },
         },
-    })
+    )
 }
 
 /// A body error as the stream reports it: a lister-watcher's own error keeps its class.
@@ -361,6 +397,7 @@ mod tests {
             chunk: Bytes::new(),
             split_line: Vec::new(),
             ended: false,
+            skip: None,
         };
         let event = lines
             .next_event::<ConfigMap>()

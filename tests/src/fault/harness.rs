@@ -781,18 +781,17 @@ impl World {
                     .push(format!("{scope} {informer}: {error}"));
             }
         };
-        // The cluster and selected informers read protobuf, the namespaced ones JSON (the
-        // default): every schedule's faults meet both decoders.
+        // The cluster and selected informers read protobuf (the default), the namespaced ones
+        // JSON: every schedule's faults meet both decoders.
         let cluster = SharedInformerFactory::builder(client.clone())
-            .encoding(informer_runtime::source::Encoding::Protobuf)
             .watch_error_handler(hook("cluster"))
             .build();
         let namespaced = SharedInformerFactory::builder(client.clone())
             .namespace(NAMESPACES[0])
+            .encoding(informer_runtime::source::Encoding::Json)
             .watch_error_handler(hook("namespaced"))
             .build();
         let selected = SharedInformerFactory::builder(client)
-            .encoding(informer_runtime::source::Encoding::Protobuf)
             .tweak_list_options(|options| {
                 options.label_selector = Some(format!("{TIER_LABEL}={SELECTED_TIER}"));
             })

@@ -6,12 +6,20 @@
 //! next of the counts found by the scan becomes the sequence's size hint. Ignored values are
 //! decoded through the wrapper too (as ignored data), so their arrays keep the order. A hint
 //! only sizes allocations: if it were ever wrong, the result would be the same.
+//!
+//! A [`Skip`] carried along names fields passed over: an object it applies to has its keys
+//! read here, and the value of a skipped key is parsed as ignored data (counting its arrays)
+//! without reaching the visitor.
 
-use std::{cell::Cell, fmt};
+use std::{cell::Cell, fmt, marker::PhantomData};
 
 use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess,
+    VariantAccess, Visitor,
+    value::{BorrowedStrDeserializer, StringDeserializer},
 };
+
+use super::skip::{Entry, Skip};
 
 /// The array lengths of one text, taken in order.
 pub(crate) struct Lengths<'a> {
@@ -39,27 +47,37 @@ impl<'a> Lengths<'a> {
 pub(crate) struct ExactDeserializer<'l, D> {
     pub(crate) inner: D,
     pub(crate) lengths: &'l Lengths<'l>,
+    /// What is skipped in the value, if anything.
+    pub(crate) skip: Option<&'l Skip>,
 }
 
 struct ExactVisitor<'l, V> {
     inner: V,
     lengths: &'l Lengths<'l>,
+    skip: Option<&'l Skip>,
 }
 
 struct ExactSeed<'l, S> {
     inner: S,
     lengths: &'l Lengths<'l>,
+    skip: Option<&'l Skip>,
 }
 
 struct ExactSeq<'l, A> {
     inner: A,
     lengths: &'l Lengths<'l>,
     remaining: Option<usize>,
+    /// What is skipped in each element.
+    skip: Option<&'l Skip>,
 }
 
 struct ExactMap<'l, A> {
     inner: A,
     lengths: &'l Lengths<'l>,
+    /// What is skipped among the entries; `None` forwards them as they are.
+    skip: Option<&'l Skip>,
+    /// What is skipped in the value of the key just given.
+    value_skip: Option<&'l Skip>,
 }
 
 struct ExactEnum<'l, A> {
@@ -67,8 +85,8 @@ struct ExactEnum<'l, A> {
     lengths: &'l Lengths<'l>,
 }
 
-fn exact_visitor<'l, V>(inner: V, lengths: &'l Lengths<'l>) -> ExactVisitor<'l, V> {
-    ExactVisitor { inner, lengths }
+fn exact_visitor<'l, V>(inner: V, lengths: &'l Lengths<'l>, skip: Option<&'l Skip>) -> ExactVisitor<'l, V> {
+    ExactVisitor { inner, lengths, skip }
 }
 
 /// Forwards `deserialize_*` methods to the inner deserializer with a wrapped visitor.
@@ -76,7 +94,7 @@ macro_rules! forward_deserialize {
     ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
         $(
             fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-                let visitor = exact_visitor(visitor, self.lengths);
+                let visitor = exact_visitor(visitor, self.lengths, self.skip);
                 self.inner.$method($($arg,)* visitor)
             }
         )*
@@ -104,7 +122,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ExactDeserializer<'_, D> {
 
     /// Ignored values are decoded as any value, so arrays inside them are counted in order.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        let visitor = exact_visitor(visitor, self.lengths);
+        let visitor = exact_visitor(visitor, self.lengths, None);
         self.inner.deserialize_any(visitor)
     }
 
@@ -151,6 +169,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ExactVisitor<'_, V> {
         self.inner.visit_some(ExactDeserializer {
             inner,
             lengths: self.lengths,
+            skip: self.skip,
         })
     }
 
@@ -158,6 +177,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ExactVisitor<'_, V> {
         self.inner.visit_newtype_struct(ExactDeserializer {
             inner,
             lengths: self.lengths,
+            skip: self.skip,
         })
     }
 
@@ -167,6 +187,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ExactVisitor<'_, V> {
             inner,
             lengths: self.lengths,
             remaining,
+            skip: self.skip.and_then(Skip::element),
         })
     }
 
@@ -174,6 +195,8 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ExactVisitor<'_, V> {
         self.inner.visit_map(ExactMap {
             inner,
             lengths: self.lengths,
+            skip: self.skip.filter(|skip| skip.reads_entries()),
+            value_skip: None,
         })
     }
 
@@ -192,13 +215,22 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for ExactSeed<'_, S> {
         self.inner.deserialize(ExactDeserializer {
             inner,
             lengths: self.lengths,
+            skip: self.skip,
         })
     }
 }
 
 impl<'l, S> ExactSeed<'l, S> {
     fn new(inner: S, lengths: &'l Lengths<'l>) -> Self {
-        Self { inner, lengths }
+        Self {
+            inner,
+            lengths,
+            skip: None,
+        }
+    }
+
+    fn skipping(inner: S, lengths: &'l Lengths<'l>, skip: Option<&'l Skip>) -> Self {
+        Self { inner, lengths, skip }
     }
 }
 
@@ -206,7 +238,9 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for ExactSeq<'_, A> {
     type Error = A::Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, A::Error> {
-        let element = self.inner.next_element_seed(ExactSeed::new(seed, self.lengths))?;
+        let element = self
+            .inner
+            .next_element_seed(ExactSeed::skipping(seed, self.lengths, self.skip))?;
         if element.is_some() {
             self.remaining = self.remaining.map(|n| n.saturating_sub(1));
         }
@@ -222,11 +256,38 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for ExactMap<'_, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
-        self.inner.next_key_seed(ExactSeed::new(seed, self.lengths))
+        let Some(skip) = self.skip else {
+            return self.inner.next_key_seed(ExactSeed::new(seed, self.lengths));
+        };
+        // the keys are read here, so that skipped entries never reach the visitor
+        loop {
+            let Some(key) = self.inner.next_key_seed(KeyText)? else {
+                return Ok(None);
+            };
+            match skip.entry(key.as_str()) {
+                Entry::Skipped => {
+                    self.inner
+                        .next_value_seed(ExactSeed::new(PhantomData::<IgnoredAny>, self.lengths))?;
+                }
+                Entry::Kept(below) => {
+                    self.value_skip = below;
+                    return match key {
+                        Key::Borrowed(key) => seed.deserialize(BorrowedStrDeserializer::new(key)),
+                        Key::Owned(key) => {
+                            let key: StringDeserializer<A::Error> = key.into_deserializer();
+                            seed.deserialize(key)
+                        }
+                    }
+                    .map(Some);
+                }
+            }
+        }
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
-        self.inner.next_value_seed(ExactSeed::new(seed, self.lengths))
+        let skip = self.value_skip.take();
+        self.inner
+            .next_value_seed(ExactSeed::skipping(seed, self.lengths, skip))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -263,7 +324,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for ExactEnum<'_, A> {
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        let visitor = exact_visitor(visitor, self.lengths);
+        let visitor = exact_visitor(visitor, self.lengths, None);
         self.inner.tuple_variant(len, visitor)
     }
 
@@ -272,7 +333,53 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for ExactEnum<'_, A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        let visitor = exact_visitor(visitor, self.lengths);
+        let visitor = exact_visitor(visitor, self.lengths, None);
         self.inner.struct_variant(fields, visitor)
+    }
+}
+
+/// An object's key as the text holds it: borrowed, or unescaped into a string of its own.
+enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Borrowed(key) => key,
+            Self::Owned(key) => key,
+        }
+    }
+}
+
+/// Reads a key as [`Key`].
+struct KeyText;
+
+impl<'de> DeserializeSeed<'de> for KeyText {
+    type Value = Key<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key<'de>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyText {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key::Borrowed(key))
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+        Ok(Key::Owned(key.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
+        Ok(Key::Owned(key))
     }
 }
