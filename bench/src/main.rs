@@ -92,10 +92,9 @@ mod sharding;
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use clap::Parser;
-use informer_runtime::source::Encoding;
 
 use crate::{
-    ours::{InitialList, Placement},
+    ours::{InitialList, Placement, Reading},
     render::Rendered,
     report::Report,
     server::Server,
@@ -128,6 +127,9 @@ enum Timed {
     Ours3,
     /// Our factory informer with one and with three handlers, over JSON.
     OursJson,
+    /// Our factory informer with three handlers over protobuf, `metadata.managedFields` skipped
+    /// as objects are read (`factory::Builder::skip_fields`).
+    OursSkipping,
     /// Our factory informer with three handlers on the caller's runtime
     /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.
     CallerRuntime,
@@ -614,24 +616,30 @@ fn one_pass(
         }));
     }
     let paged = [
-        (Timed::Ours1, 1, Placement::Default, Encoding::Protobuf),
-        (Timed::Ours3, 3, Placement::Default, Encoding::Protobuf),
-        (Timed::OursJson, 1, Placement::Default, Encoding::Json),
-        (Timed::OursJson, 3, Placement::Default, Encoding::Json),
+        (Timed::Ours1, 1, Placement::Default, Reading::PROTOBUF),
+        (Timed::Ours3, 3, Placement::Default, Reading::PROTOBUF),
+        (Timed::OursJson, 1, Placement::Default, Reading::JSON),
+        (Timed::OursJson, 3, Placement::Default, Reading::JSON),
+        (
+            Timed::OursSkipping,
+            3,
+            Placement::Default,
+            Reading::PROTOBUF_SKIPPING_MANAGED_FIELDS,
+        ),
         (
             Timed::CallerRuntime,
             3,
             Placement::CallerRuntime,
-            Encoding::Protobuf,
+            Reading::PROTOBUF,
         ),
         (
             Timed::CallerRuntime,
             3,
             Placement::DefaultReusedConnection,
-            Encoding::Protobuf,
+            Reading::PROTOBUF,
         ),
     ];
-    for (consumer, handlers, placement, encoding) in paged {
+    for (consumer, handlers, placement, reading) in paged {
         if args.times(consumer) {
             outcomes.push(with_server(rendered, "ours", &|server| {
                 runtime.block_on(ours::run(
@@ -640,7 +648,7 @@ fn one_pass(
                     handlers,
                     InitialList::Paged,
                     placement,
-                    encoding,
+                    reading,
                 ))
             }));
         }
@@ -653,7 +661,7 @@ fn one_pass(
                 1,
                 InitialList::Streaming,
                 Placement::Default,
-                Encoding::Protobuf,
+                Reading::PROTOBUF,
             ))
         }));
     }
@@ -681,7 +689,7 @@ fn current_thread_pair(runtime: &tokio::runtime::Runtime, rendered: &Arc<Rendere
             3,
             InitialList::Paged,
             Placement::OwnThread,
-            Encoding::Protobuf,
+            Reading::PROTOBUF,
         ))
     });
     [kube, ours]

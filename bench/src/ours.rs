@@ -19,7 +19,7 @@ use informer_runtime::{
     cache::namespace_indexers,
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
-    source::Encoding,
+    source::{Encoding, FieldPath},
 };
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -51,6 +51,34 @@ pub(crate) enum Placement {
     CallerRuntime,
     /// On a thread of their own with a client made there (`builder_on_own_thread`).
     OwnThread,
+}
+
+/// What the informer asks for and how it reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// The encoding.
+    pub(crate) encoding: Encoding,
+    /// Whether `metadata.managedFields` is skipped as objects are read
+    /// (`factory::Builder::skip_fields`).
+    pub(crate) skip_managed_fields: bool,
+}
+
+impl Reading {
+    /// Protobuf, the default.
+    pub(crate) const PROTOBUF: Self = Self {
+        encoding: Encoding::Protobuf,
+        skip_managed_fields: false,
+    };
+    /// JSON.
+    pub(crate) const JSON: Self = Self {
+        encoding: Encoding::Json,
+        skip_managed_fields: false,
+    };
+    /// Protobuf, `metadata.managedFields` skipped unread.
+    pub(crate) const PROTOBUF_SKIPPING_MANAGED_FIELDS: Self = Self {
+        encoding: Encoding::Protobuf,
+        skip_managed_fields: true,
+    };
 }
 
 /// How the informer gets its first state.
@@ -108,9 +136,9 @@ pub(crate) async fn run(
     handlers: usize,
     initial: InitialList,
     placement: Placement,
-    encoding: Encoding,
+    reading: Reading,
 ) -> Outcome {
-    let name = consumer_name(handlers, initial, placement, encoding);
+    let name = consumer_name(handlers, initial, placement, reading);
     let expected = Expected::of(rendered);
     let client = server.client();
     if placement == Placement::DefaultReusedConnection {
@@ -118,7 +146,7 @@ pub(crate) async fn run(
     }
     // Sync phase: from building the factory to every cache and handler synced.
     let start = Mark::now(Some(server.cpu()));
-    let factory = factory(server, client, placement, encoding);
+    let factory = factory(server, client, placement, reading);
     let informer = pod_informer(&factory, initial);
     let (counters, registrations) = add_counting_handlers(&informer, handlers);
     factory.start();
@@ -166,11 +194,15 @@ pub(crate) const PROTOBUF_PREFIX: &str = "ours (protobuf, default): ";
 /// The prefix of our consumers' names over JSON.
 pub(crate) const JSON_PREFIX: &str = "ours (JSON): ";
 
+/// The prefix of our consumers' names over protobuf with `managedFields` skipped.
+pub(crate) const SKIPPING_PREFIX: &str = "ours (protobuf, default, managedFields skipped): ";
+
 /// The consumer's name in the tables.
-fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, encoding: Encoding) -> String {
-    let mut name = match encoding {
-        Encoding::Protobuf => PROTOBUF_PREFIX.to_owned(),
-        Encoding::Json => JSON_PREFIX.to_owned(),
+fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, reading: Reading) -> String {
+    let mut name = match (reading.encoding, reading.skip_managed_fields) {
+        (Encoding::Protobuf, false) => PROTOBUF_PREFIX.to_owned(),
+        (Encoding::Protobuf, true) => SKIPPING_PREFIX.to_owned(),
+        (Encoding::Json, _) => JSON_PREFIX.to_owned(),
     };
     name.push_str(&match initial {
         InitialList::Paged => format!("factory informer, {handlers} handler(s)"),
@@ -218,12 +250,12 @@ impl Expected {
 }
 
 /// A factory for `server` (through `client`, unless it makes its own), running its
-/// informers where `placement` says, reading `encoding`.
+/// informers where `placement` says, reading as `reading` says.
 fn factory(
     server: &Server,
     client: kube::Client,
     placement: Placement,
-    encoding: Encoding,
+    reading: Reading,
 ) -> SharedInformerFactory {
     let builder = match placement {
         Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::builder(client),
@@ -234,7 +266,12 @@ fn factory(
                 .expect("the informers' thread starts")
         }
     };
-    builder.encoding(encoding).build()
+    let builder = builder.encoding(reading.encoding);
+    if reading.skip_managed_fields {
+        builder.skip_fields([FieldPath::managed_fields()]).build()
+    } else {
+        builder.build()
+    }
 }
 
 /// `handlers` handlers that count adds and updates, each with its counter.

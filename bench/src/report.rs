@@ -5,7 +5,7 @@ use std::{fmt::Write as _, time::Duration};
 use crate::{
     floor_protobuf,
     listers::ListerOutcome,
-    ours::{JSON_PREFIX, PROTOBUF_PREFIX},
+    ours::{JSON_PREFIX, PROTOBUF_PREFIX, SKIPPING_PREFIX},
     outcome::Outcome,
     rss::{self, RssOutcome},
 };
@@ -257,6 +257,32 @@ impl Report<'_> {
                 goal: Goal::AtMost(1.0),
             });
         }
+        let skipping = self.memory_per_pod("ours-skipping", false);
+        rows.push(GoalRow {
+            what: "ours (protobuf, default), managedFields skipped as read: memory per pod / kube-rs, managedFields kept".into(),
+            figure: quotient(skipping, self.memory_per_pod("kube", false)),
+            goal: Goal::AtMost(0.75),
+        });
+        rows.push(GoalRow {
+            what: "ours (protobuf, default), managedFields skipped as read: memory per pod / kube-rs, managedFields stripped".into(),
+            figure: quotient(skipping, self.memory_per_pod("kube", true)),
+            goal: Goal::None,
+        });
+        let skipping = self
+            .outcomes
+            .iter()
+            .find(|o| o.name == format!("{SKIPPING_PREFIX}factory informer, 3 handler(s)"));
+        let same_without = self
+            .outcomes
+            .iter()
+            .find(|o| o.name == format!("{PROTOBUF_PREFIX}factory informer, 3 handler(s)"));
+        rows.push(GoalRow {
+            what:
+                "ours, managedFields skipped as read, 3 handler(s): CPU per event / the same without skipping"
+                    .into(),
+            figure: quotient(per_event(skipping), per_event(same_without)),
+            goal: Goal::Below(1.0),
+        });
         rows.push(GoalRow {
             what: "protobuf floor: events/s / JSON floor".into(),
             figure: quotient(rate(protobuf_floor), rate(floor)),
@@ -311,6 +337,8 @@ enum Goal {
     AtLeast(f64),
     /// At most this.
     AtMost(f64),
+    /// Below this (measured before rounding).
+    Below(f64),
     /// No goal: shown for reference.
     None,
 }
@@ -330,6 +358,7 @@ impl GoalRow {
         let (goal, met) = match self.goal {
             Goal::AtLeast(goal) => (format!("≥ {goal:.2}x"), if shown >= goal { "yes" } else { "no" }),
             Goal::AtMost(goal) => (format!("≤ {goal:.2}x"), if shown <= goal { "yes" } else { "no" }),
+            Goal::Below(goal) => (format!("< {goal:.2}x"), if figure < goal { "yes" } else { "no" }),
             Goal::None => (String::new(), ""),
         };
         format!("| {} | {figure:.2}x | {goal} | {met} |", self.what)

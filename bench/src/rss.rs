@@ -10,7 +10,11 @@ use std::{collections::HashMap, process::Command, time::Duration};
 
 use futures::{FutureExt, StreamExt, stream::BoxStream};
 use http_body_util::BodyExt;
-use informer_runtime::{factory::SharedInformerFactory, protobuf, source::Encoding};
+use informer_runtime::{
+    factory::SharedInformerFactory,
+    protobuf,
+    source::{Encoding, FieldPath},
+};
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
@@ -20,7 +24,7 @@ use kube::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{cpu, floor_protobuf, render::PAGE_SIZE, scope, server};
+use crate::{cpu, floor_protobuf, ours::Reading, render::PAGE_SIZE, scope, server};
 
 /// Which consumer a child process measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -30,6 +34,9 @@ pub(crate) enum Consumer {
     Ours,
     /// The same over JSON.
     OursJson,
+    /// The same as `ours` (protobuf) with `metadata.managedFields` skipped as objects are read
+    /// (`factory::Builder::skip_fields`).
+    OursSkipping,
     /// The same as `ours` (protobuf) with `compact_objects(true)`.
     OursCompacted,
     /// Our factory's metadata-only informer (`metadata_informer::<Pod>()`), over protobuf.
@@ -50,6 +57,7 @@ impl Consumer {
         match self {
             Self::Ours => "ours",
             Self::OursJson => "ours-json",
+            Self::OursSkipping => "ours-skipping",
             Self::OursCompacted => "ours-compacted",
             Self::OursMetadata => "ours-metadata",
             Self::OursScoped => "ours-scoped",
@@ -65,6 +73,7 @@ pub(crate) fn label(consumer: &str) -> &str {
     match consumer {
         "ours" => "ours (protobuf, default)",
         "ours-json" => "ours (JSON)",
+        "ours-skipping" => "ours (protobuf, default), managedFields skipped as read",
         "ours-compacted" => "ours, compacted (protobuf)",
         "ours-metadata" => "ours, metadata only (protobuf)",
         "kube" => "kube-rs (JSON)",
@@ -270,11 +279,14 @@ async fn sync_ours(
     client: kube::Client,
     strip_managed: bool,
     compact: bool,
-    encoding: Encoding,
+    reading: Reading,
 ) -> (usize, Option<Relist>) {
     let mut builder = SharedInformerFactory::builder(client)
         .compact_objects(compact)
-        .encoding(encoding);
+        .encoding(reading.encoding);
+    if reading.skip_managed_fields {
+        builder = builder.skip_fields([FieldPath::managed_fields()]);
+    }
     if strip_managed {
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
@@ -352,9 +364,18 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
             Consumer::Floor => sync_floor(api, strip_managed).await,
             Consumer::FloorProtobuf => sync_floor_protobuf(client, strip_managed).await,
             Consumer::Kube => sync_kube(api, strip_managed).await,
-            Consumer::Ours => sync_ours(client, strip_managed, false, Encoding::Protobuf).await,
-            Consumer::OursJson => sync_ours(client, strip_managed, false, Encoding::Json).await,
-            Consumer::OursCompacted => sync_ours(client, strip_managed, true, Encoding::Protobuf).await,
+            Consumer::Ours => sync_ours(client, strip_managed, false, Reading::PROTOBUF).await,
+            Consumer::OursJson => sync_ours(client, strip_managed, false, Reading::JSON).await,
+            Consumer::OursSkipping => {
+                sync_ours(
+                    client,
+                    strip_managed,
+                    false,
+                    Reading::PROTOBUF_SKIPPING_MANAGED_FIELDS,
+                )
+                .await
+            }
+            Consumer::OursCompacted => sync_ours(client, strip_managed, true, Reading::PROTOBUF).await,
             Consumer::OursMetadata => sync_ours_metadata(client, strip_managed).await,
             Consumer::OursScoped => sync_ours_scoped(client, strip_managed).await,
         }
@@ -389,7 +410,7 @@ pub(crate) fn child(consumer: Consumer, strip_managed: bool, url: &str) {
 }
 
 /// Every consumer, with and without `managedFields`: the memory table at the default size.
-pub(crate) const ALL_RUNS: [(Consumer, bool); 12] = [
+pub(crate) const ALL_RUNS: [(Consumer, bool); 13] = [
     (Consumer::Floor, false),
     (Consumer::FloorProtobuf, false),
     (Consumer::Kube, false),
@@ -398,6 +419,7 @@ pub(crate) const ALL_RUNS: [(Consumer, bool); 12] = [
     (Consumer::Ours, true),
     (Consumer::OursJson, false),
     (Consumer::OursJson, true),
+    (Consumer::OursSkipping, false),
     (Consumer::OursCompacted, false),
     (Consumer::OursCompacted, true),
     (Consumer::OursMetadata, false),

@@ -134,8 +134,8 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`], which reads built-in types in protobuf ([`source::Encoding`]) |
-//! | [`protobuf`] | Kubernetes' protobuf documents and watch frames decoded into any `Deserialize` type ([`protobuf::from_slice`]), and encoded from JSON |
+//! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`], which reads built-in types in protobuf by default ([`source::Encoding`]) through the decoders `k8s-protobuf` generates, and skips the fields a [`source::FieldPath`] names as it reads |
+//! | [`protobuf`] | Kubernetes' protobuf documents and watch frames, decoded into any `Deserialize` type by the serde decoder ([`protobuf::from_slice`], the reference the generated decoders are tested against), and encoded from JSON |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
 //! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |
 //! | [`cache`] | tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |

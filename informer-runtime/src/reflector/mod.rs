@@ -672,30 +672,36 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                 Some(Err(err)) => return Err(WatchEnd::Failed(self.watch_error(err))),
                 Some(Ok(event)) => event,
             };
-            let resource_version = match event {
+            // the object's version is read where the queue shares it, not copied out of it
+            let (object, bookmark) = match event {
                 WatchEvent::Added(obj) => {
-                    let rv = resource_version_of(&obj);
-                    self.store.add(self.store.prepare(obj));
-                    rv
+                    let obj = self.store.prepare(obj);
+                    self.store.add(Arc::clone(&obj));
+                    (Some(obj), None)
                 }
                 WatchEvent::Modified(obj) => {
-                    let rv = resource_version_of(&obj);
-                    self.store.update(self.store.prepare(obj));
-                    rv
+                    let obj = self.store.prepare(obj);
+                    self.store.update(Arc::clone(&obj));
+                    (Some(obj), None)
                 }
                 WatchEvent::Deleted(obj) => {
-                    let rv = resource_version_of(&obj);
-                    self.store.delete(self.store.prepare(obj));
-                    rv
+                    let obj = self.store.prepare(obj);
+                    self.store.delete(Arc::clone(&obj));
+                    (Some(obj), None)
                 }
-                WatchEvent::Bookmark(bookmark) => bookmark.metadata.resource_version,
+                WatchEvent::Bookmark(bookmark) => (None, Some(bookmark.metadata.resource_version)),
                 WatchEvent::Error(status) => {
                     return Err(WatchEnd::Failed(self.watch_error(source::Error::Api(status))));
                 }
             };
             events += 1;
-            self.set_last_sync_resource_version(&resource_version);
-            self.store.update_resource_version(&resource_version);
+            let resource_version = match (&object, &bookmark) {
+                (Some(object), _) => object.meta().resource_version.as_deref().unwrap_or_default(),
+                (None, Some(version)) => version.as_str(),
+                (None, None) => "",
+            };
+            self.set_last_sync_resource_version(resource_version);
+            self.store.update_resource_version(resource_version);
         }
     }
 
@@ -881,10 +887,6 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         }
         Err(self.watch_error(err))
     }
-}
-
-fn resource_version_of<K: Resource>(obj: &K) -> String {
-    obj.meta().resource_version.clone().unwrap_or_default()
 }
 
 #[cfg(test)]
