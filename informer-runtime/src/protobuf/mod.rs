@@ -100,4 +100,6 @@ impl serde::de::Error for Error {
 }
 
 #[cfg(test)]
+mod server_tests;
+#[cfg(test)]
 mod tests;

@@ -492,7 +492,7 @@ fn watch_frames_carry_the_event_type_and_the_document() {
 }
 
 /// A JSON value for every field of `spec` (messages `depth` deep), none of them zero.
-fn sample(spec: &MessageSpec, depth: usize) -> Value {
+pub(super) fn sample(spec: &MessageSpec, depth: usize) -> Value {
     if spec.special != Special::None {
         return sample_special(spec.special);
     }
@@ -661,4 +661,129 @@ fn generated_decoders_equal_the_serde_and_json_decodes() {
         "no reference decodes these: {:?}",
         against.unchecked
     );
+}
+
+/// A pod with every field of its message set, two messages deep, as the server would encode it.
+fn full_pod_document() -> Vec<u8> {
+    let mut pod = sample(super::lookup::message("api::core::v1::Pod").expect("Pod"), 3);
+    pod["apiVersion"] = json!("v1");
+    pod["kind"] = json!("Pod");
+    to_vec(&pod).expect("encoded")
+}
+
+/// Every truncation of a pod document is an error of the generated decoder once the object has
+/// begun (its length then runs past the end), and never a panic; a cut before it gives an
+/// empty pod, never the whole one. Of the message alone, a cut is an error or a shorter pod.
+#[test]
+fn truncated_pods_are_errors_of_the_generated_decoder() {
+    let document = full_pod_document();
+    let full: Pod = k8s_protobuf::decode_document(&document).expect("decoded");
+    let message = k8s_protobuf::Envelope::parse(&document).expect("a document").raw;
+    let object_starts = document.len() - message.len();
+    for end in 0..document.len() {
+        // an error, or an empty pod
+        if let Ok(pod) = k8s_protobuf::decode_document::<Pod>(&document[..end]) {
+            assert!(
+                end < object_starts,
+                "the document cut at {end} in its object decoded"
+            );
+            assert_ne!(pod, full, "the document cut at {end} decoded whole");
+        }
+    }
+    let mut errors = 0;
+    for end in 0..message.len() {
+        match k8s_protobuf::decode_message::<Pod>(&message[..end]) {
+            Ok(pod) => assert_ne!(pod, full, "the message cut at {end} decoded whole"),
+            Err(_) => errors += 1,
+        }
+    }
+    assert!(
+        errors > message.len() / 2,
+        "only {errors} of {} cuts are errors",
+        message.len()
+    );
+}
+
+/// Fields a decoder does not know (a newer Kubernetes') are skipped, of every wire type,
+/// wherever they are.
+#[test]
+fn unknown_fields_are_skipped_by_the_generated_decoder() {
+    let document = full_pod_document();
+    let message = k8s_protobuf::Envelope::parse(&document).expect("a document").raw;
+    let known: Pod = k8s_protobuf::decode_message(message).expect("decoded");
+    let mut unknown = Vec::new();
+    varint_field(90, 7, &mut unknown);
+    bytes_field(91, b"a newer field", &mut unknown);
+    varint(u64::from(92_u32 << 3 | 1), &mut unknown);
+    unknown.extend_from_slice(&1.5_f64.to_le_bytes());
+    varint(u64::from(93_u32 << 3 | 5), &mut unknown);
+    unknown.extend_from_slice(&[1, 2, 3, 4]);
+    // before, between and after the known fields
+    let mut with_unknown = unknown.clone();
+    with_unknown.extend_from_slice(message);
+    with_unknown.extend_from_slice(&unknown);
+    assert_eq!(
+        k8s_protobuf::decode_message::<Pod>(&with_unknown).expect("decoded"),
+        known
+    );
+}
+
+/// Schemas nested past the decoders' depth are an error, not a stack overflow.
+#[test]
+fn schemas_nested_too_deep_are_errors() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+    // JSONSchemaProps.not (field 30 in apiextensions v1) holding a schema, 500 deep
+    let not =
+        super::lookup::message("apiextensions_apiserver::pkg::apis::apiextensions::v1::JsonSchemaProps")
+            .and_then(|spec| spec.fields.iter().find(|f| f.json == "not"))
+            .expect("JSONSchemaProps.not")
+            .tag;
+    let mut schema = Vec::new();
+    for _ in 0..500 {
+        let mut outer = Vec::new();
+        bytes_field(not, &schema, &mut outer);
+        schema = outer;
+    }
+    let error = k8s_protobuf::decode_message::<JSONSchemaProps>(&schema).expect_err("too deep");
+    assert_eq!(error.kind(), &k8s_protobuf::ErrorKind::TooDeep);
+}
+
+mod random_bytes {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 512,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// Random bytes are an error or a pod, never a panic.
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let _ = k8s_protobuf::decode_message::<Pod>(&bytes);
+            let _ = k8s_protobuf::decode_message::<Node>(&bytes);
+            let _ = k8s_protobuf::decode_message::<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            >(&bytes);
+        }
+
+        /// A real pod with random bytes changed is an error or a pod, never a panic.
+        #[test]
+        fn damaged_pods_never_panic(changes in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..16)) {
+            let document = full_pod_document();
+            let mut message = k8s_protobuf::Envelope::parse(&document).expect("a document").raw.to_vec();
+            for (at, byte) in changes {
+                let at = at % message.len();
+                message[at] = byte;
+            }
+            let _ = k8s_protobuf::decode_message::<Pod>(&message);
+        }
+    }
 }
