@@ -714,6 +714,7 @@ fn render_manifest(groups: &BTreeMap<String, String>, needs: &BTreeMap<String, B
          repository.workspace = true\n\
          publish.workspace = true\n\
          documentation = \"https://docs.rs/k8s-protobuf\"\n\
+         readme = \"README.md\"\n\
          keywords = [\"kubernetes\", \"protobuf\", \"k8s-openapi\", \"decode\"]\n\
          categories = [\"api-bindings\", \"encoding\"]\n\
          build = \"build.rs\"\n\n\
