@@ -482,3 +482,51 @@ async fn an_unsynced_cache_fails_readiness_and_keeps_the_replica_from_campaignin
     server.shutdown().await;
     Ok(())
 }
+
+/// The manager's encoding and skipped fields reach the factory it builds; beside a factory of
+/// the caller's they are refused, since that factory was built with its own.
+#[tokio::test]
+async fn the_factory_options_of_a_manager_reach_its_factory_or_are_refused() -> TestResult {
+    use crate::source::{Encoding, FieldPath};
+
+    let server = TestServer::start().await?;
+    let client = server.client()?;
+    let manager = Manager::builder(client.clone())
+        .encoding(Encoding::Json)
+        .skip_fields([FieldPath::managed_fields()])
+        .build()?;
+    let seen = Arc::new(Mutex::new(None));
+    let record = Arc::clone(&seen);
+    manager.factory().informer_for::<ConfigMap>(move |context| {
+        *record.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((context.encoding(), context.skip_fields().to_vec()));
+        crate::SharedIndexInformer::new(
+            crate::KubeListerWatcher::new(Api::<ConfigMap>::all(context.client().clone())),
+            crate::informer::Config::default(),
+        )
+    })?;
+    assert_eq!(
+        seen.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take(),
+        Some((Encoding::Json, vec![FieldPath::managed_fields()]))
+    );
+
+    for (builder, option) in [
+        (
+            Manager::builder(client.clone()).encoding(Encoding::Json),
+            "encoding",
+        ),
+        (Manager::builder(client.clone()).skip_fields([]), "skip_fields"),
+    ] {
+        let given = builder
+            .factory(crate::SharedInformerFactory::new(client.clone()))
+            .build();
+        assert!(
+            matches!(given, Err(Error::FactoryOptions { option: o }) if o == option),
+            "{option}: {:?}",
+            given.err()
+        );
+    }
+    Ok(())
+}

@@ -205,3 +205,57 @@ async fn errors_in_protobuf_are_statuses() {
         other => panic!("expected a 400 Status, got {other:?}"),
     }
 }
+
+/// Skipped fields are left out of what a lister-watcher lists and watches, in protobuf and in
+/// JSON, and nothing else is.
+#[tokio::test]
+async fn skipped_fields_are_left_out_in_protobuf_and_json() {
+    use crate::source::{FieldPath, LAST_APPLIED_ANNOTATION};
+
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    let mut annotated = pod("a", "n1");
+    annotated["metadata"]["annotations"] = json!({"team": "a", LAST_APPLIED_ANNOTATION: "{}"});
+    // created through the API, so the server records who wrote it (managedFields)
+    let typed: Pod = serde_json::from_value(annotated.clone()).expect("a pod");
+    Api::<Pod>::namespaced(client.clone(), "default")
+        .create(&kube::api::PostParams::default(), &typed)
+        .await
+        .expect("created");
+    let skip = [
+        FieldPath::managed_fields(),
+        FieldPath::last_applied_configuration(),
+    ];
+    let kept = KubeListerWatcher::new(Api::<Pod>::all(client.clone()));
+    for encoding in [Encoding::Protobuf, Encoding::Json] {
+        let listed_whole = kept.list(&ListOptions::default()).await.expect("a list");
+        assert!(
+            listed_whole.items[0].metadata.managed_fields.is_some(),
+            "the server records who wrote the pod"
+        );
+        let skipping = KubeListerWatcher::new(Api::<Pod>::all(client.clone()))
+            .encoding(encoding)
+            .skip_fields(skip.clone());
+        let listed = skipping.list(&ListOptions::default()).await.expect("a list");
+        let mut expected = listed_whole.items[0].clone();
+        expected.metadata.managed_fields = None;
+        expected
+            .metadata
+            .annotations
+            .as_mut()
+            .map(|a| a.remove(LAST_APPLIED_ANNOTATION));
+        assert_eq!(listed.items, [expected], "{encoding:?}");
+
+        let from = listed.metadata.resource_version.clone().expect("a version");
+        let mut changed = annotated.clone();
+        changed["metadata"]["labels"] = json!({"app": format!("{encoding:?}")});
+        server.update(changed).expect("updated");
+        let watched = events(&skipping, &from, 1).await;
+        let [WatchEvent::Modified(pod)] = &watched[..] else {
+            panic!("{encoding:?}: {watched:?}");
+        };
+        assert_eq!(pod.metadata.managed_fields, None, "{encoding:?}");
+        let annotations = pod.metadata.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.keys().collect::<Vec<_>>(), ["team"], "{encoding:?}");
+    }
+}
