@@ -646,6 +646,7 @@ pub fn generate(
         let text = format!(
             "//! Decoders of {what}.\n{code}\n/// The decoders of the group's resource kinds.\npub(crate) static KINDS: &[crate::KindDecoder] = &[{kinds}];\n\
              /// Shows `visitor` every type of the group that has a decoder, with its message's path in k8s-pb.\n\
+             #[allow(unused_variables, reason = \"a group may have no type in the Kubernetes version k8s-openapi is built for\")]\n\
              pub(crate) fn visit_types(visitor: &mut impl crate::TypeVisitor) {{ {visits} }}\n"
         );
         generated
