@@ -18,7 +18,7 @@ fn main() {
         });
     let Some(version) = published.and_then(|v| v.parse::<u32>().ok()) else {
         println!(
-            "cargo::warning=k8s-openapi did not publish its Kubernetes version (DEP_K8S_OPENAPI_*_VERSION): only the types and fields of every version are decoded"
+            "cargo::warning=k8s-openapi did not publish its Kubernetes version (DEP_K8S_OPENAPI_*_VERSION): only the types and fields of every version are compiled"
         );
         return;
     };
@@ -27,7 +27,7 @@ fn main() {
         println!("cargo::rustc-cfg=k8s_{major}_{minor}");
     } else {
         println!(
-            "cargo::warning=k8s-openapi is built for Kubernetes {major}.{minor}, but these decoders were generated for 1.33 to 1.37: only the types and fields of every one of those versions are decoded"
+            "cargo::warning=k8s-openapi is built for Kubernetes {major}.{minor}, but these decoders were generated for 1.33 to 1.37: only the types and fields of every one of those versions are compiled"
         );
     }
 }

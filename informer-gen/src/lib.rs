@@ -142,7 +142,7 @@ pub use config::Config;
 pub use error::Error;
 pub use k8s_openapi::{
     Exclusion, Generated as K8sOpenapiOutput, K8sOpenapi, KubeVersion, ManifestStyle,
-    Package as K8sOpenapiPackage,
+    Package as K8sOpenapiPackage, version_build_script,
 };
 pub use location::Location;
 pub use manifest::Error as CrateManifestError;

@@ -90,6 +90,22 @@ fn read_varint(reader: &mut Reader<'_>, key: Key) -> Result<u64, Error> {
     reader.varint()
 }
 
+/// An optional varint field, set from the raw value (zero is left out unless `keep_zero`).
+#[inline]
+fn opt_varint<T>(
+    field: &mut Option<T>,
+    reader: &mut Reader<'_>,
+    key: Key,
+    keep_zero: bool,
+    convert: impl FnOnce(u64) -> T,
+) -> Result<(), Error> {
+    let raw = read_varint(reader, key)?;
+    if keep_zero || raw != 0 {
+        *field = Some(convert(raw));
+    }
+    Ok(())
+}
+
 /// A required boolean.
 #[inline]
 pub(crate) fn bool(field: &mut bool, reader: &mut Reader<'_>, key: Key) -> Result<(), Error> {
@@ -105,11 +121,7 @@ pub(crate) fn opt_bool(
     key: Key,
     keep_zero: bool,
 ) -> Result<(), Error> {
-    let value = read_varint(reader, key)? != 0;
-    if keep_zero || value {
-        *field = Some(value);
-    }
-    Ok(())
+    opt_varint(field, reader, key, keep_zero, |raw| raw != 0)
 }
 
 /// A required `int32` (sign-extended to 64 bits on the wire).
@@ -127,11 +139,7 @@ pub(crate) fn opt_int32(
     key: Key,
     keep_zero: bool,
 ) -> Result<(), Error> {
-    let raw = read_varint(reader, key)?;
-    if keep_zero || raw != 0 {
-        *field = Some(raw as i32);
-    }
-    Ok(())
+    opt_varint(field, reader, key, keep_zero, |raw| raw as i32)
 }
 
 /// A required `int64`.
@@ -149,11 +157,7 @@ pub(crate) fn opt_int64(
     key: Key,
     keep_zero: bool,
 ) -> Result<(), Error> {
-    let raw = read_varint(reader, key)?;
-    if keep_zero || raw != 0 {
-        *field = Some(raw as i64);
-    }
-    Ok(())
+    opt_varint(field, reader, key, keep_zero, |raw| raw as i64)
 }
 
 /// An optional `double`.
@@ -332,7 +336,7 @@ pub(crate) fn opt_messages<T: Decode>(
 
 /// The key and value of a map entry (`key = 1`, `value = 2`); a part left out is empty.
 #[inline]
-fn entry<'a>(reader: &mut Reader<'a>, key: Key) -> Result<(&'a str, &'a [u8]), Error> {
+pub(crate) fn entry<'a>(reader: &mut Reader<'a>, key: Key) -> Result<(&'a str, &'a [u8]), Error> {
     key.expect(LEN)?;
     let mut entry = Reader::new(reader.len_delimited()?);
     let (mut name, mut value): (&str, &[u8]) = ("", &[]);

@@ -137,22 +137,21 @@ impl<'a> Reader<'a> {
     /// Eight bytes, little-endian.
     #[inline]
     pub fn fixed64(&mut self) -> Result<u64, Error> {
-        match self.bytes.split_first_chunk::<8>() {
-            Some((value, rest)) => {
-                self.bytes = rest;
-                Ok(u64::from_le_bytes(*value))
-            }
-            None => Err(Error::new(ErrorKind::PastEnd)),
-        }
+        self.fixed::<8>().map(u64::from_le_bytes)
     }
 
     /// Four bytes, little-endian.
     #[inline]
     pub fn fixed32(&mut self) -> Result<u32, Error> {
-        match self.bytes.split_first_chunk::<4>() {
+        self.fixed::<4>().map(u32::from_le_bytes)
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+        match self.bytes.split_first_chunk::<N>() {
             Some((value, rest)) => {
                 self.bytes = rest;
-                Ok(u32::from_le_bytes(*value))
+                Ok(*value)
             }
             None => Err(Error::new(ErrorKind::PastEnd)),
         }

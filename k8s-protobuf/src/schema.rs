@@ -10,26 +10,15 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use crate::{
     Context, Decode, Error, ErrorKind, Reader,
     envelope::utf8,
+    fields::entry,
     reader::{Key, LEN, VARINT},
-    special::raw_json,
 };
 
-impl Decode for JSON {
-    const MESSAGE: &'static str = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON";
-
-    fn empty() -> Self {
-        Self(k8s_openapi::serde_json::Value::Null)
-    }
-
-    fn merge(&mut self, message: &[u8], _: Context<'_>) -> Result<(), Error> {
-        self.0 = raw_json(message)?;
-        Ok(())
-    }
-
-    fn field_name(tag: u32) -> &'static str {
-        if tag == 1 { "raw" } else { "" }
-    }
-}
+crate::special::raw_json_newtype!(
+    JSON,
+    "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON",
+    "raw"
+);
 
 /// The parts of a union message: the varint of field 1, the last bytes of field 1 and field
 /// 2, and every value of field 2.
@@ -43,8 +32,12 @@ struct Parts<'a> {
 
 fn parts<'a>(reader: &mut Reader<'a>, key: Key, cx: Context<'_>) -> Result<Parts<'a>, Error> {
     key.expect(LEN)?;
+    parts_of(reader.len_delimited()?, cx)
+}
+
+fn parts_of<'a>(message: &'a [u8], cx: Context<'_>) -> Result<Parts<'a>, Error> {
     cx.check_depth()?;
-    let mut message = Reader::new(reader.len_delimited()?);
+    let mut message = Reader::new(message);
     let mut parts = Parts::default();
     while let Some(key) = message.key()? {
         match (key.tag(), key.wire_type()) {
@@ -136,21 +129,8 @@ pub(crate) fn opt_schema_or_string_array_map(
     key: Key,
     cx: Context<'_>,
 ) -> Result<(), Error> {
-    key.expect(LEN)?;
-    let mut entry = Reader::new(reader.len_delimited()?);
-    let mut name = "";
-    let mut value = None;
-    while let Some(key) = entry.key()? {
-        match key.tag() {
-            1 => {
-                key.expect(LEN)?;
-                name = utf8(entry.len_delimited()?)?;
-            }
-            2 => value = schema_or_string_array(&parts(&mut entry, key, cx)?, cx)?,
-            _ => entry.skip(key)?,
-        }
-    }
-    let value = value.ok_or_else(|| {
+    let (name, value) = entry(reader, key)?;
+    let value = schema_or_string_array(&parts_of(value, cx)?, cx)?.ok_or_else(|| {
         Error::new(ErrorKind::Json(format!(
             "the dependency {name:?} is neither a schema nor a list of properties"
         )))

@@ -107,39 +107,35 @@ pub(crate) fn raw_json(message: &[u8]) -> Result<Value, Error> {
     serde_json::from_slice(raw).map_err(|e| json_error(&e))
 }
 
-impl Decode for RawExtension {
-    const MESSAGE: &'static str = "k8s.io.apimachinery.pkg.runtime.RawExtension";
+/// `Decode` of a newtype holding embedded JSON as a `serde_json::Value`.
+macro_rules! raw_json_newtype {
+    ($type:ty, $message:literal, $field:literal) => {
+        impl $crate::Decode for $type {
+            const MESSAGE: &'static str = $message;
 
-    fn empty() -> Self {
-        Self(Value::Null)
-    }
+            fn empty() -> Self {
+                Self(::k8s_openapi::serde_json::Value::Null)
+            }
 
-    fn merge(&mut self, message: &[u8], _: Context<'_>) -> Result<(), Error> {
-        self.0 = raw_json(message)?;
-        Ok(())
-    }
+            fn merge(&mut self, message: &[u8], _: $crate::Context<'_>) -> Result<(), $crate::Error> {
+                self.0 = $crate::special::raw_json(message)?;
+                Ok(())
+            }
 
-    fn field_name(tag: u32) -> &'static str {
-        if tag == 1 { "raw" } else { "" }
-    }
+            fn field_name(tag: u32) -> &'static str {
+                if tag == 1 { $field } else { "" }
+            }
+        }
+    };
 }
+pub(crate) use raw_json_newtype;
 
-impl Decode for FieldsV1 {
-    const MESSAGE: &'static str = "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1";
-
-    fn empty() -> Self {
-        Self(Value::Null)
-    }
-
-    fn merge(&mut self, message: &[u8], _: Context<'_>) -> Result<(), Error> {
-        self.0 = raw_json(message)?;
-        Ok(())
-    }
-
-    fn field_name(tag: u32) -> &'static str {
-        if tag == 1 { "Raw" } else { "" }
-    }
-}
+raw_json_newtype!(
+    RawExtension,
+    "k8s.io.apimachinery.pkg.runtime.RawExtension",
+    "raw"
+);
+raw_json_newtype!(FieldsV1, "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1", "Raw");
 
 #[cfg(test)]
 mod tests {

@@ -248,7 +248,10 @@ fn read_file(path: &Path) -> Result<FileTypes, Error> {
     for name in types.structs.keys().cloned().collect::<Vec<_>>() {
         types.json_names.insert(name, BTreeMap::new());
     }
-    read_json_names(&text, &mut types);
+    let names = crate::openapi_versions::json_names(&text, |name| types.structs.contains_key(name));
+    for (name, fields) in names {
+        types.json_names.entry(name).or_default().extend(fields);
+    }
     Ok(types)
 }
 
@@ -381,35 +384,6 @@ fn key_fields(expr: &Expr) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// The `"jsonName" => Field::Key_rust_name,` arms of each `Deserialize` impl, by struct: the
-/// impls follow their struct in the file.
-fn read_json_names(text: &str, types: &mut FileTypes) {
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(rest) = line.strip_prefix("impl<'de> crate::serde::Deserialize<'de> for ") {
-            // the struct's impl, not the one of its nested `Field` enum
-            if let Some(name) = rest
-                .split_whitespace()
-                .next()
-                .filter(|n| types.structs.contains_key(*n))
-            {
-                current = Some(name.to_owned());
-            }
-            continue;
-        }
-        let Some(name) = &current else { continue };
-        let Some((json, rust)) = line.split_once("\" => Field::Key_") else {
-            continue;
-        };
-        let json = json.trim_start_matches('"');
-        let rust = rust.trim_end_matches(',');
-        if let Some(names) = types.json_names.get_mut(name) {
-            names.insert(rust.to_owned(), json.to_owned());
-        }
-    }
 }
 
 fn render(

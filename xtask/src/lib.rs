@@ -100,17 +100,53 @@ fn k8s_pb_package() -> Result<(PathBuf, String), String> {
     Ok((dir, version))
 }
 
+/// What the protobuf tables are made from: k8s-openapi's package and types, k8s-pb's sources
+/// and version, and the Go field table.
+struct TableSources {
+    package: informer_gen::K8sOpenapiPackage,
+    openapi: builtin_schema::OpenapiTypes,
+    pb_dir: PathBuf,
+    pb_version: String,
+    go: Vec<go_fields::GoField>,
+}
+
+impl TableSources {
+    fn read() -> Result<Self, String> {
+        let package = k8s_informers().package().map_err(|e| e.to_string())?;
+        let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
+        let (pb_dir, pb_version) = k8s_pb_package()?;
+        let file = go_fields_file();
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
+        let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
+        Ok(Self {
+            package,
+            openapi,
+            pb_dir,
+            pb_version,
+            go,
+        })
+    }
+
+    /// Every message of k8s-pb with the Go types' JSON names and presence.
+    fn messages(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, Vec<protobuf_table::ProtoField>>, String> {
+        protobuf_table::read_messages(&self.pb_dir, &self.openapi, &self.go).map_err(|e| e.to_string())
+    }
+}
+
 /// The table of protobuf messages, generated from k8s-pb with the JSON names and presence of
 /// the Go field table (k8s-openapi's names where it lacks a field).
 pub fn protobuf_table() -> Result<String, String> {
-    let package = k8s_informers().package().map_err(|e| e.to_string())?;
-    let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
-    let (pb_dir, pb_version) = k8s_pb_package()?;
-    let file = go_fields_file();
-    let text =
-        std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
-    let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
-    protobuf_table::generate(&pb_dir, &pb_version, &openapi, &go).map_err(|e| e.to_string())
+    let sources = TableSources::read()?;
+    protobuf_table::generate(
+        &sources.pb_dir,
+        &sources.pb_version,
+        &sources.openapi,
+        &sources.go,
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Where the table of the built-in types' JSON key order goes.
@@ -121,15 +157,9 @@ pub fn key_order_table_file() -> PathBuf {
 /// The table of the built-in types' JSON key order, generated from k8s-pb's declaration order
 /// with the JSON names of the Go field table.
 pub fn key_order_table() -> Result<String, String> {
-    let package = k8s_informers().package().map_err(|e| e.to_string())?;
-    let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
-    let (pb_dir, pb_version) = k8s_pb_package()?;
-    let file = go_fields_file();
-    let text =
-        std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
-    let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
-    let messages = protobuf_table::read_messages(&pb_dir, &openapi, &go).map_err(|e| e.to_string())?;
-    key_order_table::generate(&messages, &openapi, &pb_version).map_err(|e| e.to_string())
+    let sources = TableSources::read()?;
+    key_order_table::generate(&sources.messages()?, &sources.openapi, &sources.pb_version)
+        .map_err(|e| e.to_string())
 }
 
 /// The directory of the `k8s-protobuf` crate.
@@ -140,16 +170,9 @@ pub fn k8s_protobuf_dir() -> PathBuf {
 /// The generated files of `k8s-protobuf` (its decoders, manifest and build script), from the
 /// table's messages and every version of k8s-openapi's structs.
 pub fn k8s_protobuf() -> Result<protobuf_decoders::Generated, String> {
-    let package = k8s_informers().package().map_err(|e| e.to_string())?;
-    let openapi = builtin_schema::openapi_types(&package.dir).map_err(|e| e.to_string())?;
-    let (pb_dir, _) = k8s_pb_package()?;
-    let file = go_fields_file();
-    let text =
-        std::fs::read_to_string(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
-    let go = go_fields::parse(&text).map_err(|e| e.to_string())?;
-    let messages = protobuf_table::read_messages(&pb_dir, &openapi, &go).map_err(|e| e.to_string())?;
-    let versions = openapi_versions::Versions::read(&package.dir).map_err(|e| e.to_string())?;
-    protobuf_decoders::generate(&messages, &versions, &package.version)
+    let sources = TableSources::read()?;
+    let versions = openapi_versions::Versions::read(&sources.package.dir).map_err(|e| e.to_string())?;
+    protobuf_decoders::generate(&sources.messages()?, &versions, &sources.package.version)
 }
 
 /// The generated files of `k8s-protobuf` that differ from `generated`, are missing, or are

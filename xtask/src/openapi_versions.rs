@@ -255,7 +255,7 @@ fn read_file(path: &PathBuf, module: &str, version: &mut Version) -> Result<(), 
             _ => {}
         }
     }
-    let json = json_names(&text, &local);
+    let json = json_names(&text, |name| local.contains_key(name));
     for (name, fields) in local {
         // a struct without a `Deserialize` of its own is a helper (watch_event.rs's bookmarks)
         let Some(names) = json.get(&name) else { continue };
@@ -341,22 +341,18 @@ fn resource_kind(item: &syn::ItemImpl) -> Option<(String, Kind)> {
 }
 
 /// Struct name → (Rust field name → JSON name), from the `"json" => Field::Key_rust` arms of
-/// each struct's `Deserialize` impl.
-fn json_names(
+/// each struct's `Deserialize` impl (the impls follow their struct in the file); `is_struct`
+/// tells a struct's impl from the one of its nested `Field` enum.
+pub(crate) fn json_names(
     text: &str,
-    structs: &BTreeMap<String, Vec<(String, Shape)>>,
+    is_struct: impl Fn(&str) -> bool,
 ) -> BTreeMap<String, BTreeMap<String, String>> {
     let mut names: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in text.lines() {
         let line = line.trim();
         if let Some(rest) = line.strip_prefix("impl<'de> crate::serde::Deserialize<'de> for ") {
-            // the struct's impl, not the one of its nested `Field` enum
-            if let Some(name) = rest
-                .split_whitespace()
-                .next()
-                .filter(|n| structs.contains_key(*n))
-            {
+            if let Some(name) = rest.split_whitespace().next().filter(|n| is_struct(n)) {
                 current = Some(name.to_owned());
             }
             continue;
@@ -405,8 +401,7 @@ impl<'de> crate::serde::Deserialize<'de> for Pod {
                             "apiVersion" => Field::Key_api_version,
                             "podIP" => Field::Key_pod_ip,
 "#;
-        let structs = [("Pod".to_owned(), Vec::new())].into();
-        let names = json_names(text, &structs);
+        let names = json_names(text, |name| name == "Pod");
         assert_eq!(names["Pod"]["pod_ip"], "podIP");
     }
 }

@@ -747,49 +747,12 @@ fn render_manifest(groups: &BTreeMap<String, String>, needs: &BTreeMap<String, B
 }
 
 fn render_build_script(versions: &Versions) -> String {
-    let numbers = versions.numbers();
-    let list = numbers
-        .iter()
-        .map(|(major, minor)| format!("({major}, {minor})"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let cfgs: Vec<String> = numbers
-        .iter()
-        .map(|(major, minor)| format!("k8s_{major}_{minor}"))
+    let versions: Vec<informer_gen::KubeVersion> = versions
+        .numbers()
+        .into_iter()
+        .map(|(major, minor)| informer_gen::KubeVersion { major, minor })
         .collect();
-    let first = numbers.first().copied().unwrap_or_default();
-    let last = numbers.last().copied().unwrap_or_default();
-    format!(
-        "//! Sets the cfg of the Kubernetes version k8s-openapi is built for (`k8s_1_NN`), which
-//! the decoders of types and fields that exist in some versions only are gated on.
-/// The versions decoders were generated for, as (major, minor).
-const VERSIONS: &[(u32, u32)] = &[{list}];
-fn main() {{
-    println!(\"cargo::rerun-if-changed=build.rs\");
-    println!(\"cargo::rustc-check-cfg=cfg({cfgs})\");
-    let published = std::env::vars_os().find_map(|(key, value)| {{
-        let key = key.into_string().ok()?;
-        let is_version = key.starts_with(\"DEP_K8S_OPENAPI_\") && key.ends_with(\"_VERSION\");
-        is_version.then(|| value.into_string().ok()).flatten()
-    }});
-    let Some(version) = published.and_then(|v| v.parse::<u32>().ok()) else {{
-        println!(\"cargo::warning=k8s-openapi did not publish its Kubernetes version (DEP_K8S_OPENAPI_*_VERSION): only the types and fields of every version are decoded\");
-        return;
-    }};
-    let (major, minor) = ((version >> 16) & 0xff, (version >> 8) & 0xff);
-    if VERSIONS.contains(&(major, minor)) {{
-        println!(\"cargo::rustc-cfg=k8s_{{major}}_{{minor}}\");
-    }} else {{
-        println!(\"cargo::warning=k8s-openapi is built for Kubernetes {{major}}.{{minor}}, but these decoders were generated for {}.{} to {}.{}: only the types and fields of every one of those versions are decoded\");
-    }}
-}}
-",
-        first.0,
-        first.1,
-        last.0,
-        last.1,
-        cfgs = cfgs.join(", "),
-    )
+    informer_gen::version_build_script(&versions, "decoders", "types and fields").to_string()
 }
 
 #[cfg(test)]

@@ -11,6 +11,21 @@ use super::versions::KubeVersion;
 /// dependents), sets the cfg of that version (`k8s_1_37`) when it is one of `versions`, and
 /// declares every version cfg to `check-cfg`.
 pub(crate) fn render_build_script(versions: &[KubeVersion]) -> TokenStream {
+    version_build_script(versions, "informers", "resources")
+}
+
+/// The build script of a crate generated for every Kubernetes version of k8s-openapi: it sets
+/// the `k8s_1_NN` cfg of the version k8s-openapi is built for, which the crate's `generated`
+/// (`informers`) of `gated` (`resources`) that exist in some versions only are gated on.
+///
+/// ```
+/// use informer_gen::{KubeVersion, version_build_script};
+///
+/// let versions = [KubeVersion { major: 1, minor: 33 }, KubeVersion { major: 1, minor: 37 }];
+/// let script = version_build_script(&versions, "decoders", "types and fields").to_string();
+/// assert!(script.contains("k8s_1_33, k8s_1_37"));
+/// ```
+pub fn version_build_script(versions: &[KubeVersion], generated: &str, gated: &str) -> TokenStream {
     let check_cfg = format!(
         "cargo::rustc-check-cfg=cfg({})",
         versions.iter().map(|v| v.cfg()).collect::<Vec<_>>().join(", ")
@@ -23,13 +38,20 @@ pub(crate) fn render_build_script(versions: &[KubeVersion]) -> TokenStream {
     let first = versions.first().map(ToString::to_string).unwrap_or_default();
     let last = versions.last().map(ToString::to_string).unwrap_or_default();
     let unknown = format!(
-        "cargo::warning=k8s-openapi is built for Kubernetes {{major}}.{{minor}}, but these informers were generated for {first} to {last}: only the resources of every one of those versions are compiled"
+        "cargo::warning=k8s-openapi is built for Kubernetes {{major}}.{{minor}}, but these {generated} were generated for {first} to {last}: only the {gated} of every one of those versions are compiled"
     );
+    let unpublished = format!(
+        "cargo::warning=k8s-openapi did not publish its Kubernetes version (DEP_K8S_OPENAPI_*_VERSION): only the {gated} of every version are compiled"
+    );
+    let crate_doc = [
+        " Sets the cfg of the Kubernetes version k8s-openapi is built for (`k8s_1_NN`), which".to_owned(),
+        format!(" the {generated} of {gated} that exist in some versions only are gated on."),
+    ];
+    let versions_doc = format!(" The versions {generated} were generated for, as (major, minor).");
     quote! {
-        //! Sets the cfg of the Kubernetes version k8s-openapi is built for (`k8s_1_NN`), which
-        //! the informers of resources that exist in some versions only are gated on.
+        #(#![doc = #crate_doc])*
 
-        /// The versions informers were generated for, as (major, minor).
+        #[doc = #versions_doc]
         const VERSIONS: &[(u32, u32)] = &[#(#known),*];
 
         fn main() {
@@ -42,7 +64,7 @@ pub(crate) fn render_build_script(versions: &[KubeVersion]) -> TokenStream {
                 is_version.then(|| value.into_string().ok()).flatten()
             });
             let Some(version) = published.and_then(|v| v.parse::<u32>().ok()) else {
-                println!("cargo::warning=k8s-openapi did not publish its Kubernetes version (DEP_K8S_OPENAPI_*_VERSION): only the resources of every version are compiled");
+                println!(#unpublished);
                 return;
             };
             let (major, minor) = ((version >> 16) & 0xff, (version >> 8) & 0xff);

@@ -15,6 +15,7 @@ use std::{
 
 use informer_templates::{Api, RenderOptions, Resource};
 
+pub use build_script::version_build_script;
 use exclusions::EXCLUSIONS;
 pub use exclusions::Exclusion;
 use indexes::{WELL_KNOWN_INDEXES, index_doc_lines, render_indexes};

@@ -1,8 +1,6 @@
 //! The JSON texts of apimachinery's time messages, written and read without allocating a
 //! parser: `Time` (RFC 3339 in seconds), `MicroTime` (with microseconds), `Duration` (Go's
-//! `1h2m3.5s`).
-
-use std::fmt::Write as _;
+//! `1h2m3.5s`, read here; written by `k8s_protobuf::go_duration`).
 
 /// A timestamp as RFC 3339 in UTC: `2024-01-02T03:04:05Z`, or with `micros`
 /// `2024-01-02T03:04:05.123456Z`. `None` for years outside 0000 to 9999. Written digit by
@@ -78,55 +76,6 @@ impl TimeText {
     pub(crate) fn as_str(&self) -> &str {
         // only ASCII is ever written
         std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
-    }
-}
-
-/// Go's `time.Duration.String()`: `0s`, `1.5ms`, `2m0s`, `1h0m0.5s`.
-pub(crate) fn go_duration(nanos: i64) -> String {
-    if nanos == 0 {
-        return "0s".into();
-    }
-    let mut out = String::new();
-    if nanos < 0 {
-        out.push('-');
-    }
-    let magnitude = nanos.unsigned_abs();
-    if magnitude < 1_000_000_000 {
-        let (unit, scale) = match magnitude {
-            0..1_000 => ("ns", 1),
-            1_000..1_000_000 => ("µs", 1_000),
-            _ => ("ms", 1_000_000),
-        };
-        push_decimal(&mut out, magnitude / scale, magnitude % scale, scale);
-        out.push_str(unit);
-        return out;
-    }
-    let hours = magnitude / 3_600_000_000_000;
-    let minutes = magnitude / 60_000_000_000 % 60;
-    let rest = magnitude % 60_000_000_000;
-    if hours > 0 {
-        let _ = write!(out, "{hours}h");
-    }
-    if hours > 0 || minutes > 0 {
-        let _ = write!(out, "{minutes}m");
-    }
-    push_decimal(
-        &mut out,
-        rest / 1_000_000_000,
-        rest % 1_000_000_000,
-        1_000_000_000,
-    );
-    out.push('s');
-    out
-}
-
-/// `whole.fraction` with the fraction's trailing zeros dropped (`fraction` of `scale`).
-fn push_decimal(out: &mut String, whole: u64, fraction: u64, scale: u64) {
-    let _ = write!(out, "{whole}");
-    if fraction > 0 {
-        let digits = scale.ilog10() as usize;
-        let text = format!("{fraction:0digits$}");
-        let _ = write!(out, ".{}", text.trim_end_matches('0'));
     }
 }
 
@@ -223,7 +172,7 @@ mod tests {
             (-1, "-1ns"),
             (3_600_000_000_000, "1h0m0s"),
         ] {
-            assert_eq!(go_duration(nanos), text, "{nanos}");
+            assert_eq!(k8s_protobuf::go_duration(nanos), text, "{nanos}");
             assert_eq!(parse_go_duration(text), Some(nanos), "{text}");
         }
         assert_eq!(parse_go_duration("1.5h"), Some(5_400_000_000_000));

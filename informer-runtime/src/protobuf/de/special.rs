@@ -8,7 +8,7 @@ use crate::protobuf::{
     envelope::utf8,
     lookup::message,
     spec::{MessageSpec, Special},
-    text::{go_duration, rfc3339},
+    text::rfc3339,
     wire::{Reader, WireValue},
 };
 
@@ -69,7 +69,9 @@ pub(crate) fn deserialize<'de, V: Visitor<'de>>(
             })?;
             visitor.visit_str(text.as_str())
         }
-        Special::Duration => visitor.visit_string(go_duration(fields.varints[1].unwrap_or(0) as i64)),
+        Special::Duration => {
+            visitor.visit_string(k8s_protobuf::go_duration(fields.varints[1].unwrap_or(0) as i64))
+        }
         Special::Quantity => visitor.visit_borrowed_str(utf8(fields.bytes[1].unwrap_or_default())?),
         Special::IntOrString => match fields.varints[1] {
             Some(1) => visitor.visit_borrowed_str(utf8(fields.bytes[3].unwrap_or_default())?),
