@@ -57,6 +57,7 @@ mod envelope;
 mod error;
 mod fields;
 mod generated;
+mod kind_decoder;
 mod kinds;
 mod reader;
 #[cfg(feature = "apiextensions")]
@@ -68,6 +69,7 @@ pub use context::{Context, MAX_DEPTH, SkipFields};
 pub use decode::{Decode, decode_document, decode_message, decode_message_with};
 pub use envelope::{Envelope, MAGIC, utf8};
 pub use error::{Error, ErrorKind};
-pub use kinds::{KindDecoder, TypeVisitor, kind_decoder, kind_decoders, visit_types};
+pub use kind_decoder::{KindDecoder, TypeVisitor};
+pub use kinds::{kind_decoder, kind_decoders, visit_types};
 pub use reader::{FIXED32, FIXED64, Key, LEN, Reader, VARINT};
 pub use time::go_duration;

@@ -505,9 +505,9 @@ impl Builder {
     /// allocating them (see [`FieldPath`] and
     /// [`KubeListerWatcher::skip_fields`]): cheaper than a transform that drops them, since
     /// they are never decoded. Where objects are read in protobuf (built-in types and
-    /// metadata-only informers, by default); elsewhere transforms still apply. A path that
-    /// names no field of a built-in type keeps its informer from syncing, with an error to
-    /// the watch-error handler that names the path. Informers made by
+    /// metadata-only informers, by default) and in JSON (parsed, never built). A path applies
+    /// to every type that has the field it names, and skips nothing in the others (over
+    /// protobuf a warning names the path and the type). Informers made by
     /// [`informer_for`](SharedInformerFactory::informer_for) build their own lister-watcher:
     /// pass it [`InformerContext::skip_fields`].
     ///

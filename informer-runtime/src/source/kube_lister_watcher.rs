@@ -80,7 +80,7 @@ pub struct KubeListerWatcher<K> {
     /// How JSON objects are read.
     json: JsonObjects,
     /// How protobuf objects are read, found at the first protobuf answer.
-    protobuf_objects: OnceLock<Result<Arc<ProtobufObjects<K>>, protobuf::Error>>,
+    protobuf_objects: OnceLock<Arc<ProtobufObjects<K>>>,
 }
 
 impl<K> KubeListerWatcher<K> {
@@ -101,8 +101,8 @@ impl<K> KubeListerWatcher<K> {
     /// Skips these fields of every object as it is read (see [`FieldPath`]): the objects come
     /// out as if a transform had removed the fields, but the fields cost almost nothing. In
     /// protobuf (built-in types and metadata-only objects) they are passed over unread; in JSON
-    /// (custom resources) they are parsed but never built. A path that names no field of a
-    /// built-in type fails every list and watch over protobuf with an error that names it.
+    /// (custom resources) they are parsed but never built. A path that names no field of the
+    /// type skips nothing in it (over protobuf a warning names the path and the type).
     ///
     /// ```no_run
     /// use informer_runtime::{KubeListerWatcher, source::FieldPath};
@@ -294,7 +294,7 @@ where
             if in_protobuf {
                 return self
                     .protobuf_objects()
-                    .and_then(|objects| objects.list(&bytes))
+                    .list(&bytes)
                     .map_err(|err| protobuf_error(&self.json_from_now_on, url, err));
             }
             self.json.list(&bytes).map_err(|err| Error::Decode(Box::new(err)))
@@ -328,9 +328,7 @@ where
             let chunks = body.into_data_stream().map_err(classify);
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
             if in_protobuf {
-                let objects = self
-                    .protobuf_objects()
-                    .map_err(|err| protobuf_error(&self.json_from_now_on, url, err))?;
+                let objects = self.protobuf_objects();
                 let (json_from_now_on, url) = (self.json_from_now_on.clone(), url.to_owned());
                 let events = decode_protobuf_watch_body(chunks, objects).map(move |event| match event {
                     Err(Error::Decode(err)) => match err.downcast::<protobuf::Error>() {
@@ -375,10 +373,11 @@ where
     K: Resource + Clone + DeserializeOwned + 'static,
 {
     /// How protobuf objects of `K` are read (found once).
-    fn protobuf_objects(&self) -> Result<Arc<ProtobufObjects<K>>, protobuf::Error> {
-        self.protobuf_objects
-            .get_or_init(|| ProtobufObjects::new(&self.skip_fields).map(Arc::new))
-            .clone()
+    fn protobuf_objects(&self) -> Arc<ProtobufObjects<K>> {
+        Arc::clone(
+            self.protobuf_objects
+                .get_or_init(|| Arc::new(ProtobufObjects::new(&self.skip_fields))),
+        )
     }
 }
 

@@ -43,11 +43,10 @@ impl<K> ProtobufObjects<K>
 where
     K: Resource + Clone + DeserializeOwned + 'static,
 {
-    /// The decoder of `K`, skipping the fields of `skip` where the generated decoders read.
-    ///
-    /// # Errors
-    /// When a path of `skip` names no field of `K`'s message.
-    pub(crate) fn new(skip: &[FieldPath]) -> Result<Self, protobuf::Error> {
+    /// The decoder of `K`, skipping the fields of `skip` where the generated decoders read. A
+    /// path that names no field of `K`'s message skips nothing in it (a factory's paths apply
+    /// to every type it holds), with a warning that names the path and the type.
+    pub(crate) fn new(skip: &[FieldPath]) -> Self {
         let how = if let Some(decoder) = k8s_protobuf::kind_decoder::<K>() {
             How::Generated(decoder)
         } else if K::metadata_api() {
@@ -56,15 +55,18 @@ where
         } else {
             How::Serde
         };
-        let skip = match &how {
-            How::Generated(decoder) => skip_fields(skip, decoder.api_version(), decoder.kind())?,
-            How::Metadata(_) => skip_fields(skip, "meta.k8s.io/v1", "PartialObjectMetadata")?,
-            How::Serde => SkipFields::new(),
+        let (skip, unresolved) = match &how {
+            How::Generated(decoder) => skip_fields(skip, decoder.api_version(), decoder.kind()),
+            How::Metadata(_) => skip_fields(skip, "meta.k8s.io/v1", "PartialObjectMetadata"),
+            How::Serde => (SkipFields::new(), Vec::new()),
         };
-        Ok(Self {
+        for reason in unresolved {
+            tracing::warn!(%reason, "a skipped field is not one of this type's: nothing is skipped for it");
+        }
+        Self {
             how,
             skip: Arc::new(skip),
-        })
+        }
     }
 
     /// Whether the generated decoders read these objects (else the serde decoder does).
@@ -188,22 +190,32 @@ where
 }
 
 /// The field numbers of `paths` in the message of `api_version` `kind`.
-fn skip_fields(paths: &[FieldPath], api_version: &str, kind: &str) -> Result<SkipFields, protobuf::Error> {
+/// The field numbers of `paths` in the message of `api_version` `kind`, and why each path that
+/// names no field of it does not.
+fn skip_fields(paths: &[FieldPath], api_version: &str, kind: &str) -> (SkipFields, Vec<String>) {
     let mut skip = SkipFields::new();
+    let mut unresolved = Vec::new();
     for path in paths {
-        let (numbers, is_map) = protobuf::field_numbers(api_version, kind, path.fields())?;
+        let (numbers, is_map) = match protobuf::field_numbers(api_version, kind, path.fields()) {
+            Ok(found) => found,
+            Err(err) => {
+                unresolved.push(format!("{path}: {err}"));
+                continue;
+            }
+        };
         skip = match path.key() {
             Some(key) if is_map => skip.map_entries(&numbers, [key]),
             Some(key) => {
-                return Err(protobuf::Error::Type(format!(
-                    "{api_version} {kind}: {} is not a map, so it has no entry [{key}]",
+                unresolved.push(format!(
+                    "{path}: {api_version} {kind}: {} is not a map, so it has no entry [{key}]",
                     path.fields().join(".")
-                )));
+                ));
+                skip
             }
             None => skip.field(&numbers),
         };
     }
-    Ok(skip)
+    (skip, unresolved)
 }
 
 /// An error unless the document holds `api_version` `kind`.
@@ -269,7 +281,7 @@ mod tests {
     #[test]
     fn built_in_types_and_metadata_are_read_by_generated_decoders_as_serde_reads_them() {
         let document = protobuf::to_vec(&pod()).expect("encoded");
-        let objects = ProtobufObjects::<Pod>::new(&[]).expect("no paths");
+        let objects = ProtobufObjects::<Pod>::new(&[]);
         assert!(objects.is_generated());
         let pod: Pod = objects.object(&document).expect("decoded");
         assert_eq!(
@@ -289,7 +301,7 @@ mod tests {
             ("v1", "PodList")
         );
 
-        let metadata = ProtobufObjects::<PartialObjectMeta<Pod>>::new(&[]).expect("no paths");
+        let metadata = ProtobufObjects::<PartialObjectMeta<Pod>>::new(&[]);
         assert!(metadata.is_generated());
         let document = protobuf::to_vec(&metadata_of(&self::pod())).expect("encoded");
         let object = metadata.object(&document).expect("decoded");
@@ -336,11 +348,11 @@ mod tests {
             .annotations
             .as_mut()
             .map(|a| a.remove(crate::source::LAST_APPLIED_ANNOTATION));
-        let objects = ProtobufObjects::<Pod>::new(&skip).expect("paths of a pod");
+        let objects = ProtobufObjects::<Pod>::new(&skip);
         let document = protobuf::to_vec(&pod()).expect("encoded");
         assert_eq!(objects.object(&document).expect("decoded"), expected);
 
-        let metadata = ProtobufObjects::<PartialObjectMeta<Pod>>::new(&skip).expect("paths of metadata");
+        let metadata = ProtobufObjects::<PartialObjectMeta<Pod>>::new(&skip);
         let document = protobuf::to_vec(&metadata_of(&pod())).expect("encoded");
         assert_eq!(
             metadata.object(&document).expect("decoded").metadata,
@@ -349,24 +361,34 @@ mod tests {
     }
 
     #[test]
-    fn paths_that_name_no_field_are_errors_that_name_them() {
-        let error = |path: &str| {
-            ProtobufObjects::<Pod>::new(&[path.parse().expect("a path")])
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
+    fn paths_that_name_no_field_skip_nothing_and_say_why() {
+        let unresolved = |path: &str| {
+            let (skip, unresolved) = skip_fields(&[path.parse().expect("a path")], "v1", "Pod");
+            assert!(skip.is_empty(), "{path}");
+            unresolved
         };
         assert_eq!(
-            error("spec.nodeNames"),
-            "failed to decode protobuf into its type: v1 Pod has no field spec.nodeNames (no \"nodeNames\" in api::core::v1::PodSpec)"
+            unresolved("spec.nodeNames"),
+            [
+                "spec.nodeNames: failed to decode protobuf into its type: v1 Pod has no field spec.nodeNames (no \"nodeNames\" in api::core::v1::PodSpec)"
+            ]
         );
         assert_eq!(
-            error("spec.nodeName.x"),
-            "failed to decode protobuf into its type: v1 Pod: spec.nodeName is not a message, so it has no field \"x\""
+            unresolved("spec.nodeName.x"),
+            [
+                "spec.nodeName.x: failed to decode protobuf into its type: v1 Pod: spec.nodeName is not a message, so it has no field \"x\""
+            ]
         );
         assert_eq!(
-            error("metadata.name[x]"),
-            "failed to decode protobuf into its type: v1 Pod: metadata.name is not a map, so it has no entry [x]"
+            unresolved("metadata.name[x]"),
+            ["metadata.name[x]: v1 Pod: metadata.name is not a map, so it has no entry [x]"]
+        );
+        // a path of another type skips nothing in a pod: the pod keeps every field
+        let objects = ProtobufObjects::<Pod>::new(&["status.nodeInfo".parse().expect("a path")]);
+        let document = protobuf::to_vec(&pod()).expect("encoded");
+        assert_eq!(
+            objects.object(&document).expect("decoded"),
+            protobuf::from_slice::<Pod>(&document).expect("decoded by serde")
         );
         // a field of a message embedded inline in Go: a persistent volume's source
         let (numbers, is_map) = protobuf::field_numbers(
@@ -380,7 +402,7 @@ mod tests {
 
     #[test]
     fn a_document_of_another_kind_is_an_error() {
-        let objects = ProtobufObjects::<Pod>::new(&[]).expect("no paths");
+        let objects = ProtobufObjects::<Pod>::new(&[]);
         let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
         let error = objects
             .object(&protobuf::to_vec(&config_map).expect("encoded"))

@@ -23,7 +23,7 @@ fn chunks(parts: Vec<Vec<u8>>) -> impl Stream<Item = Result<Bytes, std::io::Erro
 }
 
 async fn names(parts: Vec<Vec<u8>>) -> Vec<String> {
-    let objects = Arc::new(ProtobufObjects::new(&[]).expect("no fields skipped"));
+    let objects = Arc::new(ProtobufObjects::new(&[]));
     let events: Vec<_> = decode_protobuf_watch_body::<ConfigMap, _, _>(chunks(parts), objects)
         .collect()
         .await;
