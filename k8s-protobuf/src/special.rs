@@ -131,6 +131,8 @@ macro_rules! raw_json_newtype {
         }
     };
 }
+// The JSON schema's `JSON` message is its other user.
+#[cfg(feature = "apiextensions")]
 pub(crate) use raw_json_newtype;
 
 raw_json_newtype!(
