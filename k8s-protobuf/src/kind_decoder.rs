@@ -43,7 +43,7 @@ impl KindDecoder {
     }
 
     /// Decodes `message` into `out`, which is set to the object. `K` is the type this decoder
-    /// was found for ([`kind_decoder`]).
+    /// was found for ([`kind_decoder`](crate::kind_decoder)).
     ///
     /// # Errors
     /// When `message` does not decode; `Ok(false)`, and `out` untouched, when `K` is not this
