@@ -95,6 +95,18 @@ pub enum Error {
     /// The client for the informers' own thread could not be made from the configuration.
     #[error("failed to create a client on the informers' thread: {0}")]
     Client(#[source] kube::Error),
+    /// [`SharedInformerFactory::informer_for`] was asked for a resource the factory is
+    /// [restricted](Builder::resource_labels) to some objects of: a custom constructor could
+    /// list and watch them all.
+    #[error(
+        "failed to create a custom informer of {resource}: the factory caches only the objects that `{selector}` selects, and a custom constructor could list them all; use `informer`, `informer_in` or `metadata_informer`, which carry the selector, or a factory without the restriction"
+    )]
+    Restricted {
+        /// The resource, as `plural.group`.
+        resource: String,
+        /// The factory's label selectors for it, joined by `,`.
+        selector: String,
+    },
 }
 
 impl Error {
@@ -216,7 +228,7 @@ struct Options {
     transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// The default scope of each type given one (a `Scope<K>`).
     default_scopes: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
-    /// Label selectors every scoped informer of a resource adds, by group and plural.
+    /// Label selectors every informer of a resource carries, by group and plural.
     resource_labels: Vec<ResourceLabels>,
     compact_objects: bool,
     watch_error_handler: Option<reflector::WatchErrorHandler>,
@@ -229,7 +241,7 @@ struct Options {
     skip_fields: Arc<[FieldPath]>,
 }
 
-/// A label selector that scoped informers of one resource add ([`Builder::resource_labels`]).
+/// A label selector every informer of one resource carries ([`Builder::resource_labels`]).
 struct ResourceLabels {
     group: String,
     plural: String,
@@ -415,12 +427,19 @@ impl Builder {
         self
     }
 
-    /// Adds the label `selector` to the default scope of the resource `plural` in API group
-    /// `group` (empty for the core group), whatever its Rust type (a typed informer and its
-    /// metadata-only one alike): [`scoped_informer`](SharedInformerFactory::scoped_informer),
-    /// controllers (`Controller::new`, `owns`, `watches`) and
-    /// [`default_scope`](SharedInformerFactory::default_scope) see only the objects it
-    /// selects. A shard restricts the factory this way to the objects assigned to it (see
+    /// Restricts the factory to the objects of the resource `plural` in API group `group`
+    /// (empty for the core group) that the label `selector` selects, whatever the Rust type (a
+    /// typed informer and its metadata-only one alike), as controller-runtime's cache
+    /// `ByObject` label selector does: every informer of the resource the factory hands out
+    /// lists and watches with the selector. [`informer`](SharedInformerFactory::informer),
+    /// [`metadata_informer`](SharedInformerFactory::metadata_informer), generated accessors
+    /// and `for_resource` return the informer of the selected objects; scopes given to
+    /// [`informer_in`](SharedInformerFactory::informer_in) (and controllers'
+    /// `Controller::new_in`, `owns_in`, `watches_in`) are narrowed by it, and so is
+    /// [`default_scope`](SharedInformerFactory::default_scope).
+    /// [`informer_for`](SharedInformerFactory::informer_for), whose constructor could list
+    /// anything, refuses the resource. A shard restricts its manager's factory this way to the
+    /// objects assigned to it (see
     /// [`sharding::Shard::restrict_factory`](crate::sharding::Shard::restrict_factory)).
     /// Called again for the same resource, both selectors apply.
     ///
@@ -889,8 +908,21 @@ impl SharedInformerFactory {
         new_informer: impl FnOnce(&InformerContext<'_>) -> SharedIndexInformer<K>,
     ) -> Result<SharedIndexInformer<K>>
     where
-        K: Resource + Clone + Serialize + Send + Sync + 'static,
+        K: Resource<DynamicType: Default> + Clone + Serialize + Send + Sync + 'static,
     {
+        let dynamic_type = K::DynamicType::default();
+        let (group, plural) = (K::group(&dynamic_type), K::plural(&dynamic_type));
+        let restriction = self.resource_labels(&group, &plural);
+        if !restriction.is_empty() {
+            return Err(Error::Restricted {
+                resource: if group.is_empty() {
+                    plural.into_owned()
+                } else {
+                    format!("{plural}.{group}")
+                },
+                selector: restriction.join(","),
+            });
+        }
         let exists = || Error::InformerExists {
             type_name: std::any::type_name::<K>(),
         };
@@ -1009,7 +1041,9 @@ impl SharedInformerFactory {
     /// it (including [`informer_for`](Self::informer_for) with a custom constructor). It is
     /// the informer of every `K` whatever the type's default scope
     /// ([`Builder::scope`]): for a scoped cache, use [`informer_in`](Self::informer_in) or
-    /// [`scoped_informer`](Self::scoped_informer).
+    /// [`scoped_informer`](Self::scoped_informer). On a factory
+    /// [restricted](Builder::resource_labels) to some objects of `K`'s resource (a shard's),
+    /// it is the informer of those objects only, shared with `informer_in(&Scope::all())`.
     ///
     /// ```no_run
     /// # async fn example(client: kube::Client) {
@@ -1026,14 +1060,15 @@ impl SharedInformerFactory {
     /// # }
     /// ```
     pub fn informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
+        let restricted = self.restrict(Scope::all());
+        if !restricted.is_everything() {
+            return self.informer_of_scope(self.watched_namespace::<K>(), &restricted);
+        }
         let key = InformerKey::unscoped::<K>();
         if let Some(existing) = self.existing::<K>(&key) {
             return existing;
         }
-        if let Some(default) = self
-            .default_scope_of::<K>()
-            .filter(|scope| !scope.is_everything())
-        {
+        if let Some(default) = self.declared_scope::<K>().filter(|scope| !scope.is_everything()) {
             tracing::warn!(
                 resource = %K::plural(&()),
                 default_scope = %default,
@@ -1071,8 +1106,8 @@ impl SharedInformerFactory {
     /// # }
     /// ```
     pub fn informer_in<K: TypedResource>(&self, scope: &Scope<K>) -> ScopedInformer<K> {
-        let scope = scope
-            .clone()
+        let scope = self
+            .restrict(scope.clone())
             .within(self.watched_namespace::<K>().map(str::to_owned));
         let namespaces: Vec<Option<String>> = if scope.selected_namespaces().is_empty() {
             vec![None]
@@ -1095,30 +1130,30 @@ impl SharedInformerFactory {
         self.informer_in(&self.default_scope::<K>())
     }
 
-    /// `K`'s default scope ([`Builder::scope`]) narrowed by its resource's
-    /// [labels](Builder::resource_labels), or [`Scope::all`] when it has neither.
+    /// `K`'s default scope ([`Builder::scope`], or [`Scope::all`] when it has none) narrowed by
+    /// its resource's [labels](Builder::resource_labels).
     pub fn default_scope<K: TypedResource>(&self) -> Scope<K> {
-        self.default_scope_of::<K>().unwrap_or_default()
+        self.restrict(self.declared_scope::<K>().unwrap_or_default())
     }
 
-    fn default_scope_of<K: TypedResource>(&self) -> Option<Scope<K>> {
-        let options = &self.inner.options;
-        let declared = options
+    /// The scope given to [`Builder::scope`] for `K`.
+    fn declared_scope<K: TypedResource>(&self) -> Option<Scope<K>> {
+        self.inner
+            .options
             .default_scopes
             .get(&TypeId::of::<K>())
             .and_then(|scope| scope.downcast_ref::<Scope<K>>())
-            .cloned();
-        let mut rules = options
+            .cloned()
+    }
+
+    /// `scope` narrowed by the [labels](Builder::resource_labels) of `K`'s resource.
+    fn restrict<K: TypedResource>(&self, scope: Scope<K>) -> Scope<K> {
+        self.inner
+            .options
             .resource_labels
             .iter()
             .filter(|rule| rule.group == K::group(&()) && rule.plural == K::plural(&()))
-            .peekable();
-        if rules.peek().is_none() {
-            return declared;
-        }
-        Some(rules.fold(declared.unwrap_or_default(), |scope, rule| {
-            scope.and_labels(rule.parsed.clone())
-        }))
+            .fold(scope, |scope, rule| scope.and_labels(rule.parsed.clone()))
     }
 
     /// The label selectors given to [`Builder::resource_labels`] for the resource `plural` in

@@ -331,3 +331,101 @@ async fn a_sharder_runs_on_the_leader_of_a_manager() -> TestResult {
     sharder_run.await??;
     Ok(())
 }
+
+/// Every informer of a ring resource that a sharded manager's factory hands out carries the
+/// shard's selector: the unscoped one, a scoped one (scope and shard compose), the
+/// metadata-only one and a controller's; a custom constructor is refused.
+#[tokio::test]
+async fn every_informer_of_a_ring_resource_on_a_sharded_factory_holds_only_the_shards_objects() -> TestResult
+{
+    use crate::{factory, informer::SharedIndexInformer, scope::Scope};
+
+    let server = TestServer::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+    for (name, assigned, app) in [
+        ("ours", "shard-a", "web"),
+        ("ours-db", "shard-a", "db"),
+        ("theirs", "shard-b", "web"),
+    ] {
+        let mut object = config_map(name, Some(assigned));
+        if let Some(labels) = object.metadata.labels.as_mut() {
+            labels.insert("app".into(), app.into());
+        }
+        api.create(&PostParams::default(), &object).await?;
+    }
+    let mut manager = Manager::builder(server.client()?)
+        .shard(shard("shard-a")?)
+        .build()?;
+    let web = Scope::<ConfigMap>::all().labels("app=web")?;
+    let controller = Controller::new_in(manager.factory(), &web);
+    manager.add_controller(controller, record, retry, Arc::new(Seen::default()));
+    let factory = manager.factory().clone();
+    let everything = factory.informer::<ConfigMap>();
+    let scoped = factory.informer_in(&web);
+    let metadata = factory.metadata_informer::<ConfigMap>();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    eventually("every cache synced", WAIT, || {
+        everything.has_synced() && scoped.has_synced() && metadata.has_synced()
+    })
+    .await?;
+    let names = |mut names: Vec<String>| {
+        names.sort();
+        names
+    };
+    let all = names(
+        everything
+            .lister()
+            .list(&Default::default())
+            .iter()
+            .filter_map(|cm| cm.metadata.name.clone())
+            .collect(),
+    );
+    assert_eq!(
+        all,
+        ["ours", "ours-db"],
+        "`informer::<K>()` caches the shard's objects only"
+    );
+    let web_names = names(
+        scoped
+            .lister()
+            .list_in_scope(&Default::default())
+            .iter()
+            .filter_map(|cm| cm.metadata.name.clone())
+            .collect(),
+    );
+    assert_eq!(web_names, ["ours"], "a scope and the shard compose");
+    let metadata_names = names(
+        metadata
+            .lister()
+            .list(&Default::default())
+            .iter()
+            .filter_map(|cm| cm.metadata.name.clone())
+            .collect(),
+    );
+    assert_eq!(metadata_names, ["ours", "ours-db"]);
+    let described: Vec<String> = factory
+        .stats()
+        .into_iter()
+        .map(|stats| stats.description)
+        .collect();
+    assert!(
+        described
+            .iter()
+            .all(|description| description.contains("shard.alpha.sharding.timebertt.dev/configmaps=shard-a")),
+        "{described:?}"
+    );
+    let custom = factory.informer_for(|_| -> SharedIndexInformer<ConfigMap> {
+        unreachable!("a restricted resource's constructor is never called")
+    });
+    match custom {
+        Err(factory::Error::Restricted { resource, selector }) => {
+            assert_eq!(resource, "configmaps");
+            assert_eq!(selector, "shard.alpha.sharding.timebertt.dev/configmaps=shard-a");
+        }
+        other => panic!("expected Restricted, got {:?}", other.map(|_| ())),
+    }
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}
