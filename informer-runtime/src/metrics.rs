@@ -315,6 +315,11 @@ impl Collector for SharderCollector {
                 stats.moves,
             ),
             (
+                "controller_sharding_unassignments",
+                "Objects whose shard labels were removed because they left the ring.",
+                stats.unassigned,
+            ),
+            (
                 "controller_sharding_lease_acquisitions",
                 "Shard Leases the sharder took, declaring their shards dead.",
                 stats.lease_acquisitions,

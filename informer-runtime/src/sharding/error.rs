@@ -34,6 +34,19 @@ pub enum Error {
         /// `plural.group`.
         resource: String,
     },
+    /// A ring's namespace selector or a ring resource's object selector does not parse.
+    #[error(
+        "failed to use {selector:?} as the {what}: {source}; write a label selector such as `team=payments,tier notin (test)`"
+    )]
+    Selector {
+        /// `namespace selector of ring "<ring>"`, or `object selector of <resource>`.
+        what: String,
+        /// The selector given.
+        selector: String,
+        /// Why it does not parse.
+        #[source]
+        source: crate::selector::Error,
+    },
     /// The ring has no resources.
     #[error(
         "failed to use ring {ring:?}: it lists no resources; add the controller's own type with `ControllerRing::resource`"

@@ -69,7 +69,7 @@ pub use lease_state::{
     DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
 };
 pub use resource_type::ResourceType;
-pub use ring::{ControllerRing, RingResource};
+pub use ring::{ControllerRing, DEFAULT_NAMESPACE_SELECTOR, RingResource};
 pub use shard::Shard;
 pub use sharder::{DEFAULT_CONCURRENT_MOVES, DEFAULT_RESYNC_PERIOD, Sharder, SharderStats};
 

@@ -5,7 +5,7 @@ use std::{fmt, sync::Arc};
 use kube::Resource;
 
 use super::metadata_access::{MetadataAccess, TypedAccess};
-use crate::factory::TypedResource;
+use crate::{factory::TypedResource, source::ApiScope};
 
 /// A resource in a [`ControllerRing`](super::ControllerRing): the Rust type and the API's
 /// group, version, kind and plural.
@@ -15,6 +15,8 @@ pub struct ResourceType {
     pub(crate) version: String,
     pub(crate) kind: String,
     pub(crate) plural: String,
+    /// Whether its objects live in namespaces.
+    pub(crate) namespaced: bool,
     /// The sharder's typed access to the resource's metadata.
     pub(crate) access: Arc<dyn MetadataAccess>,
 }
@@ -27,6 +29,7 @@ impl ResourceType {
             version: K::version(&()).into_owned(),
             kind: K::kind(&()).into_owned(),
             plural: K::plural(&()).into_owned(),
+            namespaced: <K::Scope as ApiScope>::NAMESPACED,
             access: Arc::new(TypedAccess::<K>::new()),
         }
     }
@@ -50,6 +53,17 @@ impl ResourceType {
     /// The plural resource name.
     pub fn plural(&self) -> &str {
         &self.plural
+    }
+
+    /// Whether its objects live in namespaces (`false` for cluster-scoped resources).
+    pub fn is_namespaced(&self) -> bool {
+        self.namespaced
+    }
+
+    /// Whether this is the core group's `namespaces` resource (whose objects a ring's
+    /// namespace selector selects by their own labels).
+    pub(crate) fn is_namespace(&self) -> bool {
+        self.group.is_empty() && self.plural == "namespaces"
     }
 
     /// The API version (`v1`, `apps/v1`).

@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use kube::Resource;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kube::{
+    Resource,
+    core::{Selector, SelectorExt},
+};
 use serde_json::json;
 
 use super::{
@@ -11,7 +15,14 @@ use super::{
 };
 use crate::factory::TypedResource;
 
-/// A ring of shards: its name and the resources its shards divide among themselves.
+/// The namespaces a ring holds unless told otherwise: every namespace but `kube-system` and
+/// `sharding-system`, the Go sharder's default (its `SharderConfig` webhook namespace
+/// selector).
+pub const DEFAULT_NAMESPACE_SELECTOR: &str =
+    "kubernetes.io/metadata.name notin (kube-system,sharding-system)";
+
+/// A ring of shards: its name, the resources its shards divide among themselves, and the
+/// namespaces it holds.
 ///
 /// This is the typed equivalent of kubernetes-controller-sharding's `ControllerRing` resource
 /// (`sharding.timebertt.dev/v1alpha1`): each [`RingResource`] is a controller's own type,
@@ -20,28 +31,42 @@ use crate::factory::TypedResource;
 /// and caches what it owns. [`manifest`](Self::manifest) writes the equivalent
 /// `ControllerRing` for clusters that run the Go sharder.
 ///
+/// The ring holds the objects in the namespaces its
+/// [namespace selector](Self::namespace_selector) selects (by default every namespace but
+/// `kube-system` and `sharding-system`, as in Go), and, of a resource with an
+/// [object selector](RingResource::labels), the objects it selects. Cluster-scoped objects
+/// are in every ring that lists their resource (a namespace by its own labels), as the Go
+/// sharder's webhook treats them. The sharder never labels an object outside the ring, and
+/// takes its labels off an object that leaves the ring (drained first while its shard runs).
+///
 /// ```
 /// use informer_runtime::sharding::{ControllerRing, RingResource};
 /// use k8s_openapi::api::{apps::v1::{Deployment, ReplicaSet}, core::v1::ConfigMap};
 ///
 /// let ring = ControllerRing::new("deployments")?
 ///     .resource(RingResource::of::<Deployment>().controls::<ReplicaSet>())?
-///     .resource(RingResource::of::<ConfigMap>())?;
+///     .resource(RingResource::of::<ConfigMap>().labels("app.kubernetes.io/part-of=shop")?)?
+///     .namespace_selector("team=payments")?;
 /// assert!(ring.contains::<ReplicaSet>());
 /// assert_eq!(ring.manifest()["spec"]["resources"][0]["controlledResources"][0]["resource"], "replicasets");
+/// assert_eq!(ring.manifest()["spec"]["namespaceSelector"]["matchLabels"]["team"], "payments");
 /// # Ok::<(), informer_runtime::sharding::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerRing {
     name: String,
     resources: Vec<RingResource>,
+    namespace_selector: Selector,
 }
 
-/// A controller's own resource in a ring, with the resources its objects control.
+/// A controller's own resource in a ring, with the resources its objects control, and the
+/// labels its objects in the ring carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RingResource {
     resource: ResourceType,
     controlled: Vec<ResourceType>,
+    /// The object selector: `None` holds every object.
+    labels: Option<(String, Selector)>,
 }
 
 impl RingResource {
@@ -50,7 +75,41 @@ impl RingResource {
         Self {
             resource: ResourceType::of::<K>(),
             controlled: Vec::new(),
+            labels: None,
         }
+    }
+
+    /// Holds only the objects of this resource whose labels `selector` selects (every object
+    /// by default): the sharder neither assigns nor drains the others, and unassigns one that
+    /// stops matching. Give a controller that reconciles a labelled subset (a
+    /// [scope](crate::scope::Scope) with labels) the same selector here, so the ring is what
+    /// the controller reconciles. Objects this resource controls follow their controller's
+    /// key whatever their own labels. The Go sharder has no object selector: with it, every
+    /// object of the resource in the ring's namespaces is assigned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Selector`] if `selector` does not parse.
+    pub fn labels(mut self, selector: &str) -> Result<Self> {
+        let parsed = crate::selector::parse_label_selector(selector).map_err(|source| Error::Selector {
+            what: format!("object selector of {}", self.resource),
+            selector: selector.to_owned(),
+            source,
+        })?;
+        self.labels = (!parsed.selects_all()).then(|| (selector.to_owned(), parsed));
+        Ok(self)
+    }
+
+    /// The object selector given to [`labels`](Self::labels), as written.
+    pub fn object_selector(&self) -> Option<&str> {
+        self.labels.as_ref().map(|(written, _)| written.as_str())
+    }
+
+    /// Whether an object of this resource with `labels` is in the ring (by its labels).
+    pub(crate) fn selects(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        self.labels
+            .as_ref()
+            .is_none_or(|(_, selector)| selector.matches(labels))
     }
 
     /// Also the objects of `C` that an object of this resource controls, assigned to their
@@ -84,10 +143,75 @@ impl ControllerRing {
         if let Err(reason) = check_label_name(&name) {
             return Err(Error::RingName { name, reason });
         }
+        let namespace_selector = crate::selector::parse_label_selector(DEFAULT_NAMESPACE_SELECTOR)
+            .expect("the default namespace selector parses");
         Ok(Self {
             name,
             resources: Vec::new(),
+            namespace_selector,
         })
+    }
+
+    /// Holds only the objects in the namespaces whose labels `selector` selects (instead of
+    /// [`DEFAULT_NAMESPACE_SELECTOR`]; `""` selects every namespace). Select namespaces by
+    /// name with `kubernetes.io/metadata.name`, which every namespace carries. Keep
+    /// `kube-system` and the sharder's own namespace out, as Go's documentation asks.
+    ///
+    /// ```
+    /// use informer_runtime::sharding::{ControllerRing, RingResource};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let ring = ControllerRing::new("configmaps")?
+    ///     .resource(RingResource::of::<ConfigMap>())?
+    ///     .namespace_selector("kubernetes.io/metadata.name in (shop,billing)")?;
+    /// # Ok::<(), informer_runtime::sharding::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Selector`] if `selector` does not parse.
+    pub fn namespace_selector(mut self, selector: &str) -> Result<Self> {
+        self.namespace_selector =
+            crate::selector::parse_label_selector(selector).map_err(|source| Error::Selector {
+                what: format!("namespace selector of ring {:?}", self.name),
+                selector: selector.to_owned(),
+                source,
+            })?;
+        Ok(self)
+    }
+
+    /// The namespace selector ([`namespace_selector`](Self::namespace_selector)).
+    pub fn selected_namespaces(&self) -> &Selector {
+        &self.namespace_selector
+    }
+
+    /// Whether a namespace with `labels` is in the ring.
+    pub(crate) fn selects_namespace(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        self.namespace_selector.matches(labels)
+    }
+
+    /// Whether the object of `resource` with `metadata` is in the ring, given the labels of
+    /// its namespace (`None` for a cluster-scoped object, or when its namespace is not known
+    /// yet: then it is not in the ring). `ring_resource` is the entry of the ring that lists
+    /// `resource`, as its own or a controlled resource.
+    pub(crate) fn holds(
+        &self,
+        ring_resource: &RingResource,
+        resource: &ResourceType,
+        metadata: &ObjectMeta,
+        namespace_labels: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> bool {
+        let empty = std::collections::BTreeMap::new();
+        let labels = metadata.labels.as_ref().unwrap_or(&empty);
+        let namespace_held = if resource.is_namespace() {
+            self.selects_namespace(labels)
+        } else if resource.is_namespaced() {
+            namespace_labels.is_some_and(|labels| self.selects_namespace(labels))
+        } else {
+            true
+        };
+        let own_resource = ring_resource.resource == *resource;
+        namespace_held && (!own_resource || ring_resource.selects(labels))
     }
 
     /// Adds a controller's resource and the resources it controls.
@@ -165,11 +289,12 @@ impl ControllerRing {
                 entry
             })
             .collect();
+        let namespace_selector = LabelSelector::from(self.namespace_selector.clone());
         json!({
             "apiVersion": "sharding.timebertt.dev/v1alpha1",
             "kind": "ControllerRing",
             "metadata": {"name": self.name},
-            "spec": {"resources": resources},
+            "spec": {"resources": resources, "namespaceSelector": namespace_selector},
         })
     }
 
@@ -210,8 +335,9 @@ pub(crate) fn check_label_name(name: &str) -> std::result::Result<(), &'static s
 mod tests {
     use k8s_openapi::api::{
         apps::v1::{Deployment, ReplicaSet},
-        core::v1::{ConfigMap, Pod, Secret},
+        core::v1::{ConfigMap, Namespace, Pod, Secret},
     };
+    use std::collections::BTreeMap;
 
     use super::*;
     use kube::core::PartialObjectMeta;
@@ -279,9 +405,109 @@ mod tests {
             "spec": {"resources": [
                 {"group": "apps", "resource": "deployments", "controlledResources": [{"group": "apps", "resource": "replicasets"}]},
                 {"group": "", "resource": "configmaps"},
-            ]},
+            ],
+            "namespaceSelector": {"matchExpressions": [{
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": ["kube-system", "sharding-system"],
+            }]}},
         });
         assert_eq!(ring.manifest(), expected);
+        Ok(())
+    }
+
+    fn metadata(namespace: Option<&str>, labels: &[(&str, &str)]) -> ObjectMeta {
+        ObjectMeta {
+            name: Some("object".into()),
+            namespace: namespace.map(str::to_owned),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                    .collect(),
+            ),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn namespace_labels(name: &str, labels: &[(&str, &str)]) -> BTreeMap<String, String> {
+        let mut all: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        all.insert("kubernetes.io/metadata.name".into(), name.into());
+        all
+    }
+
+    #[test]
+    fn a_ring_holds_the_objects_its_namespace_and_object_selectors_select() -> Result<()> {
+        let default_ring = ControllerRing::new("web")?
+            .resource(RingResource::of::<Deployment>().controls::<ReplicaSet>())?
+            .resource(RingResource::of::<Namespace>())?;
+        let (deployments, namespaces) = (&default_ring.resources()[0], &default_ring.resources()[1]);
+        let deployment = ResourceType::of::<Deployment>();
+        let in_namespace =
+            |ring: &ControllerRing, entry: &RingResource, namespace: &str, labels: &[(&str, &str)]| {
+                ring.holds(
+                    entry,
+                    &deployment,
+                    &metadata(Some(namespace), labels),
+                    Some(&namespace_labels(namespace, &[])),
+                )
+            };
+        assert!(in_namespace(&default_ring, deployments, "default", &[]));
+        assert!(!in_namespace(&default_ring, deployments, "kube-system", &[]));
+        assert!(!in_namespace(&default_ring, deployments, "sharding-system", &[]));
+        // a namespace not known yet is not in the ring (it is checked again when it is)
+        assert!(!default_ring.holds(deployments, &deployment, &metadata(Some("new"), &[]), None));
+        // a namespace object is selected by its own labels
+        let namespace = ResourceType::of::<Namespace>();
+        let kube_system = metadata(None, &[("kubernetes.io/metadata.name", "kube-system")]);
+        let shop = metadata(None, &[("kubernetes.io/metadata.name", "shop")]);
+        assert!(!default_ring.holds(namespaces, &namespace, &kube_system, None));
+        assert!(default_ring.holds(namespaces, &namespace, &shop, None));
+
+        let ring = ControllerRing::new("web")?
+            .resource(
+                RingResource::of::<Deployment>()
+                    .labels("app=web")?
+                    .controls::<ReplicaSet>(),
+            )?
+            .namespace_selector("team=payments")?;
+        let entry = &ring.resources()[0];
+        let payments = namespace_labels("shop", &[("team", "payments")]);
+        let holds = |resource: &ResourceType, labels: &[(&str, &str)]| {
+            ring.holds(entry, resource, &metadata(Some("shop"), labels), Some(&payments))
+        };
+        assert!(holds(&deployment, &[("app", "web")]));
+        assert!(!holds(&deployment, &[("app", "db")]));
+        // controlled objects follow their controller whatever their own labels
+        assert!(holds(&ResourceType::of::<ReplicaSet>(), &[]));
+        assert!(!in_namespace(&ring, entry, "default", &[("app", "web")]));
+        // "" selects every namespace
+        let everywhere = ring.clone().namespace_selector("")?;
+        assert!(in_namespace(&everywhere, entry, "kube-system", &[("app", "web")]));
+        Ok(())
+    }
+
+    #[test]
+    fn a_selector_that_does_not_parse_is_refused_with_what_it_was_for() -> Result<()> {
+        let error = ControllerRing::new("web")?
+            .namespace_selector("team in (payments")
+            .expect_err("an unclosed set");
+        let message = error.to_string();
+        assert!(
+            message
+                .starts_with("failed to use \"team in (payments\" as the namespace selector of ring \"web\""),
+            "{message}"
+        );
+        let error = RingResource::of::<ConfigMap>()
+            .labels("app notin")
+            .expect_err("no set of values");
+        assert!(
+            error.to_string().contains("object selector of configmaps"),
+            "{error}"
+        );
         Ok(())
     }
 }

@@ -13,6 +13,9 @@ pub struct SharderStats {
     /// Objects moved straight to a new shard (their shard was dead or gone, or they are
     /// controlled objects).
     pub moves: u64,
+    /// Objects whose shard and drain labels were taken off because they left the ring (their
+    /// namespace or their labels no longer selected).
+    pub unassigned: u64,
     /// Uncertain shard Leases the sharder acquired, declaring their shards dead.
     pub lease_acquisitions: u64,
     /// Orphaned shard Leases deleted.
@@ -33,6 +36,7 @@ pub(crate) struct Counters {
     pub(crate) assigned: AtomicU64,
     pub(crate) drains: AtomicU64,
     pub(crate) moves: AtomicU64,
+    pub(crate) unassigned: AtomicU64,
     pub(crate) lease_acquisitions: AtomicU64,
     pub(crate) orphans_deleted: AtomicU64,
     pub(crate) conflicts: AtomicU64,
@@ -53,6 +57,7 @@ impl Counters {
             assigned: read(&self.assigned),
             drains: read(&self.drains),
             moves: read(&self.moves),
+            unassigned: read(&self.unassigned),
             lease_acquisitions: read(&self.lease_acquisitions),
             orphans_deleted: read(&self.orphans_deleted),
             conflicts: read(&self.conflicts),

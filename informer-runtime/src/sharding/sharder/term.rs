@@ -13,14 +13,18 @@ use std::{
 };
 
 use futures::FutureExt;
-use k8s_openapi::{api::coordination::v1::Lease, jiff::Timestamp};
+use k8s_openapi::{
+    api::{coordination::v1::Lease, core::v1::Namespace},
+    jiff::Timestamp,
+};
+use kube::core::PartialObjectMeta;
 use tokio_util::sync::CancellationToken;
 
 use self::membership::Membership;
 use super::{options::Options, stats::Counters};
 use crate::{
     factory::SharedInformerFactory,
-    informer::handler::EventHandlerFuncs,
+    informer::{SharedIndexInformer, handler::EventHandlerFuncs},
     key::ObjectKey,
     leader_election::Leadership,
     scope::{Scope, ScopedInformer, ScopedLister},
@@ -40,6 +44,8 @@ enum WorkItem {
     Lease(String),
     /// An object of the watched resource at this index.
     Object { resource: usize, key: ObjectKey },
+    /// The objects in the namespace of this name (its labels changed).
+    Namespace(String),
 }
 
 /// What to do with an item after a check.
@@ -55,6 +61,8 @@ enum Outcome {
 
 /// A watched resource of the ring.
 struct Watched {
+    /// The index of the ring's entry that lists it.
+    ring_resource: usize,
     resource: ResourceType,
     /// For a controlled resource: the ring resource whose objects control it.
     controller: Option<ResourceType>,
@@ -64,6 +72,10 @@ struct Watched {
 /// What the workers of one term share.
 struct Shared {
     client: kube::Client,
+    ring: Arc<ControllerRing>,
+    /// The namespaces' metadata, for the ring's namespace selector (`None` when the ring has
+    /// no namespaced resource).
+    namespaces: Option<SharedIndexInformer<PartialObjectMeta<Namespace>>>,
     options: Options,
     counters: Arc<Counters>,
     shard_label: String,
@@ -85,7 +97,7 @@ struct Shared {
 /// What a term is run with: the sharder's configuration and counters.
 pub(super) struct Setup<'a> {
     pub(super) client: &'a kube::Client,
-    pub(super) ring: &'a ControllerRing,
+    pub(super) ring: &'a Arc<ControllerRing>,
     pub(super) leases: &'a Scope<Lease>,
     pub(super) options: &'a Options,
     pub(super) counters: &'a Arc<Counters>,
@@ -145,7 +157,7 @@ impl Shared {
         let leases = factory.informer_in(sharder.leases);
         watch_leases(&leases, queue)?;
         let mut watched = Vec::new();
-        for ring_resource in sharder.ring.resources() {
+        for (ring_index, ring_resource) in sharder.ring.resources().iter().enumerate() {
             let controlled = ring_resource
                 .controlled()
                 .iter()
@@ -158,14 +170,23 @@ impl Shared {
                     Arc::new(move |key| queue.add(WorkItem::Object { resource: index, key }));
                 let cache = resource.access.watch(factory, on_change)?;
                 watched.push(Watched {
+                    ring_resource: ring_index,
                     resource: resource.clone(),
                     controller,
                     cache,
                 });
             }
         }
+        let namespaces = sharder
+            .ring
+            .all_types()
+            .any(ResourceType::is_namespaced)
+            .then(|| watch_namespaces(factory, queue))
+            .transpose()?;
         Ok(Self {
             client: sharder.client.clone(),
+            ring: Arc::clone(sharder.ring),
+            namespaces,
             shard_label: shard_label(sharder.ring.name()),
             drain_label: drain_label(sharder.ring.name()),
             lease_namespace: leases
@@ -234,6 +255,10 @@ impl Shared {
         match item {
             WorkItem::Lease(name) => self.check_lease(name).await,
             WorkItem::Object { resource, key } => self.check_object(*resource, key).await,
+            WorkItem::Namespace(name) => {
+                self.enqueue_objects_in(name);
+                Outcome::Done
+            }
         }
     }
 
@@ -270,6 +295,24 @@ impl Shared {
                 self.queue.add(WorkItem::Object { resource, key });
             }
         }
+    }
+
+    /// Queues the objects in `namespace` (whose labels changed: it may have joined or left
+    /// the ring).
+    fn enqueue_objects_in(&self, namespace: &str) {
+        for (resource, watched) in self.watched.iter().enumerate() {
+            let keys = watched.cache.keys().into_iter();
+            for key in keys.filter(|key| key.namespace() == Some(namespace)) {
+                self.queue.add(WorkItem::Object { resource, key });
+            }
+        }
+    }
+
+    /// The labels of `namespace`, if the sharder's cache holds it.
+    fn namespace_labels(&self, namespace: &str) -> Option<std::collections::BTreeMap<String, String>> {
+        let namespaces = self.namespaces.as_ref()?;
+        let cached = namespaces.store().get_by_key(&ObjectKey::new("", namespace))?;
+        Some(cached.metadata.labels.clone().unwrap_or_default())
     }
 
     /// The membership as last computed.
@@ -365,6 +408,34 @@ impl Shared {
             }
         }
     }
+}
+
+/// The metadata-only informer of the namespaces, whose every change queues a check of the
+/// objects in it (as `WorkItem::Namespace`, checked by a worker: the handler does not walk
+/// the caches).
+fn watch_namespaces(
+    factory: &SharedInformerFactory,
+    queue: &Arc<RateLimitingQueue<WorkItem>>,
+) -> crate::informer::Result<SharedIndexInformer<PartialObjectMeta<Namespace>>> {
+    let informer = factory.metadata_informer::<Namespace>();
+    let name_of =
+        |namespace: &PartialObjectMeta<Namespace>| namespace.metadata.name.clone().unwrap_or_default();
+    let (on_add, on_update, on_delete) = (Arc::clone(queue), Arc::clone(queue), Arc::clone(queue));
+    informer.add_event_handler(
+        EventHandlerFuncs::new()
+            .added(move |namespace: Arc<PartialObjectMeta<Namespace>>, _| {
+                on_add.add(WorkItem::Namespace(name_of(&namespace)));
+            })
+            .updated(
+                move |old: Arc<PartialObjectMeta<Namespace>>, new: Arc<PartialObjectMeta<Namespace>>| {
+                    if old.metadata.labels != new.metadata.labels {
+                        on_update.add(WorkItem::Namespace(name_of(&new)));
+                    }
+                },
+            )
+            .deleted(move |namespace| on_delete.add(WorkItem::Namespace(namespace.key().name().to_owned()))),
+    )?;
+    Ok(informer)
 }
 
 /// Registers the handler that queues a Lease on each of its changes.

@@ -536,3 +536,164 @@ async fn a_self_elected_sharder_acts_while_it_leads() -> TestResult {
     assert_eq!(holder(&server), "", "the election Lease is released on shutdown");
     Ok(())
 }
+
+/// A namespace `name` with `labels` (and `kubernetes.io/metadata.name`, which the server sets).
+fn namespace(name: &str, labels: &[(&str, &str)]) -> k8s_openapi::api::core::v1::Namespace {
+    k8s_openapi::api::core::v1::Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                    .collect(),
+            ),
+            ..ObjectMeta::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// A config map `name` in `namespace` with the label `app`.
+fn app_config_map(namespace: &str, name: &str, app: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            labels: Some(BTreeMap::from([("app".to_owned(), app.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+fn labels_in(server: &TestServer, kind: &str, namespace: &str, name: &str) -> BTreeMap<String, String> {
+    let object = server
+        .get("v1", kind, Some(namespace), name)
+        .expect("the object exists");
+    serde_json::from_value(object["metadata"]["labels"].clone()).unwrap_or_default()
+}
+
+fn shard_in(server: &TestServer, kind: &str, namespace: &str, name: &str) -> Option<String> {
+    labels_in(server, kind, namespace, name)
+        .get(&shard_label(RING))
+        .cloned()
+}
+
+/// By default a ring holds every namespace but `kube-system` and `sharding-system`, as the Go
+/// sharder's default webhook namespace selector does: objects there are never labelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_ring_leaves_kube_system_and_sharding_system_alone() -> TestResult {
+    let server = TestServer::start().await?;
+    server.create_namespace("sharding-system")?;
+    add_shard(&server, "shard-a", LONG)?;
+    for namespace in ["kube-system", "sharding-system", NAMESPACE] {
+        server.create_typed(&app_config_map(namespace, "settings", "web"))?;
+    }
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    eventually("the config map in default assigned", WAIT, || {
+        shard_in(&server, "ConfigMap", NAMESPACE, "settings").is_some()
+    })
+    .await?;
+    // a later object in `default` is assigned too: by then the others had their chance
+    server.create_typed(&app_config_map(NAMESPACE, "later", "web"))?;
+    eventually("the later config map assigned", WAIT, || {
+        shard_in(&server, "ConfigMap", NAMESPACE, "later").is_some()
+    })
+    .await?;
+    assert_eq!(shard_in(&server, "ConfigMap", "kube-system", "settings"), None);
+    assert_eq!(
+        shard_in(&server, "ConfigMap", "sharding-system", "settings"),
+        None
+    );
+    assert_eq!(
+        ring().manifest()["spec"]["namespaceSelector"],
+        json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "sharding-system"]}]})
+    );
+    running.stop().await
+}
+
+/// A ring with a namespace selector and an object selector: only the objects in selected
+/// namespaces (and, of the ring resource, with selected labels) are assigned; an object that
+/// leaves the ring is drained off its live shard and then left unlabelled, a controlled object
+/// that leaves is unlabelled at once; a namespace that joins brings its objects in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ring_assigns_only_what_its_selectors_hold_and_lets_go_of_what_leaves() -> TestResult {
+    let server = TestServer::start().await?;
+    let client = server.client()?;
+    server.create_typed(&namespace("shop", &[("team", "payments")]))?;
+    server.create_typed(&namespace("lab", &[("team", "research")]))?;
+    add_shard(&server, "shard-a", LONG)?;
+    for namespace in ["shop", "lab"] {
+        for (name, app) in [("web", "web"), ("db", "db")] {
+            server.create_typed(&app_config_map(namespace, name, app))?;
+        }
+    }
+    let mut child = secret("web-secret", Some(("v1", "ConfigMap", "web")));
+    child.metadata.namespace = Some("shop".into());
+    server.create_typed(&child)?;
+    let ring = ControllerRing::new(RING)?
+        .resource(
+            RingResource::of::<ConfigMap>()
+                .labels("app=web")?
+                .controls::<Secret>(),
+        )?
+        .namespace_selector("team=payments")?;
+    assert_eq!(
+        ring.manifest()["spec"]["namespaceSelector"],
+        json!({"matchLabels": {"team": "payments"}})
+    );
+    let sharder = Sharder::new(client.clone(), ring, NAMESPACE)?.resync_period(Duration::from_secs(3600));
+    let running = Running::start(&sharder);
+    eventually("shop/web and its secret assigned", WAIT, || {
+        shard_in(&server, "ConfigMap", "shop", "web").is_some()
+            && shard_in(&server, "Secret", "shop", "web-secret").is_some()
+    })
+    .await?;
+    for (namespace, name) in [("shop", "db"), ("lab", "web"), ("lab", "db")] {
+        assert_eq!(
+            shard_in(&server, "ConfigMap", namespace, name),
+            None,
+            "{namespace}/{name}"
+        );
+    }
+    // shop/web stops matching the object selector: drained off its live shard first
+    let relabel = json!({"metadata": {"labels": {"app": "db"}}});
+    Api::<ConfigMap>::namespaced(client.clone(), "shop")
+        .patch("web", &PatchParams::default(), &Patch::Merge(&relabel))
+        .await?;
+    eventually("shop/web drained", WAIT, || {
+        labels_in(&server, "ConfigMap", "shop", "web").contains_key(&drain_label(RING))
+    })
+    .await?;
+    let acknowledge = json!({"metadata": {"labels": {shard_label(RING): null, drain_label(RING): null}}});
+    Api::<ConfigMap>::namespaced(client.clone(), "shop")
+        .patch("web", &PatchParams::default(), &Patch::Merge(&acknowledge))
+        .await?;
+    // `lab` joins the ring: its web config map is assigned
+    let mut lab = server.get("v1", "Namespace", None, "lab")?;
+    lab["metadata"]["labels"]["team"] = json!("payments");
+    server.update(lab)?;
+    eventually("lab/web assigned once its namespace joined", WAIT, || {
+        shard_in(&server, "ConfigMap", "lab", "web").is_some()
+    })
+    .await?;
+    assert_eq!(
+        shard_in(&server, "ConfigMap", "shop", "web"),
+        None,
+        "it left the ring and stays unlabelled"
+    );
+    // `shop` leaves the ring: its controlled secret (whose controller left) is unlabelled at once
+    let mut shop = server.get("v1", "Namespace", None, "shop")?;
+    shop["metadata"]["labels"]["team"] = json!("retail");
+    server.update(shop)?;
+    eventually("shop/web-secret unlabelled", WAIT, || {
+        shard_in(&server, "Secret", "shop", "web-secret").is_none()
+    })
+    .await?;
+    assert!(!labels_in(&server, "Secret", "shop", "web-secret").contains_key(&drain_label(RING)));
+    assert_eq!(sharder.stats().unassigned, 1);
+    assert_eq!(sharder.stats().drains, 1);
+    running.stop().await
+}

@@ -22,6 +22,8 @@ enum Change {
     Drain,
     /// Label it for its new shard at once: its shard is dead or gone, or it is controlled.
     Move,
+    /// Take its labels off: it left the ring, and its shard let it go or is not available.
+    Unassign,
 }
 
 impl Change {
@@ -30,6 +32,7 @@ impl Change {
             Self::Assign => "assign",
             Self::Drain => "drain",
             Self::Move => "move",
+            Self::Unassign => "unassign",
         }
     }
 }
@@ -50,6 +53,9 @@ impl Shared {
         };
         if self.awaits_own_write(&item, object.metadata().resource_version.as_ref()) {
             return Outcome::Done;
+        }
+        if !self.in_ring(watched, object.as_ref()) {
+            return self.leave_ring(watched, &item, object.as_ref()).await;
         }
         let Some(hash_key) = self.hash_key(watched, object.as_ref()) else {
             return Outcome::Done;
@@ -81,6 +87,48 @@ impl Shared {
         };
         tracing::debug!(resource = %watched.resource, object = %key, from = ?current, to = desired, "{}", change.verb());
         self.write(watched, &item, object.as_ref(), change, desired).await
+    }
+
+    /// Whether the object is in the ring: in a namespace the ring selects, and selected by
+    /// its resource's object selector.
+    fn in_ring(&self, watched: &Watched, object: &dyn CachedMetadata) -> bool {
+        let metadata = object.metadata();
+        let namespace_labels = metadata
+            .namespace
+            .as_deref()
+            .and_then(|namespace| self.namespace_labels(namespace));
+        let Some(ring_resource) = self.ring.resources().get(watched.ring_resource) else {
+            return false;
+        };
+        self.ring.holds(
+            ring_resource,
+            &watched.resource,
+            metadata,
+            namespace_labels.as_ref(),
+        )
+    }
+
+    /// An object outside the ring: one that carries a shard label is drained first when it is
+    /// a ring resource's object on an available shard (its shard stops reconciling it and
+    /// takes the labels off), and unassigned at once otherwise (no shard reconciles an object
+    /// outside the ring, so none can take it over while its old shard still acts).
+    async fn leave_ring(&self, watched: &Watched, item: &WorkItem, object: &dyn CachedMetadata) -> Outcome {
+        let labels = object.metadata().labels.as_ref();
+        let Some(current) = labels
+            .and_then(|labels| labels.get(&self.shard_label))
+            .filter(|shard| !shard.is_empty())
+        else {
+            return Outcome::Done;
+        };
+        let drained = labels.is_some_and(|labels| labels.contains_key(&self.drain_label));
+        let live = watched.controller.is_none() && self.membership().state(current).is_available();
+        let change = match (live, drained) {
+            (true, true) => return Outcome::Done,
+            (true, false) => Change::Drain,
+            (false, _) => Change::Unassign,
+        };
+        tracing::debug!(resource = %watched.resource, object = ?item, from = current, "{} (outside the ring)", change.verb());
+        self.write(watched, item, object, change, "").await
     }
 
     /// The object's hash key; `None` when it is not assigned (no controller of the ring's
@@ -116,6 +164,7 @@ impl Shared {
         let labels = match change {
             Change::Drain => json!({&self.drain_label: "true"}),
             Change::Assign | Change::Move => json!({&self.shard_label: desired, &self.drain_label: null}),
+            Change::Unassign => json!({&self.shard_label: null, &self.drain_label: null}),
         };
         let patch = json!({"metadata": {"resourceVersion": resource_version, "labels": labels}});
         let result = watched
@@ -131,6 +180,7 @@ impl Shared {
             Change::Assign => &self.counters.assigned,
             Change::Drain => &self.counters.drains,
             Change::Move => &self.counters.moves,
+            Change::Unassign => &self.counters.unassigned,
         };
         Counters::bump(counter);
         self.wrote(item.clone(), resource_version.clone());
