@@ -554,7 +554,69 @@ pub fn register_controller<K: TypedResource>(
     let name = controller.controller_name().to_owned();
     let queue = WorkQueueMetrics::register(registry, &name);
     let reconciles = ControllerMetrics::register(registry, &name);
+    if controller.is_sharded() {
+        registry.register_collector(Box::new(ShardedControllerCollector {
+            name: name.clone(),
+            stats: controller.stats(),
+        }));
+    }
     controller.metrics(queue, reconciles)
+}
+
+/// A sharded controller's hand-overs, read from its [`ControllerStats`] at each scrape.
+#[derive(Debug)]
+struct ShardedControllerCollector {
+    name: String,
+    stats: crate::controller::ControllerStats,
+}
+
+impl Collector for ShardedControllerCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let labels = || vec![("controller", self.name.clone())];
+        encode_each(
+            &mut encoder,
+            "controller_sharding_drains_acknowledged",
+            "Drained objects the controller let go of (their shard and drain labels removed) instead of reconciling them.",
+            &[(labels(), counter(self.stats.drains_acknowledged()))],
+        )?;
+        encode_each(
+            &mut encoder,
+            "controller_sharding_not_assigned",
+            "Objects not reconciled because they are assigned to another shard (or to none).",
+            &[(labels(), counter(self.stats.not_assigned()))],
+        )
+    }
+}
+
+/// Registers the counter of a shard's drain sweep (the drains it acknowledged for objects no
+/// controller of its manager sees), labelled with the shard and its ring.
+pub(crate) fn register_drain_sweep(registry: &mut Registry, sweep: Arc<crate::sharding::DrainSweep>) {
+    registry.register_collector(Box::new(DrainSweepCollector { sweep }));
+}
+
+struct DrainSweepCollector {
+    sweep: Arc<crate::sharding::DrainSweep>,
+}
+
+impl fmt::Debug for DrainSweepCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DrainSweepCollector").finish_non_exhaustive()
+    }
+}
+
+impl Collector for DrainSweepCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), fmt::Error> {
+        let labels = vec![
+            ("controllerring", self.sweep.ring().to_owned()),
+            ("shard", self.sweep.shard_name().to_owned()),
+        ];
+        encode_each(
+            &mut encoder,
+            "controller_sharding_shard_drains_released",
+            "Drained objects outside every controller's scope that the shard let go of.",
+            &[(labels, counter(self.sweep.acknowledged()))],
+        )
+    }
 }
 
 #[cfg(test)]

@@ -392,6 +392,16 @@ impl<K: TypedResource> Controller<K> {
         }
     }
 
+    /// Whether the controller runs as a shard ([`shard`](Self::shard)).
+    pub(crate) fn is_sharded(&self) -> bool {
+        self.shard_gate.is_some()
+    }
+
+    /// The scope of the objects the controller reconciles.
+    pub(crate) fn scope(&self) -> &Scope<K> {
+        self.informer.scope()
+    }
+
     /// Names the controller in logs and metrics.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();

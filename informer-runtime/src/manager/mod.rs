@@ -107,7 +107,7 @@ use crate::{
     controller::{self, Action, Controller},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
-    sharding::Shard,
+    sharding::{Claims, DrainSweep, Shard},
     source::{Encoding, FieldPath},
 };
 
@@ -260,12 +260,24 @@ impl Builder {
             controller::track_writes(self.client.clone()),
             fencing::Fence::new(elector.clone()),
         );
-        Ok(Manager {
+        let claims = Claims::default();
+        let sweep = self
+            .shard
+            .as_ref()
+            .map(|shard| {
+                DrainSweep::new(shard, claims.clone(), &factory).map_err(|source| Error::DrainSweep {
+                    shard: shard.name().to_owned(),
+                    source,
+                })
+            })
+            .transpose()?;
+        let mut manager = Manager {
             client: self.client,
             fenced,
             factory,
             elector,
             shard: self.shard,
+            claims,
             runnables: Vec::new(),
             healthz: Checks::default(),
             readyz: Checks::default(),
@@ -274,7 +286,15 @@ impl Builder {
             states: RunStates::default(),
             #[cfg(feature = "metrics")]
             registry: prometheus_client::registry::Registry::default(),
-        })
+        };
+        if let Some(sweep) = sweep {
+            let sweep = Arc::new(sweep);
+            #[cfg(feature = "metrics")]
+            crate::metrics::register_drain_sweep(&mut manager.registry, Arc::clone(&sweep));
+            let client = manager.fenced.clone();
+            manager.add(sharder::SweepRunnable { sweep, client });
+        }
+        Ok(manager)
     }
 }
 
@@ -294,6 +314,9 @@ pub struct Manager {
     factory: SharedInformerFactory,
     elector: Option<LeaderElector>,
     shard: Option<Shard>,
+    /// The scopes of the controllers of ring resources, which the shard's drain sweep leaves
+    /// to them.
+    claims: Claims,
     runnables: Vec<(usize, Arc<dyn Runnable>)>,
     healthz: Checks,
     readyz: Checks,
@@ -406,7 +429,12 @@ impl Manager {
         P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
     {
         let controller = match &self.shard {
-            Some(shard) => controller.shard(shard),
+            Some(shard) => {
+                if shard.ring().is_ring_resource::<K>() {
+                    self.claims.add(controller.scope());
+                }
+                controller.shard(shard)
+            }
             None => controller,
         };
         #[cfg(feature = "metrics")]

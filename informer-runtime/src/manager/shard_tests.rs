@@ -429,3 +429,78 @@ async fn every_informer_of_a_ring_resource_on_a_sharded_factory_holds_only_the_s
     run.await??;
     Ok(())
 }
+
+/// No object of the ring stays drained while its shard runs: a controller that reconciles a
+/// labelled subset acknowledges the drains of its objects, and the shard lets go of the
+/// others (outside the controller's scope, or of a ring resource no controller reconciles)
+/// without reconciling them.
+#[tokio::test]
+async fn drains_outside_every_controllers_scope_are_acknowledged_by_the_shard() -> TestResult {
+    use k8s_openapi::api::core::v1::Secret;
+
+    use crate::scope::Scope;
+
+    let server = TestServer::start().await?;
+    let client = server.client()?;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for (name, app) in [("web", "web"), ("db", "db")] {
+        let mut object = config_map(name, Some("shard-a"));
+        if let Some(labels) = object.metadata.labels.as_mut() {
+            labels.insert("app".into(), app.into());
+        }
+        api.create(&PostParams::default(), &object).await?;
+    }
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let secret = Secret {
+        metadata: config_map("lonely", Some("shard-a")).metadata,
+        ..Secret::default()
+    };
+    secrets.create(&PostParams::default(), &secret).await?;
+    let ring = ControllerRing::new(RING)?
+        .resource(RingResource::of::<ConfigMap>())?
+        .resource(RingResource::of::<Secret>())?;
+    let shard = Shard::new(ring, "shard-a", "default")?;
+    let mut manager = Manager::builder(server.client()?).shard(shard).build()?;
+    let web = Scope::<ConfigMap>::all().labels("app=web")?;
+    let controller = Controller::new_in(manager.factory(), &web);
+    let stats = controller.stats();
+    let seen = Arc::new(Seen::default());
+    manager.add_controller(controller, record, retry, Arc::clone(&seen));
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    eventually("web reconciled", WAIT, || seen.count("web") == 1).await?;
+    let drain = serde_json::json!({"metadata": {"labels": {drain_label(RING): "true"}}});
+    for name in ["web", "db"] {
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&drain))
+            .await?;
+    }
+    secrets
+        .patch("lonely", &PatchParams::default(), &Patch::Merge(&drain))
+        .await?;
+    let released = |labels: Option<BTreeMap<String, String>>| {
+        let labels = labels.unwrap_or_default();
+        !labels.contains_key(&shard_label(RING)) && !labels.contains_key(&drain_label(RING))
+    };
+    eventually_async("every drain acknowledged", WAIT, async || {
+        let mut all = true;
+        for name in ["web", "db"] {
+            all &= released(api.get(name).await.ok().and_then(|cm| cm.metadata.labels));
+        }
+        all && released(secrets.get("lonely").await.ok().and_then(|s| s.metadata.labels))
+    })
+    .await?;
+    assert_eq!(
+        stats.drains_acknowledged(),
+        1,
+        "the controller let go of its own object"
+    );
+    assert_eq!(
+        seen.count("db"),
+        0,
+        "an object outside the scope is never reconciled"
+    );
+    assert_eq!(seen.count("web"), 1, "a drained object is not reconciled");
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}

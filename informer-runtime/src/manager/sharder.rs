@@ -1,10 +1,13 @@
-//! A [`Sharder`] is a runnable: on the leader when the manager elects one, or on every replica
-//! when the sharder elects its active replica itself.
+//! The sharding runnables: a [`Sharder`] (on the leader when the manager elects one, or on
+//! every replica when the sharder elects its active replica itself), and a shard's
+//! [`DrainSweep`] (while the shard holds its Lease).
+
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
 use super::runnable::{RunContext, Runnable, RunnableError};
-use crate::sharding::Sharder;
+use crate::sharding::{DrainSweep, Sharder};
 
 /// Runs the sharder in each run the manager gives it: for one leadership term (writing only
 /// while the term is current), or, for a sharder with its own
@@ -29,6 +32,29 @@ impl Runnable for Sharder {
             }
             sharder
                 .run_term(context.stop(), context.leadership().cloned())
+                .await;
+            Ok(())
+        })
+    }
+}
+
+/// A shard's drain sweep with the client it writes through (the manager's fenced client).
+pub(super) struct SweepRunnable {
+    pub(super) sweep: Arc<DrainSweep>,
+    pub(super) client: kube::Client,
+}
+
+/// Runs the sweep once per term of the shard's Lease.
+impl Runnable for SweepRunnable {
+    fn name(&self) -> &str {
+        self.sweep.name()
+    }
+
+    fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>> {
+        let (sweep, client) = (Arc::clone(&self.sweep), self.client.clone());
+        Box::pin(async move {
+            sweep
+                .run_term(client, context.stop(), context.leadership().cloned())
                 .await;
             Ok(())
         })

@@ -121,7 +121,7 @@
 //!
 //! Memory and sync CPU scale with what the scope selects, at the same cost per object.
 
-mod coverage;
+pub(crate) mod coverage;
 mod informer;
 mod lister;
 

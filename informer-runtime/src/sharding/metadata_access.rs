@@ -9,13 +9,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
     Api,
     api::{Patch, PatchParams},
-    core::PartialObjectMeta,
+    core::{PartialObjectMeta, Selector},
 };
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
     informer::{self, handler::EventHandlerFuncs},
     key::ObjectKey,
+    scope::{Scope, ScopedLister},
     source::ApiScope,
 };
 
@@ -41,6 +42,16 @@ pub(crate) trait MetadataAccess: Send + Sync {
     fn watch(
         &self,
         factory: &SharedInformerFactory,
+        on_change: OnChange,
+    ) -> informer::Result<Arc<dyn MetadataCache>>;
+
+    /// The metadata-only informer of the resource's objects that `labels` selects, in
+    /// `factory` (which narrows it further if [restricted](crate::factory::Builder::resource_labels)),
+    /// with `on_change` registered for its adds and updates.
+    fn watch_labelled(
+        &self,
+        factory: &SharedInformerFactory,
+        labels: Selector,
         on_change: OnChange,
     ) -> informer::Result<Arc<dyn MetadataCache>>;
 
@@ -86,6 +97,23 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
         Ok(Arc::new(informer))
     }
 
+    fn watch_labelled(
+        &self,
+        factory: &SharedInformerFactory,
+        labels: Selector,
+        on_change: OnChange,
+    ) -> informer::Result<Arc<dyn MetadataCache>> {
+        let scope = Scope::<PartialObjectMeta<K>>::all().and_labels(labels);
+        let informer = factory.informer_in(&scope);
+        let on_update = Arc::clone(&on_change);
+        informer.add_event_handler(
+            EventHandlerFuncs::new()
+                .added(move |object: Arc<PartialObjectMeta<K>>, _| on_change(ObjectKey::of(&*object)))
+                .updated(move |_, object: Arc<PartialObjectMeta<K>>| on_update(ObjectKey::of(&*object))),
+        )?;
+        Ok(Arc::new(informer.lister()))
+    }
+
     fn merge_patch(
         &self,
         client: kube::Client,
@@ -110,5 +138,19 @@ impl<K: TypedResource> MetadataCache for informer::SharedIndexInformer<PartialOb
 
     fn keys(&self) -> Vec<ObjectKey> {
         self.store().list_keys()
+    }
+}
+
+impl<K: TypedResource> MetadataCache for ScopedLister<PartialObjectMeta<K>> {
+    fn get(&self, key: &ObjectKey) -> Option<Arc<dyn CachedMetadata>> {
+        let object: Arc<dyn CachedMetadata> = self.cached(key)?;
+        Some(object)
+    }
+
+    fn keys(&self) -> Vec<ObjectKey> {
+        self.list_in_scope(&Selector::default())
+            .iter()
+            .map(|object| ObjectKey::of(&**object))
+            .collect()
     }
 }

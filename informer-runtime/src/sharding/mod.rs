@@ -51,6 +51,7 @@
 //! # }
 //! ```
 
+mod drain_sweep;
 mod error;
 mod hash_key;
 mod hash_ring;
@@ -73,4 +74,5 @@ pub use ring::{ControllerRing, DEFAULT_NAMESPACE_SELECTOR, RingResource};
 pub use shard::Shard;
 pub use sharder::{DEFAULT_CONCURRENT_MOVES, DEFAULT_RESYNC_PERIOD, Sharder, SharderStats};
 
+pub(crate) use drain_sweep::{Claims, DrainSweep};
 pub(crate) use shard::Assignment;
