@@ -54,7 +54,9 @@ impl RingResource {
     }
 
     /// Also the objects of `C` that an object of this resource controls, assigned to their
-    /// controller's shard (objects of `C` with no controller of this kind are not assigned).
+    /// controller's shard. As with the Go sharder, an object of `C` goes to the shard of
+    /// whatever controls it (the owner reference with `controller: true`), whether or not that
+    /// is an object of this resource; objects of `C` with no controller are not assigned.
     #[must_use]
     pub fn controls<C: TypedResource>(mut self) -> Self {
         self.controlled.push(ResourceType::of::<C>());
