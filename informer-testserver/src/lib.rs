@@ -66,7 +66,7 @@
 //! | Plain HTTP with no authentication, authorization or priority and fairness: the caller is whoever its credentials name, unchecked, and every review allows; requested tokens carry a random signature | `403`s from RBAC (inject them with [`TestServer::fail_next`]); a review that denies; authenticating with a requested token |
 //! | The GA group versions of Kubernetes 1.37 only; `componentstatuses` are always healthy; OpenAPI v3 without schemas, no `/openapi/v2` | Beta or alpha APIs; `kubectl explain`; unhealthy components |
 //! | At start: the system namespaces, `default/kubernetes` and the bootstrap RBAC roles and bindings for users, with `admin`, `edit` and `view` aggregated once | The roles of nodes, components and controllers; priority classes, flow schemas, the API server's lease; a role labelled later joining `admin`, `edit` or `view` |
-//! | Admission is [`admission::plugins`](#contributing-how-a-request-flows-and-where-to-change-it): names, namespace lifecycle, custom resource schemas, field ownership, CRDs, CSRs and garbage collection; built-in types are neither defaulted nor validated beyond their names | Webhooks, quotas, limit ranges, pod security; defaulted fields (a pod's `restartPolicy`); `422`s for invalid built-in specs |
+//! | Admission is [`admission::plugins`](#contributing-how-a-request-flows-and-where-to-change-it): names and owner references, namespace lifecycle, custom resource schemas, field ownership, CRDs, CSRs and garbage collection; built-in types are neither defaulted nor validated beyond their metadata's names and owner references | Webhooks, quotas, limit ranges, pod security; defaulted fields (a pod's `restartPolicy`); `422`s for invalid built-in specs |
 //! | CRD schemas prune and check types, `nullable`, `required`, `enum`, bounds and lengths; not `pattern`, `format`, CEL rules, defaults or list uniqueness; versions share objects without conversion | Custom resources refused by `pattern`, `format` or CEL, or defaulted; conversion webhooks |
 //! | Lists in strategic merge patches and `managedFields` are keyed by k8s-openapi's one merge key per list; `managedFields` record leaves only, for writes over HTTP; duplicate fields are found in JSON bodies only | Items of lists keyed by several fields owned apart; duplicate YAML fields reported |
 //! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR gets `415`; discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `null` for an empty list or map of a field without `omitempty` (left out here); `406` for discovery |
@@ -282,9 +282,10 @@
 //! 3. **`admission/`** holds what checks and changes objects on the way in, and what a write
 //!    sets off: each feature is a `Plugin` (`plugin.rs`: admit a create, admit an update, hold
 //!    a deleted object, take a deletion over, act once stored or removed), listed in order in
-//!    `admission::plugins()`: object names, namespace lifecycle, custom resource schemas, field
-//!    ownership, CRDs, garbage collection. Cascades (a namespace's contents, an owner's
-//!    dependents) write through the `Cascade` trait, so they run every plugin too.
+//!    `admission::plugins()`: object names and owner references, namespace lifecycle, custom
+//!    resource schemas, field ownership, CRDs, garbage collection. Cascades (a namespace's
+//!    contents, an owner's dependents) write through the `Cascade` trait, so they run every
+//!    plugin too.
 //! 4. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
 //!    (`accept.rs`; `transform.rs` for kube-apiserver's `406` and the shape of every verb's
 //!    answer), protobuf, metadata-only objects, tables. JSON answers and watch events are

@@ -154,10 +154,13 @@ impl ApiError {
         } else {
             format!("{}.{}", rt.kind, rt.group)
         };
-        let errors: Vec<String> = causes
-            .iter()
-            .map(|c| format!("{}: {}", c.field, c.message()))
-            .collect();
+        // the message lists each distinct error once, as an aggregate of field errors does
+        let mut errors: Vec<String> = Vec::with_capacity(causes.len());
+        for error in causes.iter().map(|c| format!("{}: {}", c.field, c.message())) {
+            if !errors.contains(&error) {
+                errors.push(error);
+            }
+        }
         let listed = match errors.as_slice() {
             [one] => one.clone(),
             many => format!("[{}]", many.join(", ")),
@@ -369,6 +372,25 @@ impl FieldCause {
             field: field.to_string(),
             cause_type: "Invalid value".to_string(),
             detail: format!("{value:?}: {problem}"),
+        }
+    }
+
+    /// `<field>: Invalid value: <json>: <problem>`: a value that is not a string, shown as its
+    /// JSON (as kube-apiserver shows a struct or a list).
+    pub(crate) fn invalid_json(field: &str, json: &str, problem: &str) -> Self {
+        Self {
+            field: field.to_string(),
+            cause_type: "Invalid value".to_string(),
+            detail: format!("{json}: {problem}"),
+        }
+    }
+
+    /// `<field>: Required value: <detail>`.
+    pub(crate) fn required(field: &str, detail: &str) -> Self {
+        Self {
+            field: field.to_string(),
+            cause_type: "Required value".to_string(),
+            detail: detail.to_string(),
         }
     }
 }

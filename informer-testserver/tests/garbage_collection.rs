@@ -100,7 +100,10 @@ async fn a_dependent_with_another_owner_stays_without_the_deleted_one() {
     let pp = PostParams::default();
     let first = maps.create(&pp, &named("first")).await.expect("owner");
     let second = maps.create(&pp, &named("second")).await.expect("owner");
-    let shared: ConfigMap = owned("shared", &[reference(&first, false), reference(&second, false)]);
+    // one controller at most, as kube-apiserver requires: the second owner is a plain one
+    let mut plain = reference(&second, false);
+    plain["controller"] = json!(false);
+    let shared: ConfigMap = owned("shared", &[reference(&first, false), plain]);
     maps.create(&pp, &shared).await.expect("dependent");
 
     maps.delete("first", &DeleteParams::default())

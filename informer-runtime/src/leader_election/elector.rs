@@ -481,8 +481,10 @@ impl LeaderElector {
         })
     }
 
-    /// Gives the lease up, if the last version this replica wrote is still the current one:
-    /// no holder, a lease duration of 1 s.
+    /// Gives the lease up, if the last version this replica wrote is still the current one,
+    /// writing the record client-go's `LeaderElector.release` writes: an empty holder
+    /// (`holderIdentity: ""`), a lease duration of 1 s, acquire and renew time now, the lease
+    /// transitions kept, and no preferred holder or strategy.
     pub(crate) async fn release(&self, observation: &mut Observation) {
         let config = &self.inner.config;
         let Some(lease) = observation.lease.clone() else {
@@ -495,11 +497,14 @@ impl LeaderElector {
         }
         let now = lease_lock::now();
         let released = LeaseSpec {
-            holder_identity: None,
+            holder_identity: Some(String::new()),
             lease_duration_seconds: Some(1),
             acquire_time: Some(now.clone()),
             renew_time: Some(now),
-            ..spec
+            lease_transitions: Some(spec.lease_transitions.unwrap_or(0)),
+            // client-go writes the whole spec from its record: `preferredHolder` and
+            // `strategy` are left out
+            ..LeaseSpec::default()
         };
         let timeout = config.renew_deadline / 2;
         let deadline = saturating_deadline(Instant::now(), timeout);

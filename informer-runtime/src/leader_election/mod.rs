@@ -53,8 +53,10 @@
 //! replicas trying at once, one gets 409 Conflict. The leader rewrites the renew time every
 //! retry period. If its renewals keep failing until the renew deadline has passed since the
 //! start of its last successful one, it stops leading: it cancels the token and campaigns
-//! again. On cancel with [`Config::release_on_cancel`], it writes an empty holder (if the lease
-//! is still the version it wrote), and the next replica takes over at its next attempt.
+//! again. On cancel with [`Config::release_on_cancel`], it writes what client-go's release
+//! writes (if the lease is still the version it wrote): `holderIdentity: ""`,
+//! `leaseDurationSeconds: 1`, the acquire and renew times now and `leaseTransitions` kept; the
+//! next replica takes over at its next attempt.
 //!
 //! # Clocks
 //!

@@ -285,13 +285,75 @@ async fn release_acquired_lock() -> TestResult {
     a.try_acquire_or_renew(&mut a_seen, None).await?;
     a.release(&mut a_seen).await;
     let released = spec(&stored(&server)?);
-    assert_eq!(released.holder_identity, None);
+    assert_eq!(released.holder_identity.as_deref(), Some(""));
     assert_eq!(released.lease_duration_seconds, Some(1));
     assert_eq!(released.lease_transitions, Some(0));
     assert_eq!(a.stats().releases, 1);
     assert_eq!(a.leader(), None);
     let attempt = b.try_acquire_or_renew(&mut Observation::default(), None).await?;
     assert_eq!(holding(&attempt), Some(&term(1, "b")));
+    server.shutdown().await;
+    Ok(())
+}
+
+// client-go: `LeaderElector.release` and `LeaderElectionRecordToLeaseSpec`: the released
+// Lease is exactly the record client-go writes (an empty holder identity, present as `""`; a
+// duration of 1 s; acquire and renew time now; the transitions kept; no preferred holder or
+// strategy, even where the held Lease had them), and the sharder reads it as released.
+#[tokio::test]
+async fn release_writes_client_gos_record() -> TestResult {
+    let server = TestServer::start().await?;
+    let mut held = seed(&server, "a", 4)?;
+    let held_spec = held.spec.get_or_insert_default();
+    held_spec.preferred_holder = Some("b".into());
+    held_spec.strategy = Some("OldestEmulationVersion".into());
+    let api = kube::Api::<Lease>::namespaced(server.client()?, "default");
+    api.replace("lock", &kube::api::PostParams::default(), &held)
+        .await?;
+    let a = elector(&server, "a")?;
+    let mut a_seen = Observation::default();
+    let attempt = a.try_acquire_or_renew(&mut a_seen, None).await?;
+    assert_eq!(holding(&attempt), Some(&term(5, "a")));
+    let before = Timestamp::now();
+    a.release(&mut a_seen).await;
+    let after = Timestamp::now();
+    assert_eq!(a.stats().releases, 1);
+    let raw = server.get("coordination.k8s.io/v1", "Lease", Some("default"), "lock")?;
+    let mut fields: Vec<&str> = raw["spec"]
+        .as_object()
+        .map(|spec| spec.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "acquireTime",
+            "holderIdentity",
+            "leaseDurationSeconds",
+            "leaseTransitions",
+            "renewTime"
+        ],
+        "{raw}"
+    );
+    assert_eq!(raw["spec"]["holderIdentity"], "");
+    assert_eq!(raw["spec"]["leaseDurationSeconds"], 1);
+    assert_eq!(raw["spec"]["leaseTransitions"], 5);
+    let released: Lease = serde_json::from_value(raw)?;
+    let released_spec = spec(&released);
+    let (Some(acquired), Some(renewed)) = (&released_spec.acquire_time, &released_spec.renew_time) else {
+        return Err("the released Lease lacks its times".into());
+    };
+    assert_eq!(acquired, renewed);
+    // written with microseconds
+    let to_micros = |t: Timestamp| t.as_microsecond();
+    assert!(
+        (to_micros(before)..=to_micros(after)).contains(&to_micros(renewed.0)),
+        "{renewed:?} not within {before}..{after}"
+    );
+    assert_eq!(
+        crate::sharding::ShardState::of(&released, Timestamp::now()),
+        crate::sharding::ShardState::Dead
+    );
     server.shutdown().await;
     Ok(())
 }
@@ -395,7 +457,11 @@ async fn runs_with_huge_durations() -> TestResult {
     cancel.cancel();
     run.await??;
     assert!(leadership.token().is_cancelled());
-    assert_eq!(spec(&stored(&server)?).holder_identity, None, "released");
+    assert_eq!(
+        spec(&stored(&server)?).holder_identity.as_deref(),
+        Some(""),
+        "released"
+    );
     server.shutdown().await;
     Ok(())
 }
@@ -496,7 +562,11 @@ async fn release_on_cancel_hands_over_at_once() -> TestResult {
     assert_eq!(a.stats().releases, 1);
     b_cancel.cancel();
     b_run.await??;
-    assert_eq!(spec(&stored(&server)?).holder_identity, None, "b released too");
+    assert_eq!(
+        spec(&stored(&server)?).holder_identity.as_deref(),
+        Some(""),
+        "b released too"
+    );
     server.shutdown().await;
     Ok(())
 }

@@ -4,9 +4,9 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The ring's name cannot be part of a label key.
+    /// The ring's name cannot be a `ControllerRing`'s name.
     #[error(
-        "failed to use {name:?} as a ring name: {reason}; a ring name becomes the name part of the `shard.alpha.sharding.timebertt.dev/<ring>` label key, so it must be at most 63 characters of a-z, A-Z, 0-9, `-`, `_` and `.`, starting and ending with a letter or digit"
+        "failed to use {name:?} as a ring name: {reason}; a ring name is a `ControllerRing`'s name and the name part of the `shard.alpha.sharding.timebertt.dev/<ring>` label key, so it must be at most 63 characters of a-z, 0-9, `-` and `.`, each dot-separated part starting and ending with a letter or digit; replace uppercase letters with lowercase ones and `_` with `-`"
     )]
     RingName {
         /// The name given.

@@ -43,16 +43,16 @@ pub(crate) fn for_ring_object(resource: &ResourceType, metadata: &ObjectMeta) ->
     ))
 }
 
-/// The hash key of an object of a controlled resource with `metadata`: the key of its
-/// controller (the owner reference with `controller: true`) when that is an object of
-/// `controller_resource`; `None` when it has no such controller (it is not assigned).
+/// The hash key of an object of a controlled resource `resource` with `metadata`: the key of
+/// its controller (its first owner reference with `controller: true`), whatever the
+/// controller's group and kind, as the Go sharder's `key.ForController` computes it; `None`
+/// when it has no controller (it is not assigned).
 ///
 /// # Errors
 ///
 /// [`Error::HashKey`] if the controller reference lacks its apiVersion, kind or name, or its
-/// apiVersion is not `version` or `group/version`.
+/// apiVersion has more than one `/`.
 pub(crate) fn for_controlled_object(
-    controller_resource: &ResourceType,
     resource: &ResourceType,
     metadata: &ObjectMeta,
 ) -> Result<Option<String>> {
@@ -77,15 +77,12 @@ pub(crate) fn for_controlled_object(
             return Err(malformed(format!("its controller reference has no {field}")));
         }
     }
-    let group = parse_group(&controller.api_version).ok_or_else(|| {
+    let (group, _version) = parse_group_version(&controller.api_version).ok_or_else(|| {
         malformed(format!(
-            "its controller reference's apiVersion {:?} is neither `version` nor `group/version`",
+            "its controller reference has an invalid apiVersion: unexpected GroupVersion string: {}",
             controller.api_version
         ))
     })?;
-    if group != controller_resource.group() || controller.kind != controller_resource.kind() {
-        return Ok(None);
-    }
     Ok(Some(hash_key_for_object(
         group,
         &controller.kind,
@@ -94,15 +91,17 @@ pub(crate) fn for_controlled_object(
     )))
 }
 
-/// The group of an apiVersion (`v1` → ``, `apps/v1` → `apps`); `None` if it has more than one
-/// `/` or an empty part.
-fn parse_group(api_version: &str) -> Option<&str> {
-    match api_version.split_once('/') {
-        None => Some(""),
-        Some((group, version)) if !group.is_empty() && !version.is_empty() && !version.contains('/') => {
-            Some(group)
-        }
-        Some(_) => None,
+/// An apiVersion's group and version, split as apimachinery's `schema.ParseGroupVersion`
+/// splits it: `""` and `"/"` are both empty, `v1` is the core group's, `group/version` splits
+/// at its one `/` (either side may be empty: `/v1`, `apps/`); `None` for more than one `/`.
+fn parse_group_version(api_version: &str) -> Option<(&str, &str)> {
+    if api_version.is_empty() || api_version == "/" {
+        return Some(("", ""));
+    }
+    match api_version.matches('/').count() {
+        0 => Some(("", api_version)),
+        1 => api_version.split_once('/'),
+        _ => None,
     }
 }
 
@@ -116,10 +115,7 @@ fn describe(resource: &ResourceType, metadata: &ObjectMeta) -> String {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::{
-        api::apps::v1::{Deployment, ReplicaSet},
-        apimachinery::pkg::apis::meta::v1::OwnerReference,
-    };
+    use k8s_openapi::{api::apps::v1::Deployment, apimachinery::pkg::apis::meta::v1::OwnerReference};
 
     use super::*;
 
@@ -139,19 +135,15 @@ mod tests {
             name: Some("child".into()),
             namespace: Some("bar".into()),
             owner_references: Some(vec![
-                owner("v1", "Bar", "owner-but-not-controller", None),
-                owner("apps/v1", "Deployment", "foo", Some(true)),
+                owner("other/v1", "Bar", "owner-but-not-controller", None),
+                owner("operator/v1", "Foo", "foo", Some(true)),
             ]),
             ..ObjectMeta::default()
         }
     }
 
     fn key_of_controlled(metadata: &ObjectMeta) -> Result<Option<String>> {
-        for_controlled_object(
-            &ResourceType::of::<Deployment>(),
-            &ResourceType::of::<ReplicaSet>(),
-            metadata,
-        )
+        for_controlled_object(&ResourceType::of::<Deployment>(), metadata)
     }
 
     fn set_controller(metadata: &mut ObjectMeta, edit: impl FnOnce(&mut OwnerReference)) {
@@ -183,7 +175,7 @@ mod tests {
     fn controlled_object_key_is_its_controllers() {
         assert_eq!(
             key_of_controlled(&controlled()).expect("key").as_deref(),
-            Some("apps/Deployment/bar/foo")
+            Some("operator/Foo/bar/foo")
         );
     }
 
@@ -194,10 +186,12 @@ mod tests {
         let mut metadata = controlled();
         set_controller(&mut metadata, |reference| reference.controller = None);
         assert_eq!(key_of_controlled(&metadata).expect("no error"), None);
+        set_controller(&mut metadata, |reference| reference.controller = Some(false));
+        assert_eq!(key_of_controlled(&metadata).expect("no error"), None);
     }
 
     /// Go: key "#ForController should return an error if the controller ref has no
-    /// apiVersion / kind / name".
+    /// apiVersion", "... has no kind" and "... has no name".
     #[test]
     fn controller_reference_without_a_field_is_an_error() {
         type Edit = fn(&mut OwnerReference);
@@ -212,7 +206,7 @@ mod tests {
             let error = key_of_controlled(&metadata).expect_err(message);
             assert!(error.to_string().contains(message), "{error}");
             assert!(
-                error.to_string().contains("replicasets.apps bar/child"),
+                error.to_string().contains("deployments.apps bar/child"),
                 "{error}"
             );
         }
@@ -222,30 +216,69 @@ mod tests {
     /// apiVersion".
     #[test]
     fn controller_reference_with_invalid_api_version_is_an_error() {
-        for api_version in ["foo/bar/v1", "/v1", "apps/"] {
+        for api_version in ["foo/bar/v1", "/apps/v1", "//"] {
             let mut metadata = controlled();
             set_controller(&mut metadata, |reference| {
                 reference.api_version = api_version.into()
             });
             let error = key_of_controlled(&metadata).expect_err(api_version);
             assert!(
-                error
-                    .to_string()
-                    .contains("neither `version` nor `group/version`"),
+                error.to_string().contains(&format!(
+                    "invalid apiVersion: unexpected GroupVersion string: {api_version}"
+                )),
                 "{error}"
             );
         }
     }
 
+    /// apiVersions are split as `schema.ParseGroupVersion` splits them: at their one `/`,
+    /// whichever side is empty.
     #[test]
-    fn controller_of_another_kind_means_not_assigned() {
-        let mut metadata = controlled();
-        set_controller(&mut metadata, |reference| reference.kind = "StatefulSet".into());
-        assert_eq!(key_of_controlled(&metadata).expect("no error"), None);
+    fn controller_api_version_is_split_as_apimachinery_splits_it() {
+        for (api_version, key) in [
+            ("v1", "/Foo/bar/foo"),
+            ("/v1", "/Foo/bar/foo"),
+            ("/", "/Foo/bar/foo"),
+            ("apps/", "apps/Foo/bar/foo"),
+            ("apps/v1beta1", "apps/Foo/bar/foo"),
+        ] {
+            let mut metadata = controlled();
+            set_controller(&mut metadata, |reference| {
+                reference.api_version = api_version.into()
+            });
+            assert_eq!(
+                key_of_controlled(&metadata).expect(api_version).as_deref(),
+                Some(key),
+                "{api_version}"
+            );
+        }
+    }
+
+    /// Like Go's `ForController`, the controller need not be an object of the ring's resource:
+    /// the object follows whatever controls it.
+    #[test]
+    fn a_controller_of_another_kind_or_group_gives_its_own_key() {
         let mut metadata = controlled();
         set_controller(&mut metadata, |reference| {
-            reference.api_version = "other/v1".into()
+            reference.api_version = "apps/v1".into();
+            reference.kind = "StatefulSet".into();
         });
-        assert_eq!(key_of_controlled(&metadata).expect("no error"), None);
+        assert_eq!(
+            key_of_controlled(&metadata).expect("key").as_deref(),
+            Some("apps/StatefulSet/bar/foo")
+        );
+    }
+
+    /// The first owner reference with `controller: true` counts (`metav1.GetControllerOf`).
+    #[test]
+    fn the_first_controller_reference_counts() {
+        let mut metadata = controlled();
+        if let Some(owners) = metadata.owner_references.as_mut() {
+            owners.push(owner("apps/v1", "Deployment", "second", Some(true)));
+        }
+        assert_eq!(
+            key_of_controlled(&metadata).expect("key").as_deref(),
+            Some("operator/Foo/bar/foo")
+        );
     }
 }

@@ -113,7 +113,9 @@ impl RingResource {
     }
 
     /// Also the objects of `C` that an object of this resource controls, assigned to their
-    /// controller's shard (objects of `C` with no controller of this kind are not assigned).
+    /// controller's shard. As with the Go sharder, an object of `C` goes to the shard of
+    /// whatever controls it (the owner reference with `controller: true`), whether or not that
+    /// is an object of this resource; objects of `C` with no controller are not assigned.
     #[must_use]
     pub fn controls<C: TypedResource>(mut self) -> Self {
         self.controlled.push(ResourceType::of::<C>());
@@ -136,11 +138,14 @@ impl ControllerRing {
     ///
     /// # Errors
     ///
-    /// [`Error::RingName`] if `name` cannot be the name part of a label key (at most 63
-    /// characters of letters, digits, `-`, `_`, `.`; a letter or digit at each end).
+    /// [`Error::RingName`] if `name` cannot be a `ControllerRing`'s name: a cluster-scoped
+    /// custom resource's name (a DNS-1123 subdomain: lowercase letters, digits, `-` and `.`,
+    /// each dot-separated part starting and ending with a letter or digit) of at most 63
+    /// characters (the `ControllerRing` CRD's rule, so that it fits the name part of the shard
+    /// label key).
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
-        if let Err(reason) = check_label_name(&name) {
+        if let Err(reason) = check_ring_name(&name) {
             return Err(Error::RingName { name, reason });
         }
         let namespace_selector = crate::selector::parse_label_selector(DEFAULT_NAMESPACE_SELECTOR)
@@ -309,8 +314,10 @@ impl ControllerRing {
     }
 }
 
-/// Checks a label key's name part (as Kubernetes validates it): at most 63 characters, alphanumerics at both ends, `-`, `_`, `.` between.
-pub(crate) fn check_label_name(name: &str) -> std::result::Result<(), &'static str> {
+/// Checks a ring name as Kubernetes checks a `ControllerRing`'s: a cluster-scoped custom
+/// resource's name, a DNS-1123 subdomain (`[a-z0-9]([-a-z0-9]*[a-z0-9])?` parts joined by `.`),
+/// and at most 63 characters (the CRD's CEL rule `size(self.metadata.name) <= 63`).
+fn check_ring_name(name: &str) -> std::result::Result<(), &'static str> {
     if name.is_empty() {
         return Err("it is empty");
     }
@@ -319,14 +326,18 @@ pub(crate) fn check_label_name(name: &str) -> std::result::Result<(), &'static s
     }
     if !name
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
     {
-        return Err("it holds a character other than a-z, A-Z, 0-9, `-`, `_` and `.`");
+        return Err("it holds a character other than a-z, 0-9, `-` and `.`");
     }
-    let alphanumeric_ends = name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if !alphanumeric_ends {
-        return Err("it does not start and end with a letter or digit");
+    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let parts_well_formed = name
+        .split('.')
+        .all(|part| part.starts_with(alphanumeric) && part.ends_with(alphanumeric));
+    if !parts_well_formed {
+        return Err(
+            "one of its dot-separated parts is empty or does not start and end with a letter or digit",
+        );
     }
     Ok(())
 }
@@ -342,25 +353,45 @@ mod tests {
     use super::*;
     use kube::core::PartialObjectMeta;
 
+    /// Go: the `ControllerRing` CRD's name rules (a custom resource's name is a DNS-1123
+    /// subdomain; the CEL rule `size(self.metadata.name) <= 63`).
     #[test]
-    fn a_ring_name_must_fit_a_label_key() {
+    fn a_ring_name_is_a_controller_ring_name() {
         for (name, accepted) in [
             ("web", true),
-            ("kube-controller-manager.deployment_1", true),
+            ("1web", true),
+            ("kube-controller-manager.deployment-1", true),
+            ("web.example.com", true),
             (&"r".repeat(63), true),
             (&"r".repeat(64), false),
             ("", false),
             ("-web", false),
+            ("web-", false),
+            ("web.", false),
+            (".web", false),
+            ("a..b", false),
+            ("a-.b", false),
+            ("a.-b", false),
             ("web/x", false),
+            ("Web", false),
+            ("web_1", false),
         ] {
             let result = ControllerRing::new(name);
             assert_eq!(result.is_ok(), accepted, "{name:?}: {result:?}");
+            if !accepted {
+                assert!(matches!(result, Err(Error::RingName { .. })), "{name:?}");
+            }
         }
-        let error = ControllerRing::new("web/x").expect_err("a slash").to_string();
+        let error = ControllerRing::new("Web_1").expect_err("uppercase").to_string();
         assert!(
-            error.starts_with("failed to use \"web/x\" as a ring name"),
+            error.starts_with("failed to use \"Web_1\" as a ring name: it holds a character other than a-z, 0-9, `-` and `.`"),
             "{error}"
         );
+        assert!(error.contains("replace uppercase letters"), "{error}");
+        let error = ControllerRing::new("a..b")
+            .expect_err("an empty part")
+            .to_string();
+        assert!(error.contains("dot-separated parts"), "{error}");
     }
 
     #[test]

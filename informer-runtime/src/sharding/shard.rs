@@ -205,9 +205,26 @@ impl Shard {
     }
 }
 
-/// Checks a shard name: a label value that is also a Lease name (lowercase).
+/// Checks a shard name: a label value (at most 63 characters, alphanumerics at both ends, `-`,
+/// `_`, `.` between) that is also a Lease name (lowercase, no `_`).
 fn check_shard_name(name: &str) -> std::result::Result<(), &'static str> {
-    super::ring::check_label_name(name)?;
+    if name.is_empty() {
+        return Err("it is empty");
+    }
+    if name.len() > 63 {
+        return Err("it is longer than 63 characters");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err("it holds a character other than a-z, A-Z, 0-9, `-`, `_` and `.`");
+    }
+    let alphanumeric_ends = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if !alphanumeric_ends {
+        return Err("it does not start and end with a letter or digit");
+    }
     if name.chars().any(|c| c.is_ascii_uppercase() || c == '_') {
         return Err("it holds an uppercase letter or `_`, which a Lease name cannot");
     }

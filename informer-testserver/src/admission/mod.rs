@@ -22,7 +22,7 @@ use plugin::Plugin;
 
 /// The plugins every write runs, in order:
 ///
-/// 1. object names (`validation`), on create;
+/// 1. object metadata (`validation`): names on create, owner references on create and update;
 /// 2. namespace lifecycle: a new namespace's phase and finalizer, writes into missing or
 ///    terminating namespaces, a namespace's deletion and its end once empty;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
@@ -32,7 +32,7 @@ use plugin::Plugin;
 /// 7. garbage collection: a delete's propagation and the dependents of removed objects.
 pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
     &[
-        &validation::ObjectNames,
+        &validation::ObjectMetadata,
         &namespace_lifecycle::NamespaceLifecycle,
         &custom_resources::CustomResourceSchemas,
         &field_ownership::ManagedFields,

@@ -110,9 +110,16 @@ fn secret(name: &str, controller: Option<(&str, &str, &str)>) -> Secret {
 
 /// The shard the ring of `shards` chooses for config map `name`.
 fn expected_shard(shards: &[&str], name: &str) -> String {
-    let key = hash_key_for_object("", "ConfigMap", Some(NAMESPACE), name);
+    shard_for_key(
+        shards,
+        &hash_key_for_object("", "ConfigMap", Some(NAMESPACE), name),
+    )
+}
+
+/// The shard the ring of `shards` chooses for hash key `key`.
+fn shard_for_key(shards: &[&str], key: &str) -> String {
     HashRing::new(shards.iter().copied())
-        .lookup(&key)
+        .lookup(key)
         .expect("a shard")
         .to_owned()
 }
@@ -174,7 +181,9 @@ fn names(prefix: &str, count: usize) -> Vec<String> {
 
 /// Go e2e "should assign the main object to a healthy shard" and "should assign the
 /// controlled object to the same shard": objects created before and after the start are
-/// assigned, controlled secrets follow their config map, others stay unassigned.
+/// assigned, controlled secrets follow their controller (a config map, or an object of a kind
+/// outside the ring, as Go's `key.ForController` keys it), secrets without one stay
+/// unassigned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_objects_are_assigned_and_controlled_objects_follow_their_controller() -> TestResult {
     let server = TestServer::start().await?;
@@ -207,15 +216,19 @@ async fn new_objects_are_assigned_and_controlled_objects_follow_their_controller
         })
     })
     .await?;
-    eventually("30 assignments counted", WAIT, || sharder.stats().assigned == 30).await?;
+    let foreign_key = hash_key_for_object("apps", "Deployment", Some(NAMESPACE), "early-0");
+    eventually("the secret of a foreign controller assigned", WAIT, || {
+        shard_of(&server, "Secret", "foreign") == Some(shard_for_key(&shards, &foreign_key))
+    })
+    .await?;
+    eventually("31 assignments counted", WAIT, || sharder.stats().assigned == 31).await?;
     assert_eq!(sharder.stats().ring_members, 2);
     assert_eq!(
         server.request_count("patch", "secrets"),
-        10,
+        11,
         "only the controlled secrets are patched"
     );
     assert_eq!(shard_of(&server, "Secret", "loose"), None);
-    assert_eq!(shard_of(&server, "Secret", "foreign"), None);
     eventually("shard Leases labelled ready", WAIT, || {
         shards.iter().all(|shard| {
             lease_on_server(&server, shard)

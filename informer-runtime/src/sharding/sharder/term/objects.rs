@@ -131,13 +131,13 @@ impl Shared {
         self.write(watched, item, object, change, "").await
     }
 
-    /// The object's hash key; `None` when it is not assigned (no controller of the ring's
-    /// kind) or its key cannot be computed (logged and counted).
+    /// The object's hash key; `None` when it is not assigned (a controlled object without a
+    /// controller) or its key cannot be computed (logged and counted).
     fn hash_key(&self, watched: &Watched, object: &dyn CachedMetadata) -> Option<String> {
         let metadata = object.metadata();
         let key = match &watched.controller {
             None => hash_key::for_ring_object(&watched.resource, metadata).map(Some),
-            Some(controller) => hash_key::for_controlled_object(controller, &watched.resource, metadata),
+            Some(_) => hash_key::for_controlled_object(&watched.resource, metadata),
         };
         key.unwrap_or_else(|error| {
             Counters::bump(&self.counters.errors);
