@@ -47,7 +47,7 @@ async fn main() -> Result<(), BoxError> {
             .await?;
     }
     let stop_sharder = CancellationToken::new();
-    let sharder = start_sharder(server.named_client("sharder")?, "default", stop_sharder.clone())?;
+    let sharder = start_sharder(server.named_client("sharder")?, stop_sharder.clone())?;
     let mut shards = Vec::new();
     for name in ["shard-0", "shard-1", "shard-2"] {
         shards.push(ShardReplica::start(

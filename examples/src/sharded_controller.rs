@@ -57,13 +57,13 @@ pub fn ring() -> Result<ControllerRing, Error> {
     Ok(ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>())?)
 }
 
-/// The sharder of [`ring`], with Leases in `namespace`, running until `stop` fires.
+/// The sharder of [`ring`], running until `stop` fires (it reads the shard Leases labelled for
+/// the ring in every namespace).
 pub fn start_sharder(
     client: kube::Client,
-    namespace: &str,
     stop: CancellationToken,
 ) -> Result<JoinHandle<Result<(), Error>>, Error> {
-    let sharder = Sharder::new(client, ring()?, namespace)?;
+    let sharder = Sharder::new(client, ring()?)?;
     Ok(tokio::spawn(async move {
         sharder.run(stop.cancelled_owned()).await?;
         Ok(())

@@ -325,6 +325,11 @@ impl Collector for SharderCollector {
                 stats.lease_acquisitions,
             ),
             (
+                "controller_sharding_lease_hand_backs",
+                "Dead shards' Leases given back once all their objects moved.",
+                stats.lease_hand_backs,
+            ),
+            (
                 "controller_sharding_orphaned_leases_deleted",
                 "Orphaned shard Leases deleted.",
                 stats.orphans_deleted,
@@ -725,7 +730,7 @@ mod tests {
         use crate::sharding::{ControllerRing, RingResource, Sharder};
 
         let ring = ControllerRing::new("web")?.resource(RingResource::of::<ConfigMap>())?;
-        let sharder = Sharder::new(client(), ring, "default")?;
+        let sharder = Sharder::new(client(), ring)?;
         let mut registry = Registry::default();
         register_sharder(&mut registry, &sharder);
         let mut text = String::new();

@@ -212,13 +212,9 @@ impl ShardReplica {
 }
 
 fn start_sharder(server: &TestServer) -> JoinHandle<()> {
-    let sharder = Sharder::new(
-        server.named_client("sharder").expect("a named client"),
-        ring(),
-        "default",
-    )
-    .expect("a valid sharder")
-    .resync_period(Duration::from_secs(2));
+    let sharder = Sharder::new(server.named_client("sharder").expect("a named client"), ring())
+        .expect("a valid sharder")
+        .resync_period(Duration::from_secs(2));
     tokio::spawn(async move {
         if let Err(error) = sharder.run(std::future::pending()).await {
             eprintln!("the sharder stopped: {error}");

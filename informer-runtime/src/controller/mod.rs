@@ -393,6 +393,7 @@ impl<K: TypedResource> Controller<K> {
     }
 
     /// Whether the controller runs as a shard ([`shard`](Self::shard)).
+    #[cfg(feature = "metrics")]
     pub(crate) fn is_sharded(&self) -> bool {
         self.shard_gate.is_some()
     }

@@ -315,7 +315,7 @@ async fn a_sharder_runs_on_the_leader_of_a_manager() -> TestResult {
         .leader_election(election)
         .build()?;
     let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>())?;
-    let sharder = Sharder::new(manager.client(), ring, "default")?;
+    let sharder = Sharder::new(manager.client(), ring)?;
     let stats = sharder.clone();
     manager.add(sharder);
     let sharder_run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));

@@ -145,16 +145,19 @@ impl DrainSweep {
     }
 
     /// The ring's name.
+    #[cfg(feature = "metrics")]
     pub(crate) fn ring(&self) -> &str {
         self.shard.ring().name()
     }
 
     /// The shard's name.
+    #[cfg(feature = "metrics")]
     pub(crate) fn shard_name(&self) -> &str {
         self.shard.name()
     }
 
     /// Drains the sweep acknowledged so far.
+    #[cfg(feature = "metrics")]
     pub(crate) fn acknowledged(&self) -> u64 {
         self.acknowledged.load(Ordering::Relaxed)
     }

@@ -70,6 +70,8 @@ pub(crate) trait MetadataCache: Send + Sync {
     fn get(&self, key: &ObjectKey) -> Option<Arc<dyn CachedMetadata>>;
     /// The keys of every cached object.
     fn keys(&self) -> Vec<ObjectKey>;
+    /// Whether a cached object's metadata satisfies `predicate`.
+    fn any(&self, predicate: &dyn Fn(&ObjectMeta) -> bool) -> bool;
 }
 
 /// [`MetadataAccess`] for the objects of `K`.
@@ -139,6 +141,13 @@ impl<K: TypedResource> MetadataCache for informer::SharedIndexInformer<PartialOb
     fn keys(&self) -> Vec<ObjectKey> {
         self.store().list_keys()
     }
+
+    fn any(&self, predicate: &dyn Fn(&ObjectMeta) -> bool) -> bool {
+        self.store()
+            .list()
+            .iter()
+            .any(|object| predicate(&object.metadata))
+    }
 }
 
 impl<K: TypedResource> MetadataCache for ScopedLister<PartialObjectMeta<K>> {
@@ -152,5 +161,11 @@ impl<K: TypedResource> MetadataCache for ScopedLister<PartialObjectMeta<K>> {
             .iter()
             .map(|object| ObjectKey::of(&**object))
             .collect()
+    }
+
+    fn any(&self, predicate: &dyn Fn(&ObjectMeta) -> bool) -> bool {
+        self.list_in_scope(&Selector::default())
+            .iter()
+            .any(|object| predicate(&object.metadata))
     }
 }

@@ -64,7 +64,7 @@ pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let ring = ControllerRing::new("replicator")?
 ///     .resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
-/// let sharder = Sharder::new(kube::Client::try_default().await?, ring, "default")?
+/// let sharder = Sharder::new(kube::Client::try_default().await?, ring)?
 ///     .concurrent_moves(10);
 /// sharder.run(tokio::signal::ctrl_c().map(drop)).await?;
 /// # Ok(())
@@ -97,21 +97,16 @@ impl fmt::Debug for Sharder {
 }
 
 impl Sharder {
-    /// The sharder of `ring`, whose shards hold their Leases in `lease_namespace`.
+    /// The sharder of `ring`. It reads the shard Leases labelled for the ring in every
+    /// namespace, as the Go sharder does (a shard is known by its Lease's name); see
+    /// [`lease_namespace`](Self::lease_namespace) for a sharder allowed to read one namespace.
     ///
     /// # Errors
     ///
-    /// [`Error::EmptyRing`] if the ring lists no resources; [`Error::LeaseScope`] if
-    /// `lease_namespace` is not a namespace name.
-    pub fn new(
-        client: kube::Client,
-        ring: impl Into<Arc<ControllerRing>>,
-        lease_namespace: &str,
-    ) -> Result<Self> {
+    /// [`Error::EmptyRing`] if the ring lists no resources.
+    pub fn new(client: kube::Client, ring: impl Into<Arc<ControllerRing>>) -> Result<Self> {
         let ring = ring.into().checked()?;
-        let leases = Scope::all()
-            .namespace(lease_namespace)?
-            .labels(&format!("{RING_LABEL}={}", ring.name()))?;
+        let leases = Scope::all().labels(&format!("{RING_LABEL}={}", ring.name()))?;
         Ok(Self {
             client,
             name: format!("sharder {}", ring.name()),
@@ -126,6 +121,18 @@ impl Sharder {
             election: None,
             counters: Arc::default(),
         })
+    }
+
+    /// Reads the shard Leases in `namespace` only (every namespace by default): for a sharder
+    /// whose role lets it list Leases in one namespace. Shards holding their Leases elsewhere
+    /// are then unknown to it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseScope`] if `namespace` is not a namespace name.
+    pub fn lease_namespace(mut self, namespace: &str) -> Result<Self> {
+        self.leases = self.leases.namespace(namespace)?;
+        Ok(self)
     }
 
     /// Tokens per shard on the hash ring (default [`DEFAULT_VIRTUAL_NODES`], 1000, for even

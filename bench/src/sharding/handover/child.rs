@@ -117,7 +117,7 @@ pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, settings: Settings
 /// its counters at the end go to `counts`.
 async fn run_sharder(client: kube::Client, counts: &mut Option<SharderCounts>) -> Result<(), String> {
     let ring = super::ring().map_err(|e| e.to_string())?;
-    let sharder = Sharder::new(client, ring, super::LEASE_NAMESPACE).map_err(|e| e.to_string())?;
+    let sharder = Sharder::new(client, ring).map_err(|e| e.to_string())?;
     let stats = sharder.clone();
     let result = sharder.run(stdin_closed()).await.map_err(|e| e.to_string());
     let stats = stats.stats();

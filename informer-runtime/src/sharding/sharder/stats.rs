@@ -18,6 +18,9 @@ pub struct SharderStats {
     pub unassigned: u64,
     /// Uncertain shard Leases the sharder acquired, declaring their shards dead.
     pub lease_acquisitions: u64,
+    /// Leases of dead shards given back (written as released) once every object of the shard
+    /// moved, so that the shard can come back under the same name at once.
+    pub lease_hand_backs: u64,
     /// Orphaned shard Leases deleted.
     pub orphans_deleted: u64,
     /// Writes answered 409 Conflict (re-checked from the cache).
@@ -38,6 +41,7 @@ pub(crate) struct Counters {
     pub(crate) moves: AtomicU64,
     pub(crate) unassigned: AtomicU64,
     pub(crate) lease_acquisitions: AtomicU64,
+    pub(crate) lease_hand_backs: AtomicU64,
     pub(crate) orphans_deleted: AtomicU64,
     pub(crate) conflicts: AtomicU64,
     pub(crate) errors: AtomicU64,
@@ -59,6 +63,7 @@ impl Counters {
             moves: read(&self.moves),
             unassigned: read(&self.unassigned),
             lease_acquisitions: read(&self.lease_acquisitions),
+            lease_hand_backs: read(&self.lease_hand_backs),
             orphans_deleted: read(&self.orphans_deleted),
             conflicts: read(&self.conflicts),
             errors: read(&self.errors),

@@ -80,7 +80,6 @@ struct Shared {
     counters: Arc<Counters>,
     shard_label: String,
     drain_label: String,
-    lease_namespace: String,
     stop: CancellationToken,
     leadership: Option<Leadership>,
     queue: Arc<RateLimitingQueue<WorkItem>>,
@@ -189,13 +188,6 @@ impl Shared {
             namespaces,
             shard_label: shard_label(sharder.ring.name()),
             drain_label: drain_label(sharder.ring.name()),
-            lease_namespace: leases
-                .scope()
-                .selected_namespaces()
-                .iter()
-                .next()
-                .cloned()
-                .unwrap_or_default(),
             options: sharder.options.clone(),
             counters: Arc::clone(sharder.counters),
             stop,

@@ -46,7 +46,7 @@ fn ring() -> ControllerRing {
 
 /// A sharder that re-checks on its own only on events (no resync during a test).
 fn sharder(server: &TestServer) -> Result<Sharder, Box<dyn std::error::Error>> {
-    Ok(Sharder::new(server.client()?, ring(), NAMESPACE)?.resync_period(Duration::from_secs(3600)))
+    Ok(Sharder::new(server.client()?, ring())?.resync_period(Duration::from_secs(3600)))
 }
 
 /// The Lease of shard `name`: held by `holder`, renewed now, for `seconds`.
@@ -388,6 +388,113 @@ async fn a_released_lease_is_taken_then_its_objects_move_at_once() -> TestResult
     .await?;
     assert_eq!(sharder.stats().drains, 0);
     assert_eq!(sharder.stats().lease_acquisitions, 1);
+    // every object moved: the Lease is given back, so the shard, back under the same name,
+    // takes it at once instead of waiting for the sharder's hold to run out
+    eventually("the Lease given back", WAIT, || {
+        sharder.stats().lease_hand_backs == 1
+    })
+    .await?;
+    let holder = lease_on_server(&server, "shard-b").and_then(|lease| lease.spec?.holder_identity);
+    assert_eq!(holder.as_deref(), Some(""));
+    let back = json!({"spec": {
+        "holderIdentity": "shard-b",
+        "leaseDurationSeconds": LONG,
+        "renewTime": MicroTime(Timestamp::now()),
+        "acquireTime": MicroTime(Timestamp::now()),
+    }});
+    Api::<Lease>::namespaced(server.client()?, NAMESPACE)
+        .patch("shard-b", &PatchParams::default(), &Patch::Merge(back))
+        .await?;
+    // its objects come back through drains off the live shard they moved to
+    let client = server.client()?;
+    for name in &on_b {
+        eventually("drained off shard-a", WAIT, || is_drained(&server, name)).await?;
+        acknowledge_drain(&client, name).await?;
+    }
+    eventually("the objects back on shard-b", WAIT, || {
+        on_b.iter()
+            .all(|name| shard_of(&server, "ConfigMap", name).as_deref() == Some("shard-b"))
+    })
+    .await?;
+    running.stop().await
+}
+
+/// A released Lease of a shard that has no objects is left alone: nothing moves, so nothing
+/// needs the sharder's hold, and the shard can come back under the same name at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_lease_without_objects_is_not_taken() -> TestResult {
+    let server = TestServer::start().await?;
+    add_shard(&server, "shard-a", LONG)?;
+    let mut released = shard_lease("shard-b", "", LONG);
+    if let Some(spec) = released.spec.as_mut() {
+        spec.lease_duration_seconds = Some(1);
+    }
+    server.create_typed(&released)?;
+    server.create_typed(&config_map("settings", None))?;
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    eventually("the config map assigned", WAIT, || {
+        shard_of(&server, "ConfigMap", "settings").as_deref() == Some("shard-a")
+    })
+    .await?;
+    eventually("shard-b labelled dead", WAIT, || {
+        lease_on_server(&server, "shard-b")
+            .and_then(|lease| lease.metadata.labels?.get(STATE_LABEL).cloned())
+            .as_deref()
+            == Some("dead")
+    })
+    .await?;
+    let holder = lease_on_server(&server, "shard-b").and_then(|lease| lease.spec?.holder_identity);
+    assert_eq!(holder.as_deref(), Some(""));
+    assert_eq!(sharder.stats().lease_acquisitions, 0);
+    running.stop().await
+}
+
+/// Go's sharder reads the shard Leases labelled for the ring in every namespace: a shard
+/// holding its Lease in another namespace than the sharder's gets objects;
+/// `lease_namespace` narrows the sharder to one namespace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shard_leases_are_read_in_every_namespace() -> TestResult {
+    let server = TestServer::start().await?;
+    server.create_namespace("controllers")?;
+    let mut lease = shard_lease("shard-x", "shard-x", LONG);
+    lease.metadata.namespace = Some("controllers".into());
+    server.create_typed(&lease)?;
+    server.create_typed(&config_map("settings", None))?;
+    let narrowed = sharder(&server)?.lease_namespace(NAMESPACE)?;
+    let running = Running::start(&narrowed);
+    eventually("the narrowed sharder synced", WAIT, || {
+        narrowed.stats().ring_members == 0
+    })
+    .await?;
+    running.stop().await?;
+    assert_eq!(
+        shard_of(&server, "ConfigMap", "settings"),
+        None,
+        "no shard in `default`"
+    );
+    let sharder = sharder(&server)?;
+    let running = Running::start(&sharder);
+    eventually(
+        "the config map assigned to the shard in `controllers`",
+        WAIT,
+        || shard_of(&server, "ConfigMap", "settings").as_deref() == Some("shard-x"),
+    )
+    .await?;
+    eventually("its Lease labelled ready", WAIT, || {
+        let lease = server
+            .get("coordination.k8s.io/v1", "Lease", Some("controllers"), "shard-x")
+            .ok();
+        lease
+            .and_then(|lease| {
+                lease["metadata"]["labels"][STATE_LABEL]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .as_deref()
+            == Some("ready")
+    })
+    .await?;
     running.stop().await
 }
 
@@ -405,10 +512,16 @@ async fn an_expired_lease_is_acquired_before_its_objects_move() -> TestResult {
     let sharder = sharder(&server)?;
     let running = Running::start(&sharder);
     moved_only_while_held(&server, &on_b, "shard-b", "shard-a").await?;
+    // held for twice the shard's duration, one more transition, until every object moved;
+    // then given back, written as a released Lease
+    eventually("the Lease given back", WAIT, || {
+        sharder.stats().lease_hand_backs == 1
+    })
+    .await?;
     let lease = lease_on_server(&server, "shard-b").expect("the Lease is kept until orphaned");
     let spec = lease.spec.expect("spec");
-    assert_eq!(spec.holder_identity.as_deref(), Some(SHARDER_IDENTITY));
-    assert_eq!(spec.lease_duration_seconds, Some(2));
+    assert_eq!(spec.holder_identity.as_deref(), Some(""));
+    assert_eq!(spec.lease_duration_seconds, Some(1));
     assert_eq!(spec.lease_transitions, Some(1));
     eventually("the Lease labelled dead", WAIT, || {
         lease_on_server(&server, "shard-b")
@@ -657,7 +770,7 @@ async fn a_ring_assigns_only_what_its_selectors_hold_and_lets_go_of_what_leaves(
         ring.manifest()["spec"]["namespaceSelector"],
         json!({"matchLabels": {"team": "payments"}})
     );
-    let sharder = Sharder::new(client.clone(), ring, NAMESPACE)?.resync_period(Duration::from_secs(3600));
+    let sharder = Sharder::new(client.clone(), ring)?.resync_period(Duration::from_secs(3600));
     let running = Running::start(&sharder);
     eventually("shop/web and its secret assigned", WAIT, || {
         shard_in(&server, "ConfigMap", "shop", "web").is_some()

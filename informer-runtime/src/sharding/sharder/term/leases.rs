@@ -16,13 +16,10 @@ use kube::{
 use serde_json::json;
 
 use super::{Outcome, Shared, WorkItem};
-use crate::{
-    key::ObjectKey,
-    sharding::{
-        labels::{SHARDER_IDENTITY, STATE_LABEL},
-        lease_state::{LeaseTimes, ShardState, holder},
-        sharder::stats::Counters,
-    },
+use crate::sharding::{
+    labels::{SHARDER_IDENTITY, STATE_LABEL},
+    lease_state::{LeaseTimes, ShardState, holder},
+    sharder::stats::Counters,
 };
 
 /// How much of its hold on a dead shard's Lease the sharder leaves unused: it moves objects
@@ -38,9 +35,8 @@ impl Shared {
     /// Checks the shard Lease `name` and the ring's membership.
     pub(super) async fn check_lease(&self, name: &str) -> Outcome {
         self.refresh_membership();
-        let key = ObjectKey::new(&self.lease_namespace, name);
         let item = WorkItem::Lease(name.to_owned());
-        let Ok(Some(lease)) = self.leases.get_by_key(&key) else {
+        let Some(lease) = self.lease_of(name) else {
             self.forget_write(&item);
             return Outcome::Done;
         };
@@ -68,6 +64,13 @@ impl Shared {
             }
         }
         self.release_waiting_objects(&lease);
+        if holds(&lease, Timestamp::now()) && !self.has_objects_on(name) {
+            let outcome = self.hand_back(&lease).await;
+            if outcome == Outcome::Done {
+                self.wrote(item, cached_version);
+            }
+            return outcome;
+        }
         let acquiring = self.should_acquire(&lease, state);
         let outcome = if acquiring {
             self.acquire(lease, &times).await
@@ -81,8 +84,8 @@ impl Shared {
     }
 
     /// Whether the sharder takes `lease` now: an uncertain shard's (Go's rule), a released one
-    /// (its shard may come back at once otherwise), or one whose objects wait for a hold the
-    /// sharder does not have (any more).
+    /// whose shard still has objects (the shard could come back under the same name while
+    /// they move), or one whose objects wait for a hold the sharder does not have (any more).
     fn should_acquire(&self, lease: &Lease, state: ShardState) -> bool {
         match state {
             ShardState::Uncertain => true,
@@ -94,9 +97,65 @@ impl Shared {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .contains(name);
-                released || (requested && !holds(lease, Timestamp::now()))
+                (released && self.has_objects_on(name)) || (requested && !holds(lease, Timestamp::now()))
             }
             _ => false,
+        }
+    }
+
+    /// The cached shard Lease named `shard` (a shard is known by its Lease's name, in whatever
+    /// namespace).
+    pub(super) fn lease_of(&self, shard: &str) -> Option<std::sync::Arc<Lease>> {
+        self.leases
+            .list_in_scope(&Default::default())
+            .into_iter()
+            .find(|lease| lease.metadata.name.as_deref() == Some(shard))
+    }
+
+    /// Whether an object in the sharder's caches is still labelled for `shard`.
+    pub(super) fn has_objects_on(&self, shard: &str) -> bool {
+        self.watched.iter().any(|watched| {
+            watched.cache.any(&|metadata| {
+                metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|labels| labels.get(&self.shard_label))
+                    .is_some_and(|assigned| assigned == shard)
+            })
+        })
+    }
+
+    /// Gives back the Lease of a dead shard whose objects all moved, written as a released
+    /// Lease: the shard, back under the same name, takes it at once (its old term ended
+    /// before the sharder took the Lease) instead of waiting for the hold to run out.
+    async fn hand_back(&self, lease: &Lease) -> Outcome {
+        let name = lease.metadata.name.clone().unwrap_or_default();
+        if !self.may_write() {
+            return Outcome::Done;
+        }
+        let now = MicroTime(Timestamp::now());
+        let transitions = lease.spec.as_ref().and_then(|spec| spec.lease_transitions);
+        let patch = json!({
+            "metadata": {"resourceVersion": lease.metadata.resource_version},
+            "spec": {
+                "holderIdentity": "",
+                "leaseDurationSeconds": 1,
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseTransitions": transitions,
+            },
+        });
+        match self
+            .api(lease)
+            .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => {
+                Counters::bump(&self.counters.lease_hand_backs);
+                tracing::info!(shard = %name, "every object of the dead shard moved; its Lease is given back");
+                Outcome::Done
+            }
+            Err(error) => self.failed(&format!("give back shard Lease {name}"), &error),
         }
     }
 
@@ -122,12 +181,9 @@ impl Shared {
     /// its Lease (and will for a while). Otherwise the sharder is asked to take the Lease, and
     /// the objects wait.
     pub(super) fn may_move_off(&self, shard: &str) -> bool {
-        let key = ObjectKey::new(&self.lease_namespace, shard);
-        let may = match self.leases.get_by_key(&key) {
-            Ok(Some(lease)) => holds(&lease, Timestamp::now()),
-            Ok(None) => true,
-            Err(_) => false,
-        };
+        let may = self
+            .lease_of(shard)
+            .is_none_or(|lease| holds(&lease, Timestamp::now()));
         if !may {
             let mut requests = self.hold_requests.lock().unwrap_or_else(|e| e.into_inner());
             if requests.insert(shard.to_owned()) {
@@ -169,8 +225,12 @@ impl Shared {
         }
     }
 
-    fn api(&self) -> Api<Lease> {
-        Api::namespaced(self.client.clone(), &self.lease_namespace)
+    /// The Leases of `lease`'s namespace.
+    fn api(&self, lease: &Lease) -> Api<Lease> {
+        Api::namespaced(
+            self.client.clone(),
+            lease.metadata.namespace.as_deref().unwrap_or_default(),
+        )
     }
 
     /// Writes `state` into the state label of `lease` (if its resourceVersion is still the
@@ -187,7 +247,7 @@ impl Shared {
             }
         });
         match self
-            .api()
+            .api(lease)
             .patch(name, &PatchParams::default(), &Patch::Merge(patch))
             .await
         {
@@ -225,7 +285,7 @@ impl Shared {
         };
         let patch = json!({"metadata": {"resourceVersion": lease.metadata.resource_version}, "spec": spec});
         match self
-            .api()
+            .api(&lease)
             .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
             .await
         {
@@ -250,7 +310,7 @@ impl Shared {
             }),
             ..DeleteParams::default()
         };
-        match self.api().delete(name, &params).await {
+        match self.api(lease).delete(name, &params).await {
             Ok(_) => {
                 Counters::bump(&self.counters.orphans_deleted);
                 tracing::info!(shard = %name, "deleted the orphaned shard Lease");

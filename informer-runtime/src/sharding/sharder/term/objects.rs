@@ -13,6 +13,10 @@ use crate::{
 /// at the latest (every object is checked as soon as the sharder's cache shows the hold).
 const HOLD_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How soon after moving an object off a dead shard the shard's Lease is checked (for all of
+/// its objects moved, and its Lease given back): one check for a burst of moves.
+const HAND_BACK_CHECK: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// What an object needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Change {
@@ -86,7 +90,15 @@ impl Shared {
             Some(_) => Change::Move,
         };
         tracing::debug!(resource = %watched.resource, object = %key, from = ?current, to = desired, "{}", change.verb());
-        self.write(watched, &item, object.as_ref(), change, desired).await
+        let from = current.cloned();
+        let outcome = self.write(watched, &item, object.as_ref(), change, desired).await;
+        if change == Change::Move
+            && let Some(from) = from
+        {
+            // once the dead shard's last object moved, its Lease is given back
+            self.queue.add_after(WorkItem::Lease(from), HAND_BACK_CHECK);
+        }
+        outcome
     }
 
     /// Whether the object is in the ring: in a namespace the ring selects, and selected by
