@@ -2,7 +2,11 @@
 //! protocol: each shard holds its own Lease, caches only the ConfigMaps assigned to it and
 //! stamps them with its name.
 //!
-//! Everything runs in this process against the embedded API server. The example prints the
+//! Everything runs in this process against the embedded API server. The ring holds the
+//! ConfigMaps labelled `app.kubernetes.io/part-of=settings` in the namespaces labelled
+//! `config-stamper.example.com/enabled=true` (the controller's scope is the same label): a
+//! ConfigMap without the label, and one in a namespace the ring does not select, stay
+//! unassigned. The example prints the
 //! assignment of 100 ConfigMaps, then a fourth shard joins (the sharder drains the objects that
 //! move, the old shards let go, the new one takes them), then a shard is killed (its Lease
 //! expires, the sharder takes it and moves its objects), with the moves and how long each
@@ -18,12 +22,13 @@ use std::{
 };
 
 use informer_examples::sharded_controller::{
-    Durations, ShardReplica, assigned_to, handled_by, start_sharder,
+    Durations, ENABLED_NAMESPACES, SETTINGS, ShardReplica, assigned_to, handled_by, start_sharder,
 };
 use informer_runtime::sharding::{HashRing, hash_key_for_object};
 use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, ListParams, ObjectMeta, PostParams};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use tokio_util::sync::CancellationToken;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -40,12 +45,35 @@ const CONFIG_MAPS: usize = 100;
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let server = TestServer::start().await?;
+    let (key, value) = ENABLED_NAMESPACES.split_once('=').ok_or("a label")?;
+    let enable = serde_json::json!({"metadata": {"labels": {key: value}}});
+    Api::<Namespace>::all(server.client()?)
+        .patch("default", &PatchParams::default(), &Patch::Merge(&enable))
+        .await?;
+    server.create_namespace("elsewhere")?;
     let config_maps: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
     for i in 0..CONFIG_MAPS {
         config_maps
             .create(&PostParams::default(), &config_map(&format!("settings-{i:03}")))
             .await?;
     }
+    // outside the ring: no `part-of=settings` label, or a namespace the ring does not select
+    let mut unlabelled = config_map("unrelated");
+    unlabelled.metadata.labels = None;
+    config_maps.create(&PostParams::default(), &unlabelled).await?;
+    let elsewhere: Api<ConfigMap> = Api::namespaced(server.client()?, "elsewhere");
+    elsewhere
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: ObjectMeta {
+                    namespace: Some("elsewhere".into()),
+                    ..config_map("settings-elsewhere").metadata
+                },
+                ..ConfigMap::default()
+            },
+        )
+        .await?;
     let stop_sharder = CancellationToken::new();
     let sharder = start_sharder(server.named_client("sharder")?, stop_sharder.clone())?;
     let mut shards = Vec::new();
@@ -64,6 +92,16 @@ async fn main() -> Result<(), BoxError> {
         since.elapsed().as_secs_f64()
     );
     print_assignment(&first, &shards);
+    let outside = [
+        config_maps.get("unrelated").await?,
+        elsewhere.get("settings-elsewhere").await?,
+    ];
+    if outside.iter().any(|cm| assigned_to(cm).is_some()) {
+        return Err("a ConfigMap outside the ring was assigned".into());
+    }
+    println!(
+        "default/unrelated (no settings label) and elsewhere/settings-elsewhere (namespace not selected) stay unassigned"
+    );
 
     let (assigned, stamped) = new_object_latency(&config_maps, "settings-new").await?;
     println!(
@@ -127,7 +165,7 @@ async fn settled(
         "every config map settled on a live shard",
         Duration::from_secs(30),
         async || {
-            let Ok(list) = config_maps.list(&ListParams::default()).await else {
+            let Ok(list) = config_maps.list(&ListParams::default().labels(SETTINGS)).await else {
                 return false;
             };
             assignment = list
@@ -204,6 +242,9 @@ fn config_map(name: &str) -> ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.into()),
             namespace: Some("default".into()),
+            labels: SETTINGS
+                .split_once('=')
+                .map(|(key, value)| [(key.to_owned(), value.to_owned())].into()),
             ..ObjectMeta::default()
         },
         data: Some([("greeting".to_owned(), "hello".to_owned())].into()),

@@ -3,6 +3,10 @@
 //! assigns new ConfigMaps on a consistent-hash ring of the live shards and moves them when a
 //! shard joins (after the old shard lets go) or dies (after its Lease expired and the sharder
 //! took it).
+//!
+//! The controller reconciles the ConfigMaps labelled [`SETTINGS`], and the ring holds exactly
+//! those, in the namespaces labelled [`ENABLED_NAMESPACES`]: other ConfigMaps are never
+//! labelled by the sharder, and no shard caches them.
 
 use std::{sync::Arc, time::Duration};
 
@@ -10,6 +14,7 @@ use informer_runtime::{
     SharedInformerFactory,
     controller::{Action, Controller},
     manager::{self, Manager},
+    scope::Scope,
     sharding::{self, ControllerRing, RingResource, Shard, Sharder},
 };
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -23,6 +28,13 @@ pub const HANDLED_BY: &str = "sharded.example.com/handled-by";
 /// The ring's name: the shards' Leases carry it, and the assignment label is
 /// `shard.alpha.sharding.timebertt.dev/config-stamper`.
 pub const RING: &str = "config-stamper";
+
+/// The label of the ConfigMaps the controller reconciles: its scope, and the ring's object
+/// selector.
+pub const SETTINGS: &str = "app.kubernetes.io/part-of=settings";
+
+/// The label of the namespaces the ring holds: its namespace selector.
+pub const ENABLED_NAMESPACES: &str = "config-stamper.example.com/enabled=true";
 
 /// The shards' Lease durations.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +53,9 @@ pub enum Error {
     /// The ring, shard or sharder configuration was refused.
     #[error("failed to configure sharding: {0}")]
     Sharding(#[from] sharding::Error),
+    /// The controller's scope was refused.
+    #[error("failed to scope the controller: {0}")]
+    Scope(#[from] informer_runtime::scope::Error),
     /// The manager could not be set up or failed.
     #[error("failed to run the shard: {0}")]
     Manager(#[from] manager::Error),
@@ -52,9 +67,12 @@ pub enum Error {
     Task(#[from] tokio::task::JoinError),
 }
 
-/// The ring: ConfigMaps, each assigned by its own name.
+/// The ring: the ConfigMaps labelled [`SETTINGS`] in the namespaces labelled
+/// [`ENABLED_NAMESPACES`], each assigned by its own name.
 pub fn ring() -> Result<ControllerRing, Error> {
-    Ok(ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>())?)
+    Ok(ControllerRing::new(RING)?
+        .resource(RingResource::of::<ConfigMap>().labels(SETTINGS)?)?
+        .namespace_selector(ENABLED_NAMESPACES)?)
 }
 
 /// The sharder of [`ring`], running until `stop` fires (it reads the shard Leases labelled for
@@ -87,7 +105,9 @@ pub struct ShardReplica {
 
 impl ShardReplica {
     /// Starts shard `name` of the ring, with its Lease in `namespace`. Compared with an
-    /// unsharded controller on a manager, the only difference is the `shard(..)` line.
+    /// unsharded controller on a manager, the only difference is the `shard(..)` line: the
+    /// controller's scope and the shard compose, so its cache holds the shard's ConfigMaps
+    /// labelled [`SETTINGS`].
     pub fn start(
         client: kube::Client,
         namespace: &str,
@@ -106,7 +126,8 @@ impl ShardReplica {
             client: manager.client(),
             shard: name.to_owned(),
         });
-        let controller = Controller::<ConfigMap>::new(manager.factory()).name("config-stamper");
+        let settings = Scope::<ConfigMap>::all().labels(SETTINGS)?;
+        let controller = Controller::new_in(manager.factory(), &settings).name("config-stamper");
         manager.add_controller(
             controller,
             reconcile,
@@ -131,8 +152,11 @@ impl ShardReplica {
 
     /// How many ConfigMaps the shard's cache holds: only those assigned to it.
     pub fn cached(&self) -> usize {
+        let Ok(settings) = Scope::<ConfigMap>::all().labels(SETTINGS) else {
+            return 0;
+        };
         self.factory
-            .scoped_informer::<ConfigMap>()
+            .informer_in(&settings)
             .lister()
             .list_in_scope(&Default::default())
             .len()

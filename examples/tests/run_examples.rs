@@ -164,6 +164,7 @@ fn sharded_controller_runs() {
         &out,
         &[
             "assigned 100 config maps to 3 shards in ",
+            "default/unrelated (no settings label) and elsewhere/settings-elsewhere (namespace not selected) stay unassigned",
             "shard-3 joins: the sharder drains what moves to it",
             "killing shard-1 (no release",
         ],

@@ -61,6 +61,9 @@ pub(crate) struct SharderCounts {
     pub(crate) moves: u64,
     /// Shard Leases acquired.
     pub(crate) lease_acquisitions: u64,
+    /// Dead shards' Leases given back once their objects moved.
+    #[serde(default)]
+    pub(crate) lease_hand_backs: u64,
     /// Writes answered 409.
     pub(crate) conflicts: u64,
     /// Other failures.
@@ -126,6 +129,7 @@ async fn run_sharder(client: kube::Client, counts: &mut Option<SharderCounts>) -
         drains: stats.drains,
         moves: stats.moves,
         lease_acquisitions: stats.lease_acquisitions,
+        lease_hand_backs: stats.lease_hand_backs,
         conflicts: stats.conflicts,
         errors: stats.errors,
     });

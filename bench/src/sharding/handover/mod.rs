@@ -16,7 +16,12 @@
 //!   balanced again (no drain label left, every pod on its shard of 5), with the pods moved;
 //! - a kill: shard-0 is killed (SIGKILL), so its Lease is not released; the time until the
 //!   sharder holds the Lease (the Lease's expiry and the sharder's acquisition), and from
-//!   there until every pod is on its shard of the 4 left (the moves).
+//!   there until every pod is on its shard of the 4 left (the moves);
+//! - a graceful stop: shard-1 stops (its Lease released); the time until the Lease is
+//!   released, and until every pod is on its shard of the 3 left;
+//! - same-name restarts, as a StatefulSet pod restarts: shard-1 (stopped gracefully), then
+//!   shard-0 (killed) start again under their names; the time until each holds its Lease
+//!   again, and until the ring including it is balanced.
 //!
 //! Each child reports its peak RSS when its standard input closes; conditions are checked
 //! every [`observer::POLL`].
@@ -134,6 +139,12 @@ pub(crate) struct Outcome {
     pub(crate) join: Step,
     /// The kill of shard-0.
     pub(crate) kill: Step,
+    /// The graceful stop of shard-1.
+    pub(crate) stop: Step,
+    /// shard-1 started again under its name.
+    pub(crate) restart_stopped: Step,
+    /// shard-0 started again under its name.
+    pub(crate) restart_killed: Step,
     /// The sharder's memory, or why it is missing.
     pub(crate) sharder: Result<ProcessMemory, String>,
     /// Each shard still running at the end, with its memory.
@@ -152,6 +163,9 @@ impl Outcome {
             ("the initial assignment", &self.initial),
             ("the join", &self.join),
             ("the kill", &self.kill),
+            ("the graceful stop", &self.stop),
+            ("the restart of the stopped shard", &self.restart_stopped),
+            ("the restart of the killed shard", &self.restart_killed),
         ];
         if self.shards_ready.is_none() {
             problems.push("the shards did not all hold their Leases".to_owned());
@@ -321,6 +335,14 @@ async fn measure(settings: Settings) -> Result<Outcome, String> {
     eprintln!("join: {join:?}");
     let kill = kill(&observer, settings, &names, &mut shards).await?;
     eprintln!("kill: {kill:?}");
+    let (killed, stopped) = (names[0].clone(), names[1].clone());
+    let mut live: Vec<String> = names[1..].to_vec();
+    let stop = graceful_stop(&observer, settings, &stopped, &mut live, &mut shards).await?;
+    eprintln!("graceful stop: {stop:?}");
+    let restart_stopped = restart(&observer, &url, settings, &stopped, &mut live, &mut shards).await?;
+    eprintln!("restart of {stopped}: {restart_stopped:?}");
+    let restart_killed = restart(&observer, &url, settings, &killed, &mut live, &mut shards).await?;
+    eprintln!("restart of {killed}: {restart_killed:?}");
 
     let leases = observer.lease_summary();
     let mut final_shares = HashMap::new();
@@ -337,6 +359,9 @@ async fn measure(settings: Settings) -> Result<Outcome, String> {
         initial,
         join,
         kill,
+        stop,
+        restart_stopped,
+        restart_killed,
         sharder,
         shards,
         final_shares,
@@ -396,5 +421,71 @@ async fn kill(
             .values()
             .filter(|shard| shard.as_deref() == Some(killed.as_str()))
             .count(),
+    })
+}
+
+/// Stops `name` gracefully (it releases its Lease) and times the release and the moves.
+async fn graceful_stop(
+    observer: &Observer,
+    settings: Settings,
+    name: &str,
+    live: &mut Vec<String>,
+    shards: &mut Vec<Process>,
+) -> Result<Step, String> {
+    let index = shards
+        .iter()
+        .position(|process| process.name == name)
+        .ok_or_else(|| format!("{name} is not running"))?;
+    let stopping = shards.remove(index);
+    live.retain(|shard| shard != name);
+    let remaining = ring_of(live);
+    let before = observer.placement();
+    let started = Instant::now();
+    let (_, memory) = stopping.stop();
+    if let Err(err) = memory {
+        return Err(format!("{name} did not stop gracefully: {err}"));
+    }
+    let lease = wait_until(started, STEP_TIMEOUT, || !observer.holds_lease(name)).await;
+    let balanced = wait_until(started, STEP_TIMEOUT, || {
+        observer.balanced(&remaining, settings.pods)
+    })
+    .await;
+    let after = observer.placement();
+    Ok(Step {
+        lease,
+        balanced,
+        moved: moved(&before, &after),
+        expected: before
+            .values()
+            .filter(|shard| shard.as_deref() == Some(name))
+            .count(),
+    })
+}
+
+/// Starts `name` again under the same name and times until it holds its Lease and the ring
+/// including it is balanced.
+async fn restart(
+    observer: &Observer,
+    url: &str,
+    settings: Settings,
+    name: &str,
+    live: &mut Vec<String>,
+    shards: &mut Vec<Process>,
+) -> Result<Step, String> {
+    let before_names = live.clone();
+    live.push(name.to_owned());
+    live.sort();
+    let ring = ring_of(live);
+    let before = observer.placement();
+    let started = Instant::now();
+    shards.push(Process::spawn(Role::Shard, name, url, settings)?);
+    let lease = wait_until(started, STEP_TIMEOUT, || observer.holds_lease(name)).await;
+    let balanced = wait_until(started, STEP_TIMEOUT, || observer.balanced(&ring, settings.pods)).await;
+    let after = observer.placement();
+    Ok(Step {
+        lease,
+        balanced,
+        moved: moved(&before, &after),
+        expected: changed(&before, &before_names, live),
     })
 }

@@ -72,6 +72,31 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
         kill.moved,
         kill.expected,
     );
+    let later = [
+        (
+            "graceful stop of shard-1 (stdin closed → its Lease released → every pod on its shard of 3)",
+            &outcome.stop,
+        ),
+        (
+            "same-name restart of shard-1, stopped gracefully (start → its Lease held → every pod on its shard of 4)",
+            &outcome.restart_stopped,
+        ),
+        (
+            "same-name restart of shard-0, killed (start → its Lease held → every pod on its shard of 5)",
+            &outcome.restart_killed,
+        ),
+    ];
+    for (what, step) in later {
+        let _ = writeln!(
+            out,
+            "| {what} | {} | {} | {} | {} | {} |",
+            secs(step.lease),
+            after_lease(step),
+            secs(step.balanced),
+            step.moved,
+            step.expected,
+        );
+    }
     if let Ok(ProcessMemory {
         sharder: Some(counts),
         ..
@@ -79,20 +104,17 @@ pub(crate) fn markdown(outcome: &Outcome) -> String {
     {
         let _ = writeln!(
             out,
-            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions, {} conflicts (409, re-checked), {} other errors.",
+            "\nThe sharder's counters over the run: {} assignments, {} drains, {} direct moves, {} Lease acquisitions, {} Leases given back, {} conflicts (409, re-checked), {} other errors.",
             counts.assigned,
             counts.drains,
             counts.moves,
             counts.lease_acquisitions,
+            counts.lease_hand_backs,
             counts.conflicts,
             counts.errors,
         );
     }
-    let _ = writeln!(
-        out,
-        "\nShard Leases after the kill: {}.",
-        outcome.leases.join("; ")
-    );
+    let _ = writeln!(out, "\nShard Leases at the end: {}.", outcome.leases.join("; "));
     out.push_str(
         "\n| process | pods it was given at the end | RSS before its work | RSS at the end | peak RSS | reconciles |\n\
          |---|---:|---:|---:|---:|---:|\n",
