@@ -2,15 +2,19 @@
 //! only the ConfigMaps the sharder assigned to it, and a sharder on a consistent-hash ring.
 //!
 //! The seeded fault suite runs 3 to 5 shards and a sharder under a ConfigMap workload (creates,
-//! data updates, deletes) and faults: shards joining, leaving gracefully (their Lease
+//! data updates, relabels, deletes) and faults: shards joining, leaving gracefully (their Lease
 //! released), killed (their Lease left to expire: the sharder acquires it before it moves
-//! their objects), stalled Lease renewals, a killed sharder, 500s and 409s on Leases, 409s,
-//! 500s and stalls on the sharder's label patches, and server faults (dropped watches,
-//! restarts, compaction). Every reconcile records the shard that ran it, from its start to its
-//! last accepted write. After the faults stop:
+//! their objects), restarted under the same name after either, stalled Lease renewals, a
+//! killed sharder, 500s and 409s on Leases, 409s, 500s and stalls on the sharder's label
+//! patches, and server faults (dropped watches, restarts, compaction). The ring holds the
+//! ConfigMaps labelled `sharded=true` in two of three namespaces, and the shards' controller
+//! reconciles that label only (a scope): the workload writes inside and outside the ring, and
+//! moves objects in and out of it by their label. Every reconcile records the shard that ran
+//! it, from its start to its last accepted write. After the faults stop:
 //!
-//! - every object reaches the desired state: assigned to a live shard, not drained, stamped
-//!   by that shard, and last reconciled at the version the server holds;
+//! - every object in the ring reaches the desired state: assigned to a live shard, not
+//!   drained, stamped by that shard, and last reconciled at the version the server holds;
+//! - every object outside the ring carries neither a shard nor a drain label;
 //! - no two shards acted on one object at once;
 //! - each shard's cache holds only the objects labelled for it, and the caches' sizes add up
 //!   to the number of objects.
@@ -27,6 +31,7 @@ use std::{
 use informer_runtime::{
     controller::{Action, Controller, ReconcileScope},
     manager::{self, Manager},
+    scope::Scope,
     sharding::{
         ControllerRing, RingResource, Shard, Sharder,
         labels::{drain_label, shard_label},
@@ -48,11 +53,46 @@ const RETRY: Duration = Duration::from_millis(100);
 const STAMP: &str = "test.example.com/shard";
 /// How many names the workload touches.
 const NAMES: usize = 24;
+/// The label of the objects the ring holds and the controller reconciles.
+const SHARDED: &str = "sharded";
+/// The namespaces the workload writes to: the ring holds the first two.
+const NAMESPACES: [&str; 3] = ["default", "tenant", "outside"];
 
 fn ring() -> ControllerRing {
     ControllerRing::new(RING)
-        .and_then(|ring| ring.resource(RingResource::of::<ConfigMap>()))
+        .and_then(|ring| ring.resource(RingResource::of::<ConfigMap>().labels(&format!("{SHARDED}=true"))?))
+        .and_then(|ring| ring.namespace_selector("kubernetes.io/metadata.name in (default,tenant)"))
         .expect("a valid ring")
+}
+
+/// Whether the ring holds `object` (a ConfigMap as the server returns it).
+fn in_ring(object: &serde_json::Value) -> bool {
+    let meta = &object["metadata"];
+    let namespace = meta["namespace"].as_str().unwrap_or_default();
+    NAMESPACES[..2].contains(&namespace) && meta["labels"][SHARDED].as_str() == Some("true")
+}
+
+/// Every ConfigMap of the workload's namespaces.
+fn all_config_maps(server: &TestServer) -> Result<Vec<serde_json::Value>, String> {
+    let mut all = Vec::new();
+    for namespace in NAMESPACES {
+        all.extend(
+            server
+                .list("v1", "ConfigMap", Some(namespace))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(all)
+}
+
+/// `namespace/name` of a ConfigMap as the server returns it.
+fn key_of(object: &serde_json::Value) -> String {
+    let meta = &object["metadata"];
+    format!(
+        "{}/{}",
+        meta["namespace"].as_str().unwrap_or_default(),
+        meta["name"].as_str().unwrap_or_default()
+    )
 }
 
 /// What the shards' reconciles did, shared with the test.
@@ -98,12 +138,13 @@ async fn reconcile(cm: Arc<ConfigMap>, context: Arc<Context>) -> Result<Action, 
     let scope = ReconcileScope::current().ok_or(ReconcileError::NoTerm)?;
     scope.leadership().ok_or(ReconcileError::NoTerm)?;
     let name = cm.metadata.name.clone().unwrap_or_default();
+    let namespace = cm.metadata.namespace.clone().unwrap_or_default();
     let stamped = cm.metadata.annotations.as_ref().and_then(|a| a.get(STAMP)) == Some(&context.shard);
     if !stamped {
         if call.is_multiple_of(5) {
             tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
         }
-        let api: Api<ConfigMap> = Api::namespaced(context.client.clone(), "default");
+        let api: Api<ConfigMap> = Api::namespaced(context.client.clone(), &namespace);
         let patch = serde_json::json!({"metadata": {"annotations": {STAMP: context.shard}}});
         let written = api
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -115,13 +156,14 @@ async fn reconcile(cm: Arc<ConfigMap>, context: Arc<Context>) -> Result<Action, 
         }
         written?;
     }
-    observed.tenures.record(&name, &context.shard, from);
+    let key = format!("{namespace}/{name}");
+    observed.tenures.record(&key, &context.shard, from);
     let version = cm.metadata.resource_version.clone().unwrap_or_default();
     observed
         .reconciled
         .lock()
         .expect("reconciled")
-        .insert(name, version);
+        .insert(key, version);
     Ok(Action::await_change())
 }
 
@@ -145,7 +187,10 @@ impl ShardReplica {
             .shard(shard)
             .build()
             .expect("a valid manager");
-        let controller = Controller::<ConfigMap>::new(manager.factory())
+        let sharded = Scope::<ConfigMap>::all()
+            .labels(&format!("{SHARDED}=true"))
+            .expect("a valid scope");
+        let controller = Controller::new_in(manager.factory(), &sharded)
             .concurrency(2)
             .rate_limiter(ItemExponentialFailureRateLimiter::new(
                 Duration::from_millis(1),
@@ -193,7 +238,10 @@ impl ShardReplica {
 
     /// The names of the objects the shard's cache holds, and whether each is labelled for it.
     fn cached(&self) -> Vec<(String, bool)> {
-        let informer = self.factory.scoped_informer::<ConfigMap>();
+        let sharded = Scope::<ConfigMap>::all()
+            .labels(&format!("{SHARDED}=true"))
+            .expect("a valid scope");
+        let informer = self.factory.informer_in(&sharded);
         informer
             .lister()
             .list_in_scope(&Default::default())
@@ -222,17 +270,32 @@ fn start_sharder(server: &TestServer) -> JoinHandle<()> {
     })
 }
 
-/// One step of the workload: a create, a data update that keeps the labels, or a delete.
+/// One step of the workload, in one of [`NAMESPACES`]: a create (labelled `sharded=true` for
+/// most names), a data update that keeps the labels, a relabel (the object leaves or joins
+/// the ring), or a delete.
 fn workload_step(server: &TestServer, rng: &mut fastrand::Rng, value: u64) {
-    let name = format!("cm-{}", rng.usize(..NAMES));
-    match rng.u8(..20) {
+    let index = rng.usize(..NAMES);
+    let name = format!("cm-{index}");
+    let namespace = NAMESPACES[rng.usize(..NAMESPACES.len())];
+    match rng.u8(..22) {
         0 => server.drop_watches(),
         1 => server.restart(),
         2 => server.compact(),
-        3..=5 => drop(server.delete_typed::<ConfigMap>(Some("default"), &name)),
+        3..=5 => drop(server.delete_typed::<ConfigMap>(Some(namespace), &name)),
+        6 | 7 => {
+            if let Ok(mut current) = server.get("v1", "ConfigMap", Some(namespace), &name) {
+                let sharded = current["metadata"]["labels"][SHARDED].as_str() == Some("true");
+                current["metadata"]["labels"][SHARDED] = (if sharded { "false" } else { "true" }).into();
+                drop(server.update(current));
+            }
+        }
         _ => {
-            if server.create_typed(&config_map(&name, value)).is_err()
-                && let Ok(mut current) = server.get("v1", "ConfigMap", Some("default"), &name)
+            let mut object = config_map(&name, value);
+            object.metadata.namespace = Some(namespace.into());
+            let sharded = if index % 4 == 3 { "false" } else { "true" };
+            object.metadata.labels = Some([(SHARDED.to_owned(), sharded.to_owned())].into());
+            if server.create_typed(&object).is_err()
+                && let Ok(mut current) = server.get("v1", "ConfigMap", Some(namespace), &name)
             {
                 // the labels the sharder set stay: only the data changes
                 current["data"]["value"] = value.to_string().into();
@@ -252,7 +315,20 @@ async fn sharding_fault(
     generation: &mut usize,
 ) -> &'static str {
     let victim = rng.usize(..shards.len());
-    match rng.u8(..9) {
+    match rng.u8(..10) {
+        9 => {
+            let replica = shards.swap_remove(victim);
+            let name = replica.name.clone();
+            let how = if rng.bool() {
+                replica.leave().await;
+                "same-name restart after a graceful leave"
+            } else {
+                replica.kill().await;
+                "same-name restart after a kill"
+            };
+            shards.push(ShardReplica::start(server, &name, observed));
+            how
+        }
         0 | 1 if shards.len() < 5 => {
             *generation += 1;
             shards.push(ShardReplica::start(
@@ -315,17 +391,26 @@ async fn sharding_fault(
     }
 }
 
-/// Whether every object is settled: assigned to a live shard, not drained, stamped by it, and
-/// last reconciled at the version the server holds.
+/// Whether every object is settled: in the ring, assigned to a live shard, not drained,
+/// stamped by it, and last reconciled at the version the server holds; outside it, without
+/// shard or drain labels.
 fn settled(server: &TestServer, shards: &[ShardReplica], observed: &Observed) -> Result<(), String> {
     let live: Vec<&str> = shards.iter().map(|shard| shard.name.as_str()).collect();
-    let objects = server
-        .list("v1", "ConfigMap", Some("default"))
-        .map_err(|e| e.to_string())?;
+    let objects = all_config_maps(server)?;
     let reconciled = observed.reconciled.lock().expect("reconciled");
     for object in objects {
         let meta = &object["metadata"];
-        let name = meta["name"].as_str().unwrap_or_default();
+        let key = key_of(&object);
+        let name = key.as_str();
+        if !in_ring(&object) {
+            if !meta["labels"][shard_label(RING)].is_null() || !meta["labels"][drain_label(RING)].is_null() {
+                return Err(format!(
+                    "{name} is outside the ring but labelled: {}",
+                    meta["labels"]
+                ));
+            }
+            continue;
+        }
         let shard = meta["labels"][shard_label(RING)].as_str().unwrap_or_default();
         if !live.contains(&shard) {
             return Err(format!("{name} is assigned to {shard:?}, not to one of {live:?}"));
@@ -347,12 +432,17 @@ fn settled(server: &TestServer, shards: &[ShardReplica], observed: &Observed) ->
     Ok(())
 }
 
+/// How many objects the ring holds.
+fn in_ring_count(server: &TestServer) -> Result<usize, String> {
+    Ok(all_config_maps(server)?
+        .iter()
+        .filter(|object| in_ring(object))
+        .count())
+}
+
 /// Checks that each shard caches only its own objects, and that the caches add up.
 fn assert_caches_disjoint(seed: u64, server: &TestServer, shards: &[ShardReplica]) {
-    let total = server
-        .list("v1", "ConfigMap", Some("default"))
-        .expect("a list")
-        .len();
+    let total = in_ring_count(server).expect("a list");
     let mut cached = 0;
     for shard in shards {
         let objects = shard.cached();
@@ -383,6 +473,9 @@ async fn wait_until(timeout: Duration, mut check: impl FnMut() -> Result<(), Str
 
 async fn run_seed(seed: u64) {
     let server = TestServer::start().await.expect("server");
+    for namespace in &NAMESPACES[1..] {
+        server.create_namespace(namespace).expect("a namespace");
+    }
     let observed = Arc::new(Observed::default());
     let mut shards: Vec<ShardReplica> = (0..3)
         .map(|i| ShardReplica::start(&server, &format!("shard-{i}"), &observed))
@@ -417,10 +510,7 @@ async fn run_seed(seed: u64) {
     );
     observed.tenures.assert_exclusive(seed);
     let caches = wait_until(Duration::from_secs(10), || {
-        let total = server
-            .list("v1", "ConfigMap", Some("default"))
-            .map_err(|e| e.to_string())?
-            .len();
+        let total = in_ring_count(&server)?;
         let cached: usize = shards.iter().map(|shard| shard.cached().len()).sum();
         (cached == total)
             .then_some(())
@@ -439,11 +529,8 @@ async fn run_seed(seed: u64) {
         .filter(|owners| owners.len() > 1)
         .count();
     println!(
-        "seed {seed}: {} objects settled on {} shards after {faults:?}; {} reconciles, {moved} objects changed shards, {} late writes refused",
-        server
-            .list("v1", "ConfigMap", Some("default"))
-            .expect("a list")
-            .len(),
+        "seed {seed}: {} objects in the ring settled on {} shards after {faults:?}; {} reconciles, {moved} objects changed shards, {} late writes refused",
+        in_ring_count(&server).expect("a list"),
         shards.len(),
         observed.tenures.len(),
         observed.refused.lock().expect("refused"),

@@ -403,6 +403,17 @@ impl<K: TypedResource> Controller<K> {
         self.informer.scope()
     }
 
+    /// Whether the controller may act on the object `key` now or later: a worker is working
+    /// on it, or its cache holds it (a sharded controller's drain sweep leaves such objects to
+    /// the controller).
+    pub(crate) fn busy_probe(&self) -> Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync> {
+        let gate = self.shard_gate.clone();
+        let lister = self.informer.lister();
+        Arc::new(move |key| {
+            gate.as_ref().is_some_and(|gate| gate.is_working_on(key)) || lister.cached(key).is_some()
+        })
+    }
+
     /// Names the controller in logs and metrics.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();

@@ -1,7 +1,10 @@
 //! [`ShardGate`]: a sharded controller reconciles only the objects assigned to its shard, and
 //! hands over the ones the sharder drains (see [`sharding`](crate::sharding)).
 
-use std::sync::Arc;
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex, PoisonError},
+};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
@@ -11,6 +14,7 @@ use kube::{
 
 use crate::{
     factory::TypedResource,
+    key::ObjectKey,
     sharding::{Assignment, Shard},
     source::ApiScope,
 };
@@ -25,14 +29,55 @@ pub(crate) enum Verdict {
     NotAssigned,
 }
 
-/// The shard a controller runs in.
+/// The shard a controller runs in, and the keys its workers are processing now.
 pub(crate) struct ShardGate {
     shard: Shard,
+    /// Keys a worker is judging or reconciling now: the shard's drain sweep leaves them alone.
+    working: Mutex<HashSet<ObjectKey>>,
+}
+
+/// Marks a key as being worked on until dropped.
+pub(crate) struct Working<'a> {
+    gate: &'a ShardGate,
+    key: ObjectKey,
+}
+
+impl Drop for Working<'_> {
+    fn drop(&mut self) {
+        self.gate
+            .working
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
 }
 
 impl ShardGate {
     pub(crate) fn new(shard: Shard) -> Arc<Self> {
-        Arc::new(Self { shard })
+        Arc::new(Self {
+            shard,
+            working: Mutex::default(),
+        })
+    }
+
+    /// Marks `key` as being worked on (judged, reconciled) until the guard is dropped.
+    pub(crate) fn working_on(&self, key: &ObjectKey) -> Working<'_> {
+        self.working
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone());
+        Working {
+            gate: self,
+            key: key.clone(),
+        }
+    }
+
+    /// Whether a worker is working on `key` now.
+    pub(crate) fn is_working_on(&self, key: &ObjectKey) -> bool {
+        self.working
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(key)
     }
 
     /// Whether an event of an object with `metadata` passes whatever the predicates say: a

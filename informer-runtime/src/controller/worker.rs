@@ -134,6 +134,7 @@ where
                 // The guard puts the key back once the caches have caught up (or it gave up).
                 continue;
             }
+            let _working = self.shard_gate.as_ref().map(|gate| gate.working_on(&key));
             self.process(&key, priority).await;
         }
     }

@@ -430,10 +430,11 @@ impl Manager {
     {
         let controller = match &self.shard {
             Some(shard) => {
+                let controller = controller.shard(shard);
                 if shard.ring().is_ring_resource::<K>() {
-                    self.claims.add(controller.scope());
+                    self.claims.add(controller.scope(), controller.busy_probe());
                 }
-                controller.shard(shard)
+                controller
             }
             None => controller,
         };

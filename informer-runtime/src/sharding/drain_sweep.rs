@@ -7,9 +7,11 @@
 //! all the same, and nobody would take its labels off. The sweep watches the shard's drained
 //! objects (metadata only) and acknowledges those that no controller of the manager may hold.
 //! An object a controller's scope holds is left to that controller, which acknowledges it
-//! after its last reconcile: the sweep never takes an object away from a running reconcile.
-//! Scopes are the same on every replica, so an object outside them is reconciled by no shard
-//! before or after it moves.
+//! after its last reconcile. One that just left a controller's scope is acknowledged only
+//! once that controller neither works on it nor caches it any more, and conditionally on the
+//! version read: the sweep never takes an object away from a running reconcile, and no later
+//! reconcile of this shard can see it (its caches only get newer versions, which no longer
+//! carry the shard's label).
 
 use std::{
     collections::BTreeMap,
@@ -42,37 +44,66 @@ use crate::{
 #[derive(Clone, Default)]
 pub(crate) struct Claims(Arc<RwLock<Vec<Claim>>>);
 
+/// Whether a controller works on an object now or holds it in its cache.
+pub(crate) type BusyProbe = Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>;
+
 struct Claim {
     group: String,
     plural: String,
     selection: Selection,
+    busy: BusyProbe,
+}
+
+/// Who lets go of a drained object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cover {
+    /// A controller's scope holds it: the controller acknowledges it.
+    Scope,
+    /// No scope holds it, but a controller still works on it or caches it (an object that
+    /// just left its scope): wait until it is done.
+    Busy,
+    /// Nobody: the sweep acknowledges it.
+    Nobody,
 }
 
 impl Claims {
-    /// Records that a controller reconciles the objects of `scope`.
-    pub(crate) fn add<K: TypedResource>(&self, scope: &Scope<K>) {
+    /// Records that a controller reconciles the objects of `scope`, and how to ask it whether
+    /// it works on an object or caches it.
+    pub(crate) fn add<K: TypedResource>(&self, scope: &Scope<K>, busy: BusyProbe) {
         let claim = Claim {
             group: K::group(&()).into_owned(),
             plural: K::plural(&()).into_owned(),
             selection: scope.selection().clone(),
+            busy,
         };
         self.0.write().unwrap_or_else(PoisonError::into_inner).push(claim);
     }
 
-    /// Whether a controller's scope may hold the object of `resource` with `metadata`
-    /// (field requirements on other fields than the name and namespace count as met).
-    fn cover(&self, resource: &ResourceType, metadata: &ObjectMeta) -> bool {
+    /// Who lets go of the object `key` of `resource` with `metadata`: a controller whose
+    /// scope may hold it (field requirements on other fields than the name and namespace
+    /// count as met), one that still works on it or caches it, or nobody.
+    fn cover(&self, resource: &ResourceType, key: &ObjectKey, metadata: &ObjectMeta) -> Cover {
         let empty = BTreeMap::new();
         let labels = metadata.labels.as_ref().unwrap_or(&empty);
         let claims = self.0.read().unwrap_or_else(PoisonError::into_inner);
-        claims
+        let mut of_resource = claims
             .iter()
             .filter(|claim| claim.group == resource.group() && claim.plural == resource.plural())
-            .any(|claim| {
-                claim
-                    .selection
-                    .may_hold(metadata.namespace.as_deref(), metadata.name.as_deref(), labels)
-            })
+            .peekable();
+        if of_resource.peek().is_none() {
+            return Cover::Nobody;
+        }
+        let mut busy = false;
+        for claim in of_resource {
+            if claim
+                .selection
+                .may_hold(metadata.namespace.as_deref(), metadata.name.as_deref(), labels)
+            {
+                return Cover::Scope;
+            }
+            busy |= (claim.busy)(key);
+        }
+        if busy { Cover::Busy } else { Cover::Nobody }
     }
 }
 
@@ -215,10 +246,16 @@ impl DrainSweep {
         };
         let metadata = object.metadata();
         if self.shard.assignment(metadata) != Assignment::Draining
-            || self.claims.cover(&watched.resource, metadata)
             || leadership.is_some_and(|leadership| !leadership.is_current())
         {
             return false;
+        }
+        match self.claims.cover(&watched.resource, &item.key, metadata) {
+            Cover::Scope => return false,
+            // the controller's next event (the object leaving its cache) comes, but the sweep
+            // gets none: look again after a backoff
+            Cover::Busy => return true,
+            Cover::Nobody => {}
         }
         let patch = self.shard.acknowledge_patch(metadata.resource_version.as_deref());
         match watched

@@ -37,19 +37,47 @@ pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 /// [consistent-hash ring](super::HashRing) of the available shards chooses.
 ///
 /// - A new object is assigned as soon as its watch event arrives (there is no admission
-///   webhook): `shard.alpha.sharding.timebertt.dev/<ring>=<shard>`.
+///   webhook): `shard.alpha.sharding.timebertt.dev/<ring>=<shard>`. Only objects the ring
+///   holds are assigned: in the namespaces its
+///   [namespace selector](ControllerRing::namespace_selector) selects (watched, metadata only),
+///   and selected by their resource's [object selector](super::RingResource::labels).
+///   An object that leaves the ring is drained off its live shard, then left unlabelled.
 /// - When the available shards change (and every [resync period](Self::resync_period)), every
 ///   object is checked again. An object of a ring resource that must leave a live shard gets
 ///   the drain label; the shard lets it go by removing both labels, and the sharder then
 ///   assigns it to its new shard. Controlled objects move at once.
-/// - A shard Lease that expired one lease duration ago, or that its shard released, is
-///   acquired by the sharder (holder `shardlease-controller`, for twice the shard's lease
-///   duration), which declares the shard dead. The objects of a dead shard move only while the
-///   sharder holds its Lease (with a quarter of the hold to spare), so the shard cannot come
-///   back and reconcile an object while it moves (the Go sharder moves a released shard's
-///   objects without holding its Lease). Objects of a shard with no Lease move at once. A dead
-///   shard's Lease is deleted once [orphaned](Self::orphan_after). The
+/// - A shard Lease that expired one lease duration ago, or that its shard released while it
+///   still has objects, is acquired by the sharder (holder `shardlease-controller`, for twice
+///   the shard's lease duration), which declares the shard dead. The objects of a dead shard
+///   move only while the sharder holds its Lease (with a quarter of the hold to spare), so the
+///   shard cannot come back and reconcile an object while it moves. Once every object of the
+///   shard moved, the sharder gives the Lease back (written as a released Lease), so the shard
+///   restarting under the same name takes it at once. Objects of a shard with no Lease move at
+///   once. A dead shard's Lease is deleted once [orphaned](Self::orphan_after). The
 ///   `alpha.sharding.timebertt.dev/state` label of each Lease tells its state.
+/// - Shard Leases are read in every namespace, by their ring label, as the Go sharder reads
+///   them ([`lease_namespace`](Self::lease_namespace) narrows that to one).
+///
+/// # Where it differs from the Go sharder, and how to match it
+///
+/// The protocol is the same (labels, Leases, drains, hash keys and ring), so either sharder
+/// drives either's shards. Three differences are on purpose:
+///
+/// - **It holds a dead shard's Lease while the shard's objects move**, released Leases
+///   included. The Go sharder moves a released shard's objects without the Lease; a shard
+///   restarting under the same name could then take its Lease back and reconcile an object
+///   that is moving to another shard. The hold costs a same-name restart nothing: the Lease is
+///   given back as soon as the objects moved. There is no switch to Go's behaviour.
+/// - **1000 virtual nodes per shard** ([`DEFAULT_VIRTUAL_NODES`]) instead of Go's 100: the
+///   largest of 4 shards gets 4% more than its fair share instead of 18%
+///   (`bench/README.md`). [`virtual_nodes`](Self::virtual_nodes) with
+///   [`GO_SHARDER_VIRTUAL_NODES`](super::GO_SHARDER_VIRTUAL_NODES) chooses exactly the
+///   shards the Go sharder chooses, for a ring both may drive.
+/// - **No admission webhook**: new objects are assigned from the sharder's watch, a few
+///   milliseconds after their creation, instead of in the create request. A shard therefore
+///   sees a new object once it is labelled, not with the create. To assign in the request,
+///   run the Go sharder's webhook (its `MutatingWebhookConfiguration` and the
+///   [`manifest`](ControllerRing::manifest) of the ring); our sharder then only moves objects.
 ///
 /// Every write carries the object's resourceVersion: a 409 is re-checked from the cache. Run
 /// one active sharder per ring: give it to a [`Manager`](crate::manager::Manager) (it runs on
