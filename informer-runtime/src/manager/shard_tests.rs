@@ -504,3 +504,90 @@ async fn drains_outside_every_controllers_scope_are_acknowledged_by_the_shard() 
     run.await??;
     Ok(())
 }
+
+/// What the blocking reconcile shares with its test.
+#[derive(Default)]
+struct Blocking {
+    started: AtomicUsize,
+    release: tokio::sync::Notify,
+}
+
+async fn block_until_released(
+    _: Arc<ConfigMap>,
+    blocking: Arc<Blocking>,
+) -> std::result::Result<Action, kube::Error> {
+    blocking.started.fetch_add(1, Ordering::SeqCst);
+    blocking.release.notified().await;
+    Ok(Action::await_change())
+}
+
+/// An object that leaves a controller's scope while it is being reconciled, and is drained
+/// then, is let go only once the reconcile ended: the shard never hands over an object a
+/// reconcile of its own still works on.
+#[tokio::test]
+async fn a_drain_is_not_acknowledged_while_a_reconcile_that_lost_the_object_runs() -> TestResult {
+    use crate::scope::Scope;
+
+    let server = TestServer::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+    let mut object = config_map("slow", Some("shard-a"));
+    if let Some(labels) = object.metadata.labels.as_mut() {
+        labels.insert("app".into(), "web".into());
+    }
+    api.create(&PostParams::default(), &object).await?;
+    let mut manager = Manager::builder(server.client()?)
+        .shard(shard("shard-a")?)
+        .build()?;
+    let web = Scope::<ConfigMap>::all().labels("app=web")?;
+    let blocking = Arc::new(Blocking::default());
+    let controller = Controller::new_in(manager.factory(), &web);
+    manager.add_controller(
+        controller,
+        block_until_released,
+        |_, _, _| Action::requeue_with_backoff(),
+        Arc::clone(&blocking),
+    );
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    eventually("the reconcile started", WAIT, || {
+        blocking.started.load(Ordering::SeqCst) == 1
+    })
+    .await?;
+    // it leaves the controller's scope, and the sharder drains it
+    let leave_and_drain =
+        serde_json::json!({"metadata": {"labels": {"app": "db", drain_label(RING): "true"}}});
+    api.patch("slow", &PatchParams::default(), &Patch::Merge(&leave_and_drain))
+        .await?;
+    let still_drained = async || {
+        let labels = api
+            .get("slow")
+            .await
+            .ok()
+            .and_then(|cm| cm.metadata.labels)
+            .unwrap_or_default();
+        labels.contains_key(&drain_label(RING))
+            && labels.get(&shard_label(RING)).map(String::as_str) == Some("shard-a")
+    };
+    // long enough for the sweep to have acted many times (it checks at once, then backs off
+    // from 5 ms): the object stays with the shard while the reconcile runs
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        still_drained().await,
+        "the drain was acknowledged while a reconcile of the object ran"
+    );
+    blocking.release.notify_one();
+    eventually_async(
+        "the drain acknowledged once the reconcile ended",
+        WAIT,
+        async || !still_drained().await,
+    )
+    .await?;
+    assert_eq!(
+        blocking.started.load(Ordering::SeqCst),
+        1,
+        "an object outside the scope is not reconciled again"
+    );
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}
