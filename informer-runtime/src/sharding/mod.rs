@@ -58,6 +58,7 @@ mod hash_ring;
 pub mod labels;
 mod lease_state;
 mod metadata_access;
+mod rbac;
 mod resource_type;
 mod ring;
 mod shard;
@@ -69,6 +70,7 @@ pub use hash_ring::{DEFAULT_VIRTUAL_NODES, GO_SHARDER_VIRTUAL_NODES, HashFn, Has
 pub use lease_state::{
     DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
 };
+pub use rbac::RingRbac;
 pub use resource_type::ResourceType;
 pub use ring::{ControllerRing, DEFAULT_NAMESPACE_SELECTOR, RingResource};
 pub use shard::Shard;
