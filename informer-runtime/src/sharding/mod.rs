@@ -50,6 +50,141 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Deploying a ring
+//!
+//! **Shards.** Each replica is a shard named after its pod: pass the pod name from the
+//! downward API as the shard name, so that the Lease name, the holder identity and the shard
+//! label value are the pod's name (as the Go sharder expects):
+//!
+//! ```yaml
+//! env:
+//! - name: POD_NAME
+//!   valueFrom:
+//!     fieldRef:
+//!       fieldPath: metadata.name
+//! ```
+//!
+//! Run the shards as a **StatefulSet** or a **Deployment**; the choice is how a rollout moves
+//! objects:
+//!
+//! - A StatefulSet's pods keep their names (`replicator-0`, `replicator-1`, …), so each shard
+//!   keeps its Lease and its places on the hash ring. A pod that stops moves its objects to
+//!   the other shards; when it is back under the same name, the same objects are drained off
+//!   them and come back: after a rollout or a restart, the assignment is the one before. The
+//!   returning pod may wait for its Lease, though: the sharder holds a released or expired
+//!   shard Lease for 2 × the lease duration, and the shard reconciles only once it holds its
+//!   Lease again (see the table below). `podManagementPolicy: Parallel` starts the shards at
+//!   once.
+//! - A Deployment's pods get new names on every rollout (and every rescheduling): each new
+//!   pod is a new shard at new places on the ring, and each old one leaves it for good. A
+//!   rollout reassigns every object to a ring of new shards, moving most of them (some more
+//!   than once, as pods come and go); new pods reconcile as soon as they hold their new
+//!   Lease, without waiting for an old one. The Leases of the old pods are deleted once
+//!   orphaned (one minute after they expired, [`Sharder::orphan_after`]).
+//!
+//! Both move a stopping shard's objects at once; the trade-off is what follows. A StatefulSet
+//! keeps each shard's share across rollouts and restarts (stable Lease names, a fixed set of
+//! Leases, per-shard state and dashboards that stay meaningful), at the price of moving a
+//! restarting shard's objects away and back, and of a restarted shard that may wait for its
+//! Lease. A Deployment's new shards start at once, but every rollout deals the objects out
+//! anew. Either way, shut the manager down on `SIGTERM` (what Kubernetes sends;
+//! `tokio::signal::unix::signal(SignalKind::terminate())`), and give the pod a
+//! `terminationGracePeriodSeconds` longer than the manager's
+//! [graceful shutdown timeout](crate::manager::Builder::graceful_shutdown_timeout) (30 s), so
+//! that the shard releases its Lease before it is killed and its objects move at once.
+//!
+//! **The sharder.** Run one active sharder per ring (more would fight over the labels), in
+//! one of two places:
+//!
+//! - Its own Deployment of 2 replicas: a [`Manager`](crate::manager::Manager) with
+//!   [`leader_election`](crate::manager::Builder::leader_election) and
+//!   `manager.add(Sharder::new(manager.client(), ring, lease_namespace)?)`. The sharder is a
+//!   leader-only runnable: it runs on the leader, once per term, and its writes are refused
+//!   once the term ends. The sharder's caches are its own and start with each term: a new
+//!   leader lists the ring's objects (metadata only) before it acts.
+//! - Inside the shards' manager. A shard's manager holds its shard Lease instead of electing
+//!   a leader, and runs leader-only runnables on every shard: a sharder added as is would run
+//!   on every shard at once. Give it its own election instead
+//!   ([`Sharder::leader_election`], on a Lease of its own, the pod name as identity): it then
+//!   runs on every replica and acts only on the one that wins. Build it on
+//!   [`unfenced_client`](crate::manager::Manager::unfenced_client), so that its writes
+//!   follow its own leadership and not the shard Lease (see the example below). This saves a
+//!   Deployment; a shard's rollout then also moves the sharder now and then.
+//!
+//! **Leases.** The shards and the sharder name the same Lease namespace
+//! ([`Shard::new`], [`Sharder::new`]): usually the controller's own namespace. Keep that
+//! namespace (and `kube-system`) out of the ring's
+//! [namespace selector](ControllerRing::namespace_selector).
+//!
+//! **RBAC.** [`ControllerRing::rbac`] renders the least the shards and the sharder need for a
+//! ring, bound to their service accounts ([`RingRbac`]); bind the controllers' own rules (what
+//! they create, update or delete) separately. Clusters where the Go sharder assigns the
+//! objects take the ring's [`manifest`](ControllerRing::manifest) instead of a sharder.
+//!
+//! ```
+//! use informer_runtime::sharding::{ControllerRing, RingRbac, RingResource};
+//! use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+//! use serde_json::json;
+//!
+//! let ring = ControllerRing::new("replicator")?
+//!     .resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
+//! // the shards and the sharder inside them as `controllers/replicator`, their Leases in
+//! // `controllers`, the sharder electing itself on `controllers/replicator-sharder`
+//! let rbac = ring.rbac(
+//!     &RingRbac::new("controllers", "replicator").sharder_election("controllers", "replicator-sharder"),
+//! );
+//! // for `kubectl apply -f -`
+//! let list = json!({"apiVersion": "v1", "kind": "List", "items": rbac});
+//! assert_eq!(list["items"][0]["metadata"]["name"], "sharding:replicator:shard");
+//! // for clusters that run the Go sharder instead
+//! assert_eq!(ring.manifest()["kind"], "ControllerRing");
+//! # Ok::<(), informer_runtime::sharding::Error>(())
+//! ```
+//!
+//! The sharder inside the shards' manager, electing itself:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use futures::FutureExt;
+//! use informer_runtime::{
+//!     leader_election,
+//!     manager::Manager,
+//!     sharding::{ControllerRing, RingResource, Shard, Sharder},
+//! };
+//! use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let pod = std::env::var("POD_NAME")?;
+//! let ring = Arc::new(
+//!     ControllerRing::new("replicator")?.resource(RingResource::of::<ConfigMap>().controls::<Secret>())?,
+//! );
+//! let shard = Shard::new(Arc::clone(&ring), &pod, "controllers")?;
+//! let mut manager = Manager::builder(kube::Client::try_default().await?).shard(shard).build()?;
+//! let election =
+//!     leader_election::Config::new("replicator-sharder", "controllers", &pod).release_on_cancel(true);
+//! let sharder = Sharder::new(manager.unfenced_client(), ring, "controllers")?.leader_election(election);
+//! manager.add(sharder);
+//! // … add the controllers as above
+//! manager.run(tokio::signal::ctrl_c().map(drop)).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **Failover.** With a lease duration *D*, a renew deadline *R* and a retry period *P*
+//! ([`Shard::lease_duration`], [`Shard::renew_deadline`], [`Shard::retry_period`]; by default
+//! *D* = 15 s, *R* = 10 s, *P* = 2 s), objects move, and are reconciled again by their new
+//! shard, at these points (plus the watch events and writes of the move itself, with
+//! [`concurrent_moves`](Sharder::concurrent_moves) objects moved at once):
+//!
+//! | Event | Its objects move | Default leases |
+//! |---|---|---|
+//! | A shard crashes, or loses the API server | once the sharder acquires its expired Lease: the Lease expires *D* after the last renewal, turns uncertain *D* later, and the sharder takes it then, so about 2 × *D* after the last renewal (the shard itself stopped reconciling *R* after it) | 2 × 15 s = 30 s after the last renewal, so 28 to 30 s after the crash with a renewal every *P* = 2 s |
+//! | A shard stops gracefully | at once after it releases its Lease (once its running reconciles ended): the sharder takes the released Lease and moves them | no Lease wait |
+//! | A shard joins | after the drains are acknowledged: the sharder adds the drain label, the old shard lets each object go (after a reconcile of it in progress ends), then the sharder assigns it to the new shard | no Lease wait |
+//! | A shard comes back under its name (StatefulSet) | back to it once it holds its Lease again: at once if the Lease still names it (a crashed shard back before the sharder took its Lease, within about 2 × *D* of its last renewal: its objects never moved); otherwise once the sharder's hold ends, which the returning shard, like client-go's elector, counts as 2 × *D* from when it first reads the Lease | at once, or 30 s after the pod starts |
+//! | The active sharder stops | none: assigned objects stay with their shards; new objects and moves wait for the next sharder, which takes over about *P* after a graceful release (its election's [`release_on_cancel`](crate::leader_election::Config::release_on_cancel)) or about *D* after a crashed one's last renewal, and first syncs its caches | about 2 s, or about 15 s after the last renewal |
 
 mod drain_sweep;
 mod error;
@@ -58,6 +193,7 @@ mod hash_ring;
 pub mod labels;
 mod lease_state;
 mod metadata_access;
+mod rbac;
 mod resource_type;
 mod ring;
 mod shard;
@@ -69,6 +205,7 @@ pub use hash_ring::{DEFAULT_VIRTUAL_NODES, GO_SHARDER_VIRTUAL_NODES, HashFn, Has
 pub use lease_state::{
     DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
 };
+pub use rbac::RingRbac;
 pub use resource_type::ResourceType;
 pub use ring::{ControllerRing, DEFAULT_NAMESPACE_SELECTOR, RingResource};
 pub use shard::Shard;
