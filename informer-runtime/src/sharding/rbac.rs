@@ -26,9 +26,13 @@ const SHARD_LEASE_VERBS: &[&str] = &["get", "create", "update"];
 /// `watch`) and labels objects with merge patches (`patch`).
 const SHARDER_RING_VERBS: &[&str] = &["list", "watch", "patch"];
 
-/// What the sharder does with the shard Leases: caches them, labels them with their state,
-/// acquires those of dead shards (merge patches), deletes orphaned ones.
-const SHARDER_LEASE_VERBS: &[&str] = &["list", "watch", "patch", "delete"];
+/// What the sharder reads of the shard Leases, in every namespace (it finds them by their ring
+/// label, as the Go sharder does).
+const SHARDER_LEASE_READ_VERBS: &[&str] = &["list", "watch"];
+
+/// What the sharder writes to the shard Leases, in the Lease namespace: labels them with their
+/// state, acquires and gives back those of dead shards (merge patches), deletes orphaned ones.
+const SHARDER_LEASE_WRITE_VERBS: &[&str] = &["patch", "delete"];
 
 /// What the sharder does with the namespaces: caches their metadata, for the ring's namespace
 /// selector.
@@ -182,10 +186,11 @@ impl ControllerRing {
     ///    `update` of Leases (a shard's Lease is named after the shard, unknown in advance).
     /// 3. `…:sharder`, a ClusterRole and ClusterRoleBinding: `list`, `watch` (metadata only)
     ///    and `patch` of every resource of the ring; `list` and `watch` of namespaces when the
-    ///    ring has a namespaced resource (its namespace selector).
-    /// 4. `…:sharder-leases`, a Role and RoleBinding in the Lease namespace: `list`, `watch`,
-    ///    `patch` and `delete` of Leases (the shard Leases: state labels, acquisition of a dead
-    ///    shard's, deletion of an orphaned one).
+    ///    ring has a namespaced resource (its namespace selector); `list` and `watch` of
+    ///    Leases (the sharder reads the shard Leases of its ring in every namespace).
+    /// 4. `…:sharder-leases`, a Role and RoleBinding in the Lease namespace: `patch` and
+    ///    `delete` of Leases (the shard Leases: state labels, acquisition and hand-back of a
+    ///    dead shard's, deletion of an orphaned one).
     /// 5. `…:sharder-election`, with [`sharder_election`](RingRbac::sharder_election): a Role
     ///    and RoleBinding in its namespace: `create` of Leases, `get` and `update` of that
     ///    Lease.
@@ -238,8 +243,17 @@ impl ControllerRing {
         if reads_namespaces {
             sharder.push(rule(&[""], &["namespaces"], NAMESPACE_VERBS));
         }
+        sharder.push(rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            SHARDER_LEASE_READ_VERBS,
+        ));
         cluster_role_for(&mut objects, &name("sharder"), sharder, &rbac.sharder);
-        let shard_leases = vec![rule(&["coordination.k8s.io"], &["leases"], SHARDER_LEASE_VERBS)];
+        let shard_leases = vec![rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            SHARDER_LEASE_WRITE_VERBS,
+        )];
         role_for(
             &mut objects,
             &name("sharder-leases"),

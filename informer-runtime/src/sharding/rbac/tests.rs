@@ -152,6 +152,7 @@ fn the_shards_and_the_sharder_get_what_they_do_and_nothing_more() -> TestResult 
                 ),
                 rule("", &["pods", "configmaps"], &["list", "watch", "patch"]),
                 rule("", &["namespaces"], &["list", "watch"]),
+                rule(leases, &["leases"], &["list", "watch"]),
             ]),
         ),
         binding(
@@ -164,7 +165,7 @@ fn the_shards_and_the_sharder_get_what_they_do_and_nothing_more() -> TestResult 
         role(
             "sharding:web:sharder-leases",
             "web-leases",
-            json!([rule(leases, &["leases"], &["list", "watch", "patch", "delete"])]),
+            json!([rule(leases, &["leases"], &["patch", "delete"])]),
         ),
         binding(
             "RoleBinding",
@@ -243,11 +244,14 @@ fn shards_restricted_to_namespaces_get_roles_there() -> TestResult {
     assert_eq!(objects[4]["rules"], namespaced);
     assert_eq!(
         objects[8]["rules"],
-        json!([rule(
-            "",
-            &["namespaces", "configmaps", "secrets"],
-            &["list", "watch", "patch"]
-        )])
+        json!([
+            rule(
+                "",
+                &["namespaces", "configmaps", "secrets"],
+                &["list", "watch", "patch"]
+            ),
+            rule("coordination.k8s.io", &["leases"], &["list", "watch"]),
+        ])
     );
     // one service account for the shards and the sharder by default
     for binding in objects.iter().skip(1).step_by(2) {
@@ -416,7 +420,6 @@ fn start_shard(
     let sharder = Sharder::new(
         server.named_client(&format!("sharder-{name}"))?,
         config_map_ring()?,
-        NAMESPACE,
     )?
     .leader_election(election)
     .orphan_after(Duration::from_millis(500))
