@@ -138,6 +138,7 @@
 //! | [`protobuf`] | Kubernetes' protobuf documents and watch frames, decoded into any `Deserialize` type by the serde decoder ([`protobuf::from_slice`], the reference the generated decoders are tested against), and encoded from JSON |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
 //! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |
+//! | [`api_version`] | an `apiVersion` split into group and version as kube-apiserver splits it |
 //! | [`cache`] | tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |
 //! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]), the [`Enqueue`](informer::enqueue::Enqueue) handler that feeds work queues, and statistics |
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type (and per scope of it), started, synced and stopped together |
@@ -182,6 +183,7 @@
 #[doc(hidden)]
 #[path = "codegen.rs"]
 pub mod __codegen;
+pub mod api_version;
 pub mod cache;
 mod client_layer;
 pub mod controller;

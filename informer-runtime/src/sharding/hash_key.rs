@@ -3,6 +3,8 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::api_version::parse_group_version;
+
 use super::{
     error::{Error, Result},
     resource_type::ResourceType,
@@ -89,20 +91,6 @@ pub(crate) fn for_controlled_object(
         metadata.namespace.as_deref(),
         &controller.name,
     )))
-}
-
-/// An apiVersion's group and version, split as apimachinery's `schema.ParseGroupVersion`
-/// splits it: `""` and `"/"` are both empty, `v1` is the core group's, `group/version` splits
-/// at its one `/` (either side may be empty: `/v1`, `apps/`); `None` for more than one `/`.
-fn parse_group_version(api_version: &str) -> Option<(&str, &str)> {
-    if api_version.is_empty() || api_version == "/" {
-        return Some(("", ""));
-    }
-    match api_version.matches('/').count() {
-        0 => Some(("", api_version)),
-        1 => api_version.split_once('/'),
-        _ => None,
-    }
 }
 
 fn describe(resource: &ResourceType, metadata: &ObjectMeta) -> String {

@@ -11,6 +11,7 @@
 //! `<version>` (split as `schema.ParseGroupVersion` splits it), a `kind`, a `name` and a
 //! `uid`; a core `v1` Event cannot be an owner; at most one reference has `controller: true`.
 
+use informer_runtime::api_version::parse_group_version;
 use serde_json::Value;
 
 use crate::admission::context::WriteContext;
@@ -136,20 +137,6 @@ fn name_causes(rt: &ResourceType, generate_name: Option<&str>, name: &str) -> Ve
 
 /// The owners no object may have, as apimachinery's `BannedOwners`: group, version, kind.
 const BANNED_OWNERS: &[(&str, &str, &str)] = &[("", "v1", "Event")];
-
-/// An apiVersion's group and version as `schema.ParseGroupVersion` splits it: `""` and `"/"`
-/// are both empty, `v1` is the core group's, `group/version` splits at its one `/`; `None`
-/// (an error) for more than one `/`.
-fn parse_group_version(api_version: &str) -> Option<(&str, &str)> {
-    if api_version.is_empty() || api_version == "/" {
-        return Some(("", ""));
-    }
-    match api_version.matches('/').count() {
-        0 => Some(("", api_version)),
-        1 => api_version.split_once('/'),
-        _ => None,
-    }
-}
 
 /// The problems of `object`'s `metadata.ownerReferences`, in kube-apiserver's order and with
 /// its messages: per reference its apiVersion, kind, name, uid and a banned owner, then a
@@ -353,24 +340,6 @@ mod tests {
             err.to_status()["details"]["causes"][0]["field"],
             "metadata.generateName"
         );
-    }
-
-    /// apimachinery: `TestGroupVersionParse`'s cases, plus the empty string and `/` (both
-    /// the empty group version).
-    #[test]
-    fn group_versions_split_as_apimachinery_splits_them() {
-        for (api_version, expected) in [
-            ("v1", Some(("", "v1"))),
-            ("v2", Some(("", "v2"))),
-            ("/v1", Some(("", "v1"))),
-            ("v1/", Some(("v1", ""))),
-            ("/v1/", None),
-            ("v1/a", Some(("v1", "a"))),
-            ("", Some(("", ""))),
-            ("/", Some(("", ""))),
-        ] {
-            assert_eq!(parse_group_version(api_version), expected, "{api_version:?}");
-        }
     }
 
     fn owner(api_version: &str, kind: &str, uid: &str, controller: Option<bool>) -> Value {

@@ -333,11 +333,11 @@ async fn measure(settings: Settings) -> Result<Outcome, String> {
 
     let join = join(&observer, &url, settings, &names, &mut shards, &before_join).await?;
     eprintln!("join: {join:?}");
-    let kill = kill(&observer, settings, &names, &mut shards).await?;
-    eprintln!("kill: {kill:?}");
     let (killed, stopped) = (names[0].clone(), names[1].clone());
-    let mut live: Vec<String> = names[1..].to_vec();
-    let stop = graceful_stop(&observer, settings, &stopped, &mut live, &mut shards).await?;
+    let mut live: Vec<String> = names.clone();
+    let kill = leave(&observer, settings, &killed, Leave::Kill, &mut live, &mut shards).await?;
+    eprintln!("kill: {kill:?}");
+    let stop = leave(&observer, settings, &stopped, Leave::Stop, &mut live, &mut shards).await?;
     eprintln!("graceful stop: {stop:?}");
     let restart_stopped = restart(&observer, &url, settings, &stopped, &mut live, &mut shards).await?;
     eprintln!("restart of {stopped}: {restart_stopped:?}");
@@ -393,42 +393,23 @@ async fn join(
     })
 }
 
-/// Kills shard-0 and times the sharder's take-over of its Lease and the moves.
-async fn kill(
-    observer: &Observer,
-    settings: Settings,
-    names: &[String],
-    shards: &mut Vec<Process>,
-) -> Result<Step, String> {
-    let victim = shards.remove(0);
-    let killed = victim.name.clone();
-    let left: Vec<String> = names.iter().filter(|name| **name != killed).cloned().collect();
-    let remaining = ring_of(&left);
-    let before = observer.placement();
-    let started = Instant::now();
-    victim.kill()?;
-    let lease = wait_until(started, STEP_TIMEOUT, || observer.lease_taken_over(&killed)).await;
-    let balanced = wait_until(started, STEP_TIMEOUT, || {
-        observer.balanced(&remaining, settings.pods)
-    })
-    .await;
-    let after = observer.placement();
-    Ok(Step {
-        lease,
-        balanced,
-        moved: moved(&before, &after),
-        expected: before
-            .values()
-            .filter(|shard| shard.as_deref() == Some(killed.as_str()))
-            .count(),
-    })
+/// How a shard leaves the ring in a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leave {
+    /// SIGKILL: its Lease is not released; the step's Lease time is until the sharder holds it.
+    Kill,
+    /// Its standard input closed: it stops gracefully and releases its Lease; the step's
+    /// Lease time is until the Lease no longer names it.
+    Stop,
 }
 
-/// Stops `name` gracefully (it releases its Lease) and times the release and the moves.
-async fn graceful_stop(
+/// Takes `name` out of the ring as `how` says, and times the Lease changing hands and the
+/// moves of its pods to the shards left in `live`.
+async fn leave(
     observer: &Observer,
     settings: Settings,
     name: &str,
+    how: Leave,
     live: &mut Vec<String>,
     shards: &mut Vec<Process>,
 ) -> Result<Step, String> {
@@ -436,16 +417,24 @@ async fn graceful_stop(
         .iter()
         .position(|process| process.name == name)
         .ok_or_else(|| format!("{name} is not running"))?;
-    let stopping = shards.remove(index);
+    let leaving = shards.remove(index);
     live.retain(|shard| shard != name);
     let remaining = ring_of(live);
     let before = observer.placement();
     let started = Instant::now();
-    let (_, memory) = stopping.stop();
-    if let Err(err) = memory {
-        return Err(format!("{name} did not stop gracefully: {err}"));
+    match how {
+        Leave::Kill => leaving.kill()?,
+        Leave::Stop => {
+            if let (_, Err(err)) = leaving.stop() {
+                return Err(format!("{name} did not stop gracefully: {err}"));
+            }
+        }
     }
-    let lease = wait_until(started, STEP_TIMEOUT, || !observer.holds_lease(name)).await;
+    let lease = wait_until(started, STEP_TIMEOUT, || match how {
+        Leave::Kill => observer.lease_taken_over(name),
+        Leave::Stop => !observer.holds_lease(name),
+    })
+    .await;
     let balanced = wait_until(started, STEP_TIMEOUT, || {
         observer.balanced(&remaining, settings.pods)
     })
