@@ -155,9 +155,7 @@ impl DrainSweep {
                 }
             });
             let resource = ring_resource.resource().clone();
-            let cache = resource
-                .access
-                .watch_labelled(factory, drain.clone(), on_change)?;
+            let cache = resource.access.watch(factory, drain.clone(), on_change)?;
             watched.push(Watched { resource, cache });
         }
         Ok(Self {

@@ -37,18 +37,11 @@ impl<K: Send + Sync> CachedMetadata for PartialObjectMeta<K> {
 
 /// The typed operations the sharder needs on one resource.
 pub(crate) trait MetadataAccess: Send + Sync {
-    /// The metadata-only informer of the resource in `factory` (shared with other users of
-    /// the factory), with `on_change` registered for its adds and updates.
+    /// The metadata-only informer of the resource's objects that `labels` selects (every one
+    /// for an empty selector), in `factory` (shared with its other users; narrowed further
+    /// if the factory is [restricted](crate::factory::Builder::resource_labels)), with
+    /// `on_change` registered for its adds and updates.
     fn watch(
-        &self,
-        factory: &SharedInformerFactory,
-        on_change: OnChange,
-    ) -> informer::Result<Arc<dyn MetadataCache>>;
-
-    /// The metadata-only informer of the resource's objects that `labels` selects, in
-    /// `factory` (which narrows it further if [restricted](crate::factory::Builder::resource_labels)),
-    /// with `on_change` registered for its adds and updates.
-    fn watch_labelled(
         &self,
         factory: &SharedInformerFactory,
         labels: Selector,
@@ -87,21 +80,6 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
     fn watch(
         &self,
         factory: &SharedInformerFactory,
-        on_change: OnChange,
-    ) -> informer::Result<Arc<dyn MetadataCache>> {
-        let informer = factory.metadata_informer::<K>();
-        let on_update = Arc::clone(&on_change);
-        informer.add_event_handler(
-            EventHandlerFuncs::new()
-                .added(move |object: Arc<PartialObjectMeta<K>>, _| on_change(ObjectKey::of(&*object)))
-                .updated(move |_, object: Arc<PartialObjectMeta<K>>| on_update(ObjectKey::of(&*object))),
-        )?;
-        Ok(Arc::new(informer))
-    }
-
-    fn watch_labelled(
-        &self,
-        factory: &SharedInformerFactory,
         labels: Selector,
         on_change: OnChange,
     ) -> informer::Result<Arc<dyn MetadataCache>> {
@@ -129,24 +107,6 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
                 .await
                 .map(drop)
         })
-    }
-}
-
-impl<K: TypedResource> MetadataCache for informer::SharedIndexInformer<PartialObjectMeta<K>> {
-    fn get(&self, key: &ObjectKey) -> Option<Arc<dyn CachedMetadata>> {
-        let object: Arc<dyn CachedMetadata> = self.store().get_by_key(key)?;
-        Some(object)
-    }
-
-    fn keys(&self) -> Vec<ObjectKey> {
-        self.store().list_keys()
-    }
-
-    fn any(&self, predicate: &dyn Fn(&ObjectMeta) -> bool) -> bool {
-        self.store()
-            .list()
-            .iter()
-            .any(|object| predicate(&object.metadata))
     }
 }
 

@@ -17,7 +17,7 @@ use k8s_openapi::{
     api::{coordination::v1::Lease, core::v1::Namespace},
     jiff::Timestamp,
 };
-use kube::core::PartialObjectMeta;
+use kube::core::{PartialObjectMeta, Selector};
 use tokio_util::sync::CancellationToken;
 
 use self::membership::Membership;
@@ -167,7 +167,7 @@ impl Shared {
                 let queue = Arc::clone(queue);
                 let on_change: OnChange =
                     Arc::new(move |key| queue.add(WorkItem::Object { resource: index, key }));
-                let cache = resource.access.watch(factory, on_change)?;
+                let cache = resource.access.watch(factory, Selector::default(), on_change)?;
                 watched.push(Watched {
                     ring_resource: ring_index,
                     resource: resource.clone(),
