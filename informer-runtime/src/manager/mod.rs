@@ -593,3 +593,6 @@ mod tests;
 
 #[cfg(test)]
 mod shard_tests;
+
+#[cfg(test)]
+mod abort_tests;
