@@ -1426,7 +1426,8 @@ impl SharedInformerFactory {
     /// # }
     /// ```
     pub fn shutdown_guard(&self) -> ShutdownGuard {
-        ShutdownGuard::new(self.clone())
+        let factory = self.clone();
+        ShutdownGuard::new(move || factory.shutdown_in_background())
     }
 
     /// Stops every informer at once, and finishes [`shutdown`](Self::shutdown) in a task of
