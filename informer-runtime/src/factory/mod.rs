@@ -2,13 +2,17 @@
 //! started together, waited for together, shut down together (client-go's
 //! `SharedInformerFactory`, with controller-runtime's per-type cache scopes).
 
+mod guard;
 mod thread;
 use std::{
     any::{Any, TypeId},
     collections::HashMap,
     fmt,
     future::Future,
-    sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError},
+    sync::{
+        Arc, Mutex, MutexGuard, OnceLock, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -19,6 +23,8 @@ use kube::{
 };
 use serde::{Serialize, de::DeserializeOwned};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+pub use guard::ShutdownGuard;
 
 use crate::informer;
 use crate::{
@@ -255,6 +261,8 @@ struct Inner {
     state: Mutex<State>,
     cancel: CancellationToken,
     tasks: TaskTracker,
+    /// Set once [`SharedInformerFactory::shutdown`] has finished.
+    shut_down: AtomicBool,
     /// Where the informers run: the thread `builder_on_own_thread` made with its client, or
     /// the one the first `start` makes (unless they run on the caller's runtime).
     thread: OnceLock<InformerThread>,
@@ -586,6 +594,7 @@ impl Builder {
                 }),
                 cancel: CancellationToken::new(),
                 tasks: TaskTracker::new(),
+                shut_down: AtomicBool::new(false),
                 thread,
             }),
         }
@@ -1385,6 +1394,62 @@ impl SharedInformerFactory {
         self.inner.tasks.wait().await;
         if let Some(thread) = self.inner.thread.get() {
             thread.stop().await;
+        }
+        self.inner.shut_down.store(true, Ordering::Release);
+    }
+
+    /// A guard that [shuts the factory down](Self::shutdown) when dropped, unless it was shut
+    /// down already: for code that starts a factory and may be dropped before it shuts the
+    /// factory down itself, such as a task that can be aborted. Without one, the informers run
+    /// on until `shutdown` or until the runtime that started them shuts down, as tasks would
+    /// (see [where the informers run](Self#where-the-informers-run)). Dropping the guard stops
+    /// the informers at once (later [`start`](Self::start) calls do nothing) and finishes the
+    /// shutdown in a task on the current runtime; outside a runtime, it stops the informers'
+    /// thread.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kube::Client) {
+    /// use informer_runtime::SharedInformerFactory;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let task = tokio::spawn(async move {
+    ///     let factory = SharedInformerFactory::new(client);
+    ///     let _shutdown = factory.shutdown_guard();
+    ///     let pods = factory.informer::<Pod>();
+    ///     factory.start();
+    ///     factory.wait_for_cache_sync().await;
+    ///     // ... uses `pods` until the task is aborted
+    ///     # let _ = pods;
+    ///     std::future::pending::<()>().await;
+    /// });
+    /// task.abort(); // the informer of pods stops with it
+    /// # }
+    /// ```
+    pub fn shutdown_guard(&self) -> ShutdownGuard {
+        let factory = self.clone();
+        ShutdownGuard::new(move || factory.shutdown_in_background())
+    }
+
+    /// Stops every informer at once, and finishes [`shutdown`](Self::shutdown) in a task of
+    /// the current runtime (outside a runtime: stops the informers' thread); does nothing once
+    /// `shutdown` has finished.
+    fn shutdown_in_background(&self) {
+        if self.inner.shut_down.load(Ordering::Acquire) {
+            return;
+        }
+        self.lock().shutting_down = true;
+        self.inner.cancel.cancel();
+        self.inner.tasks.close();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let factory = self.clone();
+                drop(runtime.spawn(async move { factory.shutdown().await }));
+            }
+            Err(_) => {
+                if let Some(thread) = self.inner.thread.get() {
+                    thread.stop_now();
+                }
+            }
         }
     }
 }

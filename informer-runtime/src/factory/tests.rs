@@ -160,3 +160,70 @@ fn the_informers_stop_when_the_runtime_that_started_them_shuts_down() {
         "the informer stopped with the caller's runtime"
     );
 }
+
+// shutdown_guard
+
+/// A factory (whose client is never used) with a started informer of a fake source.
+fn started_with_a_fake_informer() -> (SharedInformerFactory, SharedIndexInformer<Pod>) {
+    let factory = SharedInformerFactory::new(client());
+    let informer = factory
+        .informer_for(|_| {
+            SharedIndexInformer::from_arc(
+                Arc::new(FakeControllerSource::<Pod>::new()),
+                informer::Config::default(),
+            )
+        })
+        .expect("the first pod informer");
+    factory.start();
+    (factory, informer)
+}
+
+/// Waits (on the wall clock, with no runtime needed) until `informer` stopped.
+fn stops_within_10s(informer: &SharedIndexInformer<Pod>) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !informer.is_stopped() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    informer.is_stopped()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_task_that_held_the_guard_stops_the_informers() {
+    let (informer_tx, informer_rx) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(async move {
+        let (factory, informer) = started_with_a_fake_informer();
+        let _shutdown = factory.shutdown_guard();
+        assert!(informer.wait_for_sync().await);
+        let _ = informer_tx.send(informer);
+        std::future::pending::<()>().await;
+    });
+    let informer = informer_rx.await.expect("the task started its informer");
+    assert!(!informer.is_stopped());
+    task.abort();
+    assert!(task.await.is_err_and(|error| error.is_cancelled()));
+    let stopped = tokio::task::spawn_blocking(move || stops_within_10s(&informer))
+        .await
+        .expect("waited");
+    assert!(stopped, "the informer stopped with the task that held the guard");
+}
+
+#[test]
+fn a_guard_dropped_outside_any_runtime_stops_the_informers() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (guard, informer) = runtime.block_on(async {
+        let (factory, informer) = started_with_a_fake_informer();
+        assert!(informer.wait_for_sync().await);
+        (factory.shutdown_guard(), informer)
+    });
+    assert!(!informer.is_stopped());
+    // the runtime that started the informers runs on: only the guard stops them
+    drop(guard);
+    assert!(
+        stops_within_10s(&informer),
+        "the informer stopped once the guard was dropped"
+    );
+    drop(runtime);
+}

@@ -87,9 +87,14 @@ impl InformerThread {
         &self.handle
     }
 
+    /// Stops the runtime without waiting for the thread: every task still on it is dropped.
+    pub(crate) fn stop_now(&self) {
+        self.stop.cancel();
+    }
+
     /// Stops the runtime and waits until the thread dropped it.
     pub(crate) async fn stop(&self) {
-        self.stop.cancel();
+        self.stop_now();
         let exited = self.exited.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(exited) = exited {
             // An error only means the thread is already gone.

@@ -594,3 +594,6 @@ mod tests;
 
 #[cfg(test)]
 mod shard_tests;
+
+#[cfg(test)]
+mod abort_tests;

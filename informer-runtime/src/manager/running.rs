@@ -18,7 +18,7 @@ use super::{
     state::{RunState, RunStates},
 };
 use crate::{
-    factory::SharedInformerFactory,
+    factory::{SharedInformerFactory, ShutdownGuard},
     leader_election::{LeaderElector, Leadership},
     user_panic::{catch, panic_message},
 };
@@ -46,9 +46,9 @@ pub(super) async fn run(mut manager: Parts, shutdown: impl Future<Output = ()> +
     let stop = CancellationToken::new();
     let election_stopped = Arc::clone(&manager.election_stopped);
     let probe_stop = CancellationToken::new();
-    let mut abandoned = Abandoned {
+    let _abandoned = Abandoned {
         tokens: vec![stop.clone(), probe_stop.clone()],
-        factory: Some(manager.factory.clone()),
+        _informers: manager.factory.shutdown_guard(),
     };
     let probe_task = match manager.listener.take() {
         Some(listener) => Some(serve_probes(
@@ -110,7 +110,6 @@ pub(super) async fn run(mut manager: Parts, shutdown: impl Future<Output = ()> +
     if let Some(probe_task) = probe_task {
         let _ = probe_task.await;
     }
-    abandoned.factory = None;
     while let Ok(later) = failures.try_recv() {
         tracing::error!(error = %later, "a runnable failed while the manager stopped");
     }
@@ -141,22 +140,18 @@ fn serve_probes(
 
 /// Stops what a run started when the run is dropped before its end (its task aborted, as in
 /// a crash): the runnables, the probes and the informers stop, and the lease is not released
-/// (the election's task is aborted with the run).
+/// (the election's task is aborted with the run). The runnables' tasks are aborted with their
+/// join sets; a sharder's own informers stop with its term. After a graceful stop, it finds
+/// everything stopped already.
 struct Abandoned {
     tokens: Vec<CancellationToken>,
-    /// The factory, until the run stopped it itself.
-    factory: Option<SharedInformerFactory>,
+    /// Shuts the factory down unless the run did.
+    _informers: ShutdownGuard,
 }
 
 impl Drop for Abandoned {
     fn drop(&mut self) {
-        let Some(factory) = self.factory.take() else {
-            return;
-        };
         self.tokens.iter().for_each(CancellationToken::cancel);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { factory.shutdown().await });
-        }
     }
 }
 
@@ -236,7 +231,7 @@ async fn lead(lead: Lead) {
         let Ok(leadership) = leadership else { return };
         tracing::info!(term = %leadership.term(), runnables = lead.runnables.len(), "leading: starting the leader's runnables");
         let term_stop = lead.stop.child_token();
-        let ends = tokio::spawn(cancel_at_end(leadership.clone(), term_stop.clone()));
+        let ends = AbortOnDropHandle::new(tokio::spawn(cancel_at_end(leadership.clone(), term_stop.clone())));
         lead.term(term_stop.clone(), Some(leadership.clone())).await;
         tokio::select! {
             () = lead.stop.cancelled() => {}

@@ -195,6 +195,47 @@ impl ControllerRing {
         self.namespace_selector.matches(labels)
     }
 
+    /// Whether the ring holds the object of `resource` (one of its resources, own or
+    /// controlled) with `metadata`, given the labels of its namespace (`None` for a
+    /// cluster-scoped object, or a namespace that does not exist): the sharder's test, for
+    /// checks such as a test's "every object of the ring is assigned". `false` for a resource
+    /// the ring does not list.
+    pub fn holds_object(
+        &self,
+        resource: &ResourceType,
+        metadata: &ObjectMeta,
+        namespace_labels: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> bool {
+        self.entry_of(resource)
+            .is_some_and(|entry| self.holds(entry, resource, metadata, namespace_labels))
+    }
+
+    /// The hash key the sharder places the object of `resource` with `metadata` by: its own
+    /// key for a ring resource's object, its controller's for a controlled object (`None`
+    /// without a controller: it is not assigned); `None` for a resource the ring does not
+    /// list.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::HashKey`] if the object has no name, or its controller reference is malformed
+    /// (the sharder leaves such an object unassigned).
+    pub fn hash_key(&self, resource: &ResourceType, metadata: &ObjectMeta) -> Result<Option<String>> {
+        match self.entry_of(resource) {
+            None => Ok(None),
+            Some(entry) if entry.resource == *resource => {
+                super::hash_key::for_ring_object(resource, metadata).map(Some)
+            }
+            Some(_) => super::hash_key::for_controlled_object(resource, metadata),
+        }
+    }
+
+    /// The entry of the ring that lists `resource`, as its own or a controlled resource.
+    fn entry_of(&self, resource: &ResourceType) -> Option<&RingResource> {
+        self.resources
+            .iter()
+            .find(|entry| entry.resource == *resource || entry.controlled.contains(resource))
+    }
+
     /// Whether the object of `resource` with `metadata` is in the ring, given the labels of
     /// its namespace (`None` for a cluster-scoped object, or when its namespace is not known
     /// yet: then it is not in the ring). `ring_resource` is the entry of the ring that lists
@@ -518,6 +559,41 @@ mod tests {
         // "" selects every namespace
         let everywhere = ring.clone().namespace_selector("")?;
         assert!(in_namespace(&everywhere, entry, "kube-system", &[("app", "web")]));
+        Ok(())
+    }
+
+    #[test]
+    fn the_public_checks_find_the_entry_of_a_resource() -> Result<()> {
+        let ring = ControllerRing::new("web")?.resource(
+            RingResource::of::<Deployment>()
+                .labels("app=web")?
+                .controls::<ReplicaSet>(),
+        )?;
+        let (deployment, replica_set) = (ResourceType::of::<Deployment>(), ResourceType::of::<ReplicaSet>());
+        let default = namespace_labels("default", &[]);
+        assert!(ring.holds_object(
+            &deployment,
+            &metadata(Some("default"), &[("app", "web")]),
+            Some(&default)
+        ));
+        assert!(!ring.holds_object(&deployment, &metadata(Some("default"), &[]), Some(&default)));
+        assert!(ring.holds_object(&replica_set, &metadata(Some("default"), &[]), Some(&default)));
+        assert!(!ring.holds_object(
+            &ResourceType::of::<ConfigMap>(),
+            &metadata(Some("default"), &[]),
+            Some(&default)
+        ));
+        let own = ring.hash_key(&deployment, &metadata(Some("default"), &[]))?;
+        assert_eq!(own.as_deref(), Some("apps/Deployment/default/object"));
+        // a controlled object without a controller is not assigned
+        assert_eq!(
+            ring.hash_key(&replica_set, &metadata(Some("default"), &[]))?,
+            None
+        );
+        assert_eq!(
+            ring.hash_key(&ResourceType::of::<ConfigMap>(), &metadata(None, &[]))?,
+            None
+        );
         Ok(())
     }
 

@@ -114,6 +114,8 @@ pub(super) async fn run(sharder: Setup<'_>, stop: CancellationToken, leadership:
             metadata.annotations = None;
         })
         .build();
+    // a term dropped before its end (its task aborted) stops its informers all the same
+    let _shutdown = factory.shutdown_guard();
     let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
     let span = tracing::info_span!("sharder", ring = %sharder.ring.name());
     let run = async {
