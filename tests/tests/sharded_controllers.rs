@@ -157,7 +157,13 @@ async fn reconcile(cm: Arc<ConfigMap>, context: Arc<Context>) -> Result<Action, 
         written?;
     }
     let key = format!("{namespace}/{name}");
-    observed.tenures.record(&key, &context.shard, from);
+    // Exclusivity is per object: a reconcile of a deleted object may still run on its old
+    // shard while a new object of the same name is assigned elsewhere (the ring changed in
+    // between; the protocol moves objects, not names), so tenures are kept by UID.
+    let uid = cm.metadata.uid.clone().unwrap_or_default();
+    observed
+        .tenures
+        .record(&format!("{key} ({uid})"), &context.shard, from);
     let version = cm.metadata.resource_version.clone().unwrap_or_default();
     observed
         .reconciled
