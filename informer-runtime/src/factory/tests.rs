@@ -133,16 +133,7 @@ fn the_informers_stop_when_the_runtime_that_started_them_shuts_down() {
         .build()
         .expect("a runtime");
     let informer = caller.block_on(async {
-        let factory = SharedInformerFactory::new(client());
-        let informer = factory
-            .informer_for(|_| {
-                SharedIndexInformer::from_arc(
-                    Arc::new(FakeControllerSource::<Pod>::new()),
-                    informer::Config::default(),
-                )
-            })
-            .expect("the first pod informer");
-        factory.start();
+        let (factory, informer) = started_with_a_fake_informer();
         assert!(informer.wait_for_sync().await);
         // the factory is dropped without `shutdown`: its informers go on, as tasks would
         drop(factory);

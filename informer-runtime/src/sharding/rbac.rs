@@ -121,8 +121,7 @@ impl RingRbac {
     }
 
     /// The shards hold their Leases in `namespace` (the namespace given to
-    /// [`Shard::new`](super::Shard::new) and [`Sharder::new`](super::Sharder::new)), not in
-    /// their service account's.
+    /// [`Shard::new`](super::Shard::new)), not in their service account's.
     #[must_use]
     pub fn lease_namespace(mut self, namespace: &str) -> Self {
         self.lease_namespace = namespace.to_owned();

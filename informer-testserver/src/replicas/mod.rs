@@ -141,8 +141,8 @@ impl<'s> ReplicasBuilder<'s> {
         self
     }
 
-    /// The namespace the shards hold their Leases in (default `default`): the sharder reads
-    /// them there, and each replica's shard must use it.
+    /// The namespace the shards hold their Leases in (default `default`): the settle check
+    /// reads them there, and each replica's shard must use it.
     #[must_use]
     pub fn lease_namespace(mut self, namespace: &str) -> Self {
         self.lease_namespace = namespace.to_owned();
