@@ -192,7 +192,8 @@ impl DrainSweep {
     }
 
     /// One term: checks every drained object, then each that changes, until `stop` is
-    /// cancelled or `leadership` ends; writes through `client` (the manager's fenced client).
+    /// cancelled (at shutdown, or when the term `leadership` belongs to ends); writes through
+    /// `client` (the manager's fenced client), only while `leadership` is current.
     pub(crate) async fn run_term(
         &self,
         client: kube::Client,
@@ -217,18 +218,10 @@ impl DrainSweep {
                 queue.done(&item);
             }
         };
-        let ended = async {
-            match &leadership {
-                Some(leadership) => tokio::select! {
-                    () = leadership.lost() => {}
-                    () = stop.cancelled() => {}
-                },
-                None => stop.cancelled().await,
-            }
-        };
+        // the manager cancels `stop` when the term ends, as at shutdown
         tokio::select! {
             () = work => {}
-            () = ended => {}
+            () = stop.cancelled() => {}
         }
         *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = None;
         queue.shut_down();

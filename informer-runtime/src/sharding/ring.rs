@@ -106,7 +106,7 @@ impl RingResource {
     }
 
     /// Whether an object of this resource with `labels` is in the ring (by its labels).
-    pub(crate) fn selects(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    fn selects(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
         self.labels
             .as_ref()
             .is_none_or(|(_, selector)| selector.matches(labels))
@@ -191,7 +191,7 @@ impl ControllerRing {
     }
 
     /// Whether a namespace with `labels` is in the ring.
-    pub(crate) fn selects_namespace(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    fn selects_namespace(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
         self.namespace_selector.matches(labels)
     }
 
@@ -240,7 +240,7 @@ impl ControllerRing {
     /// its namespace (`None` for a cluster-scoped object, or when its namespace is not known
     /// yet: then it is not in the ring). `ring_resource` is the entry of the ring that lists
     /// `resource`, as its own or a controlled resource.
-    pub(crate) fn holds(
+    fn holds(
         &self,
         ring_resource: &RingResource,
         resource: &ResourceType,

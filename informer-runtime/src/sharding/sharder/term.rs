@@ -61,11 +61,10 @@ enum Outcome {
 
 /// A watched resource of the ring.
 struct Watched {
-    /// The index of the ring's entry that lists it.
-    ring_resource: usize,
     resource: ResourceType,
-    /// For a controlled resource: the ring resource whose objects control it.
-    controller: Option<ResourceType>,
+    /// Whether its objects follow their controller (a controlled resource): they move at
+    /// once, without a drain.
+    controlled: bool,
     cache: Arc<dyn MetadataCache>,
 }
 
@@ -158,12 +157,12 @@ impl Shared {
         let leases = factory.informer_in(sharder.leases);
         watch_leases(&leases, queue)?;
         let mut watched = Vec::new();
-        for (ring_index, ring_resource) in sharder.ring.resources().iter().enumerate() {
+        for ring_resource in sharder.ring.resources() {
             let controlled = ring_resource
                 .controlled()
                 .iter()
-                .map(|controlled| (controlled, Some(ring_resource.resource().clone())));
-            for (resource, controller) in std::iter::once((ring_resource.resource(), None)).chain(controlled)
+                .map(|controlled| (controlled, true));
+            for (resource, controlled) in std::iter::once((ring_resource.resource(), false)).chain(controlled)
             {
                 let index = watched.len();
                 let queue = Arc::clone(queue);
@@ -171,9 +170,8 @@ impl Shared {
                     Arc::new(move |key| queue.add(WorkItem::Object { resource: index, key }));
                 let cache = resource.access.watch(factory, Selector::default(), on_change)?;
                 watched.push(Watched {
-                    ring_resource: ring_index,
                     resource: resource.clone(),
-                    controller,
+                    controlled,
                     cache,
                 });
             }

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{Outcome, Shared, Watched, WorkItem};
 use crate::{
     key::ObjectKey,
-    sharding::{hash_key, metadata_access::CachedMetadata, sharder::stats::Counters},
+    sharding::{metadata_access::CachedMetadata, sharder::stats::Counters},
 };
 
 /// How soon an object waiting for the sharder's hold on its dead shard's Lease is checked again
@@ -68,22 +68,18 @@ impl Shared {
         let Some(desired) = membership.lookup(&hash_key) else {
             return Outcome::Done;
         };
-        let labels = object.metadata().labels.as_ref();
-        let current = labels
-            .and_then(|labels| labels.get(&self.shard_label))
-            .filter(|shard| !shard.is_empty());
-        let drained = labels.is_some_and(|labels| labels.contains_key(&self.drain_label));
+        let (current, drained) = self.placement(object.as_ref());
         let change = match current {
             Some(current) if current == desired => return Outcome::Done,
             None => Change::Assign,
-            Some(current) if watched.controller.is_none() && membership.state(current).is_available() => {
+            Some(current) if !watched.controlled && membership.state(current).is_available() => {
                 if drained {
                     // waiting for the shard to let it go
                     return Outcome::Done;
                 }
                 Change::Drain
             }
-            Some(current) if watched.controller.is_none() && !self.may_move_off(current) => {
+            Some(current) if !watched.controlled && !self.may_move_off(current) => {
                 // the shard could come back while its objects move: wait for the sharder's hold
                 return Outcome::After(HOLD_WAIT);
             }
@@ -109,15 +105,19 @@ impl Shared {
             .namespace
             .as_deref()
             .and_then(|namespace| self.namespace_labels(namespace));
-        let Some(ring_resource) = self.ring.resources().get(watched.ring_resource) else {
-            return false;
-        };
-        self.ring.holds(
-            ring_resource,
-            &watched.resource,
-            metadata,
-            namespace_labels.as_ref(),
-        )
+        self.ring
+            .holds_object(&watched.resource, metadata, namespace_labels.as_ref())
+    }
+
+    /// The shard the object is labelled for (`None` without a label, or an empty one), and
+    /// whether it carries the drain label.
+    fn placement<'a>(&self, object: &'a dyn CachedMetadata) -> (Option<&'a String>, bool) {
+        let labels = object.metadata().labels.as_ref();
+        let current = labels
+            .and_then(|labels| labels.get(&self.shard_label))
+            .filter(|shard| !shard.is_empty());
+        let drained = labels.is_some_and(|labels| labels.contains_key(&self.drain_label));
+        (current, drained)
     }
 
     /// An object outside the ring: one that carries a shard label is drained first when it is
@@ -125,15 +125,10 @@ impl Shared {
     /// takes the labels off), and unassigned at once otherwise (no shard reconciles an object
     /// outside the ring, so none can take it over while its old shard still acts).
     async fn leave_ring(&self, watched: &Watched, item: &WorkItem, object: &dyn CachedMetadata) -> Outcome {
-        let labels = object.metadata().labels.as_ref();
-        let Some(current) = labels
-            .and_then(|labels| labels.get(&self.shard_label))
-            .filter(|shard| !shard.is_empty())
-        else {
+        let (Some(current), drained) = self.placement(object) else {
             return Outcome::Done;
         };
-        let drained = labels.is_some_and(|labels| labels.contains_key(&self.drain_label));
-        let live = watched.controller.is_none() && self.membership().state(current).is_available();
+        let live = !watched.controlled && self.membership().state(current).is_available();
         let change = match (live, drained) {
             (true, true) => return Outcome::Done,
             (true, false) => Change::Drain,
@@ -146,16 +141,13 @@ impl Shared {
     /// The object's hash key; `None` when it is not assigned (a controlled object without a
     /// controller) or its key cannot be computed (logged and counted).
     fn hash_key(&self, watched: &Watched, object: &dyn CachedMetadata) -> Option<String> {
-        let metadata = object.metadata();
-        let key = match &watched.controller {
-            None => hash_key::for_ring_object(&watched.resource, metadata).map(Some),
-            Some(_) => hash_key::for_controlled_object(&watched.resource, metadata),
-        };
-        key.unwrap_or_else(|error| {
-            Counters::bump(&self.counters.errors);
-            tracing::warn!(%error, "object left unassigned");
-            None
-        })
+        self.ring
+            .hash_key(&watched.resource, object.metadata())
+            .unwrap_or_else(|error| {
+                Counters::bump(&self.counters.errors);
+                tracing::warn!(%error, "object left unassigned");
+                None
+            })
     }
 
     async fn write(
