@@ -12,7 +12,7 @@ use std::sync::{Arc, atomic::Ordering};
 
 use kube::Resource;
 
-use super::{out_of_scope::OutOfScope, shard_gate::ShardGate, stats::Counters};
+use super::{gate::Gated, out_of_scope::OutOfScope, stats::Counters};
 use crate::{
     cache::MaybeTombstone,
     informer::handler::ResourceEventHandler,
@@ -29,7 +29,7 @@ pub(crate) struct Filtered<K, H> {
     /// On the controller's own objects, when it declared a finalizer.
     pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
     /// On a sharded controller's own objects: drains pass whatever the predicate says.
-    pub(crate) shard_gate: Option<Arc<ShardGate>>,
+    pub(crate) gate: Option<Arc<Gated>>,
     /// Whether resyncs go on to `inner` (the controller's own objects); otherwise they are
     /// passed on unjudged, for `inner` to skip.
     pub(crate) resyncs: bool,
@@ -43,7 +43,7 @@ impl<K: Resource + 'static, H> Filtered<K, H> {
             return true;
         };
         if self
-            .shard_gate
+            .gate
             .as_ref()
             .is_some_and(|gate| gate.passes_anyway(event.object().meta()))
         {

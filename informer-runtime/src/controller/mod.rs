@@ -264,13 +264,13 @@ mod action;
 mod error;
 mod filter;
 pub(crate) mod functions;
+pub(crate) mod gate;
 mod out_of_scope;
 mod own_writes;
 mod queue;
 mod relation;
 pub(crate) mod runner;
 mod scope;
-mod shard_gate;
 mod stats;
 mod track_writes;
 mod worker;
@@ -292,17 +292,16 @@ pub use scope::ReconcileScope;
 pub use stats::{ControllerStats, OwnWriteWait, ReconcileMetrics, ReconcileOutcome};
 pub use track_writes::track_writes;
 
+use gate::Gated;
 use out_of_scope::OutOfScope;
 use relation::Wiring;
 use runner::{Runner, Settings, Trigger};
-use shard_gate::ShardGate;
 
 use crate::{
     factory::{SharedInformerFactory, TypedResource},
     key::ObjectKey,
     predicate::Predicate,
     scope::{Scope, ScopedInformer},
-    sharding::Shard,
     workqueue::{Priority, QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
@@ -324,7 +323,7 @@ pub struct Controller<K: TypedResource> {
     shutdown: CancellationToken,
     stats: ControllerStats,
     own_writes_timeout: Option<Duration>,
-    shard_gate: Option<Arc<ShardGate>>,
+    gate: Option<Arc<Gated>>,
 }
 
 impl<K: TypedResource> fmt::Debug for Controller<K> {
@@ -388,14 +387,14 @@ impl<K: TypedResource> Controller<K> {
             shutdown: CancellationToken::new(),
             stats: ControllerStats::default(),
             own_writes_timeout: Some(own_writes::DEFAULT_TIMEOUT),
-            shard_gate: None,
+            gate: None,
         }
     }
 
-    /// Whether the controller runs as a shard ([`shard`](Self::shard)).
+    /// Whether the controller runs as a shard ([`shard`](Self::shard)) or behind another gate.
     #[cfg(feature = "metrics")]
     pub(crate) fn is_sharded(&self) -> bool {
-        self.shard_gate.is_some()
+        self.gate.is_some()
     }
 
     /// The scope of the objects the controller reconciles.
@@ -407,7 +406,7 @@ impl<K: TypedResource> Controller<K> {
     /// on it, or its cache holds it (a sharded controller's drain sweep leaves such objects to
     /// the controller).
     pub(crate) fn busy_probe(&self) -> Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync> {
-        let gate = self.shard_gate.clone();
+        let gate = self.gate.clone();
         let lister = self.informer.lister();
         Arc::new(move |key| {
             gate.as_ref().is_some_and(|gate| gate.is_working_on(key)) || lister.cached(key).is_some()
@@ -480,19 +479,9 @@ impl<K: TypedResource> Controller<K> {
         self
     }
 
-    /// Runs the controller as `shard` of its ring (see [`sharding`](crate::sharding)): it
-    /// reconciles only the objects labelled for this shard; an object the sharder drains is
-    /// not reconciled, the controller removes its shard and drain labels instead (the drain's
-    /// events pass every predicate). A [manager with a shard](crate::manager::Builder::shard)
-    /// sets this on its controllers; the factory must be
-    /// [restricted to the shard](Shard::restrict_factory) for the cache to hold only the
-    /// shard's objects (it does on such a manager).
-    pub fn shard(mut self, shard: &Shard) -> Self {
-        if !shard.ring().contains::<K>() {
-            tracing::warn!(controller = %self.name, ring = shard.ring().name(), "a controller of a resource the ring does not divide: every shard reconciles every object");
-            return self;
-        }
-        self.shard_gate = Some(ShardGate::new(shard.clone()));
+    /// Puts `gate` before every reconcile (as [`shard`](Self::shard) does).
+    pub(crate) fn gated(mut self, gate: Arc<dyn gate::Gate>) -> Self {
+        self.gate = Some(Gated::new(gate));
         self
     }
 
@@ -707,14 +696,7 @@ impl<K: TypedResource> Controller<K> {
         let mut wiring: Vec<Wiring> = self
             .informer
             .parts()
-            .map(|part| {
-                relation::main(
-                    part,
-                    predicate.clone(),
-                    out_of_scope.clone(),
-                    self.shard_gate.clone(),
-                )
-            })
+            .map(|part| relation::main(part, predicate.clone(), out_of_scope.clone(), self.gate.clone()))
             .collect();
         wiring.extend(self.wiring);
         Runner {
@@ -732,7 +714,7 @@ impl<K: TypedResource> Controller<K> {
                 out_of_scope,
                 counters: self.stats.counters,
                 own_writes_timeout: self.own_writes_timeout,
-                shard_gate: self.shard_gate,
+                gate: self.gate,
             }),
             reconcile: Arc::new(reconcile),
             error_policy: Arc::new(error_policy),

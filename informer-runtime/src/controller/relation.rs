@@ -9,8 +9,8 @@ use futures::future::BoxFuture;
 use kube::Resource;
 
 use super::{
-    filter::Filtered, out_of_scope::OutOfScope, own_writes::CacheProgress, queue::KeyQueue,
-    shard_gate::ShardGate, stats::Counters,
+    filter::Filtered, gate::Gated, out_of_scope::OutOfScope, own_writes::CacheProgress, queue::KeyQueue,
+    stats::Counters,
 };
 use crate::{
     cache::Index,
@@ -42,7 +42,7 @@ impl Target<'_> {
             controller: self.controller.to_owned(),
             counters: Arc::clone(self.counters),
             out_of_scope: None,
-            shard_gate: None,
+            gate: None,
             resyncs: false,
         }
     }
@@ -140,13 +140,13 @@ pub(crate) fn main<K: TypedResource>(
     part: Part<K>,
     predicate: Option<Predicate<K>>,
     out_of_scope: Option<Arc<OutOfScope>>,
-    shard_gate: Option<Arc<ShardGate>>,
+    gate: Option<Arc<Gated>>,
 ) -> Wiring {
     Arc::new(move |target| {
         let enqueue = Enqueue::by_key(Arc::clone(target.queue)).on_resync(true);
         let filtered = Filtered {
             out_of_scope: out_of_scope.clone(),
-            shard_gate: shard_gate.clone(),
+            gate: gate.clone(),
             resyncs: true,
             ..target.filtered(enqueue, predicate.clone())
         };

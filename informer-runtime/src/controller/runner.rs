@@ -16,11 +16,11 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ReconcileScope,
     error::{Error, Result},
+    gate::Gated,
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
     queue::KeyQueue,
     relation::{ControllerQueue, Relation, Target, Wiring},
-    shard_gate::ShardGate,
     stats::Counters,
     worker::Worker,
 };
@@ -71,7 +71,7 @@ pub(crate) struct Settings<K> {
     /// `None`: it never waits.
     pub(crate) own_writes_timeout: Option<Duration>,
     /// The shard the controller runs in, if sharded.
-    pub(crate) shard_gate: Option<Arc<ShardGate>>,
+    pub(crate) gate: Option<Arc<Gated>>,
 }
 
 /// A controller with its reconcile, error policy and context: runs until stopped, and again.
@@ -147,7 +147,7 @@ where
             context: Arc::clone(&self.context),
             scope,
             own_writes,
-            shard_gate: self.settings.shard_gate.clone(),
+            gate: self.settings.gate.clone(),
         }
     }
 }

@@ -14,10 +14,10 @@ use tracing::Instrument;
 
 use super::{
     Action, ReconcileScope,
+    gate::{Gated, Verdict},
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
     relation::ControllerQueue,
-    shard_gate::{ShardGate, Verdict},
     stats::{Counters, ReconcileOutcome},
 };
 use crate::{
@@ -51,7 +51,7 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     /// the controller does not wait for its own writes.
     pub(crate) own_writes: Option<Arc<OwnWrites>>,
     /// The shard a sharded controller runs in.
-    pub(crate) shard_gate: Option<Arc<ShardGate>>,
+    pub(crate) gate: Option<Arc<Gated>>,
 }
 
 /// What a worker found for a key.
@@ -134,7 +134,7 @@ where
                 // The guard puts the key back once the caches have caught up (or it gave up).
                 continue;
             }
-            let _working = self.shard_gate.as_ref().map(|gate| gate.working_on(&key));
+            let _working = self.gate.as_ref().map(|gate| gate.working_on(&key));
             self.process(&key, priority).await;
         }
     }
@@ -176,7 +176,7 @@ where
     /// Whether a sharded controller reconciles `object`: it is assigned to this shard. A
     /// drained object is handed over instead, an object of another shard left alone.
     async fn assigned_here(&self, key: &ObjectKey, object: &K, priority: Priority) -> bool {
-        let Some(gate) = &self.shard_gate else {
+        let Some(gate) = &self.gate else {
             return true;
         };
         match gate.judge(&self.client, object).await {

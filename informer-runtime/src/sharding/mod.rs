@@ -202,6 +202,7 @@ mod rbac;
 mod resource_type;
 mod ring;
 mod shard;
+mod sharded_controller;
 mod sharder;
 
 pub use error::{Error, Result};
