@@ -75,15 +75,19 @@ pub fn ring() -> Result<ControllerRing, Error> {
         .namespace_selector(ENABLED_NAMESPACES)?)
 }
 
-/// The sharder of [`ring`], running until `stop` fires (it reads the shard Leases labelled for
-/// the ring in every namespace).
+/// The sharder of [`ring`], a runnable of a manager of its own, running until `stop` fires
+/// (it reads the shard Leases labelled for the ring in every namespace). Deployed with
+/// several replicas, give that manager a
+/// [`leader_election`](informer_runtime::manager::Builder::leader_election).
 pub fn start_sharder(
     client: kube::Client,
     stop: CancellationToken,
 ) -> Result<JoinHandle<Result<(), Error>>, Error> {
-    let sharder = Sharder::new(client, ring()?)?;
+    let sharder = Sharder::new(client.clone(), ring()?)?;
+    let mut manager = Manager::builder(client).build()?;
+    manager.add(sharder);
     Ok(tokio::spawn(async move {
-        sharder.run(stop.cancelled_owned()).await?;
+        manager.run(stop.cancelled_owned()).await?;
         Ok(())
     }))
 }

@@ -266,11 +266,14 @@ impl ShardReplica {
 }
 
 fn start_sharder(server: &TestServer) -> JoinHandle<()> {
-    let sharder = Sharder::new(server.named_client("sharder").expect("a named client"), ring())
+    let client = server.named_client("sharder").expect("a named client");
+    let sharder = Sharder::new(client.clone(), ring())
         .expect("a valid sharder")
         .resync_period(Duration::from_secs(2));
+    let mut manager = Manager::builder(client).build().expect("a manager");
+    manager.add(sharder);
     tokio::spawn(async move {
-        if let Err(error) = sharder.run(std::future::pending()).await {
+        if let Err(error) = manager.run(std::future::pending()).await {
             eprintln!("the sharder stopped: {error}");
         }
     })

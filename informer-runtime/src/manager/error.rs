@@ -27,18 +27,6 @@ pub enum Error {
         /// The resources of the ring the factory caches in full, as `plural.group`.
         resources: Vec<String>,
     },
-    /// A sharded manager could not watch its shard's drained objects (its factory was shut
-    /// down).
-    #[error(
-        "failed to watch the drained objects of shard {shard}: {source}; give the manager a factory that is running"
-    )]
-    DrainSweep {
-        /// The shard.
-        shard: String,
-        /// Why.
-        #[source]
-        source: crate::informer::Error,
-    },
     /// The manager was given a factory and options of the factory it would build otherwise.
     #[error(
         "failed to configure the manager: it was given a factory and `{option}`, an option of the factory it builds; set `{option}` on the factory's builder instead"

@@ -264,13 +264,7 @@ impl Builder {
         let sweep = self
             .shard
             .as_ref()
-            .map(|shard| {
-                DrainSweep::new(shard, claims.clone(), &factory).map_err(|source| Error::DrainSweep {
-                    shard: shard.name().to_owned(),
-                    source,
-                })
-            })
-            .transpose()?;
+            .map(|shard| DrainSweep::new(shard, claims.clone(), &factory));
         let mut manager = Manager {
             client: self.client,
             fenced,

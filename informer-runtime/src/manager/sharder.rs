@@ -32,8 +32,8 @@ impl Runnable for Sharder {
             }
             sharder
                 .run_term(context.stop(), context.leadership().cloned())
-                .await;
-            Ok(())
+                .await
+                .map_err(RunnableError::from)
         })
     }
 }
@@ -55,8 +55,8 @@ impl Runnable for SweepRunnable {
         Box::pin(async move {
             sweep
                 .run_term(client, context.stop(), context.leadership().cloned())
-                .await;
-            Ok(())
+                .await
+                .map_err(RunnableError::from)
         })
     }
 }

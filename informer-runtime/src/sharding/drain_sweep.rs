@@ -16,10 +16,12 @@
 use std::{
     collections::BTreeMap,
     sync::{
-        Arc, Mutex, PoisonError, RwLock,
+        Arc, PoisonError, RwLock,
         atomic::{AtomicU64, Ordering},
     },
 };
+
+use futures::{FutureExt, StreamExt};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{Expression, Selector};
@@ -27,16 +29,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Assignment, Shard,
-    metadata_access::{MetadataCache, OnChange},
+    metadata_access::{CheckObject, MetadataCache, ObjectController},
     resource_type::ResourceType,
 };
 use crate::{
+    controller::{self, Action},
     factory::{SharedInformerFactory, TypedResource},
-    informer,
     key::ObjectKey,
     leader_election::Leadership,
     scope::{Scope, coverage::Selection},
-    workqueue::{RateLimitingQueue, default_controller_rate_limiter},
 };
 
 /// The scopes of a manager's controllers of the ring's resources: what they see, and so
@@ -113,59 +114,46 @@ struct Watched {
     cache: Arc<dyn MetadataCache>,
 }
 
-/// What the sweep checks: an object of the watched resource at this index.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Item {
-    resource: usize,
-    key: ObjectKey,
-}
-
 /// The sweep of one shard (see the [module documentation](self)); a runnable of the shard's
-/// manager, acting while the shard holds its Lease.
+/// manager, acting while the shard holds its Lease. It checks the drained objects with one
+/// [`Controller`](crate::controller::Controller) per ring resource.
 pub(crate) struct DrainSweep {
     shard: Shard,
     claims: Claims,
     name: String,
+    factory: SharedInformerFactory,
+    /// The shard's drained objects: those carrying the ring's drain label.
+    drained: Selector,
     watched: Vec<Watched>,
-    /// The queue of the running term, if any (events between terms are dropped: a term
-    /// starts by checking every cached object).
-    queue: Arc<Mutex<Option<Arc<RateLimitingQueue<Item>>>>>,
-    acknowledged: Arc<AtomicU64>,
+    acknowledged: AtomicU64,
 }
 
 impl DrainSweep {
     /// The sweep of `shard`, watching its drained objects through `factory` (restricted to
     /// the shard). Call before the factory starts.
-    pub(crate) fn new(
-        shard: &Shard,
-        claims: Claims,
-        factory: &SharedInformerFactory,
-    ) -> informer::Result<Self> {
-        let drain = Selector::from(Expression::Exists(super::labels::drain_label(
+    pub(crate) fn new(shard: &Shard, claims: Claims, factory: &SharedInformerFactory) -> Self {
+        let drained = Selector::from(Expression::Exists(super::labels::drain_label(
             shard.ring().name(),
         )));
-        let queue: Arc<Mutex<Option<Arc<RateLimitingQueue<Item>>>>> = Arc::default();
-        let mut watched = Vec::new();
-        for ring_resource in shard.ring().resources() {
-            let index = watched.len();
-            let current = Arc::clone(&queue);
-            let on_change: OnChange = Arc::new(move |key| {
-                if let Some(queue) = current.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-                    queue.add(Item { resource: index, key });
-                }
-            });
-            let resource = ring_resource.resource().clone();
-            let cache = resource.access.watch(factory, drain.clone(), on_change)?;
-            watched.push(Watched { resource, cache });
-        }
-        Ok(Self {
+        let watched = shard
+            .ring()
+            .resources()
+            .iter()
+            .map(|ring_resource| {
+                let resource = ring_resource.resource().clone();
+                let cache = resource.access.cache(factory, drained.clone());
+                Watched { resource, cache }
+            })
+            .collect();
+        Self {
             name: format!("drain sweep of shard {}", shard.name()),
             shard: shard.clone(),
             claims,
+            factory: factory.clone(),
+            drained,
             watched,
-            queue,
-            acknowledged: Arc::default(),
-        })
+            acknowledged: AtomicU64::new(0),
+        }
     }
 
     /// `drain sweep of shard <name>`.
@@ -194,45 +182,58 @@ impl DrainSweep {
     /// One term: checks every drained object, then each that changes, until `stop` is
     /// cancelled (at shutdown, or when the term `leadership` belongs to ends); writes through
     /// `client` (the manager's fenced client), only while `leadership` is current.
+    ///
+    /// # Errors
+    ///
+    /// The error of a controller that stopped (its informer stopped); the others stop too.
     pub(crate) async fn run_term(
-        &self,
+        self: &Arc<Self>,
         client: kube::Client,
         stop: CancellationToken,
         leadership: Option<Leadership>,
-    ) {
-        let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
-        *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&queue));
-        for (resource, watched) in self.watched.iter().enumerate() {
-            for key in watched.cache.keys() {
-                queue.add(Item { resource, key });
-            }
-        }
-        let work = async {
-            while let Some(item) = queue.get().await {
-                let retry = self.check(&client, &item, leadership.as_ref()).await;
-                if retry {
-                    queue.add_rate_limited(item.clone());
-                } else {
-                    queue.forget(&item);
+    ) -> controller::Result<()> {
+        let controllers = self.watched.iter().enumerate().map(|(index, watched)| {
+            let (sweep, client, term) = (Arc::clone(self), client.clone(), leadership.clone());
+            let check: CheckObject = Arc::new(move |key| {
+                let (sweep, client, term) = (Arc::clone(&sweep), client.clone(), term.clone());
+                async move {
+                    if sweep.check(&client, index, &key, term.as_ref()).await {
+                        Action::requeue_with_backoff()
+                    } else {
+                        Action::await_change()
+                    }
                 }
-                queue.done(&item);
-            }
-        };
+                .boxed()
+            });
+            let settings = ObjectController {
+                name: format!("{} {}", self.name, watched.resource),
+                labels: self.drained.clone(),
+                concurrency: 1,
+                check_all_on: futures::stream::pending().boxed(),
+                follows_namespaces: false,
+                check,
+                stop: stop.clone(),
+                leadership: leadership.clone(),
+            };
+            watched.resource.access.controller(&self.factory, settings)
+        });
         // the manager cancels `stop` when the term ends, as at shutdown
-        tokio::select! {
-            () = work => {}
-            () = stop.cancelled() => {}
-        }
-        *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        queue.shut_down();
+        futures::future::try_join_all(controllers).await.map(drop)
     }
 
-    /// Acknowledges the drain of `item` if no controller may hold it; `true` to retry later.
-    async fn check(&self, client: &kube::Client, item: &Item, leadership: Option<&Leadership>) -> bool {
-        let Some(watched) = self.watched.get(item.resource) else {
+    /// Acknowledges the drain of the object `key` of the watched resource at `index` if no
+    /// controller may hold it; `true` to retry later.
+    async fn check(
+        &self,
+        client: &kube::Client,
+        index: usize,
+        key: &ObjectKey,
+        leadership: Option<&Leadership>,
+    ) -> bool {
+        let Some(watched) = self.watched.get(index) else {
             return false;
         };
-        let Some(object) = watched.cache.get(&item.key) else {
+        let Some(object) = watched.cache.get(key) else {
             return false;
         };
         let metadata = object.metadata();
@@ -241,7 +242,7 @@ impl DrainSweep {
         {
             return false;
         }
-        match self.claims.cover(&watched.resource, &item.key, metadata) {
+        match self.claims.cover(&watched.resource, key, metadata) {
             Cover::Scope => return false,
             // the controller's next event (the object leaving its cache) comes, but the sweep
             // gets none: look again after a backoff
@@ -252,17 +253,17 @@ impl DrainSweep {
         match watched
             .resource
             .access
-            .merge_patch(client.clone(), &item.key, patch)
+            .merge_patch(client.clone(), key, patch)
             .await
         {
             Ok(()) => {
                 self.acknowledged.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(resource = %watched.resource, object = %item.key, "acknowledged the drain of an object no controller sees");
+                tracing::debug!(resource = %watched.resource, object = %key, "acknowledged the drain of an object no controller sees");
                 false
             }
             Err(kube::Error::Api(status)) if status.code == 404 => false,
             Err(error) => {
-                tracing::warn!(resource = %watched.resource, object = %item.key, %error, "failed to acknowledge a drain; retrying");
+                tracing::warn!(resource = %watched.resource, object = %key, %error, "failed to acknowledge a drain; retrying");
                 true
             }
         }

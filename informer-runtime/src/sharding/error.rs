@@ -69,6 +69,16 @@ pub enum Error {
     /// The sharder's selection of shard Leases cannot be built (an invalid Lease namespace).
     #[error("failed to select the shard Leases: {0}")]
     LeaseScope(#[from] crate::scope::Error),
+    /// One of the sharder's controllers stopped: an informer it reads stopped (its factory
+    /// was shut down).
+    #[error("failed to run the sharder of ring {ring:?}: {source}; stop the sharder before what it runs on")]
+    Sharder {
+        /// The ring.
+        ring: String,
+        /// The controller's error.
+        #[source]
+        source: crate::controller::Error,
+    },
     /// The shard's lease configuration is invalid.
     #[error("failed to configure the shard Lease: {0}")]
     Lease(#[from] crate::leader_election::Error),

@@ -6,7 +6,7 @@ mod options;
 mod stats;
 mod term;
 
-use std::{fmt, future::Future, sync::Arc, time::Duration};
+use std::{fmt, sync::Arc, time::Duration};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use tokio_util::sync::CancellationToken;
@@ -79,22 +79,49 @@ pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 ///   run the Go sharder's webhook (its `MutatingWebhookConfiguration` and the
 ///   [`manifest`](ControllerRing::manifest) of the ring); our sharder then only moves objects.
 ///
-/// Every write carries the object's resourceVersion: a 409 is re-checked from the cache. Run
-/// one active sharder per ring: give it to a [`Manager`](crate::manager::Manager) (it runs on
-/// the leader), or let its replicas elect one with
-/// [`leader_election`](Self::leader_election).
+/// It is built on the runtime's own machinery, as the Go sharder is built on
+/// controller-runtime: in each term, one [`Controller`](crate::controller::Controller) of the
+/// shard Leases and one metadata-only controller of each watched resource's objects, with
+/// their priority queues, rate-limited retries, panic catching and leadership checks (no check
+/// starts once the term ended).
+///
+/// Every write carries the object's resourceVersion: a 409 is re-checked from the cache.
+///
+/// # Running it
+///
+/// A sharder is a [runnable](crate::manager::Runnable) of a
+/// [`Manager`](crate::manager::Manager), and runs no other way. Run one active sharder per
+/// ring:
+///
+/// - in a manager of its own: with the manager's
+///   [`leader_election`](crate::manager::Builder::leader_election), it runs on the leader, in
+///   each of its terms;
+/// - inside the shards' managers (which hold shard Leases instead of electing a leader): give
+///   it its own [`leader_election`](Self::leader_election), and every replica campaigns for it.
+///
+/// Write through the manager's [`client`](crate::manager::Manager::client) for a sharder that
+/// runs on the leader (its writes are refused once the term ended), and through the
+/// [`unfenced_client`](crate::manager::Manager::unfenced_client) for one that elects itself
+/// inside a shard's manager (the sharder checks its own election before each write).
 ///
 /// ```no_run
 /// use futures::FutureExt;
-/// use informer_runtime::sharding::{ControllerRing, RingResource, Sharder};
+/// use informer_runtime::{
+///     leader_election,
+///     manager::Manager,
+///     sharding::{ControllerRing, RingResource, Sharder},
+/// };
 /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let pod = std::env::var("POD_NAME")?;
 /// let ring = ControllerRing::new("replicator")?
 ///     .resource(RingResource::of::<ConfigMap>().controls::<Secret>())?;
-/// let sharder = Sharder::new(kube::Client::try_default().await?, ring)?
-///     .concurrent_moves(10);
-/// sharder.run(tokio::signal::ctrl_c().map(drop)).await?;
+/// let mut manager = Manager::builder(kube::Client::try_default().await?)
+///     .leader_election(leader_election::Config::new("replicator-sharder", "sharding-system", &pod))
+///     .build()?;
+/// manager.add(Sharder::new(manager.client(), ring)?.concurrent_moves(10));
+/// manager.run(tokio::signal::ctrl_c().map(drop)).await?;
 /// # Ok(())
 /// # }
 /// ```
@@ -176,8 +203,9 @@ impl Sharder {
         self
     }
 
-    /// How many objects are assigned, drained or moved at once (default
-    /// [`DEFAULT_CONCURRENT_MOVES`]; at least 1).
+    /// How many objects of each watched resource are assigned, drained or moved at once, and
+    /// how many shard Leases are checked at once (default [`DEFAULT_CONCURRENT_MOVES`]; at
+    /// least 1): the concurrency of each of the sharder's controllers.
     #[must_use]
     pub fn concurrent_moves(mut self, workers: usize) -> Self {
         self.options.concurrent_moves = workers.max(1);
@@ -200,8 +228,9 @@ impl Sharder {
     }
 
     /// Lets the sharder's replicas elect the active one on the Lease of `config`; the others
-    /// wait. Without it, [`run`](Self::run) acts at once (run one replica, or give the sharder
-    /// to a manager that elects a leader).
+    /// wait. For a sharder inside the shards' managers, which elect no leader; without it, the
+    /// sharder runs as the manager's other runnables do (on the leader, or at once in a
+    /// manager without leader election).
     #[must_use]
     pub fn leader_election(mut self, config: leader_election::Config) -> Self {
         self.election = Some(config);
@@ -218,24 +247,6 @@ impl Sharder {
         self.counters.snapshot()
     }
 
-    /// Runs until `shutdown` completes: with [`leader_election`](Self::leader_election), in
-    /// each term this replica leads; otherwise at once.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Lease`] if the leader election cannot run (its configuration is invalid).
-    /// Failed writes are logged, counted and retried, never returned.
-    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
-        let stop = CancellationToken::new();
-        let run = self.run_until(stop.clone());
-        tokio::pin!(run);
-        tokio::select! {
-            result = &mut run => return result,
-            () = shutdown => stop.cancel(),
-        }
-        run.await
-    }
-
     /// `sharder <ring>`.
     pub(crate) fn runnable_name(&self) -> &str {
         &self.name
@@ -250,16 +261,21 @@ impl Sharder {
     pub(crate) async fn run_until(&self, stop: CancellationToken) -> Result<()> {
         match &self.election {
             Some(config) => self.run_elected(config.clone(), stop).await,
-            None => {
-                self.run_term(stop, None).await;
-                Ok(())
-            }
+            None => self.run_term(stop, None).await,
         }
     }
 
     /// One term: acts until `stop` is cancelled or `leadership` ends, and writes only while
     /// `leadership` is [current](Leadership::is_current) (always without one).
-    pub(crate) async fn run_term(&self, stop: CancellationToken, leadership: Option<Leadership>) {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Sharder`] if one of its controllers stopped (an informer stopped).
+    pub(crate) async fn run_term(
+        &self,
+        stop: CancellationToken,
+        leadership: Option<Leadership>,
+    ) -> Result<()> {
         let setup = term::Setup {
             client: &self.client,
             ring: &self.ring,
@@ -267,7 +283,12 @@ impl Sharder {
             options: &self.options,
             counters: &self.counters,
         };
-        term::run(setup, stop, leadership).await;
+        term::run(setup, stop, leadership)
+            .await
+            .map_err(|source| Error::Sharder {
+                ring: self.ring.name().to_owned(),
+                source,
+            })
     }
 
     async fn run_elected(&self, config: leader_election::Config, stop: CancellationToken) -> Result<()> {
@@ -275,10 +296,15 @@ impl Sharder {
         let terms = async {
             while let Ok(leadership) = elector.leading().await {
                 tracing::info!(ring = %self.ring.name(), term = %leadership.term(), "sharder leads");
-                self.run_term(stop.child_token(), Some(leadership)).await;
+                if let Err(error) = self.run_term(stop.child_token(), Some(leadership)).await {
+                    stop.cancel();
+                    return Err(error);
+                }
             }
+            Ok(())
         };
-        let (election, ()) = tokio::join!(elector.run(stop.clone()), terms);
+        let (election, terms) = tokio::join!(elector.run(stop.clone()), terms);
+        terms?;
         election.map_err(Error::from)
     }
 }

@@ -120,9 +120,11 @@ pub(crate) fn run(role: Role, shard: Option<&str>, url: &str, settings: Settings
 /// its counters at the end go to `counts`.
 async fn run_sharder(client: kube::Client, counts: &mut Option<SharderCounts>) -> Result<(), String> {
     let ring = super::ring().map_err(|e| e.to_string())?;
-    let sharder = Sharder::new(client, ring).map_err(|e| e.to_string())?;
+    let sharder = Sharder::new(client.clone(), ring).map_err(|e| e.to_string())?;
     let stats = sharder.clone();
-    let result = sharder.run(stdin_closed()).await.map_err(|e| e.to_string());
+    let mut manager = Manager::builder(client).build().map_err(|e| e.to_string())?;
+    manager.add(sharder);
+    let result = manager.run(stdin_closed()).await.map_err(|e| e.to_string());
     let stats = stats.stats();
     *counts = Some(SharderCounts {
         assigned: stats.assigned,

@@ -1,51 +1,50 @@
-//! One term of a sharder: its own factory and informers, a work queue of Leases and objects,
-//! the workers that check them, and the periodic resync. Everything ends with the term.
+//! One term of a sharder: its own factory and informers, and the controllers that check
+//! them (the runtime's [`Controller`]s): one of the ring's shard Leases and one of each watched
+//! resource's objects (metadata only). Everything ends with the term.
 
 mod leases;
 mod membership;
 mod objects;
 
 use std::{
-    collections::{HashMap, HashSet},
-    panic::AssertUnwindSafe,
+    collections::{BTreeMap, HashMap, HashSet},
+    convert::Infallible,
     sync::{Arc, Mutex, RwLock, atomic::Ordering},
     time::Duration,
 };
 
-use futures::FutureExt;
+use futures::{FutureExt, Stream, StreamExt, future::BoxFuture};
 use k8s_openapi::{
     api::{coordination::v1::Lease, core::v1::Namespace},
     jiff::Timestamp,
 };
 use kube::core::{PartialObjectMeta, Selector};
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::membership::Membership;
 use super::{options::Options, stats::Counters};
 use crate::{
+    controller::{self, Action, Controller},
     factory::SharedInformerFactory,
-    informer::{SharedIndexInformer, handler::EventHandlerFuncs},
     key::ObjectKey,
     leader_election::Leadership,
-    scope::{Scope, ScopedInformer, ScopedLister},
+    scope::{Scope, ScopedLister},
     sharding::{
         labels::{drain_label, shard_label},
-        metadata_access::{MetadataCache, OnChange},
+        metadata_access::{CheckObject, MetadataCache, ObjectController},
         resource_type::ResourceType,
         ring::ControllerRing,
     },
-    workqueue::{RateLimitingQueue, default_controller_rate_limiter},
 };
 
-/// What the workers check.
+/// What the sharder changed, keyed for [`Shared::wrote`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum WorkItem {
-    /// The shard Lease of this name (and, with it, the ring's membership).
+    /// The shard Lease of this name.
     Lease(String),
     /// An object of the watched resource at this index.
     Object { resource: usize, key: ObjectKey },
-    /// The objects in the namespace of this name (its labels changed).
-    Namespace(String),
 }
 
 /// What to do with an item after a check.
@@ -59,6 +58,17 @@ enum Outcome {
     Retry,
 }
 
+impl Outcome {
+    /// The controller's action for this outcome.
+    fn action(self) -> Action {
+        match self {
+            Self::Done => Action::await_change(),
+            Self::After(delay) => Action::requeue(delay),
+            Self::Retry => Action::requeue_with_backoff(),
+        }
+    }
+}
+
 /// A watched resource of the ring.
 struct Watched {
     resource: ResourceType,
@@ -68,23 +78,26 @@ struct Watched {
     cache: Arc<dyn MetadataCache>,
 }
 
-/// What the workers of one term share.
+/// What the checks of one term share.
 struct Shared {
     client: kube::Client,
     ring: Arc<ControllerRing>,
     /// The namespaces' metadata, for the ring's namespace selector (`None` when the ring has
     /// no namespaced resource).
-    namespaces: Option<SharedIndexInformer<PartialObjectMeta<Namespace>>>,
+    namespaces: Option<ScopedLister<PartialObjectMeta<Namespace>>>,
     options: Options,
     counters: Arc<Counters>,
     shard_label: String,
     drain_label: String,
     stop: CancellationToken,
     leadership: Option<Leadership>,
-    queue: Arc<RateLimitingQueue<WorkItem>>,
     leases: ScopedLister<Lease>,
     watched: Vec<Watched>,
     membership: RwLock<Arc<Membership>>,
+    /// Asks the Lease controller to check a Lease.
+    lease_checks: mpsc::UnboundedSender<ObjectKey>,
+    /// Asks every object controller to check every object.
+    object_checks: watch::Sender<()>,
     /// The resourceVersion each item had when the sharder last changed it, until the cache
     /// holds a newer one: a check of the older version would write again and get a 409.
     written: Mutex<HashMap<WorkItem, Option<String>>>,
@@ -102,36 +115,38 @@ pub(super) struct Setup<'a> {
 }
 
 /// Runs one term of a sharder until `stop` is cancelled or `leadership` ends.
-pub(super) async fn run(sharder: Setup<'_>, stop: CancellationToken, leadership: Option<Leadership>) {
+///
+/// # Errors
+///
+/// The error of a controller of the term that stopped (its informer stopped).
+pub(super) async fn run(
+    sharder: Setup<'_>,
+    stop: CancellationToken,
+    leadership: Option<Leadership>,
+) -> controller::Result<()> {
     let stop = stop.child_token();
     // The sharder reads names, labels, owner references and resource versions: the rest of
     // the metadata (managed fields, annotations such as last-applied-configuration) is not
-    // cached, so its memory per object stays small.
+    // cached, so its memory per object stays small. Each resync checks every Lease and
+    // object again.
     let factory = SharedInformerFactory::builder(sharder.client.clone())
         .transform_metadata(|metadata| {
             metadata.managed_fields = None;
             metadata.annotations = None;
         })
+        .resync(sharder.options.resync_period)
         .build();
     // a term dropped before its end (its task aborted) stops its informers all the same
     let _shutdown = factory.shutdown_guard();
-    let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
     let span = tracing::info_span!("sharder", ring = %sharder.ring.name());
-    let run = async {
-        match Shared::watch(&sharder, &factory, &queue, stop.clone(), leadership.clone()) {
-            Ok(shared) => shared.run(&factory).await,
-            Err(error) => {
-                tracing::error!(%error, "failed to register the sharder's event handlers; the term ends")
-            }
-        }
+    let run = Term::new(&sharder, &factory, stop.clone(), leadership.clone()).run(&factory);
+    let result = tokio::select! {
+        result = tracing::Instrument::instrument(run, span) => result,
+        () = ended(leadership.as_ref(), &stop) => Ok(()),
     };
-    tokio::select! {
-        () = tracing::Instrument::instrument(run, span) => {}
-        () = ended(leadership.as_ref(), &stop) => {}
-    }
     stop.cancel();
-    queue.shut_down();
     factory.shutdown().await;
+    result
 }
 
 /// Completes when `stop` is cancelled or `leadership` ends.
@@ -145,44 +160,33 @@ async fn ended(leadership: Option<&Leadership>, stop: &CancellationToken) {
     }
 }
 
-impl Shared {
-    /// Creates the term's informers with their handlers, which feed `queue`.
-    fn watch(
+/// A term's checks and the controllers that run them.
+struct Term {
+    shared: Arc<Shared>,
+    controllers: Vec<(String, BoxFuture<'static, controller::Result<()>>)>,
+}
+
+impl Term {
+    /// Creates the term's informers (the factory's) and its controllers.
+    fn new(
         sharder: &Setup<'_>,
         factory: &SharedInformerFactory,
-        queue: &Arc<RateLimitingQueue<WorkItem>>,
         stop: CancellationToken,
         leadership: Option<Leadership>,
-    ) -> crate::informer::Result<Self> {
-        let leases = factory.informer_in(sharder.leases);
-        watch_leases(&leases, queue)?;
-        let mut watched = Vec::new();
-        for ring_resource in sharder.ring.resources() {
-            let controlled = ring_resource
-                .controlled()
-                .iter()
-                .map(|controlled| (controlled, true));
-            for (resource, controlled) in std::iter::once((ring_resource.resource(), false)).chain(controlled)
-            {
-                let index = watched.len();
-                let queue = Arc::clone(queue);
-                let on_change: OnChange =
-                    Arc::new(move |key| queue.add(WorkItem::Object { resource: index, key }));
-                let cache = resource.access.watch(factory, Selector::default(), on_change)?;
-                watched.push(Watched {
-                    resource: resource.clone(),
-                    controlled,
-                    cache,
-                });
-            }
-        }
+    ) -> Self {
+        let (lease_checks, lease_requests) = mpsc::unbounded_channel();
+        let (object_checks, _) = watch::channel(());
+        let watched = watch_resources(sharder.ring, factory);
         let namespaces = sharder
             .ring
             .all_types()
             .any(ResourceType::is_namespaced)
-            .then(|| watch_namespaces(factory, queue))
-            .transpose()?;
-        Ok(Self {
+            .then(|| {
+                factory
+                    .informer_in(&Scope::<PartialObjectMeta<Namespace>>::all())
+                    .lister()
+            });
+        let shared = Arc::new(Shared {
             client: sharder.client.clone(),
             ring: Arc::clone(sharder.ring),
             namespaces,
@@ -192,118 +196,170 @@ impl Shared {
             counters: Arc::clone(sharder.counters),
             stop,
             leadership,
-            queue: Arc::clone(queue),
-            leases: leases.lister(),
+            leases: factory.informer_in(sharder.leases).lister(),
             watched,
             membership: RwLock::new(Arc::new(Membership::empty())),
+            lease_checks,
+            object_checks,
             written: Mutex::default(),
             hold_requests: Mutex::default(),
-        })
+        });
+        let mut controllers = vec![lease_controller(&shared, factory, sharder.leases, lease_requests)];
+        controllers.extend(object_controllers(&shared, factory));
+        Self { shared, controllers }
     }
 
-    /// Starts the informers, waits for their caches, then works until the term ends.
-    async fn run(self, factory: &SharedInformerFactory) {
+    /// Starts the informers, waits for their caches, computes the ring, then runs the
+    /// controllers until the term ends or one of them fails (the others stop then).
+    async fn run(self, factory: &SharedInformerFactory) -> controller::Result<()> {
+        let shared = self.shared;
         factory.start();
         let report = factory
-            .wait_for_cache_sync_until(self.stop.clone().cancelled_owned())
+            .wait_for_cache_sync_until(shared.stop.clone().cancelled_owned())
             .await;
         if !report.all_synced() {
-            if !self.stop.is_cancelled() {
-                tracing::error!(%report, "the sharder's caches did not sync; the term ends");
+            if shared.stop.is_cancelled() {
+                return Ok(());
             }
-            return;
+            tracing::error!(%report, "the sharder's caches did not sync; the term ends");
+            return Err(controller::Error::InformerStopped {
+                controller: format!("sharder {}", shared.ring.name()),
+                informer: report.to_string(),
+            });
         }
         tracing::info!("sharder caches synced");
-        self.refresh_membership();
-        self.enqueue_everything();
-        let shared = Arc::new(self);
-        let workers = (0..shared.options.concurrent_moves).map(|_| Arc::clone(&shared).work());
-        tokio::join!(futures::future::join_all(workers), shared.resync());
+        // the ring is known before the first object is checked
+        shared.refresh_membership();
+        let runs = self.controllers.into_iter().map(|(name, run)| async move {
+            run.await.inspect_err(|error| {
+                tracing::error!(controller = %name, %error, "a sharder controller stopped; the term ends");
+            })
+        });
+        futures::future::try_join_all(runs).await.map(drop)
     }
+}
 
-    /// Takes items off the queue until it shuts down.
-    async fn work(self: Arc<Self>) {
-        while let Some(item) = self.queue.get().await {
-            let outcome = AssertUnwindSafe(self.check(&item)).catch_unwind().await;
-            match outcome {
-                Ok(Outcome::Done) => self.queue.forget(&item),
-                Ok(Outcome::After(delay)) => {
-                    self.queue.forget(&item);
-                    self.queue.add_after(item.clone(), delay);
-                }
-                Ok(Outcome::Retry) => self.queue.add_rate_limited(item.clone()),
-                Err(panic) => {
-                    Counters::bump(&self.counters.errors);
-                    let message = crate::user_panic::panic_message(panic.as_ref());
-                    tracing::error!(?item, panic = %message, "the sharder panicked checking an item; retrying it later");
-                    self.queue.add_rate_limited(item.clone());
-                }
-            }
-            self.queue.done(&item);
+/// The caches of every watched resource (the ring's resources and their controlled ones).
+fn watch_resources(ring: &ControllerRing, factory: &SharedInformerFactory) -> Vec<Watched> {
+    let mut watched = Vec::new();
+    for ring_resource in ring.resources() {
+        let controlled = ring_resource
+            .controlled()
+            .iter()
+            .map(|controlled| (controlled, true));
+        for (resource, controlled) in std::iter::once((ring_resource.resource(), false)).chain(controlled) {
+            watched.push(Watched {
+                resource: resource.clone(),
+                controlled,
+                cache: resource.access.cache(factory, Selector::default()),
+            });
         }
     }
+    watched
+}
 
-    async fn check(&self, item: &WorkItem) -> Outcome {
-        match item {
-            WorkItem::Lease(name) => self.check_lease(name).await,
-            WorkItem::Object { resource, key } => self.check_object(*resource, key).await,
-            WorkItem::Namespace(name) => {
-                self.enqueue_objects_in(name);
-                Outcome::Done
-            }
+/// The controller of the shard Leases: checks each on its changes and resyncs, and when the
+/// object checks ask for it.
+fn lease_controller(
+    shared: &Arc<Shared>,
+    factory: &SharedInformerFactory,
+    leases: &Scope<Lease>,
+    requests: mpsc::UnboundedReceiver<ObjectKey>,
+) -> (String, BoxFuture<'static, controller::Result<()>>) {
+    let name = format!("sharder {} leases", shared.ring.name());
+    let controller = Controller::new_in(factory, leases)
+        .name(name.clone())
+        .concurrency(shared.options.concurrent_moves)
+        .wait_for_own_writes(None)
+        .reconcile_on(received(requests));
+    let check = Arc::clone(shared);
+    let reconcile = move |lease: Arc<Lease>, _: Arc<()>| {
+        let shared = Arc::clone(&check);
+        async move {
+            let name = lease.metadata.name.clone().unwrap_or_default();
+            Ok::<_, Infallible>(shared.check_lease(&name).await.action())
         }
+    };
+    let error_policy = |_: Arc<Lease>, error: &Infallible, _: Arc<()>| match *error {};
+    let runner = controller.into_runner(reconcile, error_policy, Arc::new(()));
+    let (stop, leadership) = (shared.stop.clone(), shared.leadership.clone());
+    (name, Box::pin(async move { runner.run(stop, leadership).await }))
+}
+
+/// The controller of each watched resource's objects: checks each on its changes and
+/// resyncs, every one when the ring's shards change, and the ones in a namespace whose labels
+/// change.
+fn object_controllers(
+    shared: &Arc<Shared>,
+    factory: &SharedInformerFactory,
+) -> Vec<(String, BoxFuture<'static, controller::Result<()>>)> {
+    let follows_namespaces = shared.namespaces.is_some();
+    let mut controllers = Vec::new();
+    for (index, watched) in shared.watched.iter().enumerate() {
+        let name = format!("sharder {} {}", shared.ring.name(), watched.resource);
+        let for_check = Arc::clone(shared);
+        let check: CheckObject = Arc::new(move |key| {
+            let shared = Arc::clone(&for_check);
+            async move { shared.check_object(index, &key).await.action() }.boxed()
+        });
+        let settings = ObjectController {
+            name: name.clone(),
+            labels: Selector::default(),
+            concurrency: shared.options.concurrent_moves,
+            check_all_on: changes(shared.object_checks.subscribe()).boxed(),
+            follows_namespaces: follows_namespaces && watched.resource.is_namespaced(),
+            check,
+            stop: shared.stop.clone(),
+            leadership: shared.leadership.clone(),
+        };
+        controllers.push((name, watched.resource.access.controller(factory, settings)));
+    }
+    controllers
+}
+
+/// The items received on `receiver`.
+fn received<T: Send + 'static>(receiver: mpsc::UnboundedReceiver<T>) -> impl Stream<Item = T> + Send {
+    futures::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|item| (item, receiver))
+    })
+}
+
+/// One item for each change of `receiver`'s value (changes in a burst may make one).
+fn changes(receiver: watch::Receiver<()>) -> impl Stream<Item = ()> + Send {
+    futures::stream::unfold(receiver, |mut receiver| async move {
+        receiver.changed().await.ok().map(|()| ((), receiver))
+    })
+}
+
+impl Shared {
+    /// Asks every object controller to check every object again.
+    fn check_every_object(&self) {
+        self.object_checks.send_replace(());
     }
 
-    /// Every resync period, checks every Lease and object again.
-    async fn resync(&self) {
-        if self.options.resync_period.is_zero() {
+    /// Asks the Lease controller to check the Lease of `shard`, after `delay`.
+    fn check_lease_of(&self, shard: &str, delay: Duration) {
+        let Some(lease) = self.lease_of(shard) else {
+            return;
+        };
+        let key = ObjectKey::of(&*lease);
+        if delay.is_zero() {
+            let _ = self.lease_checks.send(key);
             return;
         }
-        let mut tick = tokio::time::interval(self.options.resync_period);
-        tick.tick().await;
-        loop {
+        let (checks, stop) = (self.lease_checks.clone(), self.stop.clone());
+        tokio::spawn(async move {
             tokio::select! {
-                () = self.stop.cancelled() => return,
-                _ = tick.tick() => {
-                    tracing::debug!("resync of every object");
-                    self.enqueue_everything();
-                }
+                () = tokio::time::sleep(delay) => { let _ = checks.send(key); }
+                () = stop.cancelled() => {}
             }
-        }
-    }
-
-    fn enqueue_everything(&self) {
-        for lease in self.leases.list_in_scope(&Default::default()) {
-            if let Some(name) = &lease.metadata.name {
-                self.queue.add(WorkItem::Lease(name.clone()));
-            }
-        }
-        self.enqueue_objects();
-    }
-
-    fn enqueue_objects(&self) {
-        for (resource, watched) in self.watched.iter().enumerate() {
-            for key in watched.cache.keys() {
-                self.queue.add(WorkItem::Object { resource, key });
-            }
-        }
-    }
-
-    /// Queues the objects in `namespace` (whose labels changed: it may have joined or left
-    /// the ring).
-    fn enqueue_objects_in(&self, namespace: &str) {
-        for (resource, watched) in self.watched.iter().enumerate() {
-            let keys = watched.cache.keys().into_iter();
-            for key in keys.filter(|key| key.namespace() == Some(namespace)) {
-                self.queue.add(WorkItem::Object { resource, key });
-            }
-        }
+        });
     }
 
     /// The labels of `namespace`, if the sharder's cache holds it.
-    fn namespace_labels(&self, namespace: &str) -> Option<std::collections::BTreeMap<String, String>> {
+    fn namespace_labels(&self, namespace: &str) -> Option<BTreeMap<String, String>> {
         let namespaces = self.namespaces.as_ref()?;
-        let cached = namespaces.store().get_by_key(&ObjectKey::new("", namespace))?;
+        let cached = namespaces.cached(&ObjectKey::new("", namespace))?;
         Some(cached.metadata.labels.clone().unwrap_or_default())
     }
 
@@ -313,7 +369,7 @@ impl Shared {
     }
 
     /// Recomputes the membership from the cached Leases; when the available shards changed,
-    /// queues every object to be checked against the new ring.
+    /// has every object checked against the new ring.
     fn refresh_membership(&self) {
         let leases = self.leases.list_in_scope(&Default::default());
         let mut membership = self.membership.write().unwrap_or_else(|e| e.into_inner());
@@ -332,7 +388,7 @@ impl Shared {
             let count = u64::try_from(members.available().len()).unwrap_or(u64::MAX);
             self.counters.ring_members.store(count, Ordering::Relaxed);
             tracing::info!(shards = ?members.available(), "the ring's available shards changed; checking every object");
-            self.enqueue_objects();
+            self.check_every_object();
         }
     }
 
@@ -400,48 +456,4 @@ impl Shared {
             }
         }
     }
-}
-
-/// The metadata-only informer of the namespaces, whose every change queues a check of the
-/// objects in it (as `WorkItem::Namespace`, checked by a worker: the handler does not walk
-/// the caches).
-fn watch_namespaces(
-    factory: &SharedInformerFactory,
-    queue: &Arc<RateLimitingQueue<WorkItem>>,
-) -> crate::informer::Result<SharedIndexInformer<PartialObjectMeta<Namespace>>> {
-    let informer = factory.metadata_informer::<Namespace>();
-    let name_of =
-        |namespace: &PartialObjectMeta<Namespace>| namespace.metadata.name.clone().unwrap_or_default();
-    let (on_add, on_update, on_delete) = (Arc::clone(queue), Arc::clone(queue), Arc::clone(queue));
-    informer.add_event_handler(
-        EventHandlerFuncs::new()
-            .added(move |namespace: Arc<PartialObjectMeta<Namespace>>, _| {
-                on_add.add(WorkItem::Namespace(name_of(&namespace)));
-            })
-            .updated(
-                move |old: Arc<PartialObjectMeta<Namespace>>, new: Arc<PartialObjectMeta<Namespace>>| {
-                    if old.metadata.labels != new.metadata.labels {
-                        on_update.add(WorkItem::Namespace(name_of(&new)));
-                    }
-                },
-            )
-            .deleted(move |namespace| on_delete.add(WorkItem::Namespace(namespace.key().name().to_owned()))),
-    )?;
-    Ok(informer)
-}
-
-/// Registers the handler that queues a Lease on each of its changes.
-fn watch_leases(
-    leases: &ScopedInformer<Lease>,
-    queue: &Arc<RateLimitingQueue<WorkItem>>,
-) -> crate::informer::Result<()> {
-    let name_of = |lease: &Lease| lease.metadata.name.clone().unwrap_or_default();
-    let (on_add, on_update, on_delete) = (Arc::clone(queue), Arc::clone(queue), Arc::clone(queue));
-    leases.add_event_handler(
-        EventHandlerFuncs::new()
-            .added(move |lease: Arc<Lease>, _| on_add.add(WorkItem::Lease(name_of(&lease))))
-            .updated(move |_, lease: Arc<Lease>| on_update.add(WorkItem::Lease(name_of(&lease))))
-            .deleted(move |lease| on_delete.add(WorkItem::Lease(lease.key().name().to_owned()))),
-    )?;
-    Ok(())
 }

@@ -173,7 +173,7 @@ impl Shared {
             .remove(name);
         if waited {
             tracing::debug!(shard = %name, "holding the dead shard's Lease; its objects move");
-            self.enqueue_objects();
+            self.check_every_object();
         }
     }
 
@@ -187,7 +187,7 @@ impl Shared {
         if !may {
             let mut requests = self.hold_requests.lock().unwrap_or_else(|e| e.into_inner());
             if requests.insert(shard.to_owned()) {
-                self.queue.add(WorkItem::Lease(shard.to_owned()));
+                self.check_lease_of(shard, Duration::ZERO);
             }
         }
         may

@@ -92,7 +92,7 @@ impl Shared {
             && let Some(from) = from
         {
             // once the dead shard's last object moved, its Lease is given back
-            self.queue.add_after(WorkItem::Lease(from), HAND_BACK_CHECK);
+            self.check_lease_of(&from, HAND_BACK_CHECK);
         }
         outcome
     }
