@@ -1,8 +1,9 @@
 //! Prometheus metrics (feature `metrics`), through `prometheus-client`.
 //!
 //! - [`register_leader_election`]: whether this replica leads, and its elector's counters.
-//! - [`register_sharder`]: a sharder's assignments, drains, moves, Lease acquisitions and ring
-//!   size (`controller_sharding_*`).
+//! - a sharder's assignments, drains, moves, Lease acquisitions and ring size
+//!   (`controller_sharding_*`), and its controllers' queues and reconciles: registered by the
+//!   [`Manager`](crate::manager::Manager) it is added to.
 //! - [`register_factory`]: per informer, lists, relists, watches, list and watch errors, cache
 //!   size, sync state and last resource version; per handler, backlog, handled notifications and
 //!   panics. Read from the informers' counters at each scrape: nothing is added to the hot path.
@@ -273,11 +274,19 @@ impl Collector for LeaderElectionCollector {
 /// sharder's `controller_sharding_*`): assignments, drains, moves, shard Lease acquisitions,
 /// orphaned Leases deleted, conflicts, errors and skipped writes as counters, and the ring's
 /// available shards as a gauge; read from [`Sharder::stats`](crate::sharding::Sharder::stats)
-/// at each scrape.
-pub fn register_sharder(registry: &mut Registry, sharder: &crate::sharding::Sharder) {
+/// at each scrape; and the work queue and reconcile metrics of its controllers, named
+/// `sharder <ring> leases` and `sharder <ring> <plural.group>`. A
+/// [`Manager`](crate::manager::Manager) calls it when the sharder is
+/// [added](crate::manager::Manager::add).
+pub(crate) fn register_sharder(registry: &mut Registry, sharder: &crate::sharding::Sharder) {
     registry.register_collector(Box::new(SharderCollector {
         sharder: sharder.clone(),
     }));
+    for name in sharder.controller_names() {
+        let queue = WorkQueueMetrics::register(registry, &name);
+        let reconciles = ControllerMetrics::register(registry, &name);
+        sharder.report_controller(&name, queue, reconciles);
+    }
 }
 
 #[derive(Debug)]

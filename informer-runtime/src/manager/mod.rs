@@ -394,8 +394,11 @@ impl Manager {
             .and_then(|listener| listener.local_addr().ok())
     }
 
-    /// Adds a runnable.
+    /// Adds a runnable (with the `metrics` feature, registering its
+    /// [metrics](Runnable::register_metrics) in the [manager's registry](Self::metrics_registry)).
     pub fn add(&mut self, runnable: impl Runnable) -> &mut Self {
+        #[cfg(feature = "metrics")]
+        runnable.register_metrics(&mut self.registry);
         let index = self.states.add(runnable.name());
         self.runnables.push((index, Arc::new(runnable)));
         self

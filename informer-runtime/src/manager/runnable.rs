@@ -64,6 +64,15 @@ pub trait Runnable: Send + Sync + 'static {
 
     /// One run: until `context.stop()` is cancelled.
     fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>>;
+
+    /// Registers the runnable's metrics in the [manager's registry](super::Manager::metrics_registry),
+    /// once, when it is [added](super::Manager::add) (feature `metrics`). Nothing by default;
+    /// a [`Sharder`](crate::sharding::Sharder) registers its `controller_sharding_*` metrics
+    /// and those of its controllers' queues and reconciles.
+    #[cfg(feature = "metrics")]
+    fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        let _ = registry;
+    }
 }
 
 /// A runnable made of a closure: see [`runnable_fn`].

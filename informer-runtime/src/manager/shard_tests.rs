@@ -313,7 +313,9 @@ async fn a_sharder_runs_on_the_leader_of_a_manager() -> TestResult {
         .retry_period(Duration::from_millis(100));
     let mut manager = Manager::builder(server.named_client("sharder-0")?)
         .leader_election(election)
+        .probe_address(([127, 0, 0, 1], 0).into())
         .build()?;
+    let address = manager.probe_address().ok_or("no probe address")?;
     let ring = ControllerRing::new(RING)?.resource(RingResource::of::<ConfigMap>())?;
     let sharder = Sharder::new(manager.client(), ring)?;
     let stats = sharder.clone();
@@ -326,6 +328,23 @@ async fn a_sharder_runs_on_the_leader_of_a_manager() -> TestResult {
     )
     .await?;
     eventually("the assignment counted", WAIT, || stats.stats().assigned == 1).await?;
+    if cfg!(feature = "metrics") {
+        // the manager registered the sharder's metrics and its controllers' when it was added
+        let (status, metrics) = super::tests::probe(address, "/metrics").await?;
+        assert_eq!(status, 200);
+        for line in [
+            format!("controller_sharding_assignments_total{{controllerring=\"{RING}\"}} 1"),
+            format!(
+                "controller_runtime_reconcile_total{{controller=\"sharder {RING} configmaps\",result=\"success\"}}"
+            ),
+            format!(
+                "controller_runtime_reconcile_total{{controller=\"sharder {RING} leases\",result=\"success\"}}"
+            ),
+            format!("workqueue_adds_total{{name=\"sharder {RING} configmaps\"}}"),
+        ] {
+            assert!(metrics.contains(&line), "missing {line:?} in\n{metrics}");
+        }
+    }
     shutdown.cancel();
     shard_run.await??;
     sharder_run.await??;

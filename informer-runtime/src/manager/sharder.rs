@@ -36,6 +36,13 @@ impl Runnable for Sharder {
                 .map_err(RunnableError::from)
         })
     }
+
+    /// The `controller_sharding_*` metrics of the sharder, and the queue and reconcile
+    /// metrics of its controllers.
+    #[cfg(feature = "metrics")]
+    fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        crate::metrics::register_sharder(registry, self);
+    }
 }
 
 /// A shard's drain sweep with the client it writes through (the manager's fenced client).

@@ -107,7 +107,7 @@ fn start_stamper(
 }
 
 /// A GET of `path` on the probe listener: the status and the body.
-async fn probe(address: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+pub(super) async fn probe(address: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
     let mut stream = tokio::net::TcpStream::connect(address).await?;
     let request = format!("GET {path} HTTP/1.1\r\nHost: manager\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await?;

@@ -214,6 +214,7 @@ impl DrainSweep {
                 check,
                 stop: stop.clone(),
                 leadership: leadership.clone(),
+                metrics: None,
             };
             watched.resource.access.controller(&self.factory, settings)
         });

@@ -15,13 +15,14 @@ use kube::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    controller::{self, Action, Controller},
+    controller::{self, Action, Controller, ReconcileMetrics},
     factory::{SharedInformerFactory, TypedResource},
     key::ObjectKey,
     leader_election::Leadership,
     predicate::Predicate,
     scope::{Scope, ScopedLister},
     source::ApiScope,
+    workqueue::QueueMetrics,
 };
 
 /// An object's metadata held by a cache, whatever its type.
@@ -60,6 +61,8 @@ pub(crate) struct ObjectController {
     pub(crate) stop: CancellationToken,
     /// The term it writes in.
     pub(crate) leadership: Option<Leadership>,
+    /// Where it reports its queue and reconciles, if anywhere.
+    pub(crate) metrics: Option<(Arc<dyn QueueMetrics>, Arc<dyn ReconcileMetrics>)>,
 }
 
 /// The typed operations the sharder needs on one resource.
@@ -122,6 +125,9 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
             // the sharder keeps track of its own writes, by resourceVersion
             .wait_for_own_writes(None)
             .reconcile_all_on(settings.check_all_on);
+        if let Some((queue, reconciles)) = settings.metrics {
+            controller = controller.metrics(queue, reconciles);
+        }
         if settings.follows_namespaces {
             let objects = factory.informer_in(&scope).lister();
             controller = controller.watches_in_with(

@@ -2,6 +2,7 @@
 //! before they move, and keeps the shards' Leases (declaring dead shards, deleting orphaned
 //! Leases): kubernetes-controller-sharding's sharder and shardlease controller, in process.
 
+mod controller_metrics;
 mod options;
 mod stats;
 mod term;
@@ -11,6 +12,7 @@ use std::{fmt, sync::Arc, time::Duration};
 use k8s_openapi::api::coordination::v1::Lease;
 use tokio_util::sync::CancellationToken;
 
+use controller_metrics::ControllerMetrics;
 use options::Options;
 pub use stats::SharderStats;
 
@@ -133,6 +135,8 @@ pub struct Sharder {
     options: Options,
     election: Option<leader_election::Config>,
     counters: Arc<stats::Counters>,
+    /// Where its controllers report (registered by the manager that runs it).
+    metrics: Arc<ControllerMetrics>,
     /// `sharder <ring>`, the name a manager knows it by.
     name: String,
 }
@@ -175,6 +179,7 @@ impl Sharder {
             },
             election: None,
             counters: Arc::default(),
+            metrics: Arc::default(),
         })
     }
 
@@ -252,6 +257,31 @@ impl Sharder {
         &self.name
     }
 
+    /// The names of the controllers each term runs: the shard Leases' and each watched
+    /// resource's.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn controller_names(&self) -> Vec<String> {
+        let objects = self
+            .ring
+            .all_types()
+            .map(|resource| controller_metrics::object_controller_name(&self.ring, resource));
+        std::iter::once(controller_metrics::lease_controller_name(&self.ring))
+            .chain(objects)
+            .collect()
+    }
+
+    /// Reports the controller `name` (one of [`controller_names`](Self::controller_names)) to
+    /// `queue` and `reconciles` from the next term on.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn report_controller(
+        &self,
+        name: &str,
+        queue: Arc<dyn crate::workqueue::QueueMetrics>,
+        reconciles: Arc<dyn crate::controller::ReconcileMetrics>,
+    ) {
+        self.metrics.set(name, (queue, reconciles));
+    }
+
     /// Whether the sharder elects its active replica itself.
     pub(crate) fn elects_itself(&self) -> bool {
         self.election.is_some()
@@ -282,6 +312,7 @@ impl Sharder {
             leases: &self.leases,
             options: &self.options,
             counters: &self.counters,
+            metrics: &self.metrics,
         };
         term::run(setup, stop, leadership)
             .await

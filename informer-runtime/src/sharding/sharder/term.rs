@@ -23,7 +23,11 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::membership::Membership;
-use super::{options::Options, stats::Counters};
+use super::{
+    controller_metrics::{ControllerMetrics, lease_controller_name, object_controller_name},
+    options::Options,
+    stats::Counters,
+};
 use crate::{
     controller::{self, Action, Controller},
     factory::SharedInformerFactory,
@@ -112,6 +116,7 @@ pub(super) struct Setup<'a> {
     pub(super) leases: &'a Scope<Lease>,
     pub(super) options: &'a Options,
     pub(super) counters: &'a Arc<Counters>,
+    pub(super) metrics: &'a Arc<ControllerMetrics>,
 }
 
 /// Runs one term of a sharder until `stop` is cancelled or `leadership` ends.
@@ -204,8 +209,14 @@ impl Term {
             written: Mutex::default(),
             hold_requests: Mutex::default(),
         });
-        let mut controllers = vec![lease_controller(&shared, factory, sharder.leases, lease_requests)];
-        controllers.extend(object_controllers(&shared, factory));
+        let mut controllers = vec![lease_controller(
+            &shared,
+            factory,
+            sharder.leases,
+            lease_requests,
+            sharder.metrics,
+        )];
+        controllers.extend(object_controllers(&shared, factory, sharder.metrics));
         Self { shared, controllers }
     }
 
@@ -265,13 +276,17 @@ fn lease_controller(
     factory: &SharedInformerFactory,
     leases: &Scope<Lease>,
     requests: mpsc::UnboundedReceiver<ObjectKey>,
+    metrics: &ControllerMetrics,
 ) -> (String, BoxFuture<'static, controller::Result<()>>) {
-    let name = format!("sharder {} leases", shared.ring.name());
-    let controller = Controller::new_in(factory, leases)
+    let name = lease_controller_name(&shared.ring);
+    let mut controller = Controller::new_in(factory, leases)
         .name(name.clone())
         .concurrency(shared.options.concurrent_moves)
         .wait_for_own_writes(None)
         .reconcile_on(received(requests));
+    if let Some((queue, reconciles)) = metrics.get(&name) {
+        controller = controller.metrics(queue, reconciles);
+    }
     let check = Arc::clone(shared);
     let reconcile = move |lease: Arc<Lease>, _: Arc<()>| {
         let shared = Arc::clone(&check);
@@ -292,11 +307,12 @@ fn lease_controller(
 fn object_controllers(
     shared: &Arc<Shared>,
     factory: &SharedInformerFactory,
+    metrics: &ControllerMetrics,
 ) -> Vec<(String, BoxFuture<'static, controller::Result<()>>)> {
     let follows_namespaces = shared.namespaces.is_some();
     let mut controllers = Vec::new();
     for (index, watched) in shared.watched.iter().enumerate() {
-        let name = format!("sharder {} {}", shared.ring.name(), watched.resource);
+        let name = object_controller_name(&shared.ring, &watched.resource);
         let for_check = Arc::clone(shared);
         let check: CheckObject = Arc::new(move |key| {
             let shared = Arc::clone(&for_check);
@@ -311,6 +327,7 @@ fn object_controllers(
             check,
             stop: shared.stop.clone(),
             leadership: shared.leadership.clone(),
+            metrics: metrics.get(&name),
         };
         controllers.push((name, watched.resource.access.controller(factory, settings)));
     }
