@@ -22,10 +22,14 @@ use super::{
     stats::{Counters, OwnWriteWait},
     write_log::WrittenObject,
 };
-use crate::{key::ObjectKey, scope::Selection, workqueue::Priority};
+use crate::{informer::processor::ListenerState, key::ObjectKey, scope::Selection, workqueue::Priority};
 
 /// How long the next reconcile of an object waits at most for its own writes, by default.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a wait checks whether the controller's handler has handled the notifications
+/// distributed with a write (a handler takes them within about a millisecond).
+const HANDLER_POLL: Duration = Duration::from_millis(1);
 
 /// The fewest pending records at which the guard drops those the caches have seen.
 const MIN_SWEEP: usize = 64;
@@ -40,6 +44,9 @@ pub(crate) struct CacheProgress {
     resource_version: watch::Receiver<String>,
     /// The objects the cache holds (every one of its type when `None`).
     selection: Option<Arc<Selection>>,
+    /// The controller's handler on the informer: a write counts as seen once the handler
+    /// has also handled its event (and enqueued what it enqueues), not only the cache.
+    handler: Option<Arc<ListenerState>>,
 }
 
 impl CacheProgress {
@@ -57,7 +64,15 @@ impl CacheProgress {
             informer: informer.to_owned(),
             resource_version,
             selection: None,
+            handler: None,
         }
+    }
+
+    /// The cache whose events `handler` handles for the controller: a write counts as seen
+    /// once the handler is done with every notification distributed with it.
+    pub(crate) fn handled_by(mut self, handler: Arc<ListenerState>) -> Self {
+        self.handler = Some(handler);
+        self
     }
 
     /// The cache holding only the objects of `selection` (a scoped cache): it sees only writes
@@ -79,8 +94,41 @@ impl CacheProgress {
             })
     }
 
+    /// Whether the cache has seen a write at `written`, and the controller's handler has
+    /// handled every notification distributed so far (a handler that is still busy counts as
+    /// not seen here: [`caught_up`](Self::caught_up) waits for exactly the notifications
+    /// distributed with the write).
     fn seen(&self, written: u64) -> Seen {
-        seen(&self.resource_version.borrow(), written)
+        let cache = seen(&self.resource_version.borrow(), written);
+        match &self.handler {
+            Some(handler) if cache == Seen::Yes => {
+                if handler.has_finished(handler.distributed.load(Ordering::SeqCst)) {
+                    Seen::Yes
+                } else {
+                    Seen::No
+                }
+            }
+            _ => cache,
+        }
+    }
+
+    /// Completes once the cache has seen a write at `written` (or its informer is gone) and
+    /// the controller's handler has handled the notifications distributed until then: the
+    /// event of the write among them, since the informer distributes an event before it
+    /// publishes its resource version.
+    async fn caught_up(&self, written: u64) {
+        let mut resource_version = self.resource_version.clone();
+        // An error means the informer is gone: nothing to wait for.
+        let _ = resource_version
+            .wait_for(|cache| seen(cache, written) != Seen::No)
+            .await;
+        let Some(handler) = &self.handler else {
+            return;
+        };
+        let distributed = handler.distributed.load(Ordering::SeqCst);
+        while !handler.has_finished(distributed) {
+            tokio::time::sleep(HANDLER_POLL).await;
+        }
     }
 }
 
@@ -300,15 +348,11 @@ impl OwnWrites {
     /// puts `key` back (unless the run stopped).
     async fn wait(self: Arc<Self>, key: ObjectKey, priority: Priority, behind: Vec<(usize, u64)>) {
         let started = tokio::time::Instant::now();
-        let caught_up = join_all(behind.iter().map(|&(cache, written)| {
-            let mut resource_version = self.caches[cache].resource_version.clone();
-            async move {
-                // An error means the informer is gone: nothing to wait for.
-                let _ = resource_version
-                    .wait_for(|cache| seen(cache, written) != Seen::No)
-                    .await;
-            }
-        }));
+        let caught_up = join_all(
+            behind
+                .iter()
+                .map(|&(cache, written)| self.caches[cache].caught_up(written)),
+        );
         let outcome = tokio::select! {
             biased;
             () = self.stop.cancelled() => return,

@@ -106,6 +106,7 @@ impl<C: TypedResource> Relation for Registered<C> {
             self.informer.cache_resource_version(),
         )
         .holding(Arc::clone(&self.selection))
+        .handled_by(self.registration.delivery())
     }
 }
 

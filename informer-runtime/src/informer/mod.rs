@@ -834,6 +834,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Registration<K> {
 }
 
 impl<K> Registration<K> {
+    /// How far this handler got through the notifications distributed to it.
+    pub(crate) fn delivery(&self) -> Arc<processor::ListenerState> {
+        Arc::clone(&self.state)
+    }
+
     /// Notifications buffered for this handler and not yet taken.
     pub fn backlog(&self) -> usize {
         self.state.backlog.load(Ordering::SeqCst)
@@ -872,6 +877,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Stream for NotificationStream<
             let state = &self.registration.state;
             state.taken();
             state.handled.fetch_add(1, Ordering::SeqCst);
+            state.finish();
             if matches!(
                 notification,
                 Notification::Add {

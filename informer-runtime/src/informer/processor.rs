@@ -54,12 +54,27 @@ pub(crate) struct ListenerState {
     pub(crate) panics: AtomicU64,
     /// Set on removal: undelivered notifications are dropped.
     pub(crate) removed: AtomicBool,
+    /// Notifications distributed to the listener so far.
+    pub(crate) distributed: AtomicU64,
+    /// Notifications the listener is done with so far: handled, panicked or dropped.
+    pub(crate) finished: AtomicU64,
 }
 
 impl ListenerState {
     /// Accounts for one notification taken out of the buffer.
     pub(crate) fn taken(&self) {
         self.backlog.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Accounts for one notification the listener is done with.
+    pub(crate) fn finish(&self) {
+        self.finished.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether the listener is done with every notification distributed before
+    /// `distributed` was read (it handles them in order), or was removed.
+    pub(crate) fn has_finished(&self, distributed: u64) -> bool {
+        self.finished.load(Ordering::SeqCst) >= distributed || self.removed.load(Ordering::SeqCst)
     }
 }
 
@@ -105,6 +120,7 @@ impl<K> Listener<K> {
             self.state.pending_initial.fetch_add(1, Ordering::SeqCst);
         }
         self.state.backlog.fetch_add(1, Ordering::SeqCst);
+        self.state.distributed.fetch_add(1, Ordering::SeqCst);
         self.unsent.push(notification);
     }
 
@@ -115,6 +131,7 @@ impl<K> Listener<K> {
             if self.sender.send(notification).is_err() {
                 // the receiver is gone: nothing will take it
                 self.state.backlog.fetch_sub(1, Ordering::SeqCst);
+                self.state.finish();
                 if initial {
                     self.state.pending_initial.fetch_sub(1, Ordering::SeqCst);
                 }
@@ -228,6 +245,8 @@ impl<K: Send + Sync + 'static> Processor<K> {
             backlog: AtomicUsize::new(0),
             pending_initial: AtomicUsize::new(0),
             handled: AtomicU64::new(0),
+            distributed: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
             panics: AtomicU64::new(0),
             removed: AtomicBool::new(false),
         });
@@ -419,6 +438,7 @@ fn deliver<K: 'static>(
             tracing::error!(informer = %description, handler = state.id, panic = %message, "event handler panicked");
         }
     }
+    state.finish();
 }
 
 #[cfg(test)]

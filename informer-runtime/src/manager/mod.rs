@@ -107,7 +107,7 @@ use crate::{
     controller::{self, Action, Controller},
     factory::{SharedInformerFactory, TypedResource},
     leader_election::{self, LeaderElector},
-    sharding::{Claims, DrainSweep, Shard},
+    sharding::{Claims, DrainSweep, Shard, assign_children},
     source::{Encoding, FieldPath},
 };
 
@@ -255,9 +255,14 @@ impl Builder {
             (None, None) => builder.build(),
         };
         let listener = self.probe_address.map(bind).transpose()?;
+        // A sharded manager's creates of controlled children carry the shard's label.
+        let writer = match &self.shard {
+            Some(shard) => assign_children(self.client.clone(), shard),
+            None => self.client.clone(),
+        };
         // A refused write is never sent, so it records nothing.
         let fenced = fencing::fenced(
-            controller::track_writes(self.client.clone()),
+            controller::track_writes(writer),
             fencing::Fence::new(elector.clone()),
         );
         let claims = Claims::default();
@@ -361,7 +366,10 @@ impl Manager {
     /// the leadership it is made under is current, and refused with [`WriteRefused`]
     /// otherwise. Reads always pass. It also [tracks writes](controller::track_writes), so the
     /// next reconcile of an object waits until the caches have seen what the previous one
-    /// wrote ([read your own writes](crate::controller#read-your-own-writes)).
+    /// wrote ([read your own writes](crate::controller#read-your-own-writes)). On a
+    /// [sharded](Builder::shard) manager, the controlled objects it creates with a controller
+    /// reference to an object of the ring are labelled for the shard in the create request
+    /// (where the Go sharder's webhook would label them): they reach the shard's cache at once.
     pub fn client(&self) -> kube::Client {
         self.fenced.clone()
     }
@@ -594,3 +602,6 @@ mod shard_tests;
 
 #[cfg(test)]
 mod abort_tests;
+
+#[cfg(test)]
+mod shard_children_tests;

@@ -191,6 +191,7 @@
 //! new process started, and a shard restarted under its name held its Lease 0.85 s after its
 //! start (4.6 s when it started while its objects still moved: one retry period).
 
+mod child_assignment;
 mod drain_sweep;
 mod error;
 mod hash_key;
@@ -217,5 +218,6 @@ pub use ring::{ControllerRing, DEFAULT_NAMESPACE_SELECTOR, RingResource};
 pub use shard::Shard;
 pub use sharder::{DEFAULT_CONCURRENT_MOVES, DEFAULT_RESYNC_PERIOD, Sharder, SharderStats};
 
+pub(crate) use child_assignment::assign_children;
 pub(crate) use drain_sweep::{Claims, DrainSweep};
 pub(crate) use shard::Assignment;
