@@ -489,6 +489,7 @@ impl Manager {
         let parts = running::Parts {
             factory: self.factory,
             elector: self.elector,
+            shard: self.shard.map(|shard| (shard, self.client)),
             runnables: self.runnables,
             listener: self.listener,
             probes,

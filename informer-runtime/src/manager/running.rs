@@ -20,6 +20,7 @@ use super::{
 use crate::{
     factory::{SharedInformerFactory, ShutdownGuard},
     leader_election::{LeaderElector, Leadership},
+    sharding::Shard,
     user_panic::{catch, panic_message},
 };
 
@@ -33,6 +34,8 @@ type Failures = mpsc::UnboundedSender<Error>;
 pub(super) struct Parts {
     pub(super) factory: SharedInformerFactory,
     pub(super) elector: Option<LeaderElector>,
+    /// The shard whose Lease the election holds, and the client its term fence lists with.
+    pub(super) shard: Option<(Shard, kube::Client)>,
     pub(super) runnables: Vec<Entry>,
     pub(super) listener: Option<std::net::TcpListener>,
     pub(super) probes: probes::Probes,
@@ -84,6 +87,7 @@ pub(super) async fn run(mut manager: Parts, shutdown: impl Future<Output = ()> +
     });
     tasks.spawn(lead(Lead {
         runnables: leader,
+        shard: manager.shard.take(),
         elector: manager.elector.clone(),
         factory: manager.factory.clone(),
         stop: stop.clone(),
@@ -203,6 +207,8 @@ async fn campaign(
 /// What runs the leader's runnables.
 struct Lead {
     runnables: Vec<Entry>,
+    /// The shard whose Lease the election holds, and the client its term fence lists with.
+    shard: Option<(Shard, kube::Client)>,
     elector: Option<LeaderElector>,
     factory: SharedInformerFactory,
     stop: CancellationToken,
@@ -232,7 +238,9 @@ async fn lead(lead: Lead) {
         tracing::info!(term = %leadership.term(), runnables = lead.runnables.len(), "leading: starting the leader's runnables");
         let term_stop = lead.stop.child_token();
         let ends = AbortOnDropHandle::new(tokio::spawn(cancel_at_end(leadership.clone(), term_stop.clone())));
-        lead.term(term_stop.clone(), Some(leadership.clone())).await;
+        if lead.fence(&term_stop).await {
+            lead.term(term_stop.clone(), Some(leadership.clone())).await;
+        }
         tokio::select! {
             () = lead.stop.cancelled() => {}
             () = leadership.lost() => {}
@@ -247,6 +255,15 @@ async fn lead(lead: Lead) {
 }
 
 impl Lead {
+    /// On a sharded manager, fences the term before its runnables start: see
+    /// `Shard::fence_term`. `false` if the term ended first.
+    async fn fence(&self, stop: &CancellationToken) -> bool {
+        match &self.shard {
+            Some((shard, client)) => shard.fence_term(client, stop).await,
+            None => true,
+        }
+    }
+
     /// Runs every leader runnable with `stop` until they all returned.
     async fn term(&self, stop: CancellationToken, leadership: Option<Leadership>) {
         let mut runs = JoinSet::new();

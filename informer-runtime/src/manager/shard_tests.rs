@@ -610,3 +610,58 @@ async fn a_drain_is_not_acknowledged_while_a_reconcile_that_lost_the_object_runs
     run.await??;
     Ok(())
 }
+
+/// A shard that loses its term and takes its Lease back in the same process keeps its caches,
+/// which may still show objects the sharder moved meanwhile (their label changes lag behind).
+/// Its new term starts with a list of its objects: an object the list no longer holds is not
+/// reconciled, though the cache still shows it labelled for the shard; the others are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_back_in_a_new_term_leaves_objects_that_moved_while_its_cache_lags() -> TestResult {
+    use informer_testserver::Failure;
+
+    let server = TestServer::start().await?;
+    let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+    for name in ["moved", "stays"] {
+        api.create(&PostParams::default(), &config_map(name, Some("shard-a")))
+            .await?;
+    }
+    let mut manager = Manager::builder(server.named_client("shard-a")?)
+        .shard(shard("shard-a")?)
+        .build()?;
+    let seen = Arc::new(Seen::default());
+    manager.add_controller(
+        Controller::<ConfigMap>::new(manager.factory()),
+        record,
+        retry,
+        Arc::clone(&seen),
+    );
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
+    eventually("both reconciled in the first term", WAIT, || {
+        seen.count("moved") == 1 && seen.count("stays") == 1
+    })
+    .await?;
+    // The sharder moves "moved" to shard-b; shard-a's cache sees it 3 s later.
+    server.set_watch_lag("configmaps", Some(Duration::from_secs(3)));
+    let moved = serde_json::json!({"metadata": {"labels": {shard_label(RING): "shard-b"}}});
+    api.patch("moved", &PatchParams::default(), &Patch::Merge(&moved))
+        .await?;
+    // Its renewals fail for about a second: the term ends, and the shard takes its Lease back.
+    server.fail_next(
+        Failure::new(500)
+            .times(10)
+            .verb("update")
+            .resource("leases")
+            .client("shard-a"),
+    );
+    eventually("a new term replayed the cache", WAIT, || seen.count("stays") == 2).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        seen.count("moved"),
+        1,
+        "the object that moved is not reconciled in the new term"
+    );
+    shutdown.cancel();
+    run.await??;
+    Ok(())
+}

@@ -9,7 +9,7 @@ use futures::{FutureExt, future::BoxFuture, stream::BoxStream};
 use k8s_openapi::{api::core::v1::Namespace, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{
     Api,
-    api::{Patch, PatchParams},
+    api::{ListParams, Patch, PatchParams},
     core::{PartialObjectMeta, Selector},
 };
 use tokio_util::sync::CancellationToken;
@@ -88,6 +88,14 @@ pub(crate) trait MetadataAccess: Send + Sync {
         key: &ObjectKey,
         patch: serde_json::Value,
     ) -> BoxFuture<'static, kube::Result<()>>;
+
+    /// The keys of the objects the label selector `labels` selects, in every namespace, and
+    /// the list's resource version: a consistent read of their metadata.
+    fn list_keys(
+        &self,
+        client: kube::Client,
+        labels: &str,
+    ) -> BoxFuture<'static, kube::Result<(Vec<ObjectKey>, String)>>;
 }
 
 /// A metadata-only cache of one resource.
@@ -160,9 +168,24 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
                 .map(drop)
         })
     }
+
+    fn list_keys(
+        &self,
+        client: kube::Client,
+        labels: &str,
+    ) -> BoxFuture<'static, kube::Result<(Vec<ObjectKey>, String)>> {
+        let api: Api<K> = Api::all(client);
+        let params = ListParams::default().labels(labels);
+        Box::pin(async move {
+            let list = api.list_metadata(&params).await?;
+            let version = list.metadata.resource_version.clone().unwrap_or_default();
+            let keys = list.items.iter().map(ObjectKey::of).collect();
+            Ok((keys, version))
+        })
+    }
 }
 
-/// The keys of the cached objects in `namespace`.
+/// The keys of the cached objects in `namespace` (of a namespace whose labels changed).
 fn objects_in<K: TypedResource>(
     objects: &ScopedLister<PartialObjectMeta<K>>,
     namespace: &PartialObjectMeta<Namespace>,

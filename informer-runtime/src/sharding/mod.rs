@@ -205,6 +205,7 @@ mod ring;
 mod shard;
 mod sharded_controller;
 mod sharder;
+mod term_fence;
 
 pub use error::{Error, Result};
 pub use hash_key::hash_key_for_object;

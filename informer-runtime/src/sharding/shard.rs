@@ -8,6 +8,7 @@ use super::{
     error::{Error, Result},
     labels::{RING_LABEL, drain_label, shard_label},
     ring::ControllerRing,
+    term_fence::CurrentFence,
 };
 use crate::{
     factory::{self, SharedInformerFactory, TypedResource},
@@ -42,6 +43,8 @@ pub struct Shard {
     shard_label: String,
     drain_label: String,
     lease: leader_election::Config,
+    /// What the caches may still hold from before the current term (shared by the clones).
+    fence: CurrentFence,
 }
 
 /// Where an object stands for a shard.
@@ -85,6 +88,7 @@ impl Shard {
             ring,
             name,
             lease,
+            fence: CurrentFence::default(),
         })
     }
 
@@ -183,6 +187,11 @@ impl Shard {
             return Assignment::Draining;
         }
         Assignment::Ours
+    }
+
+    /// The fence of the shard's current term.
+    pub(crate) fn current_fence(&self) -> &CurrentFence {
+        &self.fence
     }
 
     /// Whether the object with `metadata` carries the ring's drain label.

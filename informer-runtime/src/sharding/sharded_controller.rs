@@ -1,6 +1,6 @@
 //! [`Controller::shard`]: a controller that reconciles only its shard's objects, and hands
-//! over the ones the sharder drains. The shard is the controller's
-//! [`Gate`](crate::controller::gate::Gate).
+//! over the ones the sharder drains. A [`ShardGate`], the shard and the controller's type, is
+//! the controller's [`Gate`](crate::controller::gate::Gate).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -13,21 +13,39 @@ use crate::{
     factory::TypedResource,
 };
 
-impl Gate for Shard {
-    /// An object labelled for this shard is reconciled; a drained one is let go (its shard
-    /// and drain labels removed, conditional on the version read); any other is left alone.
+/// The gate of a sharded controller of objects of one group and kind.
+struct ShardGate {
+    shard: Shard,
+    group: String,
+    kind: String,
+}
+
+impl Gate for ShardGate {
+    /// An object labelled for this shard is reconciled, unless the shard's
+    /// [term fence](super::term_fence) says a newer version of it may have left the shard; a
+    /// drained one is let go (its shard and drain labels removed, conditional on the version
+    /// read); any other is left alone.
     fn decide(&self, metadata: &ObjectMeta) -> Decision {
-        match self.assignment(metadata) {
+        match self.shard.assignment(metadata) {
+            Assignment::Ours
+                if self
+                    .shard
+                    .current_fence()
+                    .is_stale(&self.group, &self.kind, metadata) =>
+            {
+                tracing::debug!(shard = %self.shard.name(), object = ?metadata.name, "not reconciled: the shard's list at the start of its term no longer held it");
+                Decision::NotAssigned
+            }
             Assignment::Ours => Decision::Reconcile,
             Assignment::NotOurs => Decision::NotAssigned,
             Assignment::Draining => {
-                Decision::HandOver(self.acknowledge_patch(metadata.resource_version.as_deref()))
+                Decision::HandOver(self.shard.acknowledge_patch(metadata.resource_version.as_deref()))
             }
         }
     }
 
     fn passes_anyway(&self, metadata: &ObjectMeta) -> bool {
-        self.is_drained(metadata)
+        self.shard.is_drained(metadata)
     }
 }
 
@@ -44,7 +62,11 @@ impl<K: TypedResource> Controller<K> {
             tracing::warn!(controller = %self.controller_name(), ring = shard.ring().name(), "a controller of a resource the ring does not divide: every shard reconciles every object");
             return self;
         }
-        self.gated(std::sync::Arc::new(shard.clone()))
+        self.gated(std::sync::Arc::new(ShardGate {
+            shard: shard.clone(),
+            group: K::group(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+        }))
     }
 }
 
@@ -60,11 +82,15 @@ mod tests {
         labels::{drain_label, shard_label},
     };
 
-    fn shard() -> Shard {
+    fn shard() -> ShardGate {
         let ring = ControllerRing::new("operator")
             .and_then(|ring| ring.resource(RingResource::of::<ConfigMap>()))
             .expect("a valid ring");
-        Shard::new(ring, "operator-0", "default").expect("a valid shard")
+        ShardGate {
+            shard: Shard::new(ring, "operator-0", "default").expect("a valid shard"),
+            group: String::new(),
+            kind: "ConfigMap".into(),
+        }
     }
 
     fn labelled(labels: &[(String, &str)]) -> ObjectMeta {

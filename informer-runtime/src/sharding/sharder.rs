@@ -80,6 +80,9 @@ pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 ///   sees a new object once it is labelled, not with the create. To assign in the request,
 ///   run the Go sharder's webhook (its `MutatingWebhookConfiguration` and the
 ///   [`manifest`](ControllerRing::manifest) of the ring); our sharder then only moves objects.
+///   Controlled objects that a shard creates (a child with a controller reference to an
+///   object of the ring) are assigned in the request all the same: a sharded
+///   [manager's client](crate::manager::Manager::client) labels them for the shard.
 ///
 /// It is built on the runtime's own machinery, as the Go sharder is built on
 /// controller-runtime: in each term, one [`Controller`](crate::controller::Controller) of the
