@@ -24,6 +24,8 @@ pub(crate) enum Decision {
     NotAssigned,
     /// Hand it over: send this JSON merge patch to the object instead of reconciling it.
     HandOver(serde_json::Value),
+    /// Not decidable yet: ask again after this delay.
+    Later(std::time::Duration),
 }
 
 /// Decides which objects a controller reconciles (see [`Decision`]).
@@ -44,6 +46,8 @@ pub(crate) enum Verdict {
     HandedOver(Result<(), kube::Error>),
     /// Reconciled elsewhere: leave it.
     NotAssigned,
+    /// Judge it again after this delay.
+    Later(std::time::Duration),
 }
 
 /// A controller's gate, and the keys its workers are judging or reconciling now.
@@ -110,6 +114,7 @@ impl Gated {
             Decision::Reconcile => Verdict::Reconcile,
             Decision::NotAssigned => Verdict::NotAssigned,
             Decision::HandOver(patch) => Verdict::HandedOver(hand_over(client, object, &patch).await),
+            Decision::Later(delay) => Verdict::Later(delay),
         }
     }
 }

@@ -181,6 +181,11 @@ where
         };
         match gate.judge(&self.client, object).await {
             Verdict::Reconcile => return true,
+            Verdict::Later(delay) => {
+                tracing::debug!(controller = %self.controller, object = %key, ?delay, "not reconciled yet: its shard cannot tell yet whether it is still its own");
+                self.queue.add_after(key.clone(), delay, priority);
+                return false;
+            }
             Verdict::NotAssigned => {
                 self.counters.not_assigned.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(controller = %self.controller, object = %key, "not reconciled: assigned to another shard");

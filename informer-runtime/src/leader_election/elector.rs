@@ -93,7 +93,12 @@ pub(crate) struct Observation {
 pub(crate) enum Attempt {
     /// This replica holds the lease: it acquired or renewed it with a request sent at
     /// `sent_at`.
-    Holding { sent_at: Instant, term: Term },
+    Holding {
+        sent_at: Instant,
+        term: Term,
+        /// The resourceVersion of the Lease as written.
+        written: Option<String>,
+    },
     /// Another replica holds the lease and it has not expired.
     HeldByOther { holder: String },
     /// This replica was leading but the lease names another holder, or is gone.
@@ -251,11 +256,14 @@ impl LeaderElector {
                 attempt = self.attempt(observation, None, config.renew_deadline / 2, "acquire") => attempt,
             };
             match attempt {
-                Ok(Attempt::Holding { sent_at, term }) => {
-                    return Some(Leadership::new(
-                        term,
-                        saturating_deadline(sent_at, config.renew_deadline),
-                    ));
+                Ok(Attempt::Holding {
+                    sent_at,
+                    term,
+                    written,
+                }) => {
+                    let leadership =
+                        Leadership::new(term, saturating_deadline(sent_at, config.renew_deadline));
+                    return Some(leadership.began_at(written));
                 }
                 Ok(Attempt::HeldByOther { holder } | Attempt::Lost { holder }) => {
                     tracing::debug!(%holder, "the lease is held by another replica");
@@ -424,6 +432,7 @@ impl LeaderElector {
             let created = self.inner.lock.create(spec).await?;
             self.observe(observation, &created);
             return Ok(Attempt::Holding {
+                written: created.metadata.resource_version.clone(),
                 sent_at,
                 term: Term {
                     transitions: 0,
@@ -473,6 +482,7 @@ impl LeaderElector {
         let written = self.inner.lock.update(&lease, renewed, "update").await?;
         self.observe(observation, &written);
         Ok(Attempt::Holding {
+            written: written.metadata.resource_version.clone(),
             sent_at,
             term: Term {
                 transitions,

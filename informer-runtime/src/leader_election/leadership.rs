@@ -49,6 +49,8 @@ impl fmt::Display for Term {
 #[derive(Debug, Clone)]
 pub struct Leadership {
     inner: Arc<Inner>,
+    /// The resourceVersion of the Lease write that began the term, if known.
+    began_at: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
@@ -68,7 +70,20 @@ impl Leadership {
                 token: CancellationToken::new(),
                 valid_until: Mutex::new(valid_until),
             }),
+            began_at: None,
         }
+    }
+
+    /// The leadership, begun by a Lease write at resourceVersion `version`.
+    pub(crate) fn began_at(mut self, version: Option<String>) -> Self {
+        self.began_at = version.map(Arc::from);
+        self
+    }
+
+    /// The resourceVersion of the Lease write that began the term, if known: every change
+    /// the API server made before the term began has a lower one.
+    pub(crate) fn began_at_version(&self) -> Option<&str> {
+        self.began_at.as_deref()
     }
 
     /// The term this leadership is.

@@ -238,9 +238,8 @@ async fn lead(lead: Lead) {
         tracing::info!(term = %leadership.term(), runnables = lead.runnables.len(), "leading: starting the leader's runnables");
         let term_stop = lead.stop.child_token();
         let ends = AbortOnDropHandle::new(tokio::spawn(cancel_at_end(leadership.clone(), term_stop.clone())));
-        if lead.fence(&term_stop).await {
-            lead.term(term_stop.clone(), Some(leadership.clone())).await;
-        }
+        let _fence = lead.fence(&leadership, &term_stop);
+        lead.term(term_stop.clone(), Some(leadership.clone())).await;
         tokio::select! {
             () = lead.stop.cancelled() => {}
             () = leadership.lost() => {}
@@ -255,13 +254,16 @@ async fn lead(lead: Lead) {
 }
 
 impl Lead {
-    /// On a sharded manager, fences the term before its runnables start: see
-    /// `Shard::fence_term`. `false` if the term ended first.
-    async fn fence(&self, stop: &CancellationToken) -> bool {
-        match &self.shard {
-            Some((shard, client)) => shard.fence_term(client, stop).await,
-            None => true,
+    /// On a sharded manager, fences the term `leadership` began before its runnables start
+    /// (see `Shard::begin_term_fence`): the list of the shard's objects runs in a task until it
+    /// answers or the term ends (`stop`), or the handle is dropped.
+    fn fence(&self, leadership: &Leadership, stop: &CancellationToken) -> Option<AbortOnDropHandle<()>> {
+        let (shard, client) = self.shard.as_ref()?;
+        if !shard.begin_term_fence(leadership.began_at_version()) {
+            return None;
         }
+        let listing = shard.clone().list_for_term(client.clone(), stop.clone());
+        Some(AbortOnDropHandle::new(tokio::spawn(listing)))
     }
 
     /// Runs every leader runnable with `stop` until they all returned.

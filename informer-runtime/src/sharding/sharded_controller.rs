@@ -4,7 +4,10 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::shard::{Assignment, Shard};
+use super::{
+    shard::{Assignment, Shard},
+    term_fence::Standing,
+};
 use crate::{
     controller::{
         Controller,
@@ -12,6 +15,10 @@ use crate::{
     },
     factory::TypedResource,
 };
+
+/// How soon an object cached before the term is tried again while the term's list has not
+/// answered.
+const FENCE_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The gate of a sharded controller of objects of one group and kind.
 struct ShardGate {
@@ -27,16 +34,20 @@ impl Gate for ShardGate {
     /// read); any other is left alone.
     fn decide(&self, metadata: &ObjectMeta) -> Decision {
         match self.shard.assignment(metadata) {
-            Assignment::Ours
-                if self
+            Assignment::Ours => {
+                match self
                     .shard
                     .current_fence()
-                    .is_stale(&self.group, &self.kind, metadata) =>
-            {
-                tracing::debug!(shard = %self.shard.name(), object = ?metadata.name, "not reconciled: the shard's list at the start of its term no longer held it");
-                Decision::NotAssigned
+                    .standing(&self.group, &self.kind, metadata)
+                {
+                    Standing::Current => Decision::Reconcile,
+                    Standing::Unknown => Decision::Later(FENCE_RETRY),
+                    Standing::Moved => {
+                        tracing::debug!(shard = %self.shard.name(), object = ?metadata.name, "not reconciled: the shard's list at the start of its term no longer held it");
+                        Decision::NotAssigned
+                    }
+                }
             }
-            Assignment::Ours => Decision::Reconcile,
             Assignment::NotOurs => Decision::NotAssigned,
             Assignment::Draining => {
                 Decision::HandOver(self.shard.acknowledge_patch(metadata.resource_version.as_deref()))

@@ -1,4 +1,4 @@
-//! [`TermFence`]: what a shard's caches may still hold from before its term began.
+//! [`CurrentFence`]: what a shard's caches may still hold from before its term began.
 //!
 //! A shard that loses its Lease and takes it back in the same process keeps its caches. While
 //! it had lost the Lease, the sharder may have declared it dead and moved its objects to other
@@ -7,12 +7,17 @@
 //! still show objects labelled for it that other shards own now. The same holds for a shard
 //! that restarts under its name while the sharder still moves its objects.
 //!
-//! So at the start of each term, before its controllers start, a sharded manager lists the
-//! shard's objects of every resource of the ring (metadata only, a consistent read). A cached
-//! object that the list does not hold, at a version no newer than the list, is not the
-//! shard's: its controllers leave it alone until a newer version of it arrives. The sharder
-//! moves a dead shard's objects before it gives its Lease back, so every move is older than the
-//! list.
+//! The sharder moves a dead shard's objects only while it holds the shard's Lease, so every
+//! move is older than the Lease write that began the shard's new term. At the start of each
+//! term a sharded manager therefore fences its caches:
+//!
+//! - a cached object whose version is newer than that write is the shard's, as labelled (the
+//!   objects assigned to a joining or returning shard are all such);
+//! - an older one waits (its reconcile is tried again shortly) until a list of the shard's
+//!   objects of its resource (metadata only, a consistent read, made in the background when
+//!   the term begins) answers: the object is the shard's if the list holds it, or if the cache
+//!   got a version newer than the list since; otherwise it is left alone until a newer version
+//!   of it arrives.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -38,81 +43,120 @@ struct Listed {
     keys: HashSet<ObjectKey>,
 }
 
-/// The shard's objects of every resource of the ring when its current term began (see the
-/// [module documentation](self)).
-#[derive(Debug, Default)]
-pub(crate) struct TermFence {
-    /// By `(group, kind)`.
-    listed: HashMap<(String, String), Listed>,
+/// Where a term's fence stands.
+#[derive(Debug)]
+enum FenceState {
+    /// The term began with a Lease write at this resource version; the list has not answered.
+    Pending { began_at: u64 },
+    /// The list answered, by `(group, kind)`.
+    Listed(HashMap<(String, String), Listed>),
 }
 
-/// A shard's current [`TermFence`], shared by its clones (its controllers' gates).
+/// What the fence says of a cached object labelled for the shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// It is the shard's, as its labels say.
+    Current,
+    /// It was not the shard's when the term's list was made, and the cache has no newer
+    /// version of it: another shard may own it now.
+    Moved,
+    /// Older than the term, and the list has not answered yet: ask again shortly.
+    Unknown,
+}
+
+/// A shard's current fence (see the [module documentation](self)), shared by its clones (its
+/// controllers' gates). No fence (an unsharded run, or a term whose Lease write had no
+/// comparable resource version) holds nothing back.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CurrentFence(Arc<RwLock<Option<Arc<TermFence>>>>);
+pub(crate) struct CurrentFence(Arc<RwLock<Option<Arc<FenceState>>>>);
 
 impl CurrentFence {
-    /// Whether the object of `group` and `kind` with `metadata`, labelled for the shard in a
-    /// cache, may belong to another shard by now: the term's list did not hold it, and the
-    /// cache's version is not newer than the list.
-    pub(crate) fn is_stale(&self, group: &str, kind: &str, metadata: &ObjectMeta) -> bool {
+    /// Where the object of `group` and `kind` with `metadata`, labelled for the shard in a
+    /// cache, stands.
+    pub(crate) fn standing(&self, group: &str, kind: &str, metadata: &ObjectMeta) -> Standing {
         let current = self.0.read().unwrap_or_else(PoisonError::into_inner).clone();
-        let Some(fence) = current else {
-            return false;
+        let Some(state) = current else {
+            return Standing::Current;
         };
-        let Some(listed) = fence.listed.get(&(group.to_owned(), kind.to_owned())) else {
-            return false;
-        };
-        let newer = metadata
+        let Some(version) = metadata
             .resource_version
             .as_deref()
             .and_then(|version| version.parse::<u64>().ok())
-            .is_none_or(|version| version > listed.resource_version);
-        if newer {
-            return false;
+        else {
+            return Standing::Current;
+        };
+        match state.as_ref() {
+            FenceState::Pending { began_at } if version > *began_at => Standing::Current,
+            FenceState::Pending { .. } => Standing::Unknown,
+            FenceState::Listed(listed) => {
+                let Some(listed) = listed.get(&(group.to_owned(), kind.to_owned())) else {
+                    return Standing::Current;
+                };
+                let key = ObjectKey::new(
+                    metadata.namespace.as_deref().unwrap_or_default(),
+                    metadata.name.as_deref().unwrap_or_default(),
+                );
+                if version > listed.resource_version || listed.keys.contains(&key) {
+                    Standing::Current
+                } else {
+                    Standing::Moved
+                }
+            }
         }
-        let key = ObjectKey::new(
-            metadata.namespace.as_deref().unwrap_or_default(),
-            metadata.name.as_deref().unwrap_or_default(),
-        );
-        !listed.keys.contains(&key)
     }
 
-    fn set(&self, fence: TermFence) {
-        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(fence));
+    fn set(&self, state: Option<FenceState>) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = state.map(Arc::new);
     }
 }
 
 impl Shard {
-    /// Lists the shard's objects of every resource of the ring through `client` and fences
-    /// the term with them (see the [module documentation](self)), retrying failed lists with
-    /// a backoff. Returns `false` if `stop` was cancelled first (the term ended).
-    pub(crate) async fn fence_term(&self, client: &kube::Client, stop: &CancellationToken) -> bool {
+    /// Fences a term begun by a Lease write at resourceVersion `began_at` (see the
+    /// [module documentation](self)): from now on, objects older than it wait until
+    /// [`list_for_term`](Self::list_for_term) answers. `false` (and no fence) if `began_at` is
+    /// not a comparable resource version.
+    pub(crate) fn begin_term_fence(&self, began_at: Option<&str>) -> bool {
+        let fence = self.current_fence();
+        let Some(began_at) = began_at.and_then(|version| version.parse::<u64>().ok()) else {
+            tracing::warn!(shard = %self.name(), ?began_at, "the Lease write that began the term has no comparable resource version; the term is not fenced");
+            fence.set(None);
+            return false;
+        };
+        fence.set(Some(FenceState::Pending { began_at }));
+        true
+    }
+
+    /// Lists the shard's objects through `client` for the fence of the term begun with
+    /// [`begin_term_fence`](Self::begin_term_fence), retrying failed lists with a backoff,
+    /// until it answers or `stop` is cancelled (the term ended).
+    pub(crate) async fn list_for_term(self, client: kube::Client, stop: CancellationToken) {
+        let fence = self.current_fence().clone();
         let mut retry = FIRST_RETRY;
         loop {
             let listed = tokio::select! {
-                () = stop.cancelled() => return false,
-                listed = self.list_own(client) => listed,
+                () = stop.cancelled() => return,
+                listed = self.list_own(&client) => listed,
             };
             match listed {
-                Ok(fence) => {
-                    self.current_fence().set(fence);
-                    return true;
+                Ok(listed) => {
+                    fence.set(Some(FenceState::Listed(listed)));
+                    return;
                 }
                 Err(error) => {
-                    tracing::warn!(shard = %self.name(), %error, ?retry, "failed to list the shard's objects at the start of its term; its controllers start once it succeeds");
+                    tracing::warn!(shard = %self.name(), %error, ?retry, "failed to list the shard's objects at the start of its term; objects cached before the term wait for it");
                 }
             }
             tokio::select! {
-                () = stop.cancelled() => return false,
+                () = stop.cancelled() => return,
                 () = tokio::time::sleep(retry) => {}
             }
             retry = (retry * 2).min(MAX_RETRY);
         }
     }
 
-    async fn list_own(&self, client: &kube::Client) -> Result<TermFence, String> {
+    async fn list_own(&self, client: &kube::Client) -> Result<HashMap<(String, String), Listed>, String> {
         let selector = self.selector();
-        let mut fence = TermFence::default();
+        let mut fence = HashMap::new();
         for resource in self.ring().all_types() {
             let (keys, version) = list_keys(resource, client, &selector).await?;
             let resource_version = version.parse::<u64>().map_err(|_| {
@@ -122,9 +166,7 @@ impl Shard {
                 resource_version,
                 keys: keys.into_iter().collect(),
             };
-            fence
-                .listed
-                .insert((resource.group().to_owned(), resource.kind().to_owned()), listed);
+            fence.insert((resource.group().to_owned(), resource.kind().to_owned()), listed);
         }
         Ok(fence)
     }
@@ -140,4 +182,47 @@ async fn list_keys(
         .list_keys(client.clone(), selector)
         .await
         .map_err(|error| format!("failed to list {resource}: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached(name: &str, version: &str) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn objects_older_than_the_term_wait_for_the_list_and_those_it_lacks_are_moved() {
+        let fence = CurrentFence::default();
+        assert_eq!(fence.standing("", "ConfigMap", &cached("a", "5")), Standing::Current, "no fence");
+        fence.set(Some(FenceState::Pending { began_at: 100 }));
+        assert_eq!(fence.standing("", "ConfigMap", &cached("a", "101")), Standing::Current);
+        assert_eq!(fence.standing("", "ConfigMap", &cached("a", "100")), Standing::Unknown);
+        let listed = Listed {
+            resource_version: 120,
+            keys: HashSet::from([ObjectKey::new("default", "kept")]),
+        };
+        fence.set(Some(FenceState::Listed(HashMap::from([(
+            (String::new(), "ConfigMap".to_owned()),
+            listed,
+        )]))));
+        assert_eq!(fence.standing("", "ConfigMap", &cached("kept", "50")), Standing::Current);
+        assert_eq!(fence.standing("", "ConfigMap", &cached("gone", "50")), Standing::Moved);
+        assert_eq!(
+            fence.standing("", "ConfigMap", &cached("gone", "121")),
+            Standing::Current,
+            "a version newer than the list is judged by its labels"
+        );
+        assert_eq!(
+            fence.standing("", "Secret", &cached("gone", "50")),
+            Standing::Current,
+            "a resource the list did not cover"
+        );
+    }
 }
