@@ -96,8 +96,10 @@ pub(crate) enum Attempt {
     Holding {
         sent_at: Instant,
         term: Term,
-        /// The resourceVersion of the Lease as written.
-        written: Option<String>,
+        /// The resourceVersion of the Lease as written, when this write took the Lease over:
+        /// created it, or took it from another holder or from none (not when this replica's
+        /// identity held it already).
+        taken_over_at: Option<String>,
     },
     /// Another replica holds the lease and it has not expired.
     HeldByOther { holder: String },
@@ -259,11 +261,11 @@ impl LeaderElector {
                 Ok(Attempt::Holding {
                     sent_at,
                     term,
-                    written,
+                    taken_over_at,
                 }) => {
                     let leadership =
                         Leadership::new(term, saturating_deadline(sent_at, config.renew_deadline));
-                    return Some(leadership.began_at(written));
+                    return Some(leadership.taken_over_at(taken_over_at));
                 }
                 Ok(Attempt::HeldByOther { holder } | Attempt::Lost { holder }) => {
                     tracing::debug!(%holder, "the lease is held by another replica");
@@ -432,7 +434,7 @@ impl LeaderElector {
             let created = self.inner.lock.create(spec).await?;
             self.observe(observation, &created);
             return Ok(Attempt::Holding {
-                written: created.metadata.resource_version.clone(),
+                taken_over_at: created.metadata.resource_version.clone(),
                 sent_at,
                 term: Term {
                     transitions: 0,
@@ -456,6 +458,8 @@ impl LeaderElector {
                 });
             }
         }
+        // a write that takes the Lease over from another holder, or from none
+        let taken_over = leading.is_none() && holder != me;
         let now = lease_lock::now();
         let renewed = match leading {
             // the term goes on: same acquire time and transitions
@@ -482,7 +486,9 @@ impl LeaderElector {
         let written = self.inner.lock.update(&lease, renewed, "update").await?;
         self.observe(observation, &written);
         Ok(Attempt::Holding {
-            written: written.metadata.resource_version.clone(),
+            taken_over_at: taken_over
+                .then(|| written.metadata.resource_version.clone())
+                .flatten(),
             sent_at,
             term: Term {
                 transitions,

@@ -49,8 +49,9 @@ impl fmt::Display for Term {
 #[derive(Debug, Clone)]
 pub struct Leadership {
     inner: Arc<Inner>,
-    /// The resourceVersion of the Lease write that began the term, if known.
-    began_at: Option<Arc<str>>,
+    /// The resourceVersion of the Lease write that began the term, if it took the Lease
+    /// over from another holder (or from none).
+    taken_over_at: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
@@ -70,20 +71,23 @@ impl Leadership {
                 token: CancellationToken::new(),
                 valid_until: Mutex::new(valid_until),
             }),
-            began_at: None,
+            taken_over_at: None,
         }
     }
 
-    /// The leadership, begun by a Lease write at resourceVersion `version`.
-    pub(crate) fn began_at(mut self, version: Option<String>) -> Self {
-        self.began_at = version.map(Arc::from);
+    /// The leadership, begun by a Lease write at resourceVersion `version` that took the
+    /// Lease over from another holder or from none.
+    pub(crate) fn taken_over_at(mut self, version: Option<String>) -> Self {
+        self.taken_over_at = version.map(Arc::from);
         self
     }
 
-    /// The resourceVersion of the Lease write that began the term, if known: every change
-    /// the API server made before the term began has a lower one.
-    pub(crate) fn began_at_version(&self) -> Option<&str> {
-        self.began_at.as_deref()
+    /// The resourceVersion of the Lease write that began the term, when that write took the
+    /// Lease over from another holder (or from none, or created it): every change the API
+    /// server made before the term began has a lower one. `None` when the Lease named this
+    /// replica already (a term lost and won back with nobody holding the Lease in between).
+    pub(crate) fn taken_over_version(&self) -> Option<&str> {
+        self.taken_over_at.as_deref()
     }
 
     /// The term this leadership is.

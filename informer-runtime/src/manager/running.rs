@@ -259,7 +259,7 @@ impl Lead {
     /// answers or the term ends (`stop`), or the handle is dropped.
     fn fence(&self, leadership: &Leadership, stop: &CancellationToken) -> Option<AbortOnDropHandle<()>> {
         let (shard, client) = self.shard.as_ref()?;
-        if !shard.begin_term_fence(leadership.began_at_version()) {
+        if !shard.begin_term_fence(leadership.taken_over_version()) {
             return None;
         }
         let listing = shard.clone().list_for_term(client.clone(), stop.clone());

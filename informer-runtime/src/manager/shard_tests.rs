@@ -611,13 +611,13 @@ async fn a_drain_is_not_acknowledged_while_a_reconcile_that_lost_the_object_runs
     Ok(())
 }
 
-/// A shard that loses its term and takes its Lease back in the same process keeps its caches,
-/// which may still show objects the sharder moved meanwhile (their label changes lag behind).
-/// Its new term starts with a list of its objects: an object the list no longer holds is not
-/// reconciled, though the cache still shows it labelled for the shard; the others are.
+/// A shard whose Lease the sharder took (declaring it dead), moved an object off and gave back,
+/// takes its Lease back in the same process with its caches, which may still show the object
+/// labelled for it (the label change lags behind). Its new term is fenced: the object the
+/// term's list no longer holds is not reconciled, the others are.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shard_back_in_a_new_term_leaves_objects_that_moved_while_its_cache_lags() -> TestResult {
-    use informer_testserver::Failure;
+    use k8s_openapi::{apimachinery::pkg::apis::meta::v1::MicroTime, jiff::Timestamp};
 
     let server = TestServer::start().await?;
     let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
@@ -641,19 +641,36 @@ async fn a_shard_back_in_a_new_term_leaves_objects_that_moved_while_its_cache_la
         seen.count("moved") == 1 && seen.count("stays") == 1
     })
     .await?;
-    // The sharder moves "moved" to shard-b; shard-a's cache sees it 3 s later.
+    // shard-a's cache sees config map changes 3 s late from now on
     server.set_watch_lag("configmaps", Some(Duration::from_secs(3)));
+    // As the sharder: take the shard's Lease (its term ends at its next renewal), move
+    // "moved" to shard-b, and give the Lease back once the shard stopped.
+    let leases: Api<Lease> = Api::namespaced(server.named_client("sharder")?, "default");
+    let lease = leases.get("shard-a").await?;
+    let transitions = lease
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.lease_transitions)
+        .unwrap_or(0);
+    let now = MicroTime(Timestamp::now());
+    let taken = serde_json::json!({"spec": {
+        "holderIdentity": "shardlease-controller", "leaseDurationSeconds": 2,
+        "acquireTime": now, "renewTime": now, "leaseTransitions": transitions + 1,
+    }});
+    leases
+        .patch("shard-a", &PatchParams::default(), &Patch::Merge(&taken))
+        .await?;
     let moved = serde_json::json!({"metadata": {"labels": {shard_label(RING): "shard-b"}}});
     api.patch("moved", &PatchParams::default(), &Patch::Merge(&moved))
         .await?;
-    // Its renewals fail for about a second: the term ends, and the shard takes its Lease back.
-    server.fail_next(
-        Failure::new(500)
-            .times(10)
-            .verb("update")
-            .resource("leases")
-            .client("shard-a"),
-    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let now = MicroTime(Timestamp::now());
+    let given_back = serde_json::json!({"spec": {
+        "holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": now, "renewTime": now,
+    }});
+    leases
+        .patch("shard-a", &PatchParams::default(), &Patch::Merge(&given_back))
+        .await?;
     eventually("a new term replayed the cache", WAIT, || seen.count("stays") == 2).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(

@@ -8,8 +8,10 @@
 //! that restarts under its name while the sharder still moves its objects.
 //!
 //! The sharder moves a dead shard's objects only while it holds the shard's Lease, so every
-//! move is older than the Lease write that began the shard's new term. At the start of each
-//! term a sharded manager therefore fences its caches:
+//! move is older than the Lease write that took the Lease back for the shard's new term, and a
+//! term that found the Lease still naming the shard (nobody held it in between) needs no
+//! fence. At the start of a term that took the Lease over, a sharded manager therefore fences
+//! its caches:
 //!
 //! - a cached object whose version is newer than that write is the shard's, as labelled (the
 //!   objects assigned to a joining or returning shard are all such);
@@ -111,14 +113,20 @@ impl CurrentFence {
 }
 
 impl Shard {
-    /// Fences a term begun by a Lease write at resourceVersion `began_at` (see the
+    /// Fences a term begun by a Lease write at resourceVersion `taken_over_at`, which took the
+    /// Lease over from another holder or from none (see the
     /// [module documentation](self)): from now on, objects older than it wait until
-    /// [`list_for_term`](Self::list_for_term) answers. `false` (and no fence) if `began_at` is
-    /// not a comparable resource version.
-    pub(crate) fn begin_term_fence(&self, began_at: Option<&str>) -> bool {
+    /// [`list_for_term`](Self::list_for_term) answers. `false`, and no fence, for a term that
+    /// took the Lease over from nobody else (`None`: it still named this shard, so the
+    /// sharder cannot have moved an object since), or at a version that cannot be compared.
+    pub(crate) fn begin_term_fence(&self, taken_over_at: Option<&str>) -> bool {
         let fence = self.current_fence();
-        let Some(began_at) = began_at.and_then(|version| version.parse::<u64>().ok()) else {
-            tracing::warn!(shard = %self.name(), ?began_at, "the Lease write that began the term has no comparable resource version; the term is not fenced");
+        let Some(taken_over_at) = taken_over_at else {
+            fence.set(None);
+            return false;
+        };
+        let Ok(began_at) = taken_over_at.parse::<u64>() else {
+            tracing::warn!(shard = %self.name(), resource_version = taken_over_at, "the Lease write that began the term has no comparable resource version; the term is not fenced");
             fence.set(None);
             return false;
         };
@@ -200,10 +208,20 @@ mod tests {
     #[test]
     fn objects_older_than_the_term_wait_for_the_list_and_those_it_lacks_are_moved() {
         let fence = CurrentFence::default();
-        assert_eq!(fence.standing("", "ConfigMap", &cached("a", "5")), Standing::Current, "no fence");
+        assert_eq!(
+            fence.standing("", "ConfigMap", &cached("a", "5")),
+            Standing::Current,
+            "no fence"
+        );
         fence.set(Some(FenceState::Pending { began_at: 100 }));
-        assert_eq!(fence.standing("", "ConfigMap", &cached("a", "101")), Standing::Current);
-        assert_eq!(fence.standing("", "ConfigMap", &cached("a", "100")), Standing::Unknown);
+        assert_eq!(
+            fence.standing("", "ConfigMap", &cached("a", "101")),
+            Standing::Current
+        );
+        assert_eq!(
+            fence.standing("", "ConfigMap", &cached("a", "100")),
+            Standing::Unknown
+        );
         let listed = Listed {
             resource_version: 120,
             keys: HashSet::from([ObjectKey::new("default", "kept")]),
@@ -212,8 +230,14 @@ mod tests {
             (String::new(), "ConfigMap".to_owned()),
             listed,
         )]))));
-        assert_eq!(fence.standing("", "ConfigMap", &cached("kept", "50")), Standing::Current);
-        assert_eq!(fence.standing("", "ConfigMap", &cached("gone", "50")), Standing::Moved);
+        assert_eq!(
+            fence.standing("", "ConfigMap", &cached("kept", "50")),
+            Standing::Current
+        );
+        assert_eq!(
+            fence.standing("", "ConfigMap", &cached("gone", "50")),
+            Standing::Moved
+        );
         assert_eq!(
             fence.standing("", "ConfigMap", &cached("gone", "121")),
             Standing::Current,
