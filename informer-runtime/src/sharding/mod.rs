@@ -186,10 +186,11 @@
 //! | The active sharder stops | none: assigned objects stay with their shards; new objects and moves wait for the next sharder, which takes over about *P* after a graceful release (its election's [`release_on_cancel`](crate::leader_election::Config::release_on_cancel)) or about *D* after a crashed one's last renewal, and first syncs its caches | about 2 s, or about 15 s after the last renewal |
 //!
 //! Measured with 4 shard processes, 2 000 pods and 15 s Leases (renew deadline 11.25 s, retry
-//! 3.75 s; `bench/README.md`, the hand-over): a crash moved the shard's 396 pods 28.7 s after the kill, a
-//! graceful stop its 468 pods 0.8 s after the stop, a join balanced the ring 2.4 s after the
-//! new process started, and a shard restarted under its name held its Lease 0.85 s after its
-//! start (4.6 s when it started while its objects still moved: one retry period).
+//! 3.75 s; `bench/README.md`, the hand-over): a crash moved the shard's 396 pods 29.1 s after
+//! the kill, a graceful stop its 468 pods 0.53 s after the stop, a join balanced the ring
+//! 2.1 s after the new process started, and a shard restarted under its name held its Lease
+//! 0.75 s after its start (4.6 s in a run where it started while its objects still moved: one
+//! retry period).
 
 mod child_assignment;
 mod drain_sweep;
