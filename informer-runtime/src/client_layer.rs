@@ -32,6 +32,13 @@ pub(crate) fn wrap(client: kube::Client, layer: impl Layer) -> kube::Client {
     kube::Client::new(Layered { client, layer }, namespace)
 }
 
+/// The `Content-Type` of a request or response with `headers`, if it has a readable one.
+pub(crate) fn content_type(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+}
+
 /// Whether a request with `method` writes (POST, PUT, PATCH, DELETE).
 pub(crate) fn is_write(method: &Method) -> bool {
     matches!(

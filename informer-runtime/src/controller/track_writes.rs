@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use http::{Request, Response, header};
+use http::{Request, Response};
 use kube::client::Body;
 
 use super::{ReconcileScope, write_log::WriteLog, write_log::WrittenObject};
@@ -89,11 +89,7 @@ async fn record(response: Response<Body>, log: &Arc<WriteLog>) -> Result<Respons
 
 /// Whether the answer may be JSON (what the API server sends unless protobuf was asked for).
 fn may_be_json(response: &Response<Body>) -> bool {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_none_or(|content_type| content_type.contains("json"))
+    client_layer::content_type(response.headers()).is_none_or(|content_type| content_type.contains("json"))
 }
 
 #[cfg(test)]

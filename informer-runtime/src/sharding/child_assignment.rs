@@ -166,11 +166,7 @@ fn controller_reference(object: &Value) -> Option<(&str, &str)> {
 
 /// Whether `request`'s body is JSON (how kube sends a create).
 fn is_json(request: &Request<Body>) -> bool {
-    request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|content_type| content_type.contains("json"))
+    client_layer::content_type(request.headers()).is_some_and(|content_type| content_type.contains("json"))
 }
 
 #[cfg(test)]

@@ -208,45 +208,37 @@ mod tests {
     #[test]
     fn objects_older_than_the_term_wait_for_the_list_and_those_it_lacks_are_moved() {
         let fence = CurrentFence::default();
-        assert_eq!(
-            fence.standing("", "ConfigMap", &cached("a", "5")),
-            Standing::Current,
-            "no fence"
-        );
+        let standing =
+            |kind: &str, name: &str, version: &str| fence.standing("", kind, &cached(name, version));
+        assert_eq!(standing("ConfigMap", "a", "5"), Standing::Current, "no fence");
         fence.set(Some(FenceState::Pending { began_at: 100 }));
-        assert_eq!(
-            fence.standing("", "ConfigMap", &cached("a", "101")),
-            Standing::Current
-        );
-        assert_eq!(
-            fence.standing("", "ConfigMap", &cached("a", "100")),
-            Standing::Unknown
-        );
+        // (object, its cached version, what the pending fence says)
+        for (name, version, expected) in [("a", "101", Standing::Current), ("a", "100", Standing::Unknown)] {
+            assert_eq!(
+                standing("ConfigMap", name, version),
+                expected,
+                "{name} at {version}"
+            );
+        }
         let listed = Listed {
             resource_version: 120,
             keys: HashSet::from([ObjectKey::new("default", "kept")]),
         };
-        fence.set(Some(FenceState::Listed(HashMap::from([(
-            (String::new(), "ConfigMap".to_owned()),
-            listed,
-        )]))));
-        assert_eq!(
-            fence.standing("", "ConfigMap", &cached("kept", "50")),
-            Standing::Current
-        );
-        assert_eq!(
-            fence.standing("", "ConfigMap", &cached("gone", "50")),
-            Standing::Moved
-        );
-        assert_eq!(
-            fence.standing("", "ConfigMap", &cached("gone", "121")),
-            Standing::Current,
-            "a version newer than the list is judged by its labels"
-        );
-        assert_eq!(
-            fence.standing("", "Secret", &cached("gone", "50")),
-            Standing::Current,
-            "a resource the list did not cover"
-        );
+        let by_type = HashMap::from([((String::new(), "ConfigMap".to_owned()), listed)]);
+        fence.set(Some(FenceState::Listed(by_type)));
+        for (kind, name, version, expected) in [
+            ("ConfigMap", "kept", "50", Standing::Current),
+            ("ConfigMap", "gone", "50", Standing::Moved),
+            // a version newer than the list is judged by its labels
+            ("ConfigMap", "gone", "121", Standing::Current),
+            // a resource the list did not cover
+            ("Secret", "gone", "50", Standing::Current),
+        ] {
+            assert_eq!(
+                standing(kind, name, version),
+                expected,
+                "{kind} {name} at {version}"
+            );
+        }
     }
 }
