@@ -262,7 +262,7 @@ impl Lead {
         if !shard.begin_term_fence(leadership.taken_over_version()) {
             return None;
         }
-        let listing = shard.clone().list_for_term(client.clone(), stop.clone());
+        let listing = shard.list_for_term(client.clone(), stop.clone());
         Some(AbortOnDropHandle::new(tokio::spawn(listing)))
     }
 

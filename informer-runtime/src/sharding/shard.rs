@@ -194,6 +194,25 @@ impl Shard {
         &self.fence
     }
 
+    /// Fences a term begun by a Lease write at resourceVersion `taken_over_at` (see
+    /// [`CurrentFence::begin`]); `true` if the term needs [`list_for_term`](Self::list_for_term).
+    pub(crate) fn begin_term_fence(&self, taken_over_at: Option<&str>) -> bool {
+        self.fence.begin(&self.name, taken_over_at)
+    }
+
+    /// The list of the shard's objects for the fence of its term, through `client`, until it
+    /// answers or `stop` is cancelled (see [`CurrentFence::list_for_term`]).
+    pub(crate) fn list_for_term(
+        &self,
+        client: kube::Client,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let ring = Arc::clone(&self.ring);
+        self.fence
+            .clone()
+            .list_for_term(ring, self.selector(), client, stop)
+    }
+
     /// Whether the object with `metadata` carries the ring's drain label.
     pub(crate) fn is_drained(&self, metadata: &ObjectMeta) -> bool {
         metadata

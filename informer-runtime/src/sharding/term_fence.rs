@@ -30,7 +30,7 @@ use std::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio_util::sync::CancellationToken;
 
-use super::{resource_type::ResourceType, shard::Shard};
+use super::{resource_type::ResourceType, ring::ControllerRing};
 use crate::key::ObjectKey;
 
 /// The first wait after a failed list; doubled up to [`MAX_RETRY`].
@@ -112,46 +112,51 @@ impl CurrentFence {
     }
 }
 
-impl Shard {
-    /// Fences a term begun by a Lease write at resourceVersion `taken_over_at`, which took the
-    /// Lease over from another holder or from none (see the
+impl CurrentFence {
+    /// Fences a term of shard `shard` begun by a Lease write at resourceVersion
+    /// `taken_over_at`, which took the Lease over from another holder or from none (see the
     /// [module documentation](self)): from now on, objects older than it wait until
     /// [`list_for_term`](Self::list_for_term) answers. `false`, and no fence, for a term that
-    /// took the Lease over from nobody else (`None`: it still named this shard, so the
-    /// sharder cannot have moved an object since), or at a version that cannot be compared.
-    pub(crate) fn begin_term_fence(&self, taken_over_at: Option<&str>) -> bool {
-        let fence = self.current_fence();
+    /// took the Lease over from nobody else (`None`: it still named the shard, so the sharder
+    /// cannot have moved an object since), or at a version that cannot be compared.
+    pub(crate) fn begin(&self, shard: &str, taken_over_at: Option<&str>) -> bool {
         let Some(taken_over_at) = taken_over_at else {
-            fence.set(None);
+            self.set(None);
             return false;
         };
         let Ok(began_at) = taken_over_at.parse::<u64>() else {
-            tracing::warn!(shard = %self.name(), resource_version = taken_over_at, "the Lease write that began the term has no comparable resource version; the term is not fenced");
-            fence.set(None);
+            tracing::warn!(%shard, resource_version = taken_over_at, "the Lease write that began the term has no comparable resource version; the term is not fenced");
+            self.set(None);
             return false;
         };
-        fence.set(Some(FenceState::Pending { began_at }));
+        self.set(Some(FenceState::Pending { began_at }));
         true
     }
 
-    /// Lists the shard's objects through `client` for the fence of the term begun with
-    /// [`begin_term_fence`](Self::begin_term_fence), retrying failed lists with a backoff,
-    /// until it answers or `stop` is cancelled (the term ended).
-    pub(crate) async fn list_for_term(self, client: kube::Client, stop: CancellationToken) {
-        let fence = self.current_fence().clone();
+    /// Lists the objects of every resource of `ring` that `selector` (the shard's) selects,
+    /// through `client`, for the fence of the term begun with [`begin`](Self::begin),
+    /// retrying failed lists with a backoff, until it answers or `stop` is cancelled (the term
+    /// ended).
+    pub(crate) async fn list_for_term(
+        self,
+        ring: Arc<ControllerRing>,
+        selector: String,
+        client: kube::Client,
+        stop: CancellationToken,
+    ) {
         let mut retry = FIRST_RETRY;
         loop {
             let listed = tokio::select! {
                 () = stop.cancelled() => return,
-                listed = self.list_own(&client) => listed,
+                listed = list_own(&ring, &selector, &client) => listed,
             };
             match listed {
                 Ok(listed) => {
-                    fence.set(Some(FenceState::Listed(listed)));
+                    self.set(Some(FenceState::Listed(listed)));
                     return;
                 }
                 Err(error) => {
-                    tracing::warn!(shard = %self.name(), %error, ?retry, "failed to list the shard's objects at the start of its term; objects cached before the term wait for it");
+                    tracing::warn!(%selector, %error, ?retry, "failed to list the shard's objects at the start of its term; objects cached before the term wait for it");
                 }
             }
             tokio::select! {
@@ -161,23 +166,26 @@ impl Shard {
             retry = (retry * 2).min(MAX_RETRY);
         }
     }
+}
 
-    async fn list_own(&self, client: &kube::Client) -> Result<HashMap<(String, String), Listed>, String> {
-        let selector = self.selector();
-        let mut fence = HashMap::new();
-        for resource in self.ring().all_types() {
-            let (keys, version) = list_keys(resource, client, &selector).await?;
-            let resource_version = version.parse::<u64>().map_err(|_| {
-                format!("the list of {resource} has the resource version {version:?}, not a number")
-            })?;
-            let listed = Listed {
-                resource_version,
-                keys: keys.into_iter().collect(),
-            };
-            fence.insert((resource.group().to_owned(), resource.kind().to_owned()), listed);
-        }
-        Ok(fence)
+async fn list_own(
+    ring: &ControllerRing,
+    selector: &str,
+    client: &kube::Client,
+) -> Result<HashMap<(String, String), Listed>, String> {
+    let mut fence = HashMap::new();
+    for resource in ring.all_types() {
+        let (keys, version) = list_keys(resource, client, selector).await?;
+        let resource_version = version.parse::<u64>().map_err(|_| {
+            format!("the list of {resource} has the resource version {version:?}, not a number")
+        })?;
+        let listed = Listed {
+            resource_version,
+            keys: keys.into_iter().collect(),
+        };
+        fence.insert((resource.group().to_owned(), resource.kind().to_owned()), listed);
     }
+    Ok(fence)
 }
 
 async fn list_keys(
