@@ -10,7 +10,7 @@
 //!
 //! | the object | what [`finalizer`] does | returns |
 //! |---|---|---|
-//! | not being deleted, without the finalizer | adds the finalizer, runs nothing | [`FinalizerOutcome::FinalizerAdded`] |
+//! | not being deleted, without the finalizer | adds the finalizer, then runs `reconcile(FinalizerEvent::Apply(object))` on the object as the API server wrote it | [`FinalizerOutcome::Reconciled`] |
 //! | not being deleted, with the finalizer | runs `reconcile(FinalizerEvent::Apply(object))` | [`FinalizerOutcome::Reconciled`] |
 //! | being deleted, with the finalizer | runs `reconcile(FinalizerEvent::Cleanup(object))`, then removes the finalizer | [`FinalizerOutcome::Reconciled`] |
 //! | being deleted, without the finalizer | runs nothing | [`FinalizerOutcome::Deleting`] |
@@ -43,10 +43,15 @@
 //!
 //! Removing the finalizer from an object that no longer exists (404) counts as removed.
 //!
-//! Adding the finalizer changes the object, so its informer delivers the change and the next
-//! reconcile runs `Apply`: on [`FinalizerOutcome::FinalizerAdded`] and [`FinalizerOutcome::Deleting`] a
-//! controller waits for the next change rather than requeueing. [`FinalizerOutcome::unwrap_or_else`]
-//! turns the outcome into the controller's own result type (`T`), whatever it is.
+//! `Apply` runs in the reconcile that added the finalizer, once the finalizer is stored: a
+//! controller whose predicates pass only spec changes
+//! ([`Predicate::generation_changed`](crate::predicate::Predicate::generation_changed)) never
+//! sees the finalizer's own change, and would otherwise wait for the next spec change to run
+//! `Apply`. Without such predicates, the change brings one more reconcile, which runs `Apply`
+//! again (it is idempotent, as every reconcile is). On [`FinalizerOutcome::Deleting`] and
+//! [`FinalizerOutcome::OutOfScope`] a controller waits for the next change rather than
+//! requeueing. [`FinalizerOutcome::unwrap_or_else`] turns the outcome into the controller's
+//! own result type (`T`), whatever it is.
 //!
 //! Both patches are JSON patches guarded by a `test` operation: adding tests that the list is
 //! still the one the object was read with, removing tests that the entry at the index about to
@@ -92,15 +97,14 @@
 //!         }
 //!     })
 //!     .await?;
-//!     // `FinalizerAdded` and `Deleting`: wait for the change the API server sends next.
+//!     // `Deleting` and `OutOfScope`: wait for the change the API server sends next.
 //!     Ok(outcome.unwrap_or_else(|| None))
 //! }
 //!
 //! let api: Api<ConfigMap> = Api::namespaced(client, "default");
 //! let first = reconcile(&api, Arc::new(api.get("settings").await?)).await?;
-//! assert_eq!(first, None); // the finalizer was added
-//! let second = reconcile(&api, Arc::new(api.get("settings").await?)).await?;
-//! assert_eq!(second, Some(Duration::from_secs(300))); // Apply ran
+//! assert_eq!(first, Some(Duration::from_secs(300))); // the finalizer was added, then Apply ran
+//! assert_eq!(api.get("settings").await?.metadata.finalizers, Some(vec!["example.com/cleanup".into()]));
 //! # Ok(())
 //! # }
 //! ```
@@ -133,12 +137,9 @@ pub enum FinalizerEvent<K> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "an outcome tells whether the reconcile ran"]
 pub enum FinalizerOutcome<T> {
-    /// The reconcile ran (`Apply`, or `Cleanup` followed by removing the finalizer) and
-    /// returned this value.
+    /// The reconcile ran (`Apply`, after adding the finalizer if the object lacked it, or
+    /// `Cleanup` followed by removing the finalizer) and returned this value.
     Reconciled(T),
-    /// The object lacked the finalizer, which is now added; nothing else ran. The change
-    /// brings another reconcile, which runs `Apply`.
-    FinalizerAdded,
     /// The object is being deleted and no longer carries this finalizer (it was removed
     /// earlier, or never added); nothing ran.
     Deleting,
@@ -152,7 +153,7 @@ impl<T> FinalizerOutcome<T> {
     pub fn reconciled(self) -> Option<T> {
         match self {
             Self::Reconciled(value) => Some(value),
-            Self::FinalizerAdded | Self::Deleting | Self::OutOfScope => None,
+            Self::Deleting | Self::OutOfScope => None,
         }
     }
 
@@ -301,10 +302,16 @@ where
         }
         (None, false) => {
             let patch = addition(object.meta().finalizers.as_deref(), finalizer_name);
-            api.patch::<()>(&name, &PatchParams::default(), &Patch::Json(patch))
+            let added = api
+                .patch::<()>(&name, &PatchParams::default(), &Patch::Json(patch))
                 .await
                 .map_err(Error::AddFinalizer)?;
-            Ok(FinalizerOutcome::FinalizerAdded)
+            // Apply at once: predicates that pass spec changes only would filter out the
+            // finalizer's own change, and Apply would wait for the next spec change.
+            reconcile(FinalizerEvent::Apply(Arc::new(added)))
+                .await
+                .map(FinalizerOutcome::Reconciled)
+                .map_err(Error::ApplyFailed)
         }
         (None, true) if leaving => Ok(FinalizerOutcome::OutOfScope),
         (None, true) => Ok(FinalizerOutcome::Deleting),

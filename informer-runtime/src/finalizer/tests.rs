@@ -55,22 +55,29 @@ fn recording(
     }
 }
 
+/// Apply runs in the reconcile that added the finalizer, on the object as stored (with the
+/// finalizer): a controller whose predicate passes spec changes only never gets the
+/// finalizer's own change, and would otherwise wait for the next spec change.
 #[tokio::test]
-async fn adds_the_finalizer_before_applying() {
+async fn adds_the_finalizer_then_applies_in_the_same_reconcile() {
     let (_server, api) = setup(config_map("cm", None)).await;
     let ran = AtomicUsize::new(0);
-    let outcome = finalizer(&api, FINALIZER, fetch(&api, "cm").await, |_| {
+    let outcome = finalizer(&api, FINALIZER, fetch(&api, "cm").await, |event| {
         ran.fetch_add(1, Ordering::SeqCst);
-        async { Ok::<_, ReconcileError>("ran") }
+        let carried = match event {
+            FinalizerEvent::Apply(object) => object.finalizers().to_vec(),
+            FinalizerEvent::Cleanup(_) => Vec::new(),
+        };
+        async move { Ok::<_, ReconcileError>(carried) }
     })
     .await
-    .expect("finalizer added");
-    assert_eq!(outcome, FinalizerOutcome::FinalizerAdded);
+    .expect("finalizer added and applied");
     assert_eq!(
-        ran.load(Ordering::SeqCst),
-        0,
-        "nothing runs before the finalizer is stored"
+        outcome,
+        FinalizerOutcome::Reconciled(vec![FINALIZER.to_string()]),
+        "Apply ran once, on the object carrying the finalizer"
     );
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
     let stored = fetch(&api, "cm").await;
     assert_eq!(stored.finalizers(), [FINALIZER.to_string()]);
 
@@ -90,7 +97,7 @@ async fn appends_to_an_existing_finalizer_list() {
     let outcome = finalizer(&api, FINALIZER, fetch(&api, "cm").await, recording(&runs))
         .await
         .expect("finalizer added");
-    assert_eq!(outcome, FinalizerOutcome::FinalizerAdded);
+    assert_eq!(outcome, FinalizerOutcome::Reconciled("apply"));
     assert_eq!(
         fetch(&api, "cm").await.finalizers(),
         ["other.io/keep".to_string(), FINALIZER.to_string()]
@@ -262,7 +269,7 @@ async fn an_unnamed_object_is_an_error() {
 #[test]
 fn outcomes_convert_to_the_reconciles_type() {
     assert_eq!(FinalizerOutcome::Reconciled(3).unwrap_or_else(|| 0), 3);
-    assert_eq!(FinalizerOutcome::<i32>::FinalizerAdded.unwrap_or_else(|| 0), 0);
+    assert_eq!(FinalizerOutcome::<i32>::OutOfScope.unwrap_or_else(|| 0), 0);
     assert_eq!(FinalizerOutcome::<i32>::Deleting.reconciled(), None);
 }
 
@@ -370,4 +377,48 @@ async fn releasing_an_object_that_is_gone_counts_as_released() {
         .await
         .expect("a 404 on the removal is not an error");
     assert_eq!(outcome, FinalizerOutcome::Reconciled("cleanup"));
+}
+
+/// A controller whose predicate passes spec changes only (`generation_changed`; a ConfigMap
+/// has no generation, so no update passes) and whose reconcile uses the helper, as the module
+/// docs show: Apply runs for a new object without any later change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn applies_under_a_predicate_that_filters_the_finalizers_own_change() {
+    use crate::{
+        SharedInformerFactory,
+        controller::{Action, Controller},
+        predicate::Predicate,
+    };
+
+    let (server, api) = setup(config_map("cm", None)).await;
+    let applied = Arc::new(AtomicUsize::new(0));
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let controller = Controller::<ConfigMap>::new(&factory)
+        .with_predicate(Predicate::generation_changed())
+        .graceful_shutdown_on(stop.clone());
+    let context = Arc::new((api.clone(), Arc::clone(&applied)));
+    let reconcile = |object: Arc<ConfigMap>, context: Arc<(Api<ConfigMap>, Arc<AtomicUsize>)>| async move {
+        let applied = Arc::clone(&context.1);
+        finalizer(&context.0, FINALIZER, object, |event| async move {
+            if let FinalizerEvent::Apply(_) = event {
+                applied.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok::<_, ReconcileError>(Action::await_change())
+        })
+        .await
+        .map(|outcome| outcome.unwrap_or_else(Action::await_change))
+    };
+    let run = tokio::spawn(controller.run(reconcile, |_, _, _| Action::requeue_with_backoff(), context));
+    informer_testserver::wait::eventually("Apply ran", std::time::Duration::from_secs(10), || {
+        applied.load(Ordering::SeqCst) == 1
+    })
+    .await
+    .expect("Apply ran once the finalizer was added");
+    assert_eq!(fetch(&api, "cm").await.finalizers(), [FINALIZER.to_string()]);
+    stop.cancel();
+    run.await
+        .expect("joined")
+        .expect("the controller stopped cleanly");
+    factory.shutdown().await;
 }

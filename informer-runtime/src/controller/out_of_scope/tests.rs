@@ -285,8 +285,10 @@ async fn without_the_declaration_the_object_that_left_the_watch_keeps_the_finali
     let unlabel = json!({ "metadata": { "labels": { "replicate": null } } });
     api.patch("cm", &PatchParams::default(), &Patch::Merge(&unlabel))
         .await?;
+    // (the finalizer's own change may be dropped the same way, if it is handled after the
+    // object left the watch)
     eventually("the key of the vanished object dropped", WAIT, || {
-        stats.skipped_missing() == 1
+        stats.skipped_missing() >= 1
     })
     .await?;
     assert!(!context.log.has("cleanup:cm"));
