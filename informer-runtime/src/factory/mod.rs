@@ -222,6 +222,8 @@ struct State {
     informers: HashMap<InformerKey, Entry>,
     /// Creation order, for stable reports.
     order: Vec<InformerKey>,
+    /// Whether `start` was called: informers requested since start at once.
+    start_requested: bool,
     shutting_down: bool,
 }
 
@@ -590,6 +592,7 @@ impl Builder {
                 state: Mutex::new(State {
                     informers: HashMap::new(),
                     order: Vec::new(),
+                    start_requested: false,
                     shutting_down: false,
                 }),
                 cancel: CancellationToken::new(),
@@ -990,15 +993,18 @@ impl SharedInformerFactory {
         if let Some(existing) = state.informers.get(&key).and_then(|e| e.typed.downcast_ref()) {
             return Err(SharedIndexInformer::clone(existing));
         }
-        state.informers.insert(
-            key.clone(),
-            Entry {
-                type_name: std::any::type_name::<K>(),
-                typed: Arc::new(informer.clone()),
-                erased: Arc::new(informer.clone()),
-                started: false,
-            },
-        );
+        let mut entry = Entry {
+            type_name: std::any::type_name::<K>(),
+            typed: Arc::new(informer.clone()),
+            erased: Arc::new(informer.clone()),
+            started: false,
+        };
+        // requested after `start` (by a controller that runs later, say): it starts now, as
+        // controller-runtime's cache starts an informer asked for once it runs
+        if state.start_requested && !state.shutting_down {
+            self.start_entry(&mut entry);
+        }
+        state.informers.insert(key.clone(), entry);
         state.order.push(key);
         Ok(informer)
     }
@@ -1289,23 +1295,40 @@ impl SharedInformerFactory {
 
     /// Starts every informer not started yet, each in a task of its own on the factory's
     /// thread (started by the first call; see [`SharedInformerFactory`]); returns at once.
-    /// Call it again after requesting more informers. Does nothing after `shutdown`. Must be
-    /// called within a tokio runtime with [`Builder::on_caller_runtime`], or if the thread
-    /// cannot be started (the informers then run on the caller's runtime).
+    /// Informers requested after the first call start as they are requested (client-go's
+    /// factory waits for another `Start`; controller-runtime's cache starts them, as here).
+    /// Does nothing after `shutdown`. Must be called within a tokio runtime with
+    /// [`Builder::on_caller_runtime`], or if the thread cannot be started (the informers then
+    /// run on the caller's runtime).
     pub fn start(&self) {
         let mut state = self.lock();
         if state.shutting_down {
             return;
         }
-        let thread = self.informers_thread();
+        state.start_requested = true;
         for entry in state.informers.values_mut().filter(|e| !e.started) {
-            entry.started = true;
-            let run = watch_informer_task(&entry.erased, &self.inner.cancel);
-            match thread {
-                Some(thread) => drop(self.inner.tasks.spawn_on(run, thread.handle())),
-                None => drop(self.inner.tasks.spawn(run)),
-            }
+            self.start_entry(entry);
         }
+    }
+
+    /// Starts the informer of `entry`; called with the state locked. Without the factory's
+    /// thread and outside a tokio runtime it cannot: the informer waits for the next `start`.
+    fn start_entry(&self, entry: &mut Entry) {
+        let run = watch_informer_task(&entry.erased, &self.inner.cancel);
+        match self.informers_thread() {
+            Some(thread) => drop(self.inner.tasks.spawn_on(run, thread.handle())),
+            None => match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(self.inner.tasks.spawn_on(run, &runtime)),
+                Err(_) => {
+                    tracing::warn!(
+                        informer = entry.type_name,
+                        "an informer requested outside a tokio runtime, on a factory that runs its informers on the caller's runtime, cannot start; call start() again from within the runtime"
+                    );
+                    return;
+                }
+            },
+        }
+        entry.started = true;
     }
 
     /// The thread the informers run on, started on first use; `None` to run them on the

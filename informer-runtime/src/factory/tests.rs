@@ -218,3 +218,27 @@ fn a_guard_dropped_outside_any_runtime_stops_the_informers() {
     );
     drop(runtime);
 }
+
+/// An informer requested after `start` starts as it is requested (a controller built once the
+/// factory runs): its cache syncs and fills without another `start`, and the sync report
+/// lists it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_informer_requested_after_start_starts_at_once() {
+    let server = informer_testserver::TestServer::start().await.expect("server");
+    let mut config_map = ConfigMap::default();
+    config_map.metadata.name = Some("late".into());
+    config_map.metadata.namespace = Some("default".into());
+    server.create_typed(&config_map).expect("created");
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let pods = factory.informer::<Pod>();
+    factory.start();
+    let config_maps = factory.informer::<ConfigMap>();
+    let report = tokio::time::timeout(std::time::Duration::from_secs(10), factory.wait_for_cache_sync())
+        .await
+        .expect("the wait ends");
+    assert!(report.all_synced(), "{report}");
+    assert!(pods.has_synced() && config_maps.has_synced());
+    assert!(report.to_string().starts_with("2/2 informers synced"), "{report}");
+    assert!(config_maps.lister().by_namespace("default").get("late").is_some());
+    factory.shutdown().await;
+}

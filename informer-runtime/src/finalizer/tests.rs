@@ -385,8 +385,8 @@ async fn releasing_an_object_that_is_gone_counts_as_released() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn applies_under_a_predicate_that_filters_the_finalizers_own_change() {
     use crate::{
-        SharedInformerFactory,
         controller::{Action, Controller},
+        factory::SharedInformerFactory,
         predicate::Predicate,
     };
 

@@ -10,8 +10,7 @@ use super::{
     lister::{NamespaceCache, ScopedLister},
 };
 use crate::{
-    MaybeTombstone,
-    cache::Index,
+    cache::{Index, MaybeTombstone},
     informer::{self, InformerStats, Registration, SharedIndexInformer, handler::ResourceEventHandler},
 };
 
