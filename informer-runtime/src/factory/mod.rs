@@ -133,6 +133,7 @@ trait ErasedInformer: Send + Sync {
     fn has_synced(&self) -> bool;
     fn is_stopped(&self) -> bool;
     fn failure(&self) -> Option<String>;
+    fn last_error(&self) -> Option<String>;
     fn description(&self) -> String;
     fn generic_lister(&self) -> GenericLister;
     fn stats(&self) -> InformerStats;
@@ -159,6 +160,10 @@ impl<K: Resource + Clone + Serialize + Send + Sync + 'static> ErasedInformer for
 
     fn failure(&self) -> Option<String> {
         SharedIndexInformer::failure(self)
+    }
+
+    fn last_error(&self) -> Option<String> {
+        SharedIndexInformer::last_error(self)
     }
 
     fn description(&self) -> String {
@@ -664,6 +669,10 @@ pub struct InformerSync {
     pub stopped: bool,
     /// Why it stopped, if it failed (see [`SharedIndexInformer::failure`]).
     pub failure: Option<String>,
+    /// The last list or watch error, until a list succeeds (see
+    /// [`SharedIndexInformer::last_error`]): why an informer that keeps retrying has not
+    /// synced, such as a 404 for a custom resource whose CRD is not installed.
+    pub last_error: Option<String>,
 }
 
 impl SyncReport {
@@ -686,10 +695,11 @@ impl fmt::Display for SyncReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let synced = self.informers.iter().filter(|i| i.synced).count();
         write!(f, "{synced}/{} informers synced", self.informers.len())?;
-        let describe = |i: &InformerSync| match (&i.failure, i.stopped) {
-            (Some(failure), _) => format!("{} (failed: {failure})", i.description),
-            (None, true) => format!("{} (stopped)", i.description),
-            (None, false) => i.description.clone(),
+        let describe = |i: &InformerSync| match (&i.failure, i.stopped, &i.last_error) {
+            (Some(failure), _, _) => format!("{} (failed: {failure})", i.description),
+            (None, true, _) => format!("{} (stopped)", i.description),
+            (None, false, Some(error)) => format!("{} (retrying after: {error})", i.description),
+            (None, false, None) => i.description.clone(),
         };
         let unsynced: Vec<String> = self
             .informers
@@ -1403,6 +1413,7 @@ impl SharedInformerFactory {
                     synced: i.has_synced(),
                     stopped: i.is_stopped(),
                     failure: i.failure(),
+                    last_error: i.last_error(),
                 })
                 .collect(),
         }

@@ -242,3 +242,38 @@ async fn an_informer_requested_after_start_starts_at_once() {
     assert!(config_maps.lister().by_namespace("default").get("late").is_some());
     factory.shutdown().await;
 }
+
+/// An informer that cannot list says why in the sync report (a 404 from a CRD that is not
+/// installed, a 403 from a missing role), instead of only "not synced".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_report_says_why_an_informer_has_not_synced() {
+    use informer_testserver::Failure;
+
+    let server = informer_testserver::TestServer::start().await.expect("server");
+    server.fail_next(
+        Failure::new(403)
+            .times(usize::MAX)
+            .verb("list")
+            .resource("configmaps"),
+    );
+    let factory = SharedInformerFactory::new(server.client().expect("client"));
+    let config_maps = factory.informer::<ConfigMap>();
+    factory.start();
+    informer_testserver::wait::eventually("a list failed", std::time::Duration::from_secs(10), || {
+        config_maps.last_error().is_some()
+    })
+    .await
+    .expect("the list failed");
+    let report = factory
+        .wait_for_cache_sync_until(tokio::time::sleep(std::time::Duration::from_millis(100)))
+        .await;
+    assert!(!report.all_synced());
+    let text = report.to_string();
+    assert!(
+        text.contains("not synced: configmaps (retrying after: "),
+        "{text}"
+    );
+    assert!(text.contains("403"), "{text}");
+    assert!(report.informers[0].last_error.is_some());
+    factory.shutdown().await;
+}

@@ -537,6 +537,15 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         self.inner.failure.get().cloned()
     }
 
+    /// The last list or watch error of the informer's reflector, until a list succeeds: why
+    /// an informer that keeps retrying has not synced.
+    pub fn last_error(&self) -> Option<String> {
+        self.inner
+            .reflector
+            .get()
+            .and_then(|reflector| reflector.last_error())
+    }
+
     /// What the informer has done so far: its reflector's counts, its cache size and each
     /// handler's state (for metrics and debugging).
     pub fn stats(&self) -> InformerStats {

@@ -236,6 +236,8 @@ struct State {
     /// A list at "0" came back paginated: the watch cache is off, keep paging.
     paginated_result: bool,
     last_sync_resource_version: String,
+    /// The last list or watch error, until the next successful list.
+    last_error: Option<String>,
 }
 
 /// Lists and watches one resource into a [`ReflectorStore`]. See the [module docs](self).
@@ -294,6 +296,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         let state = State {
             backoff: Backoff::new(config.backoff.clone()),
             last_resource_version_unavailable: false,
+            last_error: None,
             paginated_result: false,
             last_sync_resource_version: String::new(),
         };
@@ -355,6 +358,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
         }
     }
 
+    /// The last list or watch error (with the API server's answer), until a list succeeds:
+    /// why a reflector that keeps retrying has not synced (a resource that is not served, a
+    /// request that is forbidden).
+    pub fn last_error(&self) -> Option<String> {
+        self.lock().last_error.clone()
+    }
+
     fn set_last_sync_resource_version(&self, resource_version: &str) {
         resource_version.clone_into(&mut self.lock().last_sync_resource_version);
     }
@@ -389,6 +399,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
     }
 
     fn report(&self, err: &Error) {
+        if !matches!(err, Error::Resync { .. } | Error::Panicked(_)) {
+            self.lock().last_error = Some(err.to_string());
+        }
         match err {
             Error::List { .. } => self.counters.list_errors.fetch_add(1, Ordering::Relaxed),
             Error::Resync { .. } | Error::Panicked(_) => 0,
@@ -496,6 +509,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         state.last_resource_version_unavailable = false;
                     }
                     self.counters.lists.fetch_add(1, Ordering::Relaxed);
+                    self.lock().last_error = None;
                     tracing::debug!(resource = %self.resource, items = end.items, resource_version = %list_resource_version, "listed");
                     relist.finish(&list_resource_version);
                     self.set_last_sync_resource_version(&list_resource_version);
