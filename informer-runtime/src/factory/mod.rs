@@ -243,6 +243,9 @@ struct Options {
     default_scopes: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// Label selectors every informer of a resource carries, by group and plural.
     resource_labels: Vec<ResourceLabels>,
+    /// The label and field selectors `tweak_list_options` sets, read once when the factory is
+    /// built: every informer holds only what they select, so every scope includes them.
+    tweaked: Option<TweakedSelectors>,
     compact_objects: bool,
     watch_error_handler: Option<reflector::WatchErrorHandler>,
     /// Run the informers on the runtime that calls `start` rather than on a thread of the
@@ -252,6 +255,47 @@ struct Options {
     encoding: Encoding,
     /// Fields every informer skips as it reads objects.
     skip_fields: Arc<[FieldPath]>,
+}
+
+/// What a factory's list tweak selects ([`Builder::tweak_list_options`]).
+#[derive(Debug, Clone)]
+struct TweakedSelectors {
+    labels: kube::core::Selector,
+    fields: crate::selector::FieldSelector,
+}
+
+impl TweakedSelectors {
+    /// The selectors `tweak` sets on default list options; `None` if it sets none, or if they
+    /// do not parse or the tweak panics (logged: the cache then holds what the tweak lets in,
+    /// while scopes do not know it).
+    fn read(tweak: &TweakListOptions) -> Option<Self> {
+        let options = crate::user_panic::catch(|| {
+            let mut options = ListOptions::default();
+            tweak(&mut options);
+            options
+        });
+        let options = match options {
+            Ok(options) => options,
+            Err(panic) => {
+                tracing::warn!(%panic, "the factory's list tweak panicked on default list options; scopes do not include its selectors");
+                return None;
+            }
+        };
+        let labels = options.label_selector.unwrap_or_default();
+        let fields = options.field_selector.unwrap_or_default();
+        if labels.is_empty() && fields.is_empty() {
+            return None;
+        }
+        let parsed = crate::selector::parse_label_selector(&labels)
+            .and_then(|labels| Ok((labels, crate::selector::parse_field_selector(&fields)?)));
+        match parsed {
+            Ok((labels, fields)) => Some(Self { labels, fields }),
+            Err(error) => {
+                tracing::warn!(%error, %labels, %fields, "the factory's list tweak sets selectors that do not parse; scopes do not include them");
+                None
+            }
+        }
+    }
 }
 
 /// A label selector every informer of one resource carries ([`Builder::resource_labels`]).
@@ -585,7 +629,12 @@ impl Builder {
     }
 
     /// The factory.
-    pub fn build(self) -> SharedInformerFactory {
+    pub fn build(mut self) -> SharedInformerFactory {
+        self.options.tweaked = self
+            .options
+            .tweak_list_options
+            .as_ref()
+            .and_then(TweakedSelectors::read);
         let thread = OnceLock::new();
         if let Some(own) = self.thread {
             let _ = thread.set(own);
@@ -852,6 +901,7 @@ impl SharedInformerFactory {
                 transforms: HashMap::new(),
                 default_scopes: HashMap::new(),
                 resource_labels: Vec::new(),
+                tweaked: None,
                 compact_objects: false,
                 watch_error_handler: None,
                 on_caller_runtime: false,
@@ -1171,10 +1221,17 @@ impl SharedInformerFactory {
             .cloned()
     }
 
-    /// `scope` narrowed by the [labels](Builder::resource_labels) of `K`'s resource.
+    /// `scope` narrowed by the [labels](Builder::resource_labels) of `K`'s resource and the
+    /// selectors the [list tweak](Builder::tweak_list_options) sets.
     fn restrict<K: TypedResource>(&self, scope: Scope<K>) -> Scope<K> {
-        self.inner
-            .options
+        let options = &self.inner.options;
+        let scope = match &options.tweaked {
+            Some(tweaked) => scope
+                .and_labels(tweaked.labels.clone())
+                .field_selector(&tweaked.fields),
+            None => scope,
+        };
+        options
             .resource_labels
             .iter()
             .filter(|rule| rule.group == K::group(&()) && rule.plural == K::plural(&()))

@@ -277,3 +277,50 @@ async fn the_sync_report_says_why_an_informer_has_not_synced() {
     assert!(report.informers[0].last_error.is_some());
     factory.shutdown().await;
 }
+
+/// What the factory's list tweak selects is part of what every cache holds: a scoped lister
+/// over a tweaked factory knows its selector, answers `list` with the selected objects, and
+/// refuses a `get` that the cache cannot answer (an object outside the tweak) instead of
+/// answering `None` for an object that exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tweaked_factorys_scopes_include_the_tweaks_selectors() {
+    use std::collections::BTreeMap;
+
+    let server = informer_testserver::TestServer::start().await.expect("server");
+    for (name, team) in [("ours", "x"), ("theirs", "y")] {
+        let mut config_map = ConfigMap::default();
+        config_map.metadata.name = Some(name.into());
+        config_map.metadata.namespace = Some("default".into());
+        config_map.metadata.labels = Some(BTreeMap::from([("team".to_owned(), team.to_owned())]));
+        server.create_typed(&config_map).expect("created");
+    }
+    let factory = SharedInformerFactory::builder(server.client().expect("client"))
+        .tweak_list_options(|options| options.label_selector = Some("team=x".into()))
+        .build();
+    let informer = factory.informer_in(&Scope::<ConfigMap>::all());
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.all_synced());
+    assert_eq!(informer.scope().selected_labels().to_string(), "team=x");
+    let lister = informer.lister();
+    let listed: Vec<_> = lister
+        .list_in_scope(&Default::default())
+        .iter()
+        .filter_map(|cm| cm.metadata.name.clone())
+        .collect();
+    assert_eq!(listed, ["ours"]);
+    assert!(
+        lister
+            .by_namespace("default")
+            .get("ours")
+            .is_ok_and(|found| found.is_some())
+    );
+    assert!(
+        lister.by_namespace("default").get("theirs").is_err(),
+        "an object the cache cannot hold is refused, not reported missing"
+    );
+    assert_eq!(
+        factory.default_scope::<ConfigMap>().selected_labels().to_string(),
+        "team=x"
+    );
+    factory.shutdown().await;
+}
