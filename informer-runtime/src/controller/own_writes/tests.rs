@@ -350,6 +350,15 @@ fn retry(_: Arc<Secret>, _: &kube::Error, _: Arc<Creator>) -> Action {
 
 /// Runs the child-creating controller, with `guard` as its own-writes timeout, until a
 /// reconcile has seen the child in its cache; returns what it did.
+/// Waits until `count` watches are open (the secrets' and the config maps' informers).
+async fn watches_open(server: &TestServer, count: usize) -> Result<(), Box<dyn std::error::Error>> {
+    eventually("the informers watch", Duration::from_secs(20), || {
+        server.watch_count() >= count
+    })
+    .await?;
+    Ok(())
+}
+
 async fn run_creator(
     guard: Option<Duration>,
 ) -> Result<(Arc<Creator>, ControllerStats), Box<dyn std::error::Error>> {
@@ -367,6 +376,9 @@ async fn run_creator(
         .graceful_shutdown_on(shutdown.clone());
     let stats = controller.stats();
     let running = tokio::spawn(controller.run(create_child, retry, Arc::clone(&creator)));
+    // the child's event must come through the lagging watch, not a watch opened after it
+    // (whose replay is not held back)
+    watches_open(&server, 2).await?;
     server.create_typed(&parent())?;
     eventually("a reconcile to see the child", Duration::from_secs(20), || {
         creator.saw_child.load(Ordering::SeqCst)
@@ -444,6 +456,7 @@ async fn a_managers_client_tracks_writes_so_its_controllers_create_the_child_onc
         let shutdown = shutdown.clone();
         async move { manager.run(shutdown.cancelled_owned()).await }
     });
+    watches_open(&server, 2).await?;
     server.create_typed(&parent())?;
     eventually("a reconcile to see the child", Duration::from_secs(40), || {
         creator.saw_child.load(Ordering::SeqCst)
