@@ -886,7 +886,6 @@ impl<K: Resource + Clone + Send + Sync + 'static> Stream for NotificationStream<
             let state = &self.registration.state;
             state.taken();
             state.handled.fetch_add(1, Ordering::SeqCst);
-            state.finish();
             if matches!(
                 notification,
                 Notification::Add {

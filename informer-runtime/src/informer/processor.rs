@@ -56,8 +56,8 @@ pub(crate) struct ListenerState {
     pub(crate) removed: AtomicBool,
     /// Notifications distributed to the listener so far.
     pub(crate) distributed: AtomicU64,
-    /// Notifications the listener is done with so far: handled, panicked or dropped.
-    pub(crate) finished: AtomicU64,
+    /// Notifications dropped unsent (the listener's receiver was gone).
+    pub(crate) dropped: AtomicU64,
 }
 
 impl ListenerState {
@@ -66,15 +66,14 @@ impl ListenerState {
         self.backlog.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Accounts for one notification the listener is done with.
-    pub(crate) fn finish(&self) {
-        self.finished.fetch_add(1, Ordering::SeqCst);
-    }
-
     /// Whether the listener is done with every notification distributed before
-    /// `distributed` was read (it handles them in order), or was removed.
+    /// `distributed` was read (it handles them in order: handled, panicked or dropped), or was
+    /// removed.
     pub(crate) fn has_finished(&self, distributed: u64) -> bool {
-        self.finished.load(Ordering::SeqCst) >= distributed || self.removed.load(Ordering::SeqCst)
+        let finished = self.handled.load(Ordering::SeqCst)
+            + self.panics.load(Ordering::SeqCst)
+            + self.dropped.load(Ordering::SeqCst);
+        finished >= distributed || self.removed.load(Ordering::SeqCst)
     }
 }
 
@@ -131,7 +130,7 @@ impl<K> Listener<K> {
             if self.sender.send(notification).is_err() {
                 // the receiver is gone: nothing will take it
                 self.state.backlog.fetch_sub(1, Ordering::SeqCst);
-                self.state.finish();
+                self.state.dropped.fetch_add(1, Ordering::SeqCst);
                 if initial {
                     self.state.pending_initial.fetch_sub(1, Ordering::SeqCst);
                 }
@@ -246,7 +245,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             pending_initial: AtomicUsize::new(0),
             handled: AtomicU64::new(0),
             distributed: AtomicU64::new(0),
-            finished: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
             panics: AtomicU64::new(0),
             removed: AtomicBool::new(false),
         });
@@ -438,7 +437,6 @@ fn deliver<K: 'static>(
             tracing::error!(informer = %description, handler = state.id, panic = %message, "event handler panicked");
         }
     }
-    state.finish();
 }
 
 #[cfg(test)]

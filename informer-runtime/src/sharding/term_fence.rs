@@ -22,7 +22,7 @@
 //!   of it arrives.
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::HashSet,
     sync::{Arc, PoisonError, RwLock},
     time::Duration,
 };
@@ -40,6 +40,8 @@ const MAX_RETRY: Duration = Duration::from_secs(5);
 /// The shard's objects of one resource when its term began.
 #[derive(Debug, Default)]
 struct Listed {
+    group: String,
+    kind: String,
     /// The list's resource version.
     resource_version: u64,
     keys: HashSet<ObjectKey>,
@@ -50,8 +52,8 @@ struct Listed {
 enum FenceState {
     /// The term began with a Lease write at this resource version; the list has not answered.
     Pending { began_at: u64 },
-    /// The list answered, by `(group, kind)`.
-    Listed(HashMap<(String, String), Listed>),
+    /// The list answered, one entry per resource of the ring.
+    Listed(Vec<Listed>),
 }
 
 /// What the fence says of a cached object labelled for the shard.
@@ -91,7 +93,10 @@ impl CurrentFence {
             FenceState::Pending { began_at } if version > *began_at => Standing::Current,
             FenceState::Pending { .. } => Standing::Unknown,
             FenceState::Listed(listed) => {
-                let Some(listed) = listed.get(&(group.to_owned(), kind.to_owned())) else {
+                let Some(listed) = listed
+                    .iter()
+                    .find(|listed| listed.group == group && listed.kind == kind)
+                else {
                     return Standing::Current;
                 };
                 let key = ObjectKey::new(
@@ -172,18 +177,19 @@ async fn list_own(
     ring: &ControllerRing,
     selector: &str,
     client: &kube::Client,
-) -> Result<HashMap<(String, String), Listed>, String> {
-    let mut fence = HashMap::new();
+) -> Result<Vec<Listed>, String> {
+    let mut fence = Vec::new();
     for resource in ring.all_types() {
         let (keys, version) = list_keys(resource, client, selector).await?;
         let resource_version = version.parse::<u64>().map_err(|_| {
             format!("the list of {resource} has the resource version {version:?}, not a number")
         })?;
-        let listed = Listed {
+        fence.push(Listed {
+            group: resource.group().to_owned(),
+            kind: resource.kind().to_owned(),
             resource_version,
             keys: keys.into_iter().collect(),
-        };
-        fence.insert((resource.group().to_owned(), resource.kind().to_owned()), listed);
+        });
     }
     Ok(fence)
 }
@@ -229,11 +235,12 @@ mod tests {
             );
         }
         let listed = Listed {
+            group: String::new(),
+            kind: "ConfigMap".to_owned(),
             resource_version: 120,
             keys: HashSet::from([ObjectKey::new("default", "kept")]),
         };
-        let by_type = HashMap::from([((String::new(), "ConfigMap".to_owned()), listed)]);
-        fence.set(Some(FenceState::Listed(by_type)));
+        fence.set(Some(FenceState::Listed(vec![listed])));
         for (kind, name, version, expected) in [
             ("ConfigMap", "kept", "50", Standing::Current),
             ("ConfigMap", "gone", "50", Standing::Moved),

@@ -100,6 +100,8 @@ struct Shared {
     membership: RwLock<Arc<Membership>>,
     /// Asks the Lease controller to check a Lease.
     lease_checks: mpsc::UnboundedSender<ObjectKey>,
+    /// The Leases with a delayed check on the way: a burst of moves off one shard asks once.
+    delayed_lease_checks: Arc<Mutex<HashSet<ObjectKey>>>,
     /// Asks every object controller to check every object.
     object_checks: watch::Sender<()>,
     /// The resourceVersion each item had when the sharder last changed it, until the cache
@@ -205,6 +207,7 @@ impl Term {
             watched,
             membership: RwLock::new(Arc::new(Membership::empty())),
             lease_checks,
+            delayed_lease_checks: Arc::default(),
             object_checks,
             written: Mutex::default(),
             hold_requests: Mutex::default(),
@@ -354,7 +357,8 @@ impl Shared {
         self.object_checks.send_replace(());
     }
 
-    /// Asks the Lease controller to check the Lease of `shard`, after `delay`.
+    /// Asks the Lease controller to check the Lease of `shard`, after `delay` (once, however
+    /// often it is asked while a delayed check is on the way).
     fn check_lease_of(&self, shard: &str, delay: Duration) {
         let Some(lease) = self.lease_of(shard) else {
             return;
@@ -364,10 +368,21 @@ impl Shared {
             let _ = self.lease_checks.send(key);
             return;
         }
+        let delayed = Arc::clone(&self.delayed_lease_checks);
+        if !delayed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone())
+        {
+            return;
+        }
         let (checks, stop) = (self.lease_checks.clone(), self.stop.clone());
         tokio::spawn(async move {
             tokio::select! {
-                () = tokio::time::sleep(delay) => { let _ = checks.send(key); }
+                () = tokio::time::sleep(delay) => {
+                    delayed.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+                    let _ = checks.send(key);
+                }
                 () = stop.cancelled() => {}
             }
         });
