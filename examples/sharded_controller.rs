@@ -24,7 +24,7 @@ use std::{
 use informer_examples::sharded_controller::{
     Durations, ENABLED_NAMESPACES, SETTINGS, ShardReplica, assigned_to, handled_by, start_sharder,
 };
-use informer_runtime::sharding::{HashRing, hash_key_for_object};
+use informer_runtime::sharding::hash_ring::{HashRing, hash_key_for_object};
 use informer_testserver::{TestServer, wait::eventually_async};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Namespace;

@@ -11,7 +11,7 @@
 use std::{sync::Arc, time::Duration};
 
 use informer_runtime::{
-    controller::{Action, Controller, ReconcileScope},
+    controller::{Action, Controller, RunContext},
     leader_election::{Config, LeaderElector},
     manager::{self, Manager},
 };
@@ -135,8 +135,8 @@ impl Replica {
 
 /// Stamps the ConfigMap with the current term, if it leads and the stamp differs.
 pub async fn reconcile(config_map: Arc<ConfigMap>, context: Arc<Context>) -> Result<Action, Error> {
-    let scope = ReconcileScope::current().ok_or(Error::NoTerm)?;
-    let stamp = scope.leadership().ok_or(Error::NoTerm)?.term().to_string();
+    let run = RunContext::current().ok_or(Error::NoTerm)?;
+    let stamp = run.leadership().ok_or(Error::NoTerm)?.term().to_string();
     if handled_by(&config_map) == Some(stamp.as_str()) {
         return Ok(Action::await_change());
     }

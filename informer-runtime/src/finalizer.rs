@@ -240,7 +240,7 @@ where
 /// # cm.metadata.finalizers = Some(vec!["example.com/copies".into()]);
 /// # server.create_typed(&cm)?;
 ///
-/// let replicated = Predicate::<ConfigMap>::matching_labels("replicate=true")?;
+/// let replicated = Predicate::<ConfigMap>::labels("replicate=true")?;
 /// let api: Api<ConfigMap> = Api::namespaced(client, "default");
 /// let cm = Arc::new(api.get("settings").await?); // no `replicate` label, but the finalizer
 /// let outcome = finalizer::finalizer_in_scope(&api, "example.com/copies", cm, |cm| replicated.in_scope(cm), |event| async move {

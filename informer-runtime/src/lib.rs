@@ -97,11 +97,12 @@
 //!    [`SharedIndexInformer::add_index`]).
 //! 3. **A [`Controller`](controller::Controller)** of the type it reconciles, with the types it
 //!    [`owns`](controller::Controller::owns) and [`watches`](controller::Controller::watches)
-//!    (each in a scope of its own with `new_in`, `owns_in`, `watches_in`); any number of
+//!    (each in a scope of its own with `new_in`, [`Owns`](controller::Owns) and
+//!    [`Watches`](controller::Watches)); any number of
 //!    controllers share the factory's informers. [Predicates](predicate) choose which changes
-//!    reconcile ([`with_predicate`](controller::Controller::with_predicate),
-//!    [`owns_with`](controller::Controller::owns_with),
-//!    [`watches_with`](controller::Controller::watches_with)); its
+//!    reconcile ([`predicate`](controller::Controller::predicate),
+//!    [`Owns::predicate`](controller::Owns::predicate),
+//!    [`Watches::predicate`](controller::Watches::predicate)); its
 //!    [priority queue](workqueue::PriorityQueue) reconciles live changes before the initial
 //!    list and resyncs.
 //! 4. **A [`Manager`](manager::Manager)** runs them:

@@ -798,7 +798,7 @@ mod tests {
                     Duration::from_secs(3600),
                     Duration::from_secs(3600),
                 ))
-                .graceful_shutdown_on(shutdown.clone());
+                .graceful_shutdown_on(shutdown.clone().cancelled_owned());
         let stats = controller.stats();
         let run = tokio::spawn(controller.run(
             |cm: Arc<ConfigMap>, _: Arc<()>| async move {

@@ -3,10 +3,10 @@
 //!
 //! A [`Predicate`] looks at one [`Event`] (an object created, updated, deleted, or re-delivered
 //! by a resync) and says whether it passes. A controller reconciles an object only for events
-//! that pass every predicate set on it ([`Controller::with_predicate`](crate::controller::Controller::with_predicate)),
+//! that pass every predicate set on it ([`Controller::predicate`](crate::controller::Controller::predicate)),
 //! and maps a related object to the objects it affects only for events that pass the
-//! relation's predicate ([`owns_with`](crate::controller::Controller::owns_with),
-//! [`watches_with`](crate::controller::Controller::watches_with)).
+//! relation's predicate ([`Owns::predicate`](crate::controller::Owns::predicate),
+//! [`Watches::predicate`](crate::controller::Watches::predicate)).
 //!
 //! | predicate | create | update | delete | generic (resync) |
 //! |---|---|---|---|---|
@@ -57,7 +57,7 @@
 //! let spec_changes = Predicate::<ConfigMap>::generation_changed();
 //! assert!(!spec_changes.evaluate(&Event::Update { old: &old, new: &new }));
 //!
-//! let replicated = Predicate::<ConfigMap>::matching_labels("replicate=true")?;
+//! let replicated = Predicate::<ConfigMap>::labels("replicate=true")?;
 //! let either = spec_changes.or(replicated.clone());
 //! assert!(either.evaluate(&Event::Update { old: &old, new: &new }));
 //! assert!(replicated.in_scope(&new));
@@ -276,7 +276,7 @@ impl<K: Resource + 'static> Predicate<K> {
     /// Passes the events of objects whose labels `selector` matches (the new labels of an
     /// update): controller-runtime's `LabelSelectorPredicate`. Build the selector with kube's
     /// [`Selector`] and [`Expression`](kube::core::Expression), from a `LabelSelector`
-    /// (`Selector::try_from`), or from text with [`matching_labels`](Self::matching_labels).
+    /// (`Selector::try_from`), or from text with [`labels`](Self::labels).
     pub fn label_selector(selector: Selector) -> Self {
         let name = format!("labels match {selector}");
         Self::from_object_fn(name, move |object| selector.matches(labels_of(object)))
@@ -288,7 +288,7 @@ impl<K: Resource + 'static> Predicate<K> {
     /// # Errors
     ///
     /// [`selector::Error`] when the text is not a valid label selector.
-    pub fn matching_labels(selector: &str) -> Result<Self, selector::Error> {
+    pub fn labels(selector: &str) -> Result<Self, selector::Error> {
         selector::parse_label_selector(selector).map(Self::label_selector)
     }
 

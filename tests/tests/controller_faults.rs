@@ -77,7 +77,7 @@ async fn run_seed(seed: u64) {
             Duration::from_millis(1),
             Duration::from_millis(50),
         ))
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let observed = Arc::new(Observed::default());
     let running = tokio::spawn(controller.run(

@@ -22,7 +22,7 @@ use std::{
 
 use informer_runtime::{
     SharedInformerFactory,
-    controller::{Action, Controller, ReconcileScope},
+    controller::{Action, Controller, RunContext},
     leader_election::Config,
     manager::{self, Manager},
     workqueue::ItemExponentialFailureRateLimiter,
@@ -90,12 +90,8 @@ async fn reconcile(cm: Arc<ConfigMap>, context: Arc<Replicated>) -> Result<Actio
     if context.faults && call.is_multiple_of(9) {
         return Err(ReconcileError::Injected);
     }
-    let scope = ReconcileScope::current().ok_or(ReconcileError::NoTerm)?;
-    let transitions = scope
-        .leadership()
-        .ok_or(ReconcileError::NoTerm)?
-        .term()
-        .transitions;
+    let run = RunContext::current().ok_or(ReconcileError::NoTerm)?;
+    let transitions = run.leadership().ok_or(ReconcileError::NoTerm)?.term().transitions;
     observed.fencing.record(&context.identity, transitions);
     let name = cm.metadata.name.clone().unwrap_or_default();
     let stamp = transitions.to_string();

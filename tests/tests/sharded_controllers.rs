@@ -29,7 +29,7 @@ use std::{
 };
 
 use informer_runtime::{
-    controller::{Action, Controller, ReconcileScope},
+    controller::{Action, Controller, RunContext},
     manager::{self, Manager},
     scope::Scope,
     sharding::{
@@ -135,8 +135,8 @@ async fn reconcile(cm: Arc<ConfigMap>, context: Arc<Context>) -> Result<Action, 
     if call.is_multiple_of(9) {
         return Err(ReconcileError::Injected);
     }
-    let scope = ReconcileScope::current().ok_or(ReconcileError::NoTerm)?;
-    scope.leadership().ok_or(ReconcileError::NoTerm)?;
+    let run = RunContext::current().ok_or(ReconcileError::NoTerm)?;
+    run.leadership().ok_or(ReconcileError::NoTerm)?;
     let name = cm.metadata.name.clone().unwrap_or_default();
     let namespace = cm.metadata.namespace.clone().unwrap_or_default();
     let stamped = cm.metadata.annotations.as_ref().and_then(|a| a.get(STAMP)) == Some(&context.shard);

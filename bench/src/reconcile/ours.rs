@@ -32,7 +32,7 @@ pub(crate) async fn run(
     let controller = Controller::<Pod>::new(&factory)
         .concurrency(concurrency)
         .priority_queue(priority_queue)
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let running = tokio::spawn(controller.run(reconcile, error_policy, Arc::clone(&tally)));
     let synced = tokio::time::timeout(PHASE_TIMEOUT, informer.wait_for_sync())

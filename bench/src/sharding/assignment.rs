@@ -3,7 +3,7 @@
 //! (`/Pod/<namespace>/<name>`: the core group is empty), so that the labels the bench renders
 //! and the placements it checks are the ones the sharder writes.
 
-use informer_runtime::sharding::{HashRing, hash_key_for_object};
+use informer_runtime::sharding::hash_ring::{HashRing, hash_key_for_object};
 
 /// The ring of `shards`, as the sharder builds it for those available shards.
 pub(crate) fn ring_of(shards: &[String]) -> HashRing {

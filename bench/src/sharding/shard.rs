@@ -83,7 +83,7 @@ async fn measure(shard: &Shard, client: kube::Client, settings: Settings) -> Mea
     let controller = Controller::<Pod>::new(&factory)
         .shard(shard)
         .concurrency(usize::from(settings.concurrency))
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let running = tokio::spawn(controller.run(reconcile, error_policy, Arc::clone(&probe)));
     let synced = tokio::time::timeout(RUN_TIMEOUT, informer.wait_for_sync())
         .await

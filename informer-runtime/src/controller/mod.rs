@@ -44,7 +44,7 @@
 //!         Vec::<ObjectKey>::new()
 //!     })
 //!     .concurrency(4)
-//!     .graceful_shutdown_on(shutdown.clone());
+//!     .graceful_shutdown_on(shutdown.clone().cancelled_owned());
 //! let context = Arc::new(Context { client });
 //! // starts the factory's informers, waits for their caches, then reconciles until shutdown
 //! controller.run(reconcile, error_policy, context).await?;
@@ -82,9 +82,10 @@
 //! - **Own writes seen.** The next reconcile of an object starts once the caches have seen
 //!   what the previous reconcile of it wrote, or after a timeout (see
 //!   [read your own writes](#read-your-own-writes)).
-//! - **Graceful shutdown.** When the token passed to
-//!   [`graceful_shutdown_on`](Controller::graceful_shutdown_on) fires, no new reconcile
-//!   starts, running ones finish (up to [`shutdown_timeout`](Controller::shutdown_timeout),
+//! - **Graceful shutdown.** When the future passed to
+//!   [`graceful_shutdown_on`](Controller::graceful_shutdown_on) resolves (a signal handler,
+//!   a `CancellationToken`'s `cancelled_owned()`), no new reconcile
+//!   starts, running ones finish (up to [`graceful_shutdown_timeout`](Controller::graceful_shutdown_timeout),
 //!   then they are cancelled and `run` says so), the handlers are removed from the informers,
 //!   and `run` returns. It also returns, with an error, if an informer it reads stops.
 //!
@@ -158,7 +159,7 @@
 //!
 //! # Shutdown order
 //!
-//! Stop controllers first, then the factory: cancel the shutdown token, await `run`, then
+//! Stop controllers first, then the factory: send the shutdown signal, await `run`, then
 //! `factory.shutdown()`. Stopping the factory first stops the informers under running
 //! controllers, which then end with [`Error::InformerStopped`].
 //!
@@ -179,8 +180,8 @@
 //!
 //! A controller reads the factory's cache of each type's default scope
 //! ([`Builder::scope`](crate::factory::Builder::scope); every object when the type has none).
-//! [`new_in`](Controller::new_in), [`owns_in`](Controller::owns_in) and
-//! [`watches_in`](Controller::watches_in) take a [`Scope`] of their own: "config maps labelled
+//! [`new_in`](Controller::new_in), [`Owns::scope`] and [`Watches::scope`] take a [`Scope`] of
+//! their own: "config maps labelled
 //! `replicate=true` in namespace `source`", beside every Namespace of the cluster. Only the
 //! scope's objects are listed, watched, cached and reconciled, and the informer of every object
 //! of the type is not created; controllers with equal scopes share one informer (see
@@ -191,27 +192,27 @@
 //!
 //! # Predicates
 //!
-//! [`with_predicate`](Controller::with_predicate) filters the events of the controller's own
-//! objects, [`owns_with`](Controller::owns_with) and [`watches_with`](Controller::watches_with)
-//! those of a relation (before its mapper runs), with the [`Predicate`]s of the
+//! [`predicate`](Controller::predicate) filters the events of the controller's own
+//! objects, [`Owns::predicate`] and [`Watches::predicate`] those of a relation (before its mapper runs), with the [`Predicate`]s of the
 //! [`predicate`](crate::predicate) module (controller-runtime's `pkg/predicate`): generation,
 //! labels, annotations or resource version changed, a label selector, any closure, and their
 //! combinations.
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # use informer_runtime::{controller::{Action, Controller}, predicate::Predicate, SharedInformerFactory};
+//! # use informer_runtime::{controller::{Action, Controller, Owns, Watches}, predicate::Predicate, SharedInformerFactory};
 //! # use k8s_openapi::api::{apps::v1::{Deployment, ReplicaSet}, core::v1::ConfigMap};
 //! # fn build(factory: &SharedInformerFactory) -> Result<(), informer_runtime::selector::Error> {
 //! let controller = Controller::<Deployment>::new(factory)
 //!     // our own status writes do not wake us; spec changes and label changes do
-//!     .with_predicate(Predicate::generation_changed().or(Predicate::labels_changed()))
+//!     .predicate(Predicate::generation_changed().or(Predicate::labels_changed()))
 //!     // only children's spec changes
-//!     .owns_with::<ReplicaSet>(Predicate::generation_changed())
+//!     .relation(Owns::<ReplicaSet>::new().predicate(Predicate::generation_changed()))
 //!     // only config maps labelled for us
-//!     .watches_with(Predicate::matching_labels("app.example.com/config")?, |_: &ConfigMap| {
-//!         Vec::<informer_runtime::ObjectKey>::new()
-//!     });
+//!     .relation(
+//!         Watches::new(|_: &ConfigMap| Vec::<informer_runtime::ObjectKey>::new())
+//!             .predicate(Predicate::labels("app.example.com/config")?),
+//!     );
 //! # let _ = controller; Ok(()) }
 //! ```
 //!
@@ -227,16 +228,17 @@
 //!
 //! The work queue is a [`PriorityQueue`](crate::workqueue::PriorityQueue) (controller-runtime's
 //! default since v0.23): objects of the initial list and of resyncs are queued at
-//! [`Priority::LOW`], live changes (creates, updates, deletes, and the changes of owned and
-//! watched objects) at [`Priority::NORMAL`]. A change made while a controller works through
+//! [`Priority::LOW`](crate::workqueue::Priority::LOW), live changes (creates, updates, deletes, and the changes of owned and
+//! watched objects) at [`Priority::NORMAL`](crate::workqueue::Priority::NORMAL). A change made while a controller works through
 //! tens of thousands of listed objects is reconciled next instead of after all of them; the
 //! project's benchmark measures it (bench/README.md, "Priority queue"). Every tenth key handed
 //! out is the one that waited longest, whatever its priority, so listed objects progress even
 //! under a steady stream of changes. A retry ([`Action::requeue_with_backoff`], an error or a
 //! panic) and a requested requeue keep the priority the key was taken at.
 //!
-//! Explicit priorities come with [`reconcile_on_with_priority`](Controller::reconcile_on_with_priority)
-//! ([`Priority::HIGH`] jumps ahead of live changes); [`reconcile_all_on`](Controller::reconcile_all_on)
+//! Explicit priorities come with [`Owns::priority`], [`Watches::priority`] and the
+//! [`ReconcileRequest`]s of [`reconcile_on`](Controller::reconcile_on) ([`Priority::HIGH`](crate::workqueue::Priority::HIGH)
+//! jumps ahead of live changes); [`reconcile_all_on`](Controller::reconcile_all_on)
 //! sweeps at low priority. [`priority_queue(false)`](Controller::priority_queue) gives the
 //! plain FIFO queue of client-go.
 //!
@@ -269,8 +271,9 @@ mod out_of_scope;
 mod own_writes;
 mod queue;
 mod relation;
+mod relations;
+mod run_context;
 pub(crate) mod runner;
-mod scope;
 mod stats;
 mod track_writes;
 mod worker;
@@ -288,7 +291,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use action::Action;
 pub use error::{Error, Result};
-pub use scope::ReconcileScope;
+pub use relations::{Owns, ReconcileRequest, Relation, Watches};
+pub use run_context::RunContext;
 pub use stats::{ControllerStats, OwnWriteWait, ReconcileMetrics, ReconcileOutcome};
 pub use track_writes::track_writes;
 
@@ -302,7 +306,7 @@ use crate::{
     key::ObjectKey,
     predicate::Predicate,
     scope::{Scope, ScopedInformer},
-    workqueue::{Priority, QueueMetrics, RateLimiter, default_controller_rate_limiter},
+    workqueue::{QueueMetrics, RateLimiter, default_controller_rate_limiter},
 };
 
 /// A reconcile runner for objects of `K` on the shared informers of a factory (see the
@@ -320,7 +324,7 @@ pub struct Controller<K: TypedResource> {
     priority_queue: bool,
     predicate: Option<Predicate<K>>,
     finalizer: Option<String>,
-    shutdown: CancellationToken,
+    shutdown: Option<futures::future::BoxFuture<'static, ()>>,
     stats: ControllerStats,
     own_writes_timeout: Option<Duration>,
     gate: Option<Arc<Gated>>,
@@ -384,7 +388,7 @@ impl<K: TypedResource> Controller<K> {
             priority_queue: true,
             predicate: None,
             finalizer: None,
-            shutdown: CancellationToken::new(),
+            shutdown: None,
             stats: ControllerStats::default(),
             own_writes_timeout: Some(own_writes::DEFAULT_TIMEOUT),
             gate: None,
@@ -427,7 +431,7 @@ impl<K: TypedResource> Controller<K> {
 
     /// How long a shutdown waits for running reconciles before it cancels them (30 s by
     /// default, controller-runtime's graceful shutdown timeout).
-    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+    pub fn graceful_shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
         self
     }
@@ -460,7 +464,7 @@ impl<K: TypedResource> Controller<K> {
 
     /// Reconciles the controller's own objects only for the events `predicate` passes (see
     /// [Predicates](self#predicates)); called again, an event must pass every predicate given.
-    pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
+    pub fn predicate(mut self, predicate: Predicate<K>) -> Self {
         self.predicate = Some(match self.predicate.take() {
             Some(earlier) => earlier.and(predicate),
             None => predicate,
@@ -471,7 +475,7 @@ impl<K: TypedResource> Controller<K> {
     /// Declares the finalizer the controller's reconcile adds to its objects (with
     /// [`finalizer::finalizer_in_scope`](crate::finalizer::finalizer_in_scope)), so that an
     /// object that leaves the controller's scope while carrying it is still reconciled and
-    /// can be cleaned up: one whose events the [predicates](Self::with_predicate) no longer
+    /// can be cleaned up: one whose events the [predicates](Self::predicate) no longer
     /// pass ([`Predicate::in_scope`] says no), and one a label-selector-restricted informer
     /// reports deleted although it still exists. See [Leaving the scope](self#leaving-the-scope).
     pub fn finalizer(mut self, name: impl Into<String>) -> Self {
@@ -485,155 +489,72 @@ impl<K: TypedResource> Controller<K> {
         self
     }
 
-    /// Stops the controller gracefully when `token` is cancelled (for example by a signal
-    /// handler, or when a replica loses leadership).
-    pub fn graceful_shutdown_on(mut self, token: CancellationToken) -> Self {
-        self.shutdown = token;
+    /// Stops the controller gracefully when `signal` resolves, as a
+    /// [`Manager::run`](crate::manager::Manager::run)'s shutdown does: a signal handler
+    /// (`async { tokio::signal::ctrl_c().await.ok(); }`), or a `CancellationToken`'s
+    /// `cancelled_owned()`. Without it, the controller runs until an informer it reads stops.
+    pub fn graceful_shutdown_on(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.shutdown = Some(Box::pin(signal));
         self
     }
 
     /// Reconciles the `K` that controls each changed `Child` (see the
     /// [module documentation](self#relations)), through the factory's shared informer of
-    /// `Child`'s default scope (of every `Child` when it has none).
+    /// `Child`'s default scope (of every `Child` when it has none): the short form of
+    /// [`relation`](Self::relation)`(`[`Owns::new()`](Owns::new)`)`.
     pub fn owns<Child: TypedResource>(self) -> Self {
-        let scope = self.factory.default_scope::<Child>();
-        self.owns_in(&scope)
-    }
-
-    /// [`owns`](Self::owns) for the children in `scope` only: only they are cached and
-    /// enqueue their owner.
-    pub fn owns_in<Child: TypedResource>(self, scope: &Scope<Child>) -> Self {
-        self.owns_relation(scope, None)
-    }
-
-    /// [`owns`](Self::owns), for the changes of children that pass `predicate` only (for
-    /// example [`Predicate::generation_changed`] to ignore the children's status writes).
-    pub fn owns_with<Child: TypedResource>(self, predicate: Predicate<Child>) -> Self {
-        let scope = self.factory.default_scope::<Child>();
-        self.owns_relation(&scope, Some(predicate))
-    }
-
-    /// [`owns_in`](Self::owns_in) and [`owns_with`](Self::owns_with) together: the children in
-    /// `scope` whose changes pass `predicate`.
-    pub fn owns_in_with<Child: TypedResource>(
-        self,
-        scope: &Scope<Child>,
-        predicate: Predicate<Child>,
-    ) -> Self {
-        self.owns_relation(scope, Some(predicate))
-    }
-
-    fn owns_relation<Child: TypedResource>(
-        mut self,
-        scope: &Scope<Child>,
-        predicate: Option<Predicate<Child>>,
-    ) -> Self {
-        let children = self.factory.informer_in(scope);
-        self.wiring.extend(
-            children
-                .parts()
-                .map(|part| relation::owns::<K, Child>(part, predicate.clone())),
-        );
-        self
+        self.relation(Owns::<Child>::new())
     }
 
     /// Reconciles the objects `mapper` names for each changed `Other` (the names of the old
     /// and the new state of an update, and of the last known state of a deleted object),
     /// through the factory's shared informer of `Other`'s default scope (of every `Other` when
-    /// it has none).
+    /// it has none): the short form of [`relation`](Self::relation)`(`[`Watches::new(mapper)`](Watches::new)`)`.
     pub fn watches<Other, I>(self, mapper: impl Fn(&Other) -> I + Send + Sync + 'static) -> Self
     where
         Other: TypedResource,
         I: IntoIterator<Item = ObjectKey>,
     {
-        let scope = self.factory.default_scope::<Other>();
-        self.watches_in(&scope, mapper)
+        self.relation(Watches::new(mapper))
     }
 
-    /// [`watches`](Self::watches) for the objects of `Other` in `scope` only.
-    pub fn watches_in<Other, I>(
-        self,
-        scope: &Scope<Other>,
-        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        Other: TypedResource,
-        I: IntoIterator<Item = ObjectKey>,
-    {
-        self.watches_relation(scope, None, mapper)
-    }
-
-    /// [`watches`](Self::watches), for the changes of `Other` objects that pass `predicate`
-    /// only (`mapper` is not called for the others).
-    pub fn watches_with<Other, I>(
-        self,
-        predicate: Predicate<Other>,
-        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        Other: TypedResource,
-        I: IntoIterator<Item = ObjectKey>,
-    {
-        let scope = self.factory.default_scope::<Other>();
-        self.watches_relation(&scope, Some(predicate), mapper)
-    }
-
-    /// [`watches_in`](Self::watches_in) and [`watches_with`](Self::watches_with) together: the
-    /// objects of `Other` in `scope` whose changes pass `predicate`.
-    pub fn watches_in_with<Other, I>(
-        self,
-        scope: &Scope<Other>,
-        predicate: Predicate<Other>,
-        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        Other: TypedResource,
-        I: IntoIterator<Item = ObjectKey>,
-    {
-        self.watches_relation(scope, Some(predicate), mapper)
-    }
-
-    fn watches_relation<Other, I>(
-        mut self,
-        scope: &Scope<Other>,
-        predicate: Option<Predicate<Other>>,
-        mapper: impl Fn(&Other) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        Other: TypedResource,
-        I: IntoIterator<Item = ObjectKey>,
-    {
-        let watched = self.factory.informer_in(scope);
-        let mapper = Arc::new(mapper);
-        self.wiring.extend(watched.parts().map(|part| {
-            let mapper = Arc::clone(&mapper);
-            relation::watches(part, predicate.clone(), move |object: &Other| mapper(object))
-        }));
+    /// Adds a relation: the children it [`Owns`], or the objects it [`Watches`], each with its
+    /// scope, predicate and priority.
+    ///
+    /// ```no_run
+    /// # fn build(factory: &informer_runtime::SharedInformerFactory) -> Result<(), Box<dyn std::error::Error>> {
+    /// use informer_runtime::{ObjectKey, controller::{Controller, Owns, Watches}, predicate::Predicate};
+    /// use k8s_openapi::api::{apps::v1::{Deployment, ReplicaSet}, core::v1::ConfigMap};
+    ///
+    /// let controller = Controller::<Deployment>::new(factory)
+    ///     .relation(Owns::<ReplicaSet>::new().predicate(Predicate::generation_changed()))
+    ///     .relation(Watches::new(|_: &ConfigMap| Vec::<ObjectKey>::new()).predicate(Predicate::labels("app=web")?));
+    /// # let _ = controller; Ok(()) }
+    /// ```
+    pub fn relation(mut self, relation: impl Into<Relation<K>>) -> Self {
+        let wiring = relation.into().wire(&self.factory);
+        self.wiring.extend(wiring);
         self
     }
 
-    /// Reconciles the object named by each item of `trigger` (once the caches synced; items
-    /// before that wait). Names of objects the cache does not hold are skipped.
-    pub fn reconcile_on(mut self, trigger: impl Stream<Item = ObjectKey> + Send + 'static) -> Self {
-        let requests = trigger.map(|key| Trigger::One(key, Priority::NORMAL));
-        self.triggers.push(requests.boxed());
-        self
-    }
-
-    /// [`reconcile_on`](Self::reconcile_on) with a [`Priority`] for each request: a
-    /// [`Priority::HIGH`] request is reconciled before the live changes waiting in the queue,
-    /// a [`Priority::LOW`] one after them.
-    pub fn reconcile_on_with_priority(
-        mut self,
-        trigger: impl Stream<Item = (ObjectKey, Priority)> + Send + 'static,
-    ) -> Self {
-        let requests = trigger.map(|(key, priority)| Trigger::One(key, priority));
+    /// Reconciles the object each item of `trigger` names (once the caches synced; items
+    /// before that wait), at the item's priority: an [`ObjectKey`] at [`Priority::NORMAL`](crate::workqueue::Priority::NORMAL), an
+    /// `(ObjectKey, Priority)` at its own (see [`ReconcileRequest`]). Names of objects the cache
+    /// does not hold are skipped.
+    pub fn reconcile_on<R>(mut self, trigger: impl Stream<Item = R> + Send + 'static) -> Self
+    where
+        R: Into<ReconcileRequest>,
+    {
+        let requests = trigger.map(|request| {
+            let ReconcileRequest { key, priority } = request.into();
+            Trigger::One(key, priority)
+        });
         self.triggers.push(requests.boxed());
         self
     }
 
     /// Reconciles every cached object at each item of `trigger` (a configuration reload, a
-    /// periodic sweep), at [`Priority::LOW`] like a resync.
+    /// periodic sweep), at [`Priority::LOW`](crate::workqueue::Priority::LOW) like a resync.
     pub fn reconcile_all_on(mut self, trigger: impl Stream<Item = ()> + Send + 'static) -> Self {
         self.triggers.push(trigger.map(|()| Trigger::All).boxed());
         self
@@ -658,8 +579,8 @@ impl<K: TypedResource> Controller<K> {
     }
 
     /// Runs the controller: registers its handlers, starts the factory's informers, waits for
-    /// their caches, then reconciles until the [shutdown token](Self::graceful_shutdown_on)
-    /// fires or an informer it reads stops.
+    /// their caches, then reconciles until the [shutdown signal](Self::graceful_shutdown_on)
+    /// resolves or an informer it reads stops.
     ///
     /// `reconcile` gets the cached object and `context`; `error_policy` gets the object and
     /// the error of a failed reconcile and chooses the retry.
@@ -669,7 +590,12 @@ impl<K: TypedResource> Controller<K> {
     /// [`Error::Register`] if an informer refused a handler or index;
     /// [`Error::InformerStopped`] if an informer stopped; [`Error::ShutdownTimeout`] if
     /// reconciles had to be cancelled at shutdown.
-    pub async fn run<Ctx, R, Fut, E, P>(self, reconcile: R, error_policy: P, context: Arc<Ctx>) -> Result<()>
+    pub async fn run<Ctx, R, Fut, E, P>(
+        mut self,
+        reconcile: R,
+        error_policy: P,
+        context: Arc<Ctx>,
+    ) -> Result<()>
     where
         Ctx: Send + Sync + 'static,
         R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
@@ -677,10 +603,21 @@ impl<K: TypedResource> Controller<K> {
         E: fmt::Display + Send + 'static,
         P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
     {
-        let shutdown = self.shutdown.clone();
-        self.into_runner(reconcile, error_policy, context)
-            .run(shutdown, None)
-            .await
+        let stop = CancellationToken::new();
+        let signal = self.shutdown.take();
+        let runner = self.into_runner(reconcile, error_policy, context);
+        let run = runner.run(stop.clone(), None);
+        tokio::pin!(run);
+        let Some(signal) = signal else {
+            return run.await;
+        };
+        tokio::select! {
+            result = &mut run => result,
+            () = signal => {
+                stop.cancel();
+                run.await
+            }
+        }
     }
 
     /// The controller with its functions, ready to run any number of times one after another

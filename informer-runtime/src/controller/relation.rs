@@ -20,6 +20,7 @@ use crate::{
     predicate::Predicate,
     scope::{Part, Selection},
     source::ApiScope,
+    workqueue::Priority,
 };
 
 /// The controller's queue.
@@ -47,6 +48,9 @@ impl Target<'_> {
         }
     }
 }
+
+/// What a watch relation maps an object to: the names to reconcile.
+pub(crate) type Mapper<O> = Arc<dyn Fn(&O) -> Vec<ObjectKey> + Send + Sync>;
 
 /// A relation not registered yet: registers its handler on a queue of the controller, once per
 /// run (a controller under a manager runs once per leadership term).
@@ -161,28 +165,26 @@ pub(crate) fn main<K: TypedResource>(
 pub(crate) fn owns<K: TypedResource, C: TypedResource>(
     part: Part<C>,
     predicate: Option<Predicate<C>>,
+    priority: Priority,
 ) -> Wiring {
     Arc::new(move |target| {
         part.informer.add_index(&Index::<C>::BY_CONTROLLER_UID)?;
-        let enqueue = Enqueue::new(Arc::clone(target.queue), controller_of::<K, C>);
+        let enqueue = Enqueue::new(Arc::clone(target.queue), controller_of::<K, C>).priority(priority);
         register(&part, target.filtered(enqueue, predicate.clone()))
     })
 }
 
 /// Objects of `O` that pass `predicate` enqueue what `mapper` returns for them.
-pub(crate) fn watches<O, I>(
+pub(crate) fn watches<O: TypedResource>(
     part: Part<O>,
     predicate: Option<Predicate<O>>,
-    mapper: impl Fn(&O) -> I + Send + Sync + 'static,
-) -> Wiring
-where
-    O: TypedResource,
-    I: IntoIterator<Item = ObjectKey>,
-{
-    let mapper = Arc::new(mapper);
+    priority: Priority,
+    mapper: Mapper<O>,
+) -> Wiring {
     Arc::new(move |target| {
         let mapper = Arc::clone(&mapper);
-        let enqueue = Enqueue::new(Arc::clone(target.queue), move |object: &O| mapper(object));
+        let enqueue =
+            Enqueue::new(Arc::clone(target.queue), move |object: &O| mapper(object)).priority(priority);
         register(&part, target.filtered(enqueue, predicate.clone()))
     })
 }

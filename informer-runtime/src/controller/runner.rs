@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ReconcileScope,
+    RunContext,
     error::{Error, Result},
     gate::Gated,
     out_of_scope::OutOfScope,
@@ -107,7 +107,7 @@ where
 
     /// Runs once: until `stop` fires or an informer stops. With `leadership`, no reconcile
     /// starts once it is no longer current, and reconciles see it in their
-    /// [`ReconcileScope`].
+    /// [`RunContext`].
     pub(crate) async fn run(&self, stop: CancellationToken, leadership: Option<Leadership>) -> Result<()> {
         let settings = &self.settings;
         let queue = Arc::new(KeyQueue::new(
@@ -132,7 +132,7 @@ where
     fn worker(
         &self,
         queue: &ControllerQueue,
-        scope: ReconcileScope,
+        scope: RunContext,
         own_writes: Option<Arc<OwnWrites>>,
     ) -> Worker<K, Ctx, R, P> {
         Worker {
@@ -193,7 +193,7 @@ impl Running {
         let stop = self.shutdown.child_token();
         let triggers = self.forward_triggers(settings, &stop);
         let own_writes = self.own_writes(settings, &stop);
-        let scope = ReconcileScope::new(stop.clone(), leadership);
+        let scope = RunContext::new(stop.clone(), leadership);
         let worker = Arc::new(runner.worker(&self.queue, scope, own_writes));
         if let Some(metrics) = settings.counters.metrics.get() {
             metrics.concurrency(settings.concurrency);

@@ -109,11 +109,11 @@ async fn two_controllers_share_one_informer_and_one_watch() -> Result<(), Box<dy
     let (first, second) = (Arc::new(Log::default()), Arc::new(Log::default()));
     let one = Controller::<ConfigMap>::new(&factory)
         .name("first")
-        .graceful_shutdown_on(shutdown.clone())
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned())
         .run(record, never_retry, Arc::clone(&first));
     let two = Controller::<ConfigMap>::new(&factory)
         .name("second")
-        .graceful_shutdown_on(shutdown.clone())
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned())
         .run(record, never_retry, Arc::clone(&second));
     let (one, two) = (tokio::spawn(one), tokio::spawn(two));
     eventually("both controllers reconciled a", || {
@@ -155,7 +155,8 @@ async fn workers_start_after_the_caches_synced() -> Result<(), Box<dyn std::erro
     let lister = factory.informer::<ConfigMap>().lister();
     let seen_at_first = Arc::new(Mutex::new(None));
     let shutdown = CancellationToken::new();
-    let controller = Controller::<ConfigMap>::new(&factory).graceful_shutdown_on(shutdown.clone());
+    let controller =
+        Controller::<ConfigMap>::new(&factory).graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let seen = Arc::clone(&seen_at_first);
     let run = tokio::spawn(controller.run(
         move |_: Arc<ConfigMap>, _: Arc<()>| {
@@ -189,7 +190,7 @@ async fn panics_and_errors_are_retried_with_backoff_while_other_keys_flow()
             Duration::from_millis(5),
             Duration::from_secs(1),
         ))
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let log = Arc::new(Log::default());
     let policy_calls = Arc::new(AtomicUsize::new(0));
@@ -231,7 +232,8 @@ async fn a_panicking_error_policy_is_caught_and_retried() -> Result<(), Box<dyn 
     server.create_typed(&config_map("a"))?;
     let factory = SharedInformerFactory::new(server.client()?);
     let shutdown = CancellationToken::new();
-    let controller = Controller::<ConfigMap>::new(&factory).graceful_shutdown_on(shutdown.clone());
+    let controller =
+        Controller::<ConfigMap>::new(&factory).graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let log = Arc::new(Log::default());
     let run = tokio::spawn(controller.run(
@@ -263,7 +265,7 @@ async fn requeue_reconciles_again_without_a_change() -> Result<(), Box<dyn std::
     let log = Arc::new(Log::default());
     let run = tokio::spawn(
         Controller::<ConfigMap>::new(&factory)
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(
                 |cm: Arc<ConfigMap>, log: Arc<Log>| async move {
                     log.push(&name_of(&cm));
@@ -286,7 +288,8 @@ async fn a_deleted_object_is_not_reconciled() -> Result<(), Box<dyn std::error::
     server.create_typed(&config_map("a"))?;
     let factory = SharedInformerFactory::new(server.client()?);
     let shutdown = CancellationToken::new();
-    let controller = Controller::<ConfigMap>::new(&factory).graceful_shutdown_on(shutdown.clone());
+    let controller =
+        Controller::<ConfigMap>::new(&factory).graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let log = Arc::new(Log::default());
     let run = tokio::spawn(controller.run(record, never_retry, Arc::clone(&log)));
@@ -322,7 +325,7 @@ async fn owns_enqueues_the_controller_owner_of_a_changed_child() -> Result<(), B
     let run = tokio::spawn(
         Controller::<ConfigMap>::new(&factory)
             .owns::<Secret>()
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&log)),
     );
     eventually("initial reconciles", || {
@@ -376,7 +379,7 @@ async fn watches_and_triggers_enqueue_what_they_name() -> Result<(), Box<dyn std
             })
             .reconcile_on(trigger)
             .reconcile_all_on(everything)
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&log)),
     );
     eventually("initial reconciles", || {
@@ -423,7 +426,7 @@ async fn concurrency_is_bounded_and_one_object_is_never_reconciled_twice_at_once
     let run = tokio::spawn(
         Controller::<ConfigMap>::new(&factory)
             .concurrency(3)
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(
                 |cm: Arc<ConfigMap>, t: Arc<Tracker>| async move {
                     let name = name_of(&cm);
@@ -488,7 +491,7 @@ async fn shutdown_lets_running_reconciles_finish_and_starts_no_new_ones()
     let (s, f) = (Arc::clone(&started), Arc::clone(&finished));
     let run = tokio::spawn(
         Controller::<ConfigMap>::new(&factory)
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(
                 move |_: Arc<ConfigMap>, _: Arc<()>| {
                     let (started, finished) = (Arc::clone(&s), Arc::clone(&f));
@@ -528,8 +531,8 @@ async fn shutdown_cancels_reconciles_that_outlive_the_timeout() -> Result<(), Bo
     let started = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&started);
     let controller = Controller::<ConfigMap>::new(&factory)
-        .shutdown_timeout(Duration::from_millis(50))
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_timeout(Duration::from_millis(50))
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let run = tokio::spawn(controller.run(
         move |_: Arc<ConfigMap>, _: Arc<()>| {
@@ -581,7 +584,7 @@ async fn shutdown_before_the_caches_synced_returns_at_once() -> Result<(), Box<d
     let log = Arc::new(Log::default());
     let run = tokio::spawn(
         Controller::<ConfigMap>::new(&factory)
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&log)),
     );
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -629,7 +632,7 @@ async fn a_scoped_controller_reconciles_only_its_scope() -> Result<(), Box<dyn s
     let run = tokio::spawn(
         Controller::new_in(&factory, &replicated_scope())
             .watches::<Namespace, _>(|_| Vec::new())
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&log)),
     );
     eventually("settings reconciled", || log.count("settings") == 1).await;
@@ -664,7 +667,7 @@ async fn a_scoped_controller_reconciles_only_its_scope() -> Result<(), Box<dyn s
     Ok(())
 }
 
-/// A factory's default scope is what `Controller::new` and `owns` read; `owns_in` takes a
+/// A factory's default scope is what `Controller::new` and `owns` read; `Owns::scope` takes a
 /// scope of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<dyn std::error::Error>> {
@@ -683,8 +686,8 @@ async fn controllers_read_the_default_scope_of_their_types() -> Result<(), Box<d
     let secrets = Scope::<Secret>::all().namespace("source")?;
     let run = tokio::spawn(
         Controller::<ConfigMap>::new(&factory)
-            .owns_in::<Secret>(&secrets)
-            .graceful_shutdown_on(shutdown.clone())
+            .relation(Owns::new().scope(&secrets))
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&log)),
     );
     eventually("settings reconciled", || log.count("settings") == 1).await;
@@ -726,13 +729,13 @@ async fn controllers_with_equal_scopes_share_one_watch() -> Result<(), Box<dyn s
     let one = tokio::spawn(
         Controller::new_in(&factory, &replicated_scope())
             .name("first")
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&first)),
     );
     let two = tokio::spawn(
         Controller::new_in(&factory, &other_spelling)
             .name("second")
-            .graceful_shutdown_on(shutdown.clone())
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
             .run(record, never_retry, Arc::clone(&second)),
     );
     eventually("both controllers reconciled settings", || {
@@ -772,7 +775,7 @@ async fn a_scoped_controller_is_not_held_back_by_writes_outside_its_scope()
     let shutdown = CancellationToken::new();
     let controller = Controller::new_in(&factory, &replicated_scope())
         .wait_for_own_writes(Some(Duration::from_secs(30)))
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let log = Arc::new(Log::default());
     let run = tokio::spawn(controller.run(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use http::{Request, Response};
 use kube::client::Body;
 
-use super::{ReconcileScope, write_log::WriteLog, write_log::WrittenObject};
+use super::{RunContext, write_log::WriteLog, write_log::WrittenObject};
 use crate::client_layer::{self, BoxError, Layer, ResponseFuture, is_write};
 
 /// `client`, recording the object each successful write made inside a reconcile returns, for
@@ -53,7 +53,7 @@ impl Layer for TrackWrites {
     fn call(&self, client: kube::Client, request: Request<Body>) -> ResponseFuture {
         Box::pin(async move {
             let log = is_write(request.method())
-                .then(ReconcileScope::current_writes)
+                .then(RunContext::current_writes)
                 .flatten();
             let response = client.send(request).await?;
             match log {

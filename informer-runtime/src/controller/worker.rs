@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{
-    Action, ReconcileScope,
+    Action, RunContext,
     gate::{Gated, Verdict},
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
@@ -46,7 +46,7 @@ pub(crate) struct Worker<K, Ctx, R, P> {
     pub(crate) error_policy: Arc<P>,
     pub(crate) context: Arc<Ctx>,
     /// The run the reconciles belong to; no reconcile starts once it may no longer act.
-    pub(crate) scope: ReconcileScope,
+    pub(crate) scope: RunContext,
     /// Holds a key back until the caches have seen its last reconcile's writes; `None` when
     /// the controller does not wait for its own writes.
     pub(crate) own_writes: Option<Arc<OwnWrites>>,

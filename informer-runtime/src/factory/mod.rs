@@ -494,7 +494,7 @@ impl Builder {
     /// [`metadata_informer`](SharedInformerFactory::metadata_informer), generated accessors
     /// and `for_resource` return the informer of the selected objects; scopes given to
     /// [`informer_in`](SharedInformerFactory::informer_in) (and controllers'
-    /// `Controller::new_in`, `owns_in`, `watches_in`) are narrowed by it, and so is
+    /// `Controller::new_in`, `Owns::scope`, `Watches::scope`) are narrowed by it, and so is
     /// [`default_scope`](SharedInformerFactory::default_scope).
     /// [`informer_for`](SharedInformerFactory::informer_for), whose constructor could list
     /// anything, refuses the resource. A shard restricts its manager's factory this way to the

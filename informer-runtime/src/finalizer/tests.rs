@@ -395,8 +395,8 @@ async fn applies_under_a_predicate_that_filters_the_finalizers_own_change() {
     let factory = SharedInformerFactory::new(server.client().expect("client"));
     let stop = tokio_util::sync::CancellationToken::new();
     let controller = Controller::<ConfigMap>::new(&factory)
-        .with_predicate(Predicate::generation_changed())
-        .graceful_shutdown_on(stop.clone());
+        .predicate(Predicate::generation_changed())
+        .graceful_shutdown_on(stop.clone().cancelled_owned());
     let context = Arc::new((api.clone(), Arc::clone(&applied)));
     let reconcile = |object: Arc<ConfigMap>, context: Arc<(Api<ConfigMap>, Arc<AtomicUsize>)>| async move {
         let applied = Arc::clone(&context.1);

@@ -351,8 +351,8 @@ async fn release_writes_client_gos_record() -> TestResult {
         "{renewed:?} not within {before}..{after}"
     );
     assert_eq!(
-        crate::sharding::ShardState::of(&released, Timestamp::now()),
-        crate::sharding::ShardState::Dead
+        crate::sharding::lease_state::ShardState::of(&released, Timestamp::now()),
+        crate::sharding::lease_state::ShardState::Dead
     );
     server.shutdown().await;
     Ok(())

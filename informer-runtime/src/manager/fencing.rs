@@ -5,7 +5,7 @@
 //! This client checks, just before it sends each write (POST, PUT, PATCH, DELETE), that the
 //! leadership the write is made under is still [current](Leadership::is_current): the
 //! reconcile's own leadership when it runs in a controller (see
-//! [`ReconcileScope`](crate::controller::ReconcileScope)), else this replica's. A refused write
+//! [`RunContext`](crate::controller::RunContext)), else this replica's. A refused write
 //! fails with a `kube::Error::Service` whose source is a [`WriteRefused`]; reads always pass.
 
 use std::fmt;
@@ -15,7 +15,7 @@ use kube::client::Body;
 
 use crate::{
     client_layer::{self, BoxError, Layer, ResponseFuture, is_write},
-    controller::ReconcileScope,
+    controller::RunContext,
     leader_election::{LeaderElector, Leadership, Term},
 };
 
@@ -74,8 +74,8 @@ impl Fence {
     /// Why a write may not be sent now, if it may not.
     fn refusal(&self) -> Option<RefusalReason> {
         let elector = self.elector.as_ref()?;
-        if let Some(scope) = ReconcileScope::current()
-            && let Some(leadership) = scope.leadership()
+        if let Some(run) = RunContext::current()
+            && let Some(leadership) = run.leadership()
         {
             return ended(leadership);
         }

@@ -48,7 +48,7 @@
 //!   when the elector's task has not run yet;
 //! - no write is sent: the manager's [client](Manager::client) refuses writes
 //!   ([`WriteRefused`]) unless the leadership they are made under is current;
-//! - running reconciles see their token cancelled ([`ReconcileScope`](crate::controller::ReconcileScope)).
+//! - running reconciles see their token cancelled ([`RunContext`](crate::controller::RunContext)).
 //!
 //! The replica then campaigns again; if it wins another term, the runnables start afresh.
 //! Runnables that do not need leader election (made with
@@ -98,7 +98,7 @@ use std::{
 pub use error::{Error, Result};
 pub use fencing::{RefusalReason, WriteRefused};
 pub use probes::Check;
-pub use runnable::{FnRunnable, RunContext, Runnable, RunnableError, runnable_fn};
+pub use runnable::{FnRunnable, Runnable, RunnableError, runnable_fn};
 
 use probes::{Checks, MetricsRenderer, Probes};
 use state::RunStates;
@@ -415,7 +415,7 @@ impl Manager {
     /// Adds `controller` with its functions, as [`Controller::run`] takes them: it runs on
     /// the leader, once per term (with the `metrics` feature, its metrics are registered in
     /// the [manager's registry](Self::metrics_registry)). Its own
-    /// [`graceful_shutdown_on`](Controller::graceful_shutdown_on) token is not used: the
+    /// [`graceful_shutdown_on`](Controller::graceful_shutdown_on) signal is not used: the
     /// manager stops it. On a [sharded](Builder::shard) manager, a controller of a resource of
     /// the ring runs as the [shard](Controller::shard).
     pub fn add_controller<K, Ctx, R, Fut, E, P>(

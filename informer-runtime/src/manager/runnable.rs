@@ -5,43 +5,14 @@ use crate::controller::functions::{ErrorPolicyFn, ReconcileFn};
 use std::{fmt, future::Future};
 
 use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
 
-use crate::{controller::runner::Runner, factory::TypedResource, leader_election::Leadership};
+use crate::{
+    controller::{RunContext, runner::Runner},
+    factory::TypedResource,
+};
 
 /// The error a runnable ends with.
 pub type RunnableError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What one run of a [`Runnable`] gets from the manager.
-#[derive(Debug, Clone)]
-pub struct RunContext {
-    stop: CancellationToken,
-    leadership: Option<Leadership>,
-}
-
-impl RunContext {
-    pub(crate) fn new(stop: CancellationToken, leadership: Option<Leadership>) -> Self {
-        Self { stop, leadership }
-    }
-
-    /// Cancelled when the run must end: at shutdown, and for a runnable that needs leader
-    /// election, when the leadership term it runs in ends. Return soon after.
-    pub fn stop(&self) -> CancellationToken {
-        self.stop.clone()
-    }
-
-    /// The leadership this run acts under: `Some` for a runnable that needs leader election
-    /// when the manager elects a leader, `None` otherwise.
-    pub fn leadership(&self) -> Option<&Leadership> {
-        self.leadership.as_ref()
-    }
-
-    /// Whether the run may still act: not stopped, and its leadership (if any) is
-    /// [current](Leadership::is_current).
-    pub fn may_act(&self) -> bool {
-        !self.stop.is_cancelled() && self.leadership.as_ref().is_none_or(Leadership::is_current)
-    }
-}
 
 /// A task the [`Manager`](super::Manager) runs: a controller, a webhook server, a periodic
 /// job.
@@ -62,7 +33,7 @@ pub trait Runnable: Send + Sync + 'static {
         true
     }
 
-    /// One run: until `context.stop()` is cancelled.
+    /// One run: until `context.stop_token()` is cancelled.
     fn run(&self, context: RunContext) -> BoxFuture<'static, Result<(), RunnableError>>;
 
     /// Registers the runnable's metrics in the [manager's registry](super::Manager::metrics_registry),
@@ -103,10 +74,10 @@ impl<F> FnRunnable<F> {
 /// made to run [on every replica](FnRunnable::on_every_replica).
 ///
 /// ```
-/// use informer_runtime::manager::{RunContext, runnable_fn};
+/// use informer_runtime::{controller::RunContext, manager::runnable_fn};
 ///
 /// let sweeper = runnable_fn("sweeper", |context: RunContext| async move {
-///     let stop = context.stop();
+///     let stop = context.stop_token();
 ///     let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
 ///     loop {
 ///         tokio::select! {
@@ -164,7 +135,7 @@ where
         let runner = self.clone();
         Box::pin(async move {
             runner
-                .run(context.stop, context.leadership)
+                .run(context.stop_token(), context.leadership().cloned())
                 .await
                 .map_err(RunnableError::from)
         })

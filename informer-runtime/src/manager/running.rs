@@ -14,10 +14,11 @@ use tokio_util::{sync::CancellationToken, task::AbortOnDropHandle};
 use super::{
     error::{Error, Result},
     probes,
-    runnable::{RunContext, Runnable},
+    runnable::Runnable,
     state::{RunState, RunStates},
 };
 use crate::{
+    controller::RunContext,
     factory::{SharedInformerFactory, ShutdownGuard},
     leader_election::{LeaderElector, Leadership},
     sharding::Shard,

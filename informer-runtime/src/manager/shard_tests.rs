@@ -108,7 +108,7 @@ fn start_shard(
     let creates_only = Predicate::new("creates only", |event: &Event<'_, ConfigMap>| {
         matches!(event, Event::Create { .. })
     });
-    let controller = Controller::<ConfigMap>::new(manager.factory()).with_predicate(creates_only);
+    let controller = Controller::<ConfigMap>::new(manager.factory()).predicate(creates_only);
     let stats = controller.stats();
     let factory = manager.factory().clone();
     manager.add_controller(controller, record, retry, Arc::clone(&seen));

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::runnable::{RunContext, Runnable, RunnableError};
+use super::runnable::{Runnable, RunnableError};
+use crate::controller::RunContext;
 use crate::sharding::{DrainSweep, Sharder};
 
 /// Runs the sharder in each run the manager gives it: for one leadership term (writing only
@@ -26,12 +27,12 @@ impl Runnable for Sharder {
         Box::pin(async move {
             if sharder.elects_itself() {
                 return sharder
-                    .run_until(context.stop())
+                    .run_until(context.stop_token())
                     .await
                     .map_err(RunnableError::from);
             }
             sharder
-                .run_term(context.stop(), context.leadership().cloned())
+                .run_term(context.stop_token(), context.leadership().cloned())
                 .await
                 .map_err(RunnableError::from)
         })
@@ -61,7 +62,7 @@ impl Runnable for SweepRunnable {
         let (sweep, client) = (Arc::clone(&self.sweep), self.client.clone());
         Box::pin(async move {
             sweep
-                .run_term(client, context.stop(), context.leadership().cloned())
+                .run_term(client, context.stop_token(), context.leadership().cloned())
                 .await
                 .map_err(RunnableError::from)
         })

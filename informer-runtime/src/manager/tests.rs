@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::controller::{Action, ReconcileScope};
+use crate::controller::{Action, RunContext};
 
 type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
@@ -258,8 +258,8 @@ async fn block_then_write(
     }
     blocker.started.notify_one();
     blocker.release.notified().await;
-    let token = ReconcileScope::current()
-        .map(|scope| scope.token())
+    let token = RunContext::current()
+        .map(|run| run.stop_token())
         .ok_or_else(|| kube::Error::Service("no reconcile scope".into()))?;
     let api: Api<ConfigMap> = Api::namespaced(blocker.client.clone(), "default");
     let patch = serde_json::json!({"metadata": {"annotations": {HANDLED_BY: "late"}}});
@@ -295,7 +295,7 @@ async fn a_lost_term_stops_reconciles_and_refuses_their_writes() -> TestResult {
     });
     let factory = manager.factory().clone();
     manager.add_controller(
-        Controller::<ConfigMap>::new(&factory).shutdown_timeout(Duration::from_secs(5)),
+        Controller::<ConfigMap>::new(&factory).graceful_shutdown_timeout(Duration::from_secs(5)),
         block_then_write,
         |_, _, _| Action::await_change(),
         Arc::clone(&blocker),
@@ -371,7 +371,7 @@ async fn a_failing_runnable_stops_the_manager_with_its_error() -> TestResult {
             runnable_fn("patient", move |context: RunContext| {
                 let stopped = Arc::clone(&stopped);
                 async move {
-                    context.stop().cancelled().await;
+                    context.stop_token().cancelled().await;
                     stopped.fetch_add(1, Ordering::SeqCst);
                     Ok(())
                 }

@@ -194,7 +194,7 @@ fn an_object_filter_judges_every_event_by_its_object() {
 // true.
 #[test]
 fn a_label_selector_passes_objects_whose_labels_match() -> Result<(), Box<dyn std::error::Error>> {
-    let predicate = Predicate::matching_labels("foo=bar")?;
+    let predicate = Predicate::labels("foo=bar")?;
     let (matching, other) = (labelled(&[("foo", "bar")]), labelled(&[("foo", "baz")]));
     assert_eq!(verdicts(&predicate, &other, &matching), [true; 4]);
     assert_eq!(
@@ -217,7 +217,7 @@ fn a_label_selector_passes_objects_whose_labels_match() -> Result<(), Box<dyn st
 
 #[test]
 fn a_label_selector_that_does_not_parse_is_a_clear_error() {
-    let error = Predicate::<Pod>::matching_labels("foo in (bar")
+    let error = Predicate::<Pod>::labels("foo in (bar")
         .err()
         .map(|e| e.to_string());
     let error = error.unwrap_or_default();
@@ -355,6 +355,6 @@ fn names_describe_combinations() {
         .name()
         .to_owned();
     assert_eq!(name, "(generation changed or not labels changed)");
-    let selector = Predicate::<Pod>::matching_labels("app=web").map(|p| p.name().to_owned());
+    let selector = Predicate::<Pod>::labels("app=web").map(|p| p.name().to_owned());
     assert_eq!(selector.ok().as_deref(), Some("labels match app=web"));
 }

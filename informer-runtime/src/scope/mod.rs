@@ -53,8 +53,8 @@
 //!   `ByObject` does), used by
 //!   [`SharedInformerFactory::scoped_informer`](crate::SharedInformerFactory::scoped_informer)
 //!   and by controllers: [`Controller::new`](crate::controller::Controller::new), `owns` and
-//!   `watches` read the default scope of their types, `new_in`, `owns_in` and `watches_in` take
-//!   a scope of their own.
+//!   `watches` read the default scope of their types; `new_in`, `Owns::scope` and
+//!   `Watches::scope` take a scope of their own.
 //! - [`SharedInformerFactory::informer`](crate::SharedInformerFactory::informer) (and the
 //!   generated accessors and `for_resource`, which call it) still means every object of the
 //!   type the factory watches: asking for it creates that unscoped informer beside any scoped

@@ -14,7 +14,7 @@ use super::{
 /// namespace for the core group and cluster-scoped objects).
 ///
 /// ```
-/// use informer_runtime::sharding::hash_key_for_object;
+/// use informer_runtime::sharding::hash_ring::hash_key_for_object;
 ///
 /// assert_eq!(hash_key_for_object("apps", "Deployment", Some("bar"), "foo"), "apps/Deployment/bar/foo");
 /// assert_eq!(hash_key_for_object("", "Namespace", None, "prod"), "/Namespace//prod");

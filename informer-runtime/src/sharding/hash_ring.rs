@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+pub use super::hash_key::hash_key_for_object;
+
 /// How many tokens (virtual nodes) each shard gets on a ring by default: enough for even
 /// shares (100 000 keys over 4 shards: at most 2.6% off the fair share, against 17% with
 /// 100), since the largest shard sets the memory every shard must be sized for.

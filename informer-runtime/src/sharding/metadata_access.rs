@@ -15,7 +15,7 @@ use kube::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    controller::{self, Action, Controller, ReconcileMetrics},
+    controller::{self, Action, Controller, ReconcileMetrics, Watches},
     factory::{SharedInformerFactory, TypedResource},
     key::ObjectKey,
     leader_election::Leadership,
@@ -138,10 +138,10 @@ impl<K: TypedResource> MetadataAccess for TypedAccess<K> {
         }
         if settings.follows_namespaces {
             let objects = factory.informer_in(&scope).lister();
-            controller = controller.watches_in_with(
-                &Scope::<PartialObjectMeta<Namespace>>::all(),
-                Predicate::labels_changed(),
-                move |namespace: &PartialObjectMeta<Namespace>| objects_in(&objects, namespace),
+            controller = controller.relation(
+                Watches::new(move |namespace: &PartialObjectMeta<Namespace>| objects_in(&objects, namespace))
+                    .scope(&Scope::all())
+                    .predicate(Predicate::labels_changed()),
             );
         }
         let check = settings.check;

@@ -196,11 +196,11 @@ mod child_assignment;
 mod drain_sweep;
 mod error;
 mod hash_key;
-mod hash_ring;
+pub mod hash_ring;
 pub mod labels;
-mod lease_state;
+pub mod lease_state;
 mod metadata_access;
-mod rbac;
+pub mod rbac;
 mod resource_type;
 mod ring;
 mod shard;
@@ -209,16 +209,10 @@ mod sharder;
 mod term_fence;
 
 pub use error::{Error, Result};
-pub use hash_key::hash_key_for_object;
-pub use hash_ring::{DEFAULT_VIRTUAL_NODES, GO_SHARDER_VIRTUAL_NODES, HashFn, HashRing, xxhash64};
-pub use lease_state::{
-    DEFAULT_LEASE_DURATION, DEFAULT_ORPHAN_AFTER, LeaseTimes, ShardState, UnknownShardState,
-};
-pub use rbac::RingRbac;
 pub use resource_type::ResourceType;
-pub use ring::{ControllerRing, DEFAULT_NAMESPACE_SELECTOR, RingResource};
+pub use ring::{ControllerRing, RingResource};
 pub use shard::Shard;
-pub use sharder::{DEFAULT_CONCURRENT_MOVES, DEFAULT_RESYNC_PERIOD, Sharder, SharderStats};
+pub use sharder::{Sharder, SharderStats};
 
 pub(crate) use child_assignment::assign_children;
 pub(crate) use drain_sweep::{Claims, DrainSweep};

@@ -15,12 +15,6 @@ use super::{
 };
 use crate::factory::TypedResource;
 
-/// The namespaces a ring holds unless told otherwise: every namespace but `kube-system` and
-/// `sharding-system`, the Go sharder's default (its `SharderConfig` webhook namespace
-/// selector).
-pub const DEFAULT_NAMESPACE_SELECTOR: &str =
-    "kubernetes.io/metadata.name notin (kube-system,sharding-system)";
-
 /// A ring of shards: its name, the resources its shards divide among themselves, and the
 /// namespaces it holds.
 ///
@@ -134,6 +128,12 @@ impl RingResource {
 }
 
 impl ControllerRing {
+    /// The namespaces a ring holds unless told otherwise: every namespace but `kube-system` and
+    /// `sharding-system`, the Go sharder's default (its `SharderConfig` webhook namespace
+    /// selector).
+    pub const DEFAULT_NAMESPACE_SELECTOR: &str =
+        "kubernetes.io/metadata.name notin (kube-system,sharding-system)";
+
     /// An empty ring named `name`.
     ///
     /// # Errors
@@ -148,7 +148,7 @@ impl ControllerRing {
         if let Err(reason) = check_ring_name(&name) {
             return Err(Error::RingName { name, reason });
         }
-        let namespace_selector = crate::selector::parse_label_selector(DEFAULT_NAMESPACE_SELECTOR)
+        let namespace_selector = crate::selector::parse_label_selector(Self::DEFAULT_NAMESPACE_SELECTOR)
             .expect("the default namespace selector parses");
         Ok(Self {
             name,
@@ -158,7 +158,7 @@ impl ControllerRing {
     }
 
     /// Holds only the objects in the namespaces whose labels `selector` selects (instead of
-    /// [`DEFAULT_NAMESPACE_SELECTOR`]; `""` selects every namespace). Select namespaces by
+    /// [`Self::DEFAULT_NAMESPACE_SELECTOR`]; `""` selects every namespace). Select namespaces by
     /// name with `kubernetes.io/metadata.name`, which every namespace carries. Keep
     /// `kube-system` and the sharder's own namespace out, as Go's documentation asks.
     ///

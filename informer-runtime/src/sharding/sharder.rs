@@ -28,15 +28,9 @@ use crate::{
     scope::Scope,
 };
 
-/// How many objects a sharder drains or moves at once by default.
-pub const DEFAULT_CONCURRENT_MOVES: usize = 5;
-
-/// How often a sharder re-checks every object by default (the Go sharder's sync period).
-pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
-
 /// The sharder of a [`ControllerRing`]: it watches the ring's shard Leases and every object of
 /// the ring (metadata only), and labels each object for the shard the
-/// [consistent-hash ring](super::HashRing) of the available shards chooses.
+/// [consistent-hash ring](super::hash_ring::HashRing) of the available shards chooses.
 ///
 /// - A new object is assigned as soon as its watch event arrives (there is no admission
 ///   webhook): `shard.alpha.sharding.timebertt.dev/<ring>=<shard>`. Only objects the ring
@@ -73,7 +67,7 @@ pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 /// - **1000 virtual nodes per shard** ([`DEFAULT_VIRTUAL_NODES`]) instead of Go's 100: the
 ///   largest of 4 shards gets 4% more than its fair share instead of 18%
 ///   (`bench/README.md`). [`virtual_nodes`](Self::virtual_nodes) with
-///   [`GO_SHARDER_VIRTUAL_NODES`](super::GO_SHARDER_VIRTUAL_NODES) chooses exactly the
+///   [`GO_SHARDER_VIRTUAL_NODES`](super::hash_ring::GO_SHARDER_VIRTUAL_NODES) chooses exactly the
 ///   shards the Go sharder chooses, for a ring both may drive.
 /// - **No admission webhook**: new objects are assigned from the sharder's watch, a few
 ///   milliseconds after their creation, instead of in the create request. A shard therefore
@@ -159,6 +153,12 @@ impl fmt::Debug for Sharder {
 }
 
 impl Sharder {
+    /// How many objects a sharder drains or moves at once by default.
+    pub const DEFAULT_CONCURRENT_MOVES: usize = 5;
+
+    /// How often a sharder re-checks every object by default (the Go sharder's sync period).
+    pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
+
     /// The sharder of `ring`. It reads the shard Leases labelled for the ring in every
     /// namespace, as the Go sharder does (a shard is known by its Lease's name); see
     /// [`lease_namespace`](Self::lease_namespace) for a sharder allowed to read one namespace.
@@ -176,8 +176,8 @@ impl Sharder {
             leases,
             options: Options {
                 virtual_nodes: DEFAULT_VIRTUAL_NODES,
-                concurrent_moves: DEFAULT_CONCURRENT_MOVES,
-                resync_period: DEFAULT_RESYNC_PERIOD,
+                concurrent_moves: Self::DEFAULT_CONCURRENT_MOVES,
+                resync_period: Self::DEFAULT_RESYNC_PERIOD,
                 orphan_after: DEFAULT_ORPHAN_AFTER,
             },
             election: None,
@@ -199,7 +199,7 @@ impl Sharder {
     }
 
     /// Tokens per shard on the hash ring (default [`DEFAULT_VIRTUAL_NODES`], 1000, for even
-    /// shares; [`GO_SHARDER_VIRTUAL_NODES`](super::GO_SHARDER_VIRTUAL_NODES), 100, chooses the
+    /// shares; [`GO_SHARDER_VIRTUAL_NODES`](super::hash_ring::GO_SHARDER_VIRTUAL_NODES), 100, chooses the
     /// shards the Go sharder chooses, when both may drive one ring). 0 means the default.
     #[must_use]
     pub fn virtual_nodes(mut self, virtual_nodes: usize) -> Self {
@@ -212,7 +212,7 @@ impl Sharder {
     }
 
     /// How many objects of each watched resource are assigned, drained or moved at once, and
-    /// how many shard Leases are checked at once (default [`DEFAULT_CONCURRENT_MOVES`]; at
+    /// how many shard Leases are checked at once (default [`Self::DEFAULT_CONCURRENT_MOVES`]; at
     /// least 1): the concurrency of each of the sharder's controllers.
     #[must_use]
     pub fn concurrent_moves(mut self, workers: usize) -> Self {

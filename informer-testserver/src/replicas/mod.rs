@@ -82,7 +82,7 @@ use std::{fmt, sync::Arc, time::Duration};
 
 use informer_runtime::{
     manager::{self, Manager},
-    sharding::{ControllerRing, DEFAULT_VIRTUAL_NODES, Sharder, SharderStats},
+    sharding::{ControllerRing, Sharder, SharderStats, hash_ring::DEFAULT_VIRTUAL_NODES},
 };
 use tokio::{sync::oneshot, task::JoinHandle, time::Instant};
 

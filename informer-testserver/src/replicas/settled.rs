@@ -9,8 +9,10 @@ use std::{
 };
 
 use informer_runtime::sharding::{
-    ControllerRing, HashRing, ResourceType, ShardState,
+    ControllerRing, ResourceType,
+    hash_ring::HashRing,
     labels::{RING_LABEL, STATE_LABEL, drain_label, shard_label},
+    lease_state::ShardState,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{api::coordination::v1::Lease, jiff::Timestamp};

@@ -17,7 +17,7 @@ use k8s_openapi::api::{coordination::v1::Lease, core::v1::Pod};
 use kube::core::{PartialObjectMeta, Selector};
 
 use super::{LEASE_NAMESPACE, RING};
-use informer_runtime::sharding::HashRing;
+use informer_runtime::sharding::hash_ring::HashRing;
 
 use crate::sharding::assignment::pod_key;
 

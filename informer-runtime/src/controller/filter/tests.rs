@@ -22,7 +22,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    controller::{Action, Controller, ControllerStats},
+    controller::{Action, Controller, ControllerStats, Watches},
     factory::{SharedInformerFactory, TypedResource},
     key::ObjectKey,
     predicate::{Event, Predicate},
@@ -106,14 +106,16 @@ fn run_logging<K: TypedResource>(
     tokio::task::JoinHandle<super::super::Result<()>>,
 ) {
     let shutdown = CancellationToken::new();
-    let run = controller.graceful_shutdown_on(shutdown.clone()).run(
-        |object: Arc<K>, log: Arc<Log>| async move {
-            log.push(&name_of(object.as_ref()));
-            Ok::<_, Failed>(Action::await_change())
-        },
-        |_, _, _| Action::await_change(),
-        Arc::clone(log),
-    );
+    let run = controller
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned())
+        .run(
+            |object: Arc<K>, log: Arc<Log>| async move {
+                log.push(&name_of(object.as_ref()));
+                Ok::<_, Failed>(Action::await_change())
+            },
+            |_, _, _| Action::await_change(),
+            Arc::clone(log),
+        );
     (shutdown, tokio::spawn(run))
 }
 
@@ -147,27 +149,31 @@ async fn status_writes_do_not_reconcile_again_with_generation_changed()
 
     let writer = Controller::<Deployment>::new(&factory)
         .name("status-writer")
-        .with_predicate(Predicate::generation_changed());
+        .predicate(Predicate::generation_changed());
     let writer_stats = writer.stats();
     let writes = Arc::new(Log::default());
     let shutdown = CancellationToken::new();
-    let writer_run = tokio::spawn(writer.graceful_shutdown_on(shutdown.clone()).run(
-        |deployment: Arc<Deployment>, context: Arc<(Api<Deployment>, Arc<Log>)>| async move {
-            let (api, writes) = &*context;
-            writes.push(&name_of(deployment.as_ref()));
-            let status = DeploymentStatus {
-                observed_generation: deployment.metadata.generation,
-                ..DeploymentStatus::default()
-            };
-            let patch = json!({ "status": status });
-            api.patch_status("web", &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(|_| Failed)?;
-            Ok::<_, Failed>(Action::await_change())
-        },
-        |_, _, _| Action::await_change(),
-        Arc::new((api.clone(), Arc::clone(&writes))),
-    ));
+    let writer_run = tokio::spawn(
+        writer
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
+            .run(
+                |deployment: Arc<Deployment>, context: Arc<(Api<Deployment>, Arc<Log>)>| async move {
+                    let (api, writes) = &*context;
+                    writes.push(&name_of(deployment.as_ref()));
+                    let status = DeploymentStatus {
+                        observed_generation: deployment.metadata.generation,
+                        ..DeploymentStatus::default()
+                    };
+                    let patch = json!({ "status": status });
+                    api.patch_status("web", &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                        .map_err(|_| Failed)?;
+                    Ok::<_, Failed>(Action::await_change())
+                },
+                |_, _, _| Action::await_change(),
+                Arc::new((api.clone(), Arc::clone(&writes))),
+            ),
+    );
     eventually("the writer's predicate rejected its status write", WAIT, || {
         writer_stats.filtered() >= 1
     })
@@ -208,8 +214,7 @@ async fn a_label_selector_predicate_reconciles_matching_objects_only()
     server.create_typed(&config_map("out", &[("replicate", "false")]))?;
     let client = server.client()?;
     let factory = SharedInformerFactory::new(client.clone());
-    let controller =
-        Controller::<ConfigMap>::new(&factory).with_predicate(Predicate::matching_labels("replicate=true")?);
+    let controller = Controller::<ConfigMap>::new(&factory).predicate(Predicate::labels("replicate=true")?);
     let stats = controller.stats();
     let log = Arc::new(Log::default());
     let (shutdown, run) = run_logging(controller, &log);
@@ -238,10 +243,10 @@ async fn combined_predicates_filter_as_combined() -> Result<(), Box<dyn std::err
     let client = server.client()?;
     let factory = SharedInformerFactory::new(client.clone());
     let changes = Predicate::labels_changed().or(Predicate::generation_changed());
-    let not_ignored = !Predicate::matching_labels("ignore")?;
+    let not_ignored = !Predicate::labels("ignore")?;
     let controller = Controller::<ConfigMap>::new(&factory)
-        .with_predicate(changes)
-        .with_predicate(not_ignored);
+        .predicate(changes)
+        .predicate(not_ignored);
     let stats = controller.stats();
     let log = Arc::new(Log::default());
     let (shutdown, run) = run_logging(controller, &log);
@@ -274,7 +279,7 @@ async fn combined_predicates_filter_as_combined() -> Result<(), Box<dyn std::err
     Ok(())
 }
 
-/// `watches_with` maps only the watched objects its predicate passes; `owns_with` the same
+/// `Watches::predicate` lets only the watched objects it passes reach the mapper; `Owns::predicate` the same
 /// for children.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relation_predicates_filter_before_the_mapper() -> Result<(), Box<dyn std::error::Error>> {
@@ -284,12 +289,12 @@ async fn relation_predicates_filter_before_the_mapper() -> Result<(), Box<dyn st
     let factory = SharedInformerFactory::new(client.clone());
     let mapped = Arc::new(Mutex::new(Vec::<String>::new()));
     let seen = Arc::clone(&mapped);
-    let controller = Controller::<ConfigMap>::new(&factory).watches_with(
-        Predicate::matching_labels("wakes=target")?,
-        move |secret: &Secret| {
+    let controller = Controller::<ConfigMap>::new(&factory).relation(
+        Watches::new(move |secret: &Secret| {
             seen.lock().expect("mapped").push(name_of(secret));
             [ObjectKey::new("default", "target")]
-        },
+        })
+        .predicate(Predicate::labels("wakes=target")?),
     );
     let stats = controller.stats();
     let log = Arc::new(Log::default());
@@ -331,7 +336,7 @@ async fn a_panicking_predicate_lets_the_event_pass_and_is_counted() -> Result<()
         assert_ne!(name_of(event.object()), "boom", "a bug in the predicate");
         true
     });
-    let controller = Controller::<ConfigMap>::new(&factory).with_predicate(buggy);
+    let controller = Controller::<ConfigMap>::new(&factory).predicate(buggy);
     let stats: ControllerStats = controller.stats();
     let log = Arc::new(Log::default());
     let (shutdown, run) = run_logging(controller, &log);

@@ -151,11 +151,15 @@ impl Running {
             log: Log::default(),
         });
         let shutdown = CancellationToken::new();
-        let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-            reconcile,
-            |_, _, _| Action::requeue_with_backoff(),
-            Arc::clone(&context),
-        ));
+        let run = tokio::spawn(
+            controller
+                .graceful_shutdown_on(shutdown.clone().cancelled_owned())
+                .run(
+                    reconcile,
+                    |_, _, _| Action::requeue_with_backoff(),
+                    Arc::clone(&context),
+                ),
+        );
         Self {
             context,
             shutdown,
@@ -185,10 +189,10 @@ async fn a_label_removed_under_a_predicate_runs_the_cleanup_and_releases_the_obj
     server.create_typed(&other)?;
     let client = server.client()?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let scope = Predicate::matching_labels("replicate=true")?;
+    let scope = Predicate::labels("replicate=true")?;
     let factory = SharedInformerFactory::new(client);
     let controller = Controller::<ConfigMap>::new(&factory)
-        .with_predicate(scope.clone())
+        .predicate(scope.clone())
         .finalizer(FINALIZER);
     let stats = controller.stats();
     let running = Running::start(&factory, controller, &api, scope);
@@ -220,12 +224,7 @@ async fn a_label_removed_under_a_label_selector_watch_runs_the_cleanup_and_relea
         .build();
     let controller = Controller::<ConfigMap>::new(&factory).finalizer(FINALIZER);
     let stats = controller.stats();
-    let running = Running::start(
-        &factory,
-        controller,
-        &api,
-        Predicate::matching_labels("replicate=true")?,
-    );
+    let running = Running::start(&factory, controller, &api, Predicate::labels("replicate=true")?);
     let context = &running.context;
 
     leave_scope_then_delete(&api, context).await?;
@@ -252,12 +251,7 @@ async fn a_label_removed_from_an_object_of_a_scoped_controller_releases_it()
     let scope = crate::scope::Scope::<ConfigMap>::all().labels("replicate=true")?;
     let controller = Controller::new_in(&factory, &scope).finalizer(FINALIZER);
     let stats = controller.stats();
-    let running = Running::start(
-        &factory,
-        controller,
-        &api,
-        Predicate::matching_labels("replicate=true")?,
-    );
+    let running = Running::start(&factory, controller, &api, Predicate::labels("replicate=true")?);
     let context = &running.context;
 
     leave_scope_then_delete(&api, context).await?;
@@ -280,12 +274,7 @@ async fn without_the_declaration_the_object_that_left_the_watch_keeps_the_finali
         .build();
     let controller = Controller::<ConfigMap>::new(&factory);
     let stats = controller.stats();
-    let running = Running::start(
-        &factory,
-        controller,
-        &api,
-        Predicate::matching_labels("replicate=true")?,
-    );
+    let running = Running::start(&factory, controller, &api, Predicate::labels("replicate=true")?);
     let context = &running.context;
     eventually("applied", WAIT, || context.log.has("apply:cm")).await?;
     let unlabel = json!({ "metadata": { "labels": { "replicate": null } } });

@@ -373,7 +373,7 @@ async fn run_creator(
     let controller = Controller::<Secret>::new(&factory)
         .owns::<ConfigMap>()
         .wait_for_own_writes(guard)
-        .graceful_shutdown_on(shutdown.clone());
+        .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let running = tokio::spawn(controller.run(create_child, retry, Arc::clone(&creator)));
     // the child's event must come through the lagging watch, not a watch opened after it

@@ -12,14 +12,16 @@ use std::{
 };
 
 use informer_testserver::{TestServer, wait::eventually};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ObjectMeta;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    controller::{Action, Controller},
+    ObjectKey,
+    controller::{Action, Controller, Watches},
     factory::SharedInformerFactory,
+    workqueue::Priority,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -92,11 +94,15 @@ async fn position_of_a_live_change(priority_queue: bool) -> Result<usize, Box<dy
     let stats = controller.stats();
     let context = Context::holding_the_first();
     let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        record_holding_the_first,
-        |_, _, _| Action::await_change(),
-        Arc::clone(&context),
-    ));
+    let run = tokio::spawn(
+        controller
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
+            .run(
+                record_holding_the_first,
+                |_, _, _| Action::await_change(),
+                Arc::clone(&context),
+            ),
+    );
     eventually("the first listed object is being reconciled", WAIT, || {
         context.len() == 1
     })
@@ -146,15 +152,19 @@ async fn a_high_priority_request_jumps_the_initial_list() -> Result<(), Box<dyn 
     }
     let factory = SharedInformerFactory::new(server.client()?);
     let (requests, trigger) = futures::channel::mpsc::unbounded();
-    let controller = Controller::<ConfigMap>::new(&factory).reconcile_on_with_priority(trigger);
+    let controller = Controller::<ConfigMap>::new(&factory).reconcile_on(trigger);
     let stats = controller.stats();
     let context = Context::holding_the_first();
     let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.graceful_shutdown_on(shutdown.clone()).run(
-        record_holding_the_first,
-        |_, _, _| Action::await_change(),
-        Arc::clone(&context),
-    ));
+    let run = tokio::spawn(
+        controller
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
+            .run(
+                record_holding_the_first,
+                |_, _, _| Action::await_change(),
+                Arc::clone(&context),
+            ),
+    );
     eventually("the first listed object is being reconciled", WAIT, || {
         context.len() == 1
     })
@@ -182,5 +192,68 @@ async fn a_high_priority_request_jumps_the_initial_list() -> Result<(), Box<dyn 
     shutdown.cancel();
     run.await??;
     factory.shutdown().await;
+    Ok(())
+}
+
+/// The order in which a live change of `live` (queued first, at `Priority::NORMAL`) and the
+/// object `listed-049` named by a watched Secret's change (queued second, at the relation's
+/// `priority`) are reconciled after the running one.
+async fn order_after_a_watched_change_at(
+    priority: Priority,
+) -> Result<(usize, usize), Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    for i in 0..50 {
+        server.create_typed(&config_map(&format!("listed-{i:03}")))?;
+    }
+    let factory = SharedInformerFactory::new(server.client()?);
+    let controller = Controller::<ConfigMap>::new(&factory)
+        .relation(Watches::new(|_: &Secret| [ObjectKey::new("default", "listed-049")]).priority(priority));
+    let stats = controller.stats();
+    let context = Context::holding_the_first();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(
+        controller
+            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
+            .run(
+                record_holding_the_first,
+                |_, _, _| Action::await_change(),
+                Arc::clone(&context),
+            ),
+    );
+    eventually("the first listed object is being reconciled", WAIT, || {
+        context.len() == 1
+    })
+    .await?;
+    server.create_typed(&config_map("live"))?;
+    eventually("the live change is queued", WAIT, || stats.queue_depth() == 50).await?;
+    let secret = Secret {
+        metadata: config_map("wakes-listed-049").metadata,
+        ..Secret::default()
+    };
+    server.create_typed(&secret)?;
+    let secret_handled = || {
+        factory
+            .informer::<Secret>()
+            .stats()
+            .handlers
+            .iter()
+            .all(|handler| handler.handled >= 1)
+    };
+    eventually("the secret's change is mapped", WAIT, secret_handled).await?;
+    context.gate.notify_one();
+    eventually("everything reconciled", WAIT, || context.len() == 51).await?;
+    shutdown.cancel();
+    run.await??;
+    factory.shutdown().await;
+    let position = |name| context.position_of(name).unwrap_or(usize::MAX);
+    Ok((position("live"), position("listed-049")))
+}
+
+/// A watch relation's `priority` is the priority its live changes enqueue at: `HIGH` goes
+/// ahead of a live change queued before it, `NORMAL` (the default) behind it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relations_priority_orders_its_changes_among_live_ones() -> Result<(), Box<dyn std::error::Error>> {
+    assert_eq!(order_after_a_watched_change_at(Priority::HIGH).await?, (2, 1));
+    assert_eq!(order_after_a_watched_change_at(Priority::NORMAL).await?, (1, 2));
     Ok(())
 }

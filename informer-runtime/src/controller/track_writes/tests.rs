@@ -22,7 +22,7 @@ fn config_map(name: &str) -> ConfigMap {
 
 /// Runs `body` as a reconcile of `default/parent` would, and returns what it recorded.
 async fn in_reconcile<F: Future>(body: F) -> (F::Output, Vec<WrittenObject>) {
-    let run = ReconcileScope::new(CancellationToken::new(), None);
+    let run = RunContext::new(CancellationToken::new(), None);
     let (scope, writes) = run.for_reconcile(ObjectKey::new("default", "parent"));
     let output = scope.enter(body).await;
     (output, writes.take())
@@ -106,7 +106,7 @@ async fn failed_writes_and_writes_outside_a_reconcile_record_nothing()
     assert!(matches!(conflict, Err(kube::Error::Api(status)) if status.code == 409));
     assert!(recorded.is_empty());
 
-    let run = ReconcileScope::new(CancellationToken::new(), None);
+    let run = RunContext::new(CancellationToken::new(), None);
     let outside = run
         .enter(api.create(&PostParams::default(), &config_map("b")))
         .await?;

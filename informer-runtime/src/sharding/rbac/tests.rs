@@ -26,7 +26,9 @@ use crate::{
     leader_election,
     manager::Manager,
     sharding::{
-        ControllerRing, HashRing, RingResource, Shard, Sharder, hash_key_for_object, labels::shard_label,
+        ControllerRing, RingResource, Shard, Sharder,
+        hash_ring::{HashRing, hash_key_for_object},
+        labels::shard_label,
     },
 };
 

@@ -25,7 +25,8 @@ use super::Sharder;
 use crate::{
     leader_election::{Leadership, Term},
     sharding::{
-        ControllerRing, HashRing, RingResource, hash_key_for_object,
+        ControllerRing, RingResource,
+        hash_ring::{HashRing, hash_key_for_object},
         labels::{RING_LABEL, SHARDER_IDENTITY, STATE_LABEL, drain_label, shard_label},
     },
 };

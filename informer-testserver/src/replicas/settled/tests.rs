@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use informer_runtime::sharding::{ControllerRing, DEFAULT_VIRTUAL_NODES, RingResource, hash_key_for_object};
+use informer_runtime::sharding::{
+    ControllerRing, RingResource,
+    hash_ring::{DEFAULT_VIRTUAL_NODES, hash_key_for_object},
+};
 use k8s_openapi::{
     api::{
         coordination::v1::{Lease, LeaseSpec},

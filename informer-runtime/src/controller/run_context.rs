@@ -1,4 +1,5 @@
-//! [`ReconcileScope`]: what a running reconcile may ask about the run it belongs to.
+//! [`RunContext`]: what a running reconcile or manager runnable may ask about the run it
+//! belongs to.
 
 use std::sync::Arc;
 
@@ -8,27 +9,28 @@ use super::write_log::WriteLog;
 use crate::{key::ObjectKey, leader_election::Leadership};
 
 tokio::task_local! {
-    static CURRENT: ReconcileScope;
+    static CURRENT: RunContext;
 }
 
-/// The run a reconcile belongs to: the token cancelled when that run stops, and the
-/// leadership term it acts in when a [`Manager`](crate::manager::Manager) runs it under leader
-/// election.
+/// The run a reconcile or a [`Runnable`](crate::manager::Runnable) belongs to: the token
+/// cancelled when that run stops, and the leadership term it acts in when a
+/// [`Manager`](crate::manager::Manager) runs it under leader election.
 ///
+/// A runnable gets it as the argument of [`Runnable::run`](crate::manager::Runnable::run).
 /// Workers set it around each reconcile (and its error policy); read it with
-/// [`ReconcileScope::current`] from anywhere inside the reconcile, so a reconcile's signature
+/// [`RunContext::current`] from anywhere inside the reconcile, so a reconcile's signature
 /// stays `(object, context)`:
 ///
 /// ```
 /// use std::sync::Arc;
 ///
-/// use informer_runtime::controller::{Action, ReconcileScope};
+/// use informer_runtime::controller::{Action, RunContext};
 /// use k8s_openapi::api::core::v1::ConfigMap;
 ///
 /// async fn slow_work() {}
 ///
 /// async fn reconcile(config_map: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, kube::Error> {
-///     let token = ReconcileScope::current().map(|scope| scope.token()).unwrap_or_default();
+///     let token = RunContext::current().map(|run| run.stop_token()).unwrap_or_default();
 ///     tokio::select! {
 ///         () = token.cancelled() => return Ok(Action::await_change()), // shutdown or term ended
 ///         () = slow_work() => {}
@@ -38,14 +40,14 @@ tokio::task_local! {
 /// }
 /// ```
 #[derive(Debug, Clone)]
-pub struct ReconcileScope {
+pub struct RunContext {
     token: CancellationToken,
     leadership: Option<Leadership>,
     /// The writes of the one reconcile this scope is for (a run's scope has none).
     writes: Option<Arc<WriteLog>>,
 }
 
-impl ReconcileScope {
+impl RunContext {
     pub(crate) fn new(token: CancellationToken, leadership: Option<Leadership>) -> Self {
         Self {
             token,
@@ -70,24 +72,25 @@ impl ReconcileScope {
         CURRENT.try_with(|scope| scope.writes.clone()).ok().flatten()
     }
 
-    /// The scope of the reconcile running on this task; `None` outside a reconcile.
+    /// The run of the reconcile running on this task; `None` outside a reconcile.
     pub fn current() -> Option<Self> {
         CURRENT.try_with(Clone::clone).ok()
     }
 
-    /// Cancelled when the controller stops: at shutdown, or when the leadership term the
-    /// reconcile runs in ends. A reconcile that sees it cancelled should return soon; its
-    /// writes through a [`Manager`](crate::manager::Manager)'s client are refused already.
-    pub fn token(&self) -> CancellationToken {
+    /// Cancelled when the run stops: at shutdown, or when the leadership term it runs in
+    /// ends. Return soon after; a reconcile's writes through a
+    /// [`Manager`](crate::manager::Manager)'s client are refused already.
+    pub fn stop_token(&self) -> CancellationToken {
         self.token.clone()
     }
 
-    /// The leadership the reconcile acts under, when it runs under leader election.
+    /// The leadership the run acts under: `Some` when a manager that elects a leader runs it
+    /// (a controller, or a runnable that needs leader election), `None` otherwise.
     pub fn leadership(&self) -> Option<&Leadership> {
         self.leadership.as_ref()
     }
 
-    /// Whether the reconcile may still act: its run has not stopped, and its leadership (if
+    /// Whether the run may still act: it has not stopped, and its leadership (if
     /// any) is [current](Leadership::is_current).
     pub fn may_act(&self) -> bool {
         !self.token.is_cancelled() && self.leadership.as_ref().is_none_or(Leadership::is_current)
