@@ -15,10 +15,11 @@ use std::{
 };
 
 use informer_runtime::{
-    EventHandlerFuncs, KubeListerWatcher, ObjectKey, SharedIndexInformer, SharedInformerFactory, Store,
-    cache::namespace_indexers,
+    EventHandlerFuncs, ObjectKey, SharedIndexInformer, SharedInformerFactory,
+    cache::{Store, namespace_indexers},
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
+    source::KubeListerWatcher,
     source::{Encoding, FieldPath},
 };
 use k8s_openapi::api::core::v1::Pod;

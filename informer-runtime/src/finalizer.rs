@@ -20,13 +20,13 @@
 //! A controller that reconciles only some objects (a label selector on its watch, or
 //! [predicates](crate::predicate)) must still clean up after an object that leaves that scope
 //! while carrying its finalizer: nothing else removes the finalizer, so a later delete of the
-//! object would wait forever. [`finalizer_in_scope`] takes the scope as a test of the object
+//! object would wait forever. [`finalizer_where`] takes the scope as a test of the object
 //! and adds these cases:
 //!
-//! | the object, out of scope | what [`finalizer_in_scope`] does | returns |
+//! | the object, out of scope | what [`finalizer_where`] does | returns |
 //! |---|---|---|
 //! | with the finalizer (deleted or not) | runs `reconcile(FinalizerEvent::Cleanup(object))`, then removes the finalizer | [`FinalizerOutcome::Reconciled`] |
-//! | without the finalizer, not being deleted | runs nothing, adds nothing | [`FinalizerOutcome::OutOfScope`] |
+//! | without the finalizer, not being deleted | runs nothing, adds nothing | [`FinalizerOutcome::NotSelected`] |
 //! | without the finalizer, being deleted | runs nothing | [`FinalizerOutcome::Deleting`] |
 //!
 //! The cleanup is the same as for a deletion (tear down what the controller made for the
@@ -38,7 +38,7 @@
 //! predicates reject still reconcile an object that is out of scope and carries the
 //! finalizer, and an object that a label-selector-restricted informer reports deleted
 //! (although it exists) is reconciled from its last known state. The scope test given here
-//! must agree with the controller's: the predicate's [`in_scope`](crate::predicate::Predicate::in_scope),
+//! must agree with the controller's: the predicate's [`matches`](crate::predicate::Predicate::matches),
 //! or the watch's selector matched against the labels.
 //!
 //! Removing the finalizer from an object that no longer exists (404) counts as removed.
@@ -49,7 +49,7 @@
 //! sees the finalizer's own change, and would otherwise wait for the next spec change to run
 //! `Apply`. Without such predicates, the change brings one more reconcile, which runs `Apply`
 //! again (it is idempotent, as every reconcile is). On [`FinalizerOutcome::Deleting`] and
-//! [`FinalizerOutcome::OutOfScope`] a controller waits for the next change rather than
+//! [`FinalizerOutcome::NotSelected`] a controller waits for the next change rather than
 //! requeueing. [`FinalizerOutcome::unwrap_or_else`] turns the outcome into the controller's
 //! own result type (`T`), whatever it is.
 //!
@@ -97,7 +97,7 @@
 //!         }
 //!     })
 //!     .await?;
-//!     // `Deleting` and `OutOfScope`: wait for the change the API server sends next.
+//!     // `Deleting` and `NotSelected`: wait for the change the API server sends next.
 //!     Ok(outcome.unwrap_or_else(|| None))
 //! }
 //!
@@ -133,7 +133,7 @@ pub enum FinalizerEvent<K> {
     Cleanup(Arc<K>),
 }
 
-/// What [`finalizer`] and [`finalizer_in_scope`] did, beyond running the reconcile.
+/// What [`finalizer`] and [`finalizer_where`] did, beyond running the reconcile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "an outcome tells whether the reconcile ran"]
 pub enum FinalizerOutcome<T> {
@@ -143,9 +143,9 @@ pub enum FinalizerOutcome<T> {
     /// The object is being deleted and no longer carries this finalizer (it was removed
     /// earlier, or never added); nothing ran.
     Deleting,
-    /// The object is out of the controller's scope ([`finalizer_in_scope`]) and does not
+    /// The controller does not select the object ([`finalizer_where`]) and it does not
     /// carry the finalizer (any more); nothing ran.
-    OutOfScope,
+    NotSelected,
 }
 
 impl<T> FinalizerOutcome<T> {
@@ -153,7 +153,7 @@ impl<T> FinalizerOutcome<T> {
     pub fn reconciled(self) -> Option<T> {
         match self {
             Self::Reconciled(value) => Some(value),
-            Self::Deleting | Self::OutOfScope => None,
+            Self::Deleting | Self::NotSelected => None,
         }
     }
 
@@ -192,7 +192,7 @@ where
 /// Runs `reconcile` for `object` behind the finalizer `finalizer_name`: adds the finalizer
 /// first, runs [`FinalizerEvent::Apply`] while the object lives and [`FinalizerEvent::Cleanup`] when it is being
 /// deleted, then removes the finalizer. See the [module documentation](self) for the table of
-/// cases. The same as [`finalizer_in_scope`] with every object in scope.
+/// cases. The same as [`finalizer_where`] with every object in scope.
 ///
 /// `api` must address the object (a namespaced `Api` in the object's namespace, or a
 /// cluster-wide `Api` for a cluster-scoped type). The finalizer name should be qualified by a
@@ -215,13 +215,13 @@ where
     F: FnOnce(FinalizerEvent<K>) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    finalizer_in_scope(api, finalizer_name, object, |_| true, reconcile).await
+    finalizer_where(api, finalizer_name, object, |_| true, reconcile).await
 }
 
-/// [`finalizer`] for a controller that reconciles only some objects: `in_scope` says whether
+/// [`finalizer`] for a controller that reconciles only some objects: `selects` says whether
 /// `object` is one of them. An object out of scope that carries the finalizer is cleaned up
 /// ([`FinalizerEvent::Cleanup`]) and its finalizer removed, as if it were being deleted; one
-/// without it is left alone ([`FinalizerOutcome::OutOfScope`]). See
+/// without it is left alone ([`FinalizerOutcome::NotSelected`]). See
 /// [Leaving the scope](self#leaving-the-scope).
 ///
 /// ```
@@ -243,7 +243,7 @@ where
 /// let replicated = Predicate::<ConfigMap>::labels("replicate=true")?;
 /// let api: Api<ConfigMap> = Api::namespaced(client, "default");
 /// let cm = Arc::new(api.get("settings").await?); // no `replicate` label, but the finalizer
-/// let outcome = finalizer::finalizer_in_scope(&api, "example.com/copies", cm, |cm| replicated.in_scope(cm), |event| async move {
+/// let outcome = finalizer::finalizer_where(&api, "example.com/copies", cm, |cm| replicated.matches(cm), |event| async move {
 ///     match event {
 ///         FinalizerEvent::Apply(_) => Ok::<_, Infallible>("copied"),
 ///         FinalizerEvent::Cleanup(_) => Ok("copies deleted"),
@@ -259,11 +259,11 @@ where
 /// # Errors
 ///
 /// As [`finalizer`].
-pub async fn finalizer_in_scope<K, T, E, F, Fut>(
+pub async fn finalizer_where<K, T, E, F, Fut>(
     api: &Api<K>,
     finalizer_name: &str,
     object: Arc<K>,
-    in_scope: impl FnOnce(&K) -> bool,
+    selects: impl FnOnce(&K) -> bool,
     reconcile: F,
 ) -> Result<FinalizerOutcome<T>, Error<E>>
 where
@@ -277,7 +277,7 @@ where
     };
     let position = object.finalizers().iter().position(|f| f == finalizer_name);
     let deleting = object.meta().deletion_timestamp.is_some();
-    let leaving = !deleting && !in_scope(&object);
+    let leaving = !deleting && !selects(&object);
     match (position, deleting || leaving) {
         (Some(_), false) => reconcile(FinalizerEvent::Apply(object))
             .await
@@ -313,7 +313,7 @@ where
                 .map(FinalizerOutcome::Reconciled)
                 .map_err(Error::ApplyFailed)
         }
-        (None, true) if leaving => Ok(FinalizerOutcome::OutOfScope),
+        (None, true) if leaving => Ok(FinalizerOutcome::NotSelected),
         (None, true) => Ok(FinalizerOutcome::Deleting),
     }
 }

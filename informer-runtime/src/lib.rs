@@ -1,8 +1,46 @@
 //! client-go's informer machinery for Rust, on kube-rs: one list-and-watch per resource type,
 //! shared by every consumer; an indexed in-memory cache of the objects; event handlers; typed
-//! listers; and the work queues controllers drain.
+//! listers; the work queues controllers drain; and the controllers, managers, leader election
+//! and sharding built on them.
 //!
-//! # Start with [`SharedInformerFactory`]
+//! # Start with a controller
+//!
+//! A controller author starts with four names, all at the crate root: a [`Manager`] (it owns
+//! the [`SharedInformerFactory`] and runs everything), a [`Controller`] of the type to
+//! reconcile, the types it owns or watches, and a reconcile function that returns an
+//! [`Action`]:
+//!
+//! ```no_run
+//! use std::{sync::Arc, time::Duration};
+//!
+//! use informer_runtime::{Action, Controller, Manager};
+//! use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
+//!
+//! async fn reconcile(deployment: Arc<Deployment>, client: Arc<kube::Client>) -> Result<Action, kube::Error> {
+//!     // read listers, write through kube::Api with the client
+//!     # let _ = (deployment, client);
+//!     Ok(Action::requeue(Duration::from_secs(300)))
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut manager = Manager::builder(kube::Client::try_default().await?).build()?;
+//! let controller = Controller::<Deployment>::new(manager.factory()).owns::<ConfigMap>();
+//! let client = Arc::new(manager.client());
+//! manager.add_controller(controller, reconcile, |_, _, _| Action::requeue_with_backoff(), client);
+//! // starts the informers, waits for the caches, and reconciles until the shutdown signal
+//! // (here a token; `tokio::signal::ctrl_c()` in a binary), then stops gracefully
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! manager.run(shutdown.cancelled_owned()).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`Scope`] narrows what a cache holds, [`Predicate`] which changes reconcile, listers
+//! ([`Lister`], [`ScopedLister`]) answer from the cache by [`ObjectKey`]; the
+//! [`controller`] module documents the guarantees. The building blocks below the controller
+//! (reflector, DeltaFIFO, indexes, work queues) stay in their modules.
+//!
+//! # Or with informers alone
 //!
 //! A factory owns one informer per resource type. Ask it for the informers you need, register
 //! handlers, start it, wait for the caches, then read from listers:
@@ -12,7 +50,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //!
-//! use informer_runtime::prelude::*;
+//! use informer_runtime::{EventHandlerFuncs, SharedInformerFactory};
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! # let server = informer_testserver::TestServer::start().await?;
 //! # let client = server.client()?;
@@ -95,7 +133,7 @@
 //!    `factory.informer_in(&scope)`, a type's default with [`factory::Builder::scope`]), and
 //!    typed indexes for the lookups reconciles make ([`cache::Index`], registered with
 //!    [`SharedIndexInformer::add_index`]).
-//! 3. **A [`Controller`](controller::Controller)** of the type it reconciles, with the types it
+//! 3. **A [`Controller`]** of the type it reconciles, with the types it
 //!    [`owns`](controller::Controller::owns) and [`watches`](controller::Controller::watches)
 //!    (each in a scope of its own with `new_in`, [`Owns`](controller::Owns) and
 //!    [`Watches`](controller::Watches)); any number of
@@ -105,7 +143,7 @@
 //!    [`Watches::predicate`](controller::Watches::predicate)); its
 //!    [priority queue](workqueue::PriorityQueue) reconciles live changes before the initial
 //!    list and resyncs.
-//! 4. **A [`Manager`](manager::Manager)** runs them:
+//! 4. **A [`Manager`]** runs them:
 //!    [`add_controller`](manager::Manager::add_controller) with a reconcile function, an error
 //!    policy and a context, then [`run`](manager::Manager::run) until a shutdown signal. It
 //!    starts the informers, starts each controller once the caches it reads synced, serves
@@ -118,9 +156,9 @@
 //!    reconcile of an object waits until the caches have seen its writes), records what
 //!    it did with an [`EventRecorder`](events::EventRecorder), cleans up deleted objects
 //!    through a [`finalizer`](finalizer::finalizer) (and objects that left its scope, with
-//!    [`finalizer_in_scope`](finalizer::finalizer_in_scope) and
+//!    [`finalizer_where`](finalizer::finalizer_where) and
 //!    [`Controller::finalizer`](controller::Controller::finalizer)), and returns an
-//!    [`Action`](controller::Action).
+//!    [`Action`].
 //! 5. **Shutdown** is the manager's: controllers first (running reconciles finish), the lease
 //!    released, then the informers. Without a manager, [`Controller::run`](controller::Controller::run)
 //!    runs one controller (write through a client made by
@@ -135,25 +173,25 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`source`] | the [`ListerWatcher`] contract and [`KubeListerWatcher`], its implementation on a [`kube::Api`], which reads built-in types in protobuf by default ([`source::Encoding`]) through the decoders `k8s-protobuf` generates, and skips the fields a [`source::FieldPath`] names as it reads |
+//! | [`source`] | the [`ListerWatcher`](source::ListerWatcher) contract and [`KubeListerWatcher`](source::KubeListerWatcher), its implementation on a [`kube::Api`], which reads built-in types in protobuf by default ([`source::Encoding`]) through the decoders `k8s-protobuf` generates, and skips the fields a [`source::FieldPath`] names as it reads |
 //! | [`protobuf`] | Kubernetes' protobuf documents and watch frames, decoded into any `Deserialize` type by the serde decoder ([`protobuf::from_slice`], the reference the generated decoders are tested against), and encoded from JSON |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
 //! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |
 //! | [`api_version`] | an `apiVersion` split into group and version as kube-apiserver splits it |
-//! | [`cache`] | tombstones, the read-only [`Store`] and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |
+//! | [`cache`] | tombstones, the read-only [`Store`](cache::Store) and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |
 //! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]), the [`Enqueue`](informer::enqueue::Enqueue) handler that feeds work queues, and statistics |
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type (and per scope of it), started, synced and stopped together |
-//! | [`scope`] | scoped caches: a [`Scope`](scope::Scope) (namespaces, label and field selectors, transform) per type and per controller, informers shared where scopes are equal, [`ScopedLister`](scope::ScopedLister)s that refuse questions outside their scope |
+//! | [`scope`] | scoped caches: a [`Scope`] (namespaces, label and field selectors, transform) per type and per controller, informers shared where scopes are equal, [`ScopedLister`]s that refuse questions outside their scope |
 //! | [`leader_election`] | one leader among replicas on a Lease: [`LeaderElector`](leader_election::LeaderElector), its [`Leadership`](leader_election::Leadership) token and term |
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
 //! | [`selector`] | label selectors written as text (`app=web,tier!=db`), parsed into kube's `Selector` for listers; field selectors (`metadata.name=web`) |
-//! | [`workqueue`] | [`WorkQueue`], delaying and rate-limiting queues, rate limiters, and the [`PriorityQueue`](workqueue::PriorityQueue) controllers use, with its [`Priority`](workqueue::Priority) |
-//! | [`predicate`] | [`Predicate`](predicate::Predicate): which changes reconcile (generation, labels, annotations or resource version changed, a label selector, any closure; and/or/not) |
-//! | [`controller`] | [`Controller`](controller::Controller): reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
-//! | [`manager`] | [`Manager`](manager::Manager): runs the factory, controllers and other runnables, with leader election and warm standby, fenced writes, probes, metrics and a graceful shutdown |
+//! | [`workqueue`] | [`WorkQueue`](workqueue::WorkQueue), delaying and rate-limiting queues, rate limiters, and the [`PriorityQueue`](workqueue::PriorityQueue) controllers use, with its [`Priority`](workqueue::Priority) |
+//! | [`predicate`] | [`Predicate`]: which changes reconcile (generation, labels, annotations or resource version changed, a label selector, any closure; and/or/not) |
+//! | [`controller`] | [`Controller`]: reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
+//! | [`manager`] | [`Manager`]: runs the factory, controllers and other runnables, with leader election and warm standby, fenced writes, probes, metrics and a graceful shutdown |
 //! | [`sharding`] | scale past one replica: [`Shard`](sharding::Shard)s that each hold a Lease and cache and reconcile their share of a [`ControllerRing`](sharding::ControllerRing), the drain hand-over, and a sharder (kubernetes-controller-sharding's protocol) |
 //! | [`events`] | [`EventRecorder`](events::EventRecorder): Kubernetes Events recorded without blocking, folded into series (one per related object with `record_about`), with a per-object spam filter, retries and counts |
-//! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted (or, with [`finalizer_in_scope`](finalizer::finalizer_in_scope), leaves the controller's scope), then remove the finalizer |
+//! | [`finalizer`] | [`finalizer()`](finalizer::finalizer): add a finalizer, run the cleanup when the object is deleted (or, with [`finalizer_where`](finalizer::finalizer_where), leaves the controller's scope), then remove the finalizer |
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |
@@ -201,7 +239,6 @@ pub mod manager;
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
 pub mod predicate;
-pub mod prelude;
 pub mod protobuf;
 pub mod reflector;
 pub mod scope;
@@ -214,16 +251,14 @@ pub mod testing;
 pub mod user_panic;
 pub mod workqueue;
 
-pub use cache::{DeletedFinalStateUnknown, MaybeTombstone, Store};
+pub use controller::{Action, Controller};
 pub use factory::SharedInformerFactory;
-pub use informer::{
-    SharedIndexInformer,
-    handler::{EventHandlerFuncs, ResourceEventHandler},
-};
+pub use informer::{SharedIndexInformer, handler::EventHandlerFuncs};
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use informer_derive::Informer;
 pub use key::ObjectKey;
 pub use lister::{Lister, NamespaceLister};
-pub use source::{KubeListerWatcher, ListerWatcher};
-pub use workqueue::{RateLimitingQueue, WorkQueue};
+pub use manager::Manager;
+pub use predicate::Predicate;
+pub use scope::{Scope, ScopedLister};

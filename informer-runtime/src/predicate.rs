@@ -31,7 +31,7 @@
 //! reconcile unchanged objects. Reject them with
 //! `Predicate::new("no resyncs", |event| !event.is_generic())`.
 //!
-//! **An object leaving the scope.** [`in_scope`](Predicate::in_scope) asks the predicate about
+//! **An object leaving the scope.** [`matches`](Predicate::matches) asks the predicate about
 //! an object's current state alone (a generic event): the change predicates say yes, a label
 //! selector says whether the labels still match. A controller that declares its
 //! [`finalizer`](crate::controller::Controller::finalizer) still reconciles objects that left
@@ -60,7 +60,7 @@
 //! let replicated = Predicate::<ConfigMap>::labels("replicate=true")?;
 //! let either = spec_changes.or(replicated.clone());
 //! assert!(either.evaluate(&Event::Update { old: &old, new: &new }));
-//! assert!(replicated.in_scope(&new));
+//! assert!(replicated.matches(&new));
 //! # Ok::<(), informer_runtime::selector::Error>(())
 //! ```
 
@@ -107,7 +107,7 @@ pub enum Event<'a, K> {
         final_state_unknown: bool,
     },
     /// The object did not change but is delivered again: a resync, or a question about its
-    /// current state ([`Predicate::in_scope`]).
+    /// current state ([`Predicate::matches`]).
     Generic {
         /// The object.
         object: &'a K,
@@ -215,7 +215,7 @@ impl<K: Resource + 'static> Predicate<K> {
 
     /// A predicate that passes every event whose object `test` accepts (the new state of an
     /// update): controller-runtime's `NewPredicateFuncs`. The object filter also decides
-    /// [`in_scope`](Self::in_scope).
+    /// [`matches`](Self::matches).
     pub fn from_object_fn(
         name: impl Into<String>,
         test: impl Fn(&K) -> bool + Send + Sync + 'static,
@@ -333,7 +333,7 @@ impl<K: Resource + 'static> Predicate<K> {
     /// Whether the object's current state is in the predicate's scope: whether it passes a
     /// generic event of `object`. The change predicates always say yes; a label selector
     /// says whether the labels match.
-    pub fn in_scope(&self, object: &K) -> bool {
+    pub fn matches(&self, object: &K) -> bool {
         self.evaluate(&Event::Generic { object })
     }
 

@@ -9,7 +9,7 @@ use std::{
 };
 
 use informer_runtime::{
-    MaybeTombstone, ObjectKey, factory::SharedInformerFactory, informer::SharedIndexInformer,
+    ObjectKey, cache::MaybeTombstone, factory::SharedInformerFactory, informer::SharedIndexInformer,
     informer::handler::ResourceEventHandler,
 };
 use informer_tests::{eventually, pod};

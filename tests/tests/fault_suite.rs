@@ -22,8 +22,10 @@ use std::{
 };
 
 use informer_runtime::{
-    DeletedFinalStateUnknown, EventHandlerFuncs, MaybeTombstone, ObjectKey, SharedInformerFactory,
-    informer::handler::Notification, reflector::backoff,
+    EventHandlerFuncs, ObjectKey, SharedInformerFactory,
+    cache::{DeletedFinalStateUnknown, MaybeTombstone},
+    informer::handler::Notification,
+    reflector::backoff,
 };
 use informer_tests::{
     eventually,

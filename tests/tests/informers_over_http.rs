@@ -9,11 +9,12 @@ use std::{
 };
 
 use informer_runtime::{
-    EventHandlerFuncs, KubeListerWatcher, MaybeTombstone, ObjectKey, ResourceEventHandler,
-    SharedIndexInformer, SharedInformerFactory,
-    cache::namespace_indexers,
+    EventHandlerFuncs, ObjectKey, SharedIndexInformer, SharedInformerFactory,
+    cache::{MaybeTombstone, namespace_indexers},
     informer,
+    informer::handler::ResourceEventHandler,
     reflector::{self, InitialListStrategy},
+    source::KubeListerWatcher,
 };
 use informer_tests::{create_namespaces, eventually, pod};
 use informer_testserver::{Failure, TestServer};

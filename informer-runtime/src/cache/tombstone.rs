@@ -34,7 +34,7 @@ impl<K> Clone for DeletedFinalStateUnknown<K> {
 /// object (the mistake behind many crashes of client-go handlers):
 ///
 /// ```
-/// use informer_runtime::MaybeTombstone;
+/// use informer_runtime::cache::MaybeTombstone;
 /// use k8s_openapi::api::core::v1::Pod;
 ///
 /// fn on_delete(deleted: &MaybeTombstone<Pod>) {

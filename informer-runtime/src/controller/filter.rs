@@ -4,7 +4,7 @@
 //! On the controller's own objects it also keeps the objects that left the controller's
 //! scope while carrying its finalizer (see [`OutOfScope`]): an event the predicates reject
 //! still passes when the object carries the finalizer and is out of scope
-//! ([`Predicate::in_scope`] says no), and a DELETED notification of an object that still
+//! ([`Predicate::matches`] says no), and a DELETED notification of an object that still
 //! carries it (a label-selector-restricted watch dropping an object that still exists) is
 //! remembered for the worker and always passes.
 
@@ -60,7 +60,7 @@ impl<K: Resource + 'static, H> Filtered<K, H> {
         let leaving = self
             .out_of_scope
             .as_ref()
-            .is_some_and(|tracked| tracked.carries_finalizer(object) && !predicate.in_scope(object));
+            .is_some_and(|tracked| tracked.carries_finalizer(object) && !predicate.matches(object));
         if leaving {
             self.counters.out_of_scope.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(controller = %self.controller, object = %ObjectKey::of(object), "out of scope but carries the controller's finalizer: reconciled to clean up");

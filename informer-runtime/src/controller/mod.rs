@@ -11,8 +11,7 @@
 //! ```no_run
 //! use std::{sync::Arc, time::Duration};
 //!
-//! use informer_runtime::controller::{Action, Controller};
-//! use informer_runtime::prelude::*;
+//! use informer_runtime::{Action, Controller, ObjectKey, SharedInformerFactory};
 //! use k8s_openapi::api::{apps::v1::{Deployment, ReplicaSet}, core::v1::ConfigMap};
 //!
 //! #[derive(Debug, thiserror::Error)]
@@ -139,8 +138,7 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # use informer_runtime::controller::{self, Action, Controller};
-//! # use informer_runtime::prelude::*;
+//! # use informer_runtime::{SharedInformerFactory, controller::{self, Action, Controller}};
 //! # use k8s_openapi::api::{core::v1::ConfigMap, apps::v1::Deployment};
 //! # struct Context { client: kube::Client }
 //! # async fn reconcile(_: Arc<Deployment>, _: Arc<Context>) -> Result<Action, kube::Error> { Ok(Action::await_change()) }
@@ -249,15 +247,15 @@
 //! still clean up an object that
 //! leaves that scope while carrying its finalizer, or a later delete of the object waits
 //! forever. Declare the finalizer with [`finalizer`](Controller::finalizer) and write the
-//! reconcile with [`finalizer::finalizer_in_scope`](crate::finalizer::finalizer_in_scope):
+//! reconcile with [`finalizer::finalizer_where`](crate::finalizer::finalizer_where):
 //!
 //! - an event the predicates reject still reconciles the object when it carries the finalizer
-//!   and is out of scope ([`Predicate::in_scope`] says no);
+//!   and is out of scope ([`Predicate::matches`] says no);
 //! - a watch restricted by a label selector reports an object whose labels stop matching as
 //!   deleted, although it still exists: when its last state carries the finalizer, the
 //!   controller reads the object's current state from the API server and reconciles that,
 //!   until a reconcile succeeds or the object no longer carries the finalizer;
-//! - `finalizer_in_scope`, given the same scope test, runs the cleanup for such an object and
+//! - `finalizer_where`, given the same scope test, runs the cleanup for such an object and
 //!   removes the finalizer.
 //!
 //! Both are counted in [`ControllerStats::out_of_scope`].
@@ -473,10 +471,10 @@ impl<K: TypedResource> Controller<K> {
     }
 
     /// Declares the finalizer the controller's reconcile adds to its objects (with
-    /// [`finalizer::finalizer_in_scope`](crate::finalizer::finalizer_in_scope)), so that an
+    /// [`finalizer::finalizer_where`](crate::finalizer::finalizer_where)), so that an
     /// object that leaves the controller's scope while carrying it is still reconciled and
     /// can be cleaned up: one whose events the [predicates](Self::predicate) no longer
-    /// pass ([`Predicate::in_scope`] says no), and one a label-selector-restricted informer
+    /// pass ([`Predicate::matches`] says no), and one a label-selector-restricted informer
     /// reports deleted although it still exists. See [Leaving the scope](self#leaving-the-scope).
     pub fn finalizer(mut self, name: impl Into<String>) -> Self {
         self.finalizer = Some(name.into());

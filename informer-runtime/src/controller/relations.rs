@@ -91,8 +91,6 @@ impl<C> fmt::Debug for Owns<C> {
     }
 }
 
-
-
 /// Objects of type `O` a controller watches: a change of one reconciles the names its mapper
 /// returns (for the old and the new state of an update, and the last known state of a deleted
 /// object). Given to [`Controller::relation`](super::Controller::relation);

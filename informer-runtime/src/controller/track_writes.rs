@@ -24,8 +24,7 @@ use crate::client_layer::{self, BoxError, Layer, ResponseFuture, is_write};
 /// ```no_run
 /// use std::sync::Arc;
 ///
-/// use informer_runtime::controller::{self, Action, Controller};
-/// use informer_runtime::prelude::*;
+/// use informer_runtime::{SharedInformerFactory, controller::{self, Action, Controller}};
 /// use k8s_openapi::api::core::v1::ConfigMap;
 ///
 /// # async fn reconcile(_: Arc<ConfigMap>, _: Arc<kube::Client>) -> Result<Action, kube::Error> { Ok(Action::await_change()) }

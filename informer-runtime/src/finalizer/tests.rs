@@ -269,7 +269,7 @@ async fn an_unnamed_object_is_an_error() {
 #[test]
 fn outcomes_convert_to_the_reconciles_type() {
     assert_eq!(FinalizerOutcome::Reconciled(3).unwrap_or_else(|| 0), 3);
-    assert_eq!(FinalizerOutcome::<i32>::OutOfScope.unwrap_or_else(|| 0), 0);
+    assert_eq!(FinalizerOutcome::<i32>::NotSelected.unwrap_or_else(|| 0), 0);
     assert_eq!(FinalizerOutcome::<i32>::Deleting.reconciled(), None);
 }
 
@@ -305,7 +305,7 @@ fn patches_guard_the_list_they_change() {
 async fn an_object_out_of_scope_with_the_finalizer_is_cleaned_up_and_released() {
     let (_server, api) = setup(config_map("cm", Some(vec![FINALIZER.into()]))).await;
     let runs = AtomicUsize::new(0);
-    let outcome = finalizer_in_scope(
+    let outcome = finalizer_where(
         &api,
         FINALIZER,
         fetch(&api, "cm").await,
@@ -329,7 +329,7 @@ async fn an_object_out_of_scope_with_the_finalizer_is_cleaned_up_and_released() 
 async fn an_object_out_of_scope_without_the_finalizer_is_left_alone() {
     let (_server, api) = setup(config_map("cm", None)).await;
     let runs = AtomicUsize::new(0);
-    let outcome = finalizer_in_scope(
+    let outcome = finalizer_where(
         &api,
         FINALIZER,
         fetch(&api, "cm").await,
@@ -338,7 +338,7 @@ async fn an_object_out_of_scope_without_the_finalizer_is_left_alone() {
     )
     .await
     .expect("nothing to do");
-    assert_eq!(outcome, FinalizerOutcome::OutOfScope);
+    assert_eq!(outcome, FinalizerOutcome::NotSelected);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert!(
         fetch(&api, "cm").await.finalizers().is_empty(),
@@ -350,7 +350,7 @@ async fn an_object_out_of_scope_without_the_finalizer_is_left_alone() {
 async fn an_object_in_scope_is_applied_as_by_finalizer() {
     let (_server, api) = setup(config_map("cm", Some(vec![FINALIZER.into()]))).await;
     let runs = AtomicUsize::new(0);
-    let outcome = finalizer_in_scope(
+    let outcome = finalizer_where(
         &api,
         FINALIZER,
         fetch(&api, "cm").await,
@@ -373,7 +373,7 @@ async fn releasing_an_object_that_is_gone_counts_as_released() {
         .expect("released by someone else");
     api.delete("cm", &DeleteParams::default()).await.expect("deleted");
     let runs = AtomicUsize::new(0);
-    let outcome = finalizer_in_scope(&api, FINALIZER, last_known, |_| false, recording(&runs))
+    let outcome = finalizer_where(&api, FINALIZER, last_known, |_| false, recording(&runs))
         .await
         .expect("a 404 on the removal is not an error");
     assert_eq!(outcome, FinalizerOutcome::Reconciled("cleanup"));

@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use informer_runtime::{ListerWatcher, ObjectKey, WorkQueue};
+//! use informer_runtime::{ObjectKey, source::ListerWatcher, workqueue::WorkQueue};
 //! use informer_runtime::informer::{Config, SharedIndexInformer, enqueue::Enqueue};
 //! use k8s_openapi::api::core::v1::Pod;
 //!
@@ -164,7 +164,7 @@ impl<K, Q: Queue> Enqueue<K, Q> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use informer_runtime::{ObjectKey, WorkQueue, informer::enqueue::Enqueue};
+    /// use informer_runtime::{ObjectKey, informer::enqueue::Enqueue, workqueue::WorkQueue};
     /// use k8s_openapi::api::core::v1::Pod;
     ///
     /// // pods wake the ReplicaSet that controls them

@@ -451,7 +451,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// (wrapped in [`Error::Indexers`]), as [`add_indexers`](Self::add_indexers) does.
     ///
     /// ```
-    /// use informer_runtime::{ListerWatcher, cache::Index, informer::{Config, SharedIndexInformer}};
+    /// use informer_runtime::{cache::Index, informer::{Config, SharedIndexInformer}, source::ListerWatcher};
     /// use k8s_openapi::api::core::v1::Pod;
     ///
     /// static BY_APP: Index<Pod> = Index::label("app");

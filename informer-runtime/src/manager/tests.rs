@@ -501,7 +501,7 @@ async fn the_factory_options_of_a_manager_reach_its_factory_or_are_refused() -> 
         *record.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
             Some((context.encoding(), context.skip_fields().to_vec()));
         crate::SharedIndexInformer::new(
-            crate::KubeListerWatcher::new(Api::<ConfigMap>::all(context.client().clone())),
+            crate::source::KubeListerWatcher::new(Api::<ConfigMap>::all(context.client().clone())),
             crate::informer::Config::default(),
         )
     })?;

@@ -203,15 +203,15 @@ fn a_label_selector_passes_objects_whose_labels_match() -> Result<(), Box<dyn st
         "the new labels decide"
     );
     assert_eq!(verdicts(&predicate, &pod(), &pod()), [false; 4], "no labels");
-    assert!(predicate.in_scope(&matching));
-    assert!(!predicate.in_scope(&other));
+    assert!(predicate.matches(&matching));
+    assert!(!predicate.matches(&other));
 
     let from_kube = Predicate::label_selector(Selector::from_iter([kube::core::Expression::In(
         "tier".into(),
         ["fe".to_owned(), "be".to_owned()].into(),
     )]));
-    assert!(from_kube.in_scope(&labelled(&[("tier", "be")])));
-    assert!(!from_kube.in_scope(&labelled(&[("tier", "db")])));
+    assert!(from_kube.matches(&labelled(&[("tier", "be")])));
+    assert!(!from_kube.matches(&labelled(&[("tier", "db")])));
     Ok(())
 }
 
@@ -305,7 +305,7 @@ fn the_initial_list_arrives_as_creates_that_the_change_predicates_pass() {
         Predicate::resource_version_changed(),
     ] {
         assert!(predicate.evaluate(&listed), "{}", predicate.name());
-        assert!(predicate.in_scope(&pod), "{}", predicate.name());
+        assert!(predicate.matches(&pod), "{}", predicate.name());
     }
     let live_only = Predicate::new("live only", |event: &Event<'_, Pod>| {
         !matches!(
@@ -344,7 +344,7 @@ fn a_panicking_predicate_is_counted_and_the_event_passes() {
     );
     assert_eq!(panicking.panics(), 1);
     let clone = combined.clone();
-    assert!(clone.in_scope(&pod));
+    assert!(clone.matches(&pod));
     assert_eq!(combined.panics(), 2, "clones share the count");
 }
 

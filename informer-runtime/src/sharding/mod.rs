@@ -117,7 +117,7 @@
 //! `kube-system`) out of the ring's [namespace selector](ControllerRing::namespace_selector).
 //!
 //! **RBAC.** [`ControllerRing::rbac`] renders the least the shards and the sharder need for a
-//! ring, bound to their service accounts ([`RingRbac`]); bind the controllers' own rules (what
+//! ring, bound to their service accounts ([`RingRbac`](rbac::RingRbac)); bind the controllers' own rules (what
 //! they create, update or delete) separately. Clusters where the Go sharder assigns the
 //! objects take the ring's [`manifest`](ControllerRing::manifest) instead of a sharder.
 //!

@@ -22,7 +22,7 @@ use crate::protobuf;
 /// work for the API server (`bench/README.md`). [`Json`](Self::Json) opts out.
 ///
 /// ```no_run
-/// use informer_runtime::{KubeListerWatcher, source::Encoding};
+/// use informer_runtime::source::{Encoding, KubeListerWatcher};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::Api;
 ///

@@ -57,7 +57,7 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// else, in lists and watches.
 ///
 /// ```no_run
-/// use informer_runtime::{KubeListerWatcher, SharedIndexInformer, informer};
+/// use informer_runtime::{SharedIndexInformer, informer, source::KubeListerWatcher};
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kube::Api;
 ///
@@ -105,7 +105,7 @@ impl<K> KubeListerWatcher<K> {
     /// type skips nothing in it (over protobuf a warning names the path and the type).
     ///
     /// ```no_run
-    /// use informer_runtime::{KubeListerWatcher, source::FieldPath};
+    /// use informer_runtime::source::{FieldPath, KubeListerWatcher};
     /// use k8s_openapi::api::core::v1::Pod;
     /// use kube::Api;
     ///

@@ -16,7 +16,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use informer_runtime::{MaybeTombstone, ObjectKey, informer::handler::Notification};
+use informer_runtime::{ObjectKey, cache::MaybeTombstone, informer::handler::Notification};
 use kube::Resource;
 use serde::Serialize;
 use serde_json::Value;

@@ -15,7 +15,8 @@ use std::{
 };
 
 use informer_runtime::{
-    MaybeTombstone, informer::handler::Notification, informer::handler::ResourceEventHandler,
+    cache::MaybeTombstone,
+    informer::handler::{Notification, ResourceEventHandler},
 };
 
 /// The message of the deliberate panics of a misbehaving handler, and of the transforms and

@@ -55,11 +55,11 @@ async fn reconcile(
 ) -> Result<Action, finalizer::Error<std::convert::Infallible>> {
     let name = cm.name_any();
     let log = &context.log;
-    let outcome = finalizer::finalizer_in_scope(
+    let outcome = finalizer::finalizer_where(
         &context.api,
         FINALIZER,
         cm,
-        |cm| context.scope.in_scope(cm),
+        |cm| context.scope.matches(cm),
         |event| async move {
             let entry = match event {
                 FinalizerEvent::Apply(_) => format!("apply:{name}"),
