@@ -3,7 +3,14 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 
 use super::*;
-use crate::{cache::Indexers, source::ListerWatcher, testing::FakeControllerSource};
+use futures::future::BoxFuture;
+
+use crate::{
+    cache::Indexers,
+    informer,
+    source::{ListOptions, ListerWatcher},
+    testing::FakeControllerSource,
+};
 
 /// A client for a server that is never contacted: nothing here starts the factory.
 fn client() -> Client {
