@@ -48,9 +48,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::sync::Arc;
-//!
-//! use informer_runtime::{EventHandlerFuncs, SharedInformerFactory};
+//! use informer_runtime::SharedInformerFactory;
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! # let server = informer_testserver::TestServer::start().await?;
 //! # let client = server.client()?;
@@ -61,7 +59,7 @@
 //!
 //! let factory = SharedInformerFactory::new(client);
 //! let config_maps = factory.informer::<ConfigMap>();
-//! config_maps.add_event_handler(EventHandlerFuncs::new().added(|cm: Arc<ConfigMap>, _initial| {
+//! config_maps.add_event_handler(config_maps.handler_funcs().added(|cm, _initial| {
 //!     println!("added {:?}", cm.metadata.name);
 //! }))?;
 //!

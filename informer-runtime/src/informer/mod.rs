@@ -363,6 +363,23 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         Ok(())
     }
 
+    /// An empty [`EventHandlerFuncs`](handler::EventHandlerFuncs) of the informer's type, for
+    /// [`add_event_handler`](Self::add_event_handler): the closures given to it know their
+    /// argument types, where `EventHandlerFuncs::new()` leaves them to be annotated (rustc's
+    /// E0282 on `|old, new| old.metadata`).
+    ///
+    /// ```
+    /// # fn wire(pods: &informer_runtime::SharedIndexInformer<k8s_openapi::api::core::v1::Pod>) -> Result<(), informer_runtime::informer::Error> {
+    /// pods.add_event_handler(pods.handler_funcs().updated(|old, new| {
+    ///     println!("{:?} moved from {:?} to {:?}", new.metadata.name, old.spec.as_ref().and_then(|s| s.node_name.clone()), new.spec.as_ref().and_then(|s| s.node_name.clone()));
+    /// }))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn handler_funcs(&self) -> handler::EventHandlerFuncs<K> {
+        handler::EventHandlerFuncs::new()
+    }
+
     /// Registers `handler` with the informer's default resync period.
     pub fn add_event_handler(&self, handler: impl ResourceEventHandler<K>) -> Result<Registration<K>, Error> {
         self.add_event_handler_with_resync_period(handler, self.inner.default_handler_resync)

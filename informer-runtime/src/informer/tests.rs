@@ -1634,3 +1634,37 @@ async fn a_broken_streaming_list_retried_ends_in_the_completed_snapshot() {
 fn rv_of(p: &Pod) -> String {
     p.metadata.resource_version.clone().unwrap_or_default()
 }
+
+/// The closures of `handler_funcs()` take the informer's type without annotations (with
+/// `EventHandlerFuncs::new()`, `|old, new| old.metadata` is rustc's E0282), and get the events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handler_funcs_closures_know_the_informers_type() {
+    let source: Source = Arc::new(FakeControllerSource::new());
+    source.add(pod("pod1"));
+    let i = informer(&source, Duration::ZERO);
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (added, updated) = (Arc::clone(&seen), Arc::clone(&seen));
+    i.add_event_handler(
+        i.handler_funcs()
+            .added(move |pod, _initial| added.lock().expect("lock").push(format!("add {}", name_of(&pod))))
+            .updated(move |old, new| {
+                let labels = |p: &Pod| p.metadata.labels.clone().unwrap_or_default().len();
+                updated.lock().expect("lock").push(format!(
+                    "update {} labels {} -> {}",
+                    name_of(&new),
+                    labels(&old),
+                    labels(&new)
+                ));
+            }),
+    )
+    .expect("added");
+    let running = run(&i);
+    synced(&i).await;
+    source.modify(labelled("pod1", &[("app", "web")]));
+    eventually("update seen", || seen.lock().expect("lock").len() == 2).await;
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["add pod1", "update pod1 labels 0 -> 1"]
+    );
+    running.stop().await;
+}

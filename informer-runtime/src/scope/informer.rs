@@ -11,7 +11,10 @@ use super::{
 };
 use crate::{
     cache::{Index, MaybeTombstone},
-    informer::{self, InformerStats, Registration, SharedIndexInformer, handler::ResourceEventHandler},
+    informer::{
+        self, InformerStats, Registration, SharedIndexInformer,
+        handler::{EventHandlerFuncs, ResourceEventHandler},
+    },
 };
 
 /// The cache of a [`Scope`] of `K`, from
@@ -104,6 +107,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> ScopedInformer<K> {
             })
             .collect();
         ScopedLister::new(Arc::clone(&self.resource), Arc::clone(&self.scope), caches.into())
+    }
+
+    /// An empty [`EventHandlerFuncs`] of the scope's type, whose closures know their argument
+    /// types (see [`SharedIndexInformer::handler_funcs`]).
+    pub fn handler_funcs(&self) -> EventHandlerFuncs<K> {
+        EventHandlerFuncs::new()
     }
 
     /// Registers `handler` on every informer of the scope (see
