@@ -16,14 +16,14 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use informer_runtime::{metrics::WorkQueueMetrics, workqueue::{RateLimitingQueue, default_controller_rate_limiter}};
+//! use informer_runtime::{metrics::WorkQueueMetrics, workqueue::{PriorityQueue, default_controller_rate_limiter}};
 //! use prometheus_client::{encoding::text::encode, registry::Registry};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let mut registry = Registry::default();
 //! let metrics = WorkQueueMetrics::register(&mut registry, "foo-controller");
-//! let queue = RateLimitingQueue::<String>::with_metrics(default_controller_rate_limiter(), metrics);
+//! let queue = PriorityQueue::<String>::with_metrics(default_controller_rate_limiter(), metrics);
 //! queue.add("default/web".into());
 //! let mut text = String::new();
 //! encode(&mut text, &registry).expect("encodable");

@@ -98,7 +98,7 @@ async fn measure(queue: Queue, client: kube::Client, settings: Settings) -> Meas
     let shutdown = CancellationToken::new();
     let controller = Controller::<Pod>::new(&factory)
         .concurrency(usize::from(settings.concurrency))
-        .priority_queue(queue == Queue::Priority)
+        .priorities(queue == Queue::Priority)
         .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let running = tokio::spawn(controller.run(reconcile, error_policy, Arc::clone(&probe)));
     let complete = probe.tally.wait_complete(RUN_TIMEOUT).await;

@@ -34,7 +34,7 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Which work queue the child's controller runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Queue {
-    /// `Controller::priority_queue(false)`: client-go's FIFO rate-limiting queue.
+    /// `Controller::priorities(false)`: client-go's FIFO order.
     Fifo,
     /// The default priority queue.
     Priority,
@@ -50,7 +50,7 @@ impl Queue {
 
     fn title(self) -> &'static str {
         match self {
-            Self::Fifo => "FIFO queue (before; `priority_queue(false)`)",
+            Self::Fifo => "FIFO queue (before; `priorities(false)`)",
             Self::Priority => "priority queue (after; the default)",
         }
     }

@@ -34,7 +34,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) enum Consumer {
     /// `informer_runtime::controller::Controller` (on its default priority queue).
     Ours,
-    /// The same on the FIFO queue (`priority_queue(false)`).
+    /// The same on the FIFO queue (`priorities(false)`).
     OursFifo,
     /// `kube::runtime::Controller`.
     Kube,

@@ -31,7 +31,7 @@ pub(crate) async fn run(
     let shutdown = CancellationToken::new();
     let controller = Controller::<Pod>::new(&factory)
         .concurrency(concurrency)
-        .priority_queue(priority_queue)
+        .priorities(priority_queue)
         .graceful_shutdown_on(shutdown.clone().cancelled_owned());
     let stats = controller.stats();
     let running = tokio::spawn(controller.run(reconcile, error_policy, Arc::clone(&tally)));

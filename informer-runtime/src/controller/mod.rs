@@ -237,8 +237,8 @@
 //! Explicit priorities come with [`Owns::priority`], [`Watches::priority`] and the
 //! [`ReconcileRequest`]s of [`reconcile_on`](Controller::reconcile_on) ([`Priority::HIGH`](crate::workqueue::Priority::HIGH)
 //! jumps ahead of live changes); [`reconcile_all_on`](Controller::reconcile_all_on)
-//! sweeps at low priority. [`priority_queue(false)`](Controller::priority_queue) gives the
-//! plain FIFO queue of client-go.
+//! sweeps at low priority. [`priorities(false)`](Controller::priorities) hands keys out
+//! in client-go's plain FIFO order.
 //!
 //! # Leaving the scope
 //!
@@ -319,7 +319,7 @@ pub struct Controller<K: TypedResource> {
     shutdown_timeout: Duration,
     rate_limiter: Arc<dyn RateLimiter<ObjectKey>>,
     queue_metrics: Option<Arc<dyn QueueMetrics>>,
-    priority_queue: bool,
+    priorities: bool,
     predicate: Option<Predicate<K>>,
     finalizer: Option<String>,
     shutdown: Option<futures::future::BoxFuture<'static, ()>>,
@@ -336,7 +336,7 @@ impl<K: TypedResource> fmt::Debug for Controller<K> {
             .field("concurrency", &self.concurrency)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("own_writes_timeout", &self.own_writes_timeout)
-            .field("priority_queue", &self.priority_queue)
+            .field("priorities", &self.priorities)
             .field("predicate", &self.predicate.as_ref().map(Predicate::name))
             .field("finalizer", &self.finalizer)
             .field("stats", &self.stats)
@@ -383,7 +383,7 @@ impl<K: TypedResource> Controller<K> {
             shutdown_timeout: Duration::from_secs(30),
             rate_limiter: Arc::new(default_controller_rate_limiter()),
             queue_metrics: None,
-            priority_queue: true,
+            priorities: true,
             predicate: None,
             finalizer: None,
             shutdown: None,
@@ -450,13 +450,13 @@ impl<K: TypedResource> Controller<K> {
         self
     }
 
-    /// Whether the work queue hands out the most urgent key first (`true`, the default:
-    /// a [`PriorityQueue`](crate::workqueue::PriorityQueue), on which the initial list and
-    /// resyncs wait behind live changes) or in plain FIFO order (`false`: a
-    /// [`RateLimitingQueue`](crate::workqueue::RateLimitingQueue), which ignores priorities).
-    /// See [Priorities](self#priorities).
-    pub fn priority_queue(mut self, priority_queue: bool) -> Self {
-        self.priority_queue = priority_queue;
+    /// Whether the work queue hands out the most urgent key first (`true`, the default: the
+    /// initial list and resyncs wait behind live changes) or in plain FIFO order (`false`:
+    /// client-go's order, priorities ignored). Either way it is a
+    /// [`PriorityQueue`](crate::workqueue::PriorityQueue) ([`fifo`](crate::workqueue::PriorityQueue::fifo)
+    /// without priorities). See [Priorities](self#priorities).
+    pub fn priorities(mut self, priorities: bool) -> Self {
+        self.priorities = priorities;
         self
     }
 
@@ -645,7 +645,7 @@ impl<K: TypedResource> Controller<K> {
                 shutdown_timeout: self.shutdown_timeout,
                 rate_limiter: self.rate_limiter,
                 queue_metrics: self.queue_metrics,
-                priority_queue: self.priority_queue,
+                priorities: self.priorities,
                 out_of_scope,
                 counters: self.stats.counters,
                 own_writes_timeout: self.own_writes_timeout,

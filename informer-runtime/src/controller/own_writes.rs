@@ -18,11 +18,16 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    queue::KeyQueue,
+    queue::ControllerQueue,
     stats::{Counters, OwnWriteWait},
     write_log::WrittenObject,
 };
-use crate::{informer::processor::ListenerState, key::ObjectKey, scope::Selection, workqueue::Priority};
+use crate::{
+    informer::processor::ListenerState,
+    key::ObjectKey,
+    scope::Selection,
+    workqueue::{AddOptions, Priority},
+};
 
 /// How long the next reconcile of an object waits at most for its own writes, by default.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -184,7 +189,7 @@ pub(crate) struct OwnWrites {
     timeout: Duration,
     pending: Mutex<Records>,
     counters: Arc<Counters>,
-    queue: Arc<KeyQueue>,
+    queue: ControllerQueue,
     stop: CancellationToken,
 }
 
@@ -202,7 +207,7 @@ impl OwnWrites {
         caches: Vec<CacheProgress>,
         timeout: Duration,
         counters: Arc<Counters>,
-        queue: Arc<KeyQueue>,
+        queue: ControllerQueue,
         stop: CancellationToken,
     ) -> Self {
         Self {
@@ -386,7 +391,8 @@ impl OwnWrites {
                 "the caches have not seen the previous reconcile's writes within the timeout; reconciling on them as they are"
             );
         }
-        self.queue.add(key, priority);
+        self.queue
+            .add_with_options(key, AddOptions::default().priority(priority));
     }
 
     /// `informer ≥ resource version` for each write waited for, for logs.

@@ -9,8 +9,8 @@ use futures::future::BoxFuture;
 use kube::Resource;
 
 use super::{
-    filter::Filtered, gate::Gated, out_of_scope::OutOfScope, own_writes::CacheProgress, queue::KeyQueue,
-    stats::Counters,
+    filter::Filtered, gate::Gated, out_of_scope::OutOfScope, own_writes::CacheProgress,
+    queue::ControllerQueue, stats::Counters,
 };
 use crate::{
     cache::Index,
@@ -22,9 +22,6 @@ use crate::{
     source::ApiScope,
     workqueue::Priority,
 };
-
-/// The controller's queue.
-pub(crate) type ControllerQueue = Arc<KeyQueue>;
 
 /// What a relation registers its handler for: one run's queue, and the controller's name and
 /// counters (for the predicates' reports).

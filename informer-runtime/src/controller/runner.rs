@@ -19,8 +19,8 @@ use super::{
     gate::Gated,
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
-    queue::KeyQueue,
-    relation::{ControllerQueue, Relation, Target, Wiring},
+    queue::{self, ControllerQueue},
+    relation::{Relation, Target, Wiring},
     stats::Counters,
     worker::Worker,
 };
@@ -31,7 +31,7 @@ use crate::{
     key::ObjectKey,
     leader_election::Leadership,
     scope::{ScopedInformer, ScopedLister},
-    workqueue::{Priority, QueueMetrics, RateLimiter},
+    workqueue::{AddOptions, Priority, QueueMetrics, RateLimiter},
 };
 
 /// An external trigger's request.
@@ -62,8 +62,8 @@ pub(crate) struct Settings<K> {
     pub(crate) shutdown_timeout: Duration,
     pub(crate) rate_limiter: Arc<dyn RateLimiter<ObjectKey>>,
     pub(crate) queue_metrics: Option<Arc<dyn QueueMetrics>>,
-    /// Whether runs use the priority queue (else the FIFO one).
-    pub(crate) priority_queue: bool,
+    /// Whether runs hand out the most urgent key first (else in FIFO order).
+    pub(crate) priorities: bool,
     /// The objects that left the scope with the controller's finalizer, if it declared one.
     pub(crate) out_of_scope: Option<Arc<OutOfScope>>,
     pub(crate) counters: Arc<Counters>,
@@ -110,11 +110,11 @@ where
     /// [`RunContext`].
     pub(crate) async fn run(&self, stop: CancellationToken, leadership: Option<Leadership>) -> Result<()> {
         let settings = &self.settings;
-        let queue = Arc::new(KeyQueue::new(
-            settings.priority_queue,
+        let queue = queue::new(
+            settings.priorities,
             Arc::clone(&settings.rate_limiter),
             settings.queue_metrics.clone(),
-        ));
+        );
         settings.counters.set_queue(Arc::clone(&queue));
         let running = Running {
             name: settings.name.clone(),
@@ -388,11 +388,16 @@ async fn forward<K: TypedResource>(
         };
         match next {
             None => return None,
-            Some(Trigger::One(name, priority)) => queue.add(name, priority),
+            Some(Trigger::One(name, priority)) => {
+                queue.add_with_options(name, AddOptions::default().priority(priority))
+            }
             Some(Trigger::All) => cache
                 .list_in_scope(&Selector::default())
                 .iter()
-                .for_each(|object| queue.add(ObjectKey::of(object.as_ref()), Priority::LOW)),
+                .for_each(|object| {
+                    let low = AddOptions::default().priority(Priority::LOW);
+                    queue.add_with_options(ObjectKey::of(object.as_ref()), low);
+                }),
         }
     }
 }

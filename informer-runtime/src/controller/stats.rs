@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use super::queue::KeyQueue;
+use super::queue::ControllerQueue;
 
 /// How one reconcile ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,7 +94,7 @@ pub(crate) struct Counters {
     pub(crate) drains_acknowledged: AtomicU64,
     pub(crate) not_assigned: AtomicU64,
     /// The queue of the current (or last) run.
-    pub(crate) queue: Mutex<Option<Arc<KeyQueue>>>,
+    pub(crate) queue: Mutex<Option<ControllerQueue>>,
     pub(crate) metrics: OnceLock<Arc<dyn ReconcileMetrics>>,
 }
 
@@ -120,7 +120,7 @@ impl Counters {
     }
 
     /// Makes `queue` the one whose depth the stats report.
-    pub(crate) fn set_queue(&self, queue: Arc<KeyQueue>) {
+    pub(crate) fn set_queue(&self, queue: ControllerQueue) {
         *self.queue.lock().unwrap_or_else(PoisonError::into_inner) = Some(queue);
     }
 

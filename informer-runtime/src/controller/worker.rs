@@ -17,7 +17,7 @@ use super::{
     gate::{Gated, Verdict},
     out_of_scope::OutOfScope,
     own_writes::OwnWrites,
-    relation::ControllerQueue,
+    queue::ControllerQueue,
     stats::{Counters, ReconcileOutcome},
 };
 use crate::{
@@ -25,7 +25,7 @@ use crate::{
     key::ObjectKey,
     scope::ScopedLister,
     user_panic::{catch, panic_message},
-    workqueue::Priority,
+    workqueue::{AddOptions, Priority},
 };
 
 /// How soon a worker looks again at a leadership that was not current.
@@ -121,7 +121,8 @@ where
                 // The renew deadline passed and the elector has not ended the term yet (or
                 // renews late): start nothing, keep the key, and look again shortly.
                 tracing::debug!(controller = %self.controller, object = %key, "not reconciled yet: the leadership is not current");
-                self.queue.add(key.clone(), priority);
+                self.queue
+                    .add_with_options(key.clone(), AddOptions::default().priority(priority));
                 drop(_done);
                 tokio::select! {
                     () = stop.cancelled() => return,
@@ -153,7 +154,10 @@ where
                 return;
             }
             Found::Unreadable => {
-                self.queue.add_rate_limited(key.clone(), priority);
+                self.queue.add_with_options(
+                    key.clone(),
+                    AddOptions::default().rate_limited(true).priority(priority),
+                );
                 return;
             }
         };
@@ -183,7 +187,8 @@ where
             Verdict::Reconcile => return true,
             Verdict::Later(delay) => {
                 tracing::debug!(controller = %self.controller, object = %key, ?delay, "not reconciled yet: its shard cannot tell yet whether it is still its own");
-                self.queue.add_after(key.clone(), delay, priority);
+                self.queue
+                    .add_with_options(key.clone(), AddOptions::default().after(delay).priority(priority));
                 return false;
             }
             Verdict::NotAssigned => {
@@ -202,7 +207,10 @@ where
             }
             Verdict::HandedOver(Err(error)) => {
                 tracing::warn!(controller = %self.controller, object = %key, %error, "failed to acknowledge a drain; retrying with backoff");
-                self.queue.add_rate_limited(key.clone(), priority);
+                self.queue.add_with_options(
+                    key.clone(),
+                    AddOptions::default().rate_limited(true).priority(priority),
+                );
                 return false;
             }
         }
@@ -303,12 +311,16 @@ where
     /// changes).
     fn requeue(&self, key: &ObjectKey, action: Action, priority: Priority) {
         if action.is_backoff() {
-            self.queue.add_rate_limited(key.clone(), priority);
+            self.queue.add_with_options(
+                key.clone(),
+                AddOptions::default().rate_limited(true).priority(priority),
+            );
             return;
         }
         self.queue.forget(key);
         if let Some(delay) = action.requeue_after() {
-            self.queue.add_after(key.clone(), delay, priority);
+            self.queue
+                .add_with_options(key.clone(), AddOptions::default().after(delay).priority(priority));
         }
     }
 }

@@ -16,7 +16,7 @@
 //! }
 //! ```
 
-use std::{fmt, hash::Hash, sync::Arc};
+use std::{fmt, sync::Arc};
 
 use kube::Resource;
 
@@ -24,73 +24,8 @@ use crate::{
     cache::MaybeTombstone,
     informer::handler::ResourceEventHandler,
     key::ObjectKey,
-    workqueue::{DelayingQueue, Priority, PriorityQueue, RateLimitingQueue, WorkQueue},
+    workqueue::{Priority, Queue},
 };
-
-/// Anything items can be added to: [`WorkQueue`], [`DelayingQueue`], [`RateLimitingQueue`],
-/// [`PriorityQueue`], and an `Arc` of any of them (how queues are shared between handlers and
-/// workers).
-pub trait Queue: Send + Sync + 'static {
-    /// What the queue holds.
-    type Item;
-
-    /// Adds `item` (queues deduplicate it if it is already waiting).
-    fn add(&self, item: Self::Item);
-
-    /// Adds `item` at `priority`; queues without priorities (the FIFO ones) ignore it.
-    fn add_with_priority(&self, item: Self::Item, priority: Priority) {
-        let _ = priority;
-        self.add(item);
-    }
-}
-
-impl<T: Eq + Hash + Clone + Send + 'static> Queue for WorkQueue<T> {
-    type Item = T;
-
-    fn add(&self, item: T) {
-        WorkQueue::add(self, item);
-    }
-}
-
-impl<T: Eq + Hash + Clone + Send + 'static> Queue for DelayingQueue<T> {
-    type Item = T;
-
-    fn add(&self, item: T) {
-        DelayingQueue::add(self, item);
-    }
-}
-
-impl<T: Eq + Hash + Clone + Send + 'static> Queue for RateLimitingQueue<T> {
-    type Item = T;
-
-    fn add(&self, item: T) {
-        DelayingQueue::add(self, item);
-    }
-}
-
-impl<T: Eq + Hash + Clone + Send + 'static> Queue for PriorityQueue<T> {
-    type Item = T;
-
-    fn add(&self, item: T) {
-        PriorityQueue::add(self, item);
-    }
-
-    fn add_with_priority(&self, item: T, priority: Priority) {
-        PriorityQueue::add_with_priority(self, item, priority);
-    }
-}
-
-impl<Q: Queue + ?Sized> Queue for Arc<Q> {
-    type Item = Q::Item;
-
-    fn add(&self, item: Q::Item) {
-        Q::add(self, item);
-    }
-
-    fn add_with_priority(&self, item: Q::Item, priority: Priority) {
-        Q::add_with_priority(self, item, priority);
-    }
-}
 
 type MapFn<K, T> = Box<dyn Fn(&K) -> Vec<T> + Send + Sync>;
 
@@ -114,7 +49,7 @@ enum Mapper<K, T> {
 ///
 /// Register it with [`SharedIndexInformer::add_event_handler`]. Works with any [`Queue`].
 ///
-/// **Priorities** (for a [`PriorityQueue`]; FIFO queues ignore them): the objects of the
+/// **Priorities** (for a [`PriorityQueue`](crate::workqueue::PriorityQueue); FIFO queues ignore them): the objects of the
 /// initial list (`is_in_initial_list`) and resyncs are added at [`Priority::LOW`], live
 /// changes at [`Priority::NORMAL`] or the one set with [`priority`](Self::priority), so a
 /// worker busy with a large initial list takes a live change next.
@@ -201,7 +136,7 @@ impl<K, Q: Queue> Enqueue<K, Q> {
     }
 
     /// The priority live changes are added at ([`Priority::NORMAL`] by default); the initial
-    /// list and resyncs stay at [`Priority::LOW`]. Only a [`PriorityQueue`] uses it.
+    /// list and resyncs stay at [`Priority::LOW`]. Only a [`PriorityQueue`](crate::workqueue::PriorityQueue) uses it.
     pub fn priority(mut self, priority: Priority) -> Self {
         self.priority = priority;
         self

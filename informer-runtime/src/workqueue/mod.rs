@@ -3,25 +3,27 @@
 //!
 //! - [`WorkQueue`]: a deduplicating FIFO; an item is never processed by two workers at once,
 //!   and an item added while processed is processed once more afterwards.
-//! - [`DelayingQueue`]: adds items after a delay (the earliest deadline wins).
-//! - [`RateLimitingQueue`]: adds items after a delay chosen by a [`RateLimiter`].
-//! - [`PriorityQueue`]: all of these in one, handing out the most urgent item first (each
-//!   add carries a [`Priority`]), with a fair share for the least urgent; what controllers
-//!   use by default.
+//! - [`PriorityQueue`]: a work queue that also delays items (the earliest deadline wins) and
+//!   retries them after a delay a [`RateLimiter`] chooses (client-go's delaying and
+//!   rate-limiting queues), each add with its [`AddOptions`] (a delay, a rate-limited retry, a
+//!   [`Priority`]); it hands out the most urgent item first, with a fair share for the least
+//!   urgent, or in FIFO order ([`PriorityQueue::fifo`]). The queue every controller runs on.
+//! - [`Queue`]: what handlers add to, implemented by both.
 //!
 //! ```
-//! use informer_runtime::workqueue::{RateLimitingQueue, default_controller_rate_limiter};
+//! use informer_runtime::workqueue::{AddOptions, PriorityQueue, default_controller_rate_limiter};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let queue = RateLimitingQueue::new(default_controller_rate_limiter());
+//! // client-go's rate-limiting queue: first in, first out
+//! let queue = PriorityQueue::new(default_controller_rate_limiter()).fifo(true);
 //! queue.add("default/web".to_owned());
-//! while let Some(key) = queue.get().await {
+//! while let Some((key, _priority)) = queue.get().await {
 //!     let ok = !key.is_empty(); // reconcile `key` here
 //!     if ok {
 //!         queue.forget(&key);
 //!     } else {
-//!         queue.add_rate_limited(key.clone());
+//!         queue.add_with_options(key.clone(), AddOptions::default().rate_limited(true));
 //!     }
 //!     queue.done(&key);
 //!     queue.shut_down(); // a real worker loops until the controller stops
@@ -29,15 +31,14 @@
 //! # }
 //! ```
 
-mod delaying_queue;
+mod add;
 mod metrics;
 mod priority;
 mod priority_queue;
 mod queue;
 mod rate_limiter;
-mod rate_limiting_queue;
 
-pub use delaying_queue::DelayingQueue;
+pub use add::{AddOptions, Queue};
 pub use metrics::QueueMetrics;
 pub use priority::Priority;
 pub use priority_queue::{DEFAULT_FAIR_SHARE, PriorityQueue};
@@ -46,7 +47,6 @@ pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter,
     RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter, default_item_based_rate_limiter,
 };
-pub use rate_limiting_queue::RateLimitingQueue;
 
 /// Proptest strategies and a paused runtime shared by the work queue and backoff tests.
 #[cfg(test)]

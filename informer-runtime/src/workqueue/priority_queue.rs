@@ -7,12 +7,11 @@ use std::{
     fmt,
     hash::Hash,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::Duration,
 };
 
 use tokio::{sync::Notify, time::Instant};
 
-use super::{Priority, QueueMetrics, RateLimiter};
+use super::{AddOptions, Priority, QueueMetrics, RateLimiter};
 use crate::deadline::saturating_deadline;
 
 /// Every how many hand-outs [`PriorityQueue`] serves the item that became ready first, whatever
@@ -72,9 +71,9 @@ struct State<T> {
 ///   was raised);
 /// - an item handed out by [`get`](Self::get) is not handed out again until
 ///   [`done`](Self::done); adding it meanwhile queues it to be handed out after `done`;
-/// - [`add_after`](Self::add_after) and [`add_rate_limited`](Self::add_rate_limited) delay
-///   an item (the rate limiter chooses the delay of the latter, as in
-///   [`RateLimitingQueue`](super::RateLimitingQueue));
+/// - [`add_with_options`](Self::add_with_options) delays an item, by a given delay or the rate
+///   limiter's (client-go's rate-limiting queue), and sets its
+///   priority ([`AddOptions`]);
 /// - after [`shut_down`](Self::shut_down), adds are ignored, delayed items are dropped, and
 ///   `get` hands out the ready items, then returns `None`.
 ///
@@ -83,21 +82,21 @@ struct State<T> {
 /// [`DEFAULT_FAIR_SHARE`]th by default) is the item that has been ready longest, whatever its
 /// priority: while live changes keep a controller busy, the objects of its initial list still
 /// get at least a tenth of its reconciles. With only one priority queued this is plain FIFO
-/// order either way.
+/// order either way; [`fifo(true)`](Self::fifo) ignores priorities altogether.
 ///
-/// Unlike [`DelayingQueue`](super::DelayingQueue) it needs no task of its own: `get` waits
+/// Unlike client-go's delaying queue it needs no task of its own: `get` waits
 /// for the next delayed item itself, so it can be created outside a tokio runtime.
 ///
 /// ```
-/// use informer_runtime::workqueue::{Priority, PriorityQueue, default_controller_rate_limiter};
+/// use informer_runtime::workqueue::{AddOptions, Priority, PriorityQueue, default_controller_rate_limiter};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let queue = PriorityQueue::new(default_controller_rate_limiter());
-/// queue.add_with_priority("default/listed".to_owned(), Priority::LOW);
+/// queue.add_with_options("default/listed".to_owned(), AddOptions::default().priority(Priority::LOW));
 /// queue.add("default/changed".to_owned()); // Priority::NORMAL
-/// assert_eq!(queue.get_with_priority().await, Some(("default/changed".to_owned(), Priority::NORMAL)));
-/// assert_eq!(queue.get().await.as_deref(), Some("default/listed"));
+/// assert_eq!(queue.get().await, Some(("default/changed".to_owned(), Priority::NORMAL)));
+/// assert_eq!(queue.get().await, Some(("default/listed".to_owned(), Priority::LOW)));
 /// # }
 /// ```
 pub struct PriorityQueue<T> {
@@ -110,6 +109,8 @@ pub struct PriorityQueue<T> {
     metrics: Option<Arc<dyn QueueMetrics>>,
     /// Every how many hand-outs the oldest ready item is served (0: never).
     fair_share: u64,
+    /// Whether priorities are ignored (every item is queued at `Priority::NORMAL`).
+    fifo: bool,
 }
 
 impl<T> fmt::Debug for PriorityQueue<T> {
@@ -121,6 +122,7 @@ impl<T> fmt::Debug for PriorityQueue<T> {
             .field("processing", &state.processing.len())
             .field("shutting_down", &state.shutting_down)
             .field("fair_share", &self.fair_share)
+            .field("fifo", &self.fifo)
             .finish_non_exhaustive()
     }
 }
@@ -132,7 +134,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
     }
 
     /// An empty queue retrying with `limiter` and reporting to `metrics` (as
-    /// [`RateLimitingQueue::with_metrics`](super::RateLimitingQueue::with_metrics) does).
+    /// [`WorkQueue::with_metrics`](super::WorkQueue::with_metrics) does).
     pub fn with_metrics(limiter: impl RateLimiter<T> + 'static, metrics: Arc<dyn QueueMetrics>) -> Self {
         Self::build(Box::new(limiter), Some(metrics))
     }
@@ -155,6 +157,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
             limiter,
             metrics,
             fair_share: u64::from(DEFAULT_FAIR_SHARE),
+            fifo: false,
         }
     }
 
@@ -166,50 +169,47 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
         self
     }
 
+    /// Whether the queue ignores priorities and hands items out in the order they became ready
+    /// (client-go's order; `false` by default). Every item is then queued at
+    /// [`Priority::NORMAL`], whatever [`AddOptions::priority`] says.
+    pub fn fifo(mut self, fifo: bool) -> Self {
+        self.fifo = fifo;
+        self
+    }
+
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `item` at [`Priority::NORMAL`] (see [`add_with_priority`](Self::add_with_priority)).
+    /// Queues `item` now at [`Priority::NORMAL`] (see [`add_with_options`](Self::add_with_options)).
     pub fn add(&self, item: T) {
-        self.add_with_priority(item, Priority::NORMAL);
+        self.add_with_options(item, AddOptions::default());
     }
 
-    /// Queues `item` at `priority`, unless it is already queued (then its priority is raised
-    /// to `priority` if that is higher, and it becomes ready now if it was delayed). An item
-    /// being processed is handed out again after [`done`](Self::done). Ignored after shutdown.
-    pub fn add_with_priority(&self, item: T, priority: Priority) {
-        self.insert(item, priority, None);
-    }
-
-    /// Queues `item` at [`Priority::NORMAL`] once `delay` has passed (see
-    /// [`add_after_with_priority`](Self::add_after_with_priority)).
-    pub fn add_after(&self, item: T, delay: Duration) {
-        self.add_after_with_priority(item, delay, Priority::NORMAL);
-    }
-
-    /// Queues `item` at `priority` once `delay` has passed (at once for a zero delay). An item
-    /// already queued keeps the earlier of its two times and the higher of its two
-    /// priorities. Delays longer than about 30 years saturate there.
-    pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: Priority) {
+    /// Queues `item` as `options` say (controller-runtime's `AddWithOpts`): now or after a
+    /// delay ([`AddOptions::after`]), after the rate limiter's delay ([`AddOptions::rate_limited`],
+    /// which records a failure of the item, as client-go's `AddRateLimited`), at a priority
+    /// ([`AddOptions::priority`]).
+    ///
+    /// An item already queued keeps the earlier of its two times and the higher of its two
+    /// priorities (an item raised to a higher priority moves ahead; a delayed one added again
+    /// without a delay becomes ready now). An item being processed is handed out again after
+    /// [`done`](Self::done). Ignored after shutdown.
+    pub fn add_with_options(&self, item: T, options: AddOptions) {
+        let mut delay = options.after.unwrap_or_default();
+        if options.rate_limited {
+            if let Some(metrics) = &self.metrics {
+                metrics.retried();
+            }
+            delay = delay.max(self.limiter.when(&item));
+        }
+        let priority = if self.fifo {
+            Priority::NORMAL
+        } else {
+            options.priority.unwrap_or(Priority::NORMAL)
+        };
         let ready_at = (!delay.is_zero()).then(|| saturating_deadline(Instant::now(), delay));
         self.insert(item, priority, ready_at);
-    }
-
-    /// Queues `item` at [`Priority::NORMAL`] after the rate limiter's delay (see
-    /// [`add_rate_limited_with_priority`](Self::add_rate_limited_with_priority)).
-    pub fn add_rate_limited(&self, item: T) {
-        self.add_rate_limited_with_priority(item, Priority::NORMAL);
-    }
-
-    /// Queues `item` at `priority` after the delay the rate limiter chooses (and records a
-    /// failure of it), as [`RateLimitingQueue::add_rate_limited`](super::RateLimitingQueue::add_rate_limited).
-    pub fn add_rate_limited_with_priority(&self, item: T, priority: Priority) {
-        if let Some(metrics) = &self.metrics {
-            metrics.retried();
-        }
-        let delay = self.limiter.when(&item);
-        self.add_after_with_priority(item, delay, priority);
     }
 
     /// Forgets `item`'s failures; call it when the item was processed successfully.
@@ -385,15 +385,10 @@ impl<T: Eq + Hash + Clone + Send + 'static> PriorityQueue<T> {
         self.len() == 0
     }
 
-    /// Waits for an item and marks it as being processed; `None` once the queue is shut down
-    /// and no item is ready. Call [`done`](Self::done) when finished with it.
-    pub async fn get(&self) -> Option<T> {
-        self.get_with_priority().await.map(|(item, _)| item)
-    }
-
-    /// [`get`](Self::get), with the priority the item was queued at (what a controller
-    /// requeues it at after an error or a requested delay).
-    pub async fn get_with_priority(&self) -> Option<(T, Priority)> {
+    /// Waits for an item and marks it as being processed: the item and the priority it was
+    /// queued at (what a controller retries it at); `None` once the queue is shut down and no
+    /// item is ready. Call [`done`](Self::done) when finished with it.
+    pub async fn get(&self) -> Option<(T, Priority)> {
         loop {
             let notified = self.item_added.notified();
             tokio::pin!(notified);
@@ -567,5 +562,7 @@ fn drop_stale_fronts<T: Eq + Hash>(state: &mut State<T>) {
     });
 }
 
+#[cfg(test)]
+mod delay_tests;
 #[cfg(test)]
 mod tests;

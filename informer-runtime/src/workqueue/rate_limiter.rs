@@ -14,9 +14,9 @@ use tokio::time::Instant;
 /// Decides how long an item waits before it is retried.
 ///
 /// A delay may be anything up to [`Duration::MAX`]; the queues accept every delay (see
-/// [`DelayingQueue::add_after`]), so limiters saturate instead of panicking.
+/// [`AddOptions::after`]), so limiters saturate instead of panicking.
 ///
-/// [`DelayingQueue::add_after`]: super::DelayingQueue::add_after
+/// [`AddOptions::after`]: super::AddOptions::after
 pub trait RateLimiter<T>: Send + Sync {
     /// The delay before `item` is retried; records one more failure of it.
     fn when(&self, item: &T) -> Duration;
@@ -185,9 +185,9 @@ struct Bucket {
 ///
 /// A `qps` that is zero, negative or NaN means no pacing (only the burst is counted, and
 /// every retry goes at once). A tiny `qps` can ask for waits longer than any [`Duration`]:
-/// they saturate at [`Duration::MAX`], which [`DelayingQueue::add_after`] accepts.
+/// they saturate at [`Duration::MAX`], which [`AddOptions::after`] accepts.
 ///
-/// [`DelayingQueue::add_after`]: super::DelayingQueue::add_after
+/// [`AddOptions::after`]: super::AddOptions::after
 pub struct BucketRateLimiter {
     qps: f64,
     burst: f64,

@@ -16,8 +16,8 @@ use kube::api::{Api, ObjectMeta, PostParams};
 
 use super::*;
 use crate::{
-    controller::write_log::Place,
     controller::{Action, Controller, ControllerStats, track_writes},
+    controller::{queue, write_log::Place},
     factory::SharedInformerFactory,
     lister::Lister,
     manager::Manager,
@@ -63,7 +63,7 @@ fn only_integers_parse() {
 struct Guarded {
     guard: Arc<OwnWrites>,
     config_maps: watch::Sender<String>,
-    queue: Arc<KeyQueue>,
+    queue: ControllerQueue,
     counters: Arc<Counters>,
     stop: CancellationToken,
 }
@@ -91,12 +91,8 @@ fn guarded(timeout: Duration) -> Guarded {
 fn guard_over(
     caches: Vec<CacheProgress>,
     timeout: Duration,
-) -> (Arc<OwnWrites>, Arc<KeyQueue>, Arc<Counters>, CancellationToken) {
-    let queue = Arc::new(KeyQueue::new(
-        true,
-        Arc::new(default_controller_rate_limiter()),
-        None,
-    ));
+) -> (Arc<OwnWrites>, ControllerQueue, Arc<Counters>, CancellationToken) {
+    let queue = queue::new(true, Arc::new(default_controller_rate_limiter()), None);
     let counters = Arc::new(Counters::default());
     let stop = CancellationToken::new();
     let guard = Arc::new(OwnWrites::new(

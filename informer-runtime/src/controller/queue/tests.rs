@@ -84,13 +84,13 @@ async fn record_holding_the_first(
 
 /// Where the live change `live` lands among the reconciles when it is made while the first
 /// listed object is being reconciled and the rest of the list waits.
-async fn position_of_a_live_change(priority_queue: bool) -> Result<usize, Box<dyn std::error::Error>> {
+async fn position_of_a_live_change(priorities: bool) -> Result<usize, Box<dyn std::error::Error>> {
     let server = TestServer::start().await?;
     for i in 0..LISTED {
         server.create_typed(&config_map(&format!("listed-{i:03}")))?;
     }
     let factory = SharedInformerFactory::new(server.client()?);
-    let controller = Controller::<ConfigMap>::new(&factory).priority_queue(priority_queue);
+    let controller = Controller::<ConfigMap>::new(&factory).priorities(priorities);
     let stats = controller.stats();
     let context = Context::holding_the_first();
     let shutdown = CancellationToken::new();

@@ -10,7 +10,7 @@ use crate::{
     informer::{Config, SharedIndexInformer},
     source::ListerWatcher,
     testing::FakeControllerSource,
-    workqueue::default_controller_rate_limiter,
+    workqueue::{PriorityQueue, WorkQueue, default_controller_rate_limiter},
 };
 
 fn pod(name: &str, rv: &str) -> Arc<Pod> {
@@ -119,10 +119,13 @@ async fn a_custom_mapper_enqueues_old_and_new_items() {
 }
 
 #[tokio::test]
-async fn works_with_rate_limiting_and_owned_queues() {
-    let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter()));
+async fn works_with_shared_priority_queues_and_owned_work_queues() {
+    let queue = Arc::new(PriorityQueue::new(default_controller_rate_limiter()).fifo(true));
     Enqueue::by_key(Arc::clone(&queue)).on_add(pod("a", "1"), false);
-    assert_eq!(queue.get().await, Some(ObjectKey::new("ns", "a")));
+    assert_eq!(
+        queue.get().await,
+        Some((ObjectKey::new("ns", "a"), Priority::NORMAL))
+    );
 
     let owned_queue: WorkQueue<ObjectKey> = WorkQueue::new();
     let handler = Enqueue::<Pod, _>::by_key(owned_queue);
@@ -144,7 +147,7 @@ async fn initial_list_and_resyncs_are_low_priority_and_live_changes_normal_or_as
     urgent.on_add(pod("urgent-listed", "5"), true);
     let mut order = Vec::new();
     while !queue.is_empty() {
-        let (key, priority) = queue.get_with_priority().await.expect("an item");
+        let (key, priority) = queue.get().await.expect("an item");
         queue.done(&key);
         order.push((key.to_string(), priority));
     }

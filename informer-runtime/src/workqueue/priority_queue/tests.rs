@@ -57,7 +57,7 @@ impl QueueMetrics for Recorded {
 async fn returns_an_item() {
     let queue = queue();
     queue.add("foo");
-    assert_eq!(queue.get_with_priority().await, Some(("foo", Priority::NORMAL)));
+    assert_eq!(queue.get().await, Some(("foo", Priority::NORMAL)));
 }
 
 // "returns items in order"
@@ -66,8 +66,8 @@ async fn returns_items_in_order() {
     let queue = queue();
     queue.add("foo");
     queue.add("bar");
-    assert_eq!(queue.get().await, Some("foo"));
-    assert_eq!(queue.get().await, Some("bar"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("foo"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("bar"));
 }
 
 // "doesn't return an item that is currently locked"
@@ -75,10 +75,10 @@ async fn returns_items_in_order() {
 async fn does_not_return_an_item_that_is_currently_locked() {
     let queue = queue();
     queue.add("foo");
-    assert_eq!(queue.get().await, Some("foo"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("foo"));
     queue.add("foo");
     queue.add("bar");
-    assert_eq!(queue.get().await, Some("bar"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("bar"));
     assert_eq!(queue.len(), 0, "foo waits for its processing to be done");
 }
 
@@ -87,15 +87,15 @@ async fn does_not_return_an_item_that_is_currently_locked() {
 async fn returns_an_item_as_soon_as_it_is_unlocked() {
     let queue = queue();
     queue.add("foo");
-    assert_eq!(queue.get().await, Some("foo"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("foo"));
     queue.add("foo");
     queue.add("bar");
-    assert_eq!(queue.get().await, Some("bar"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("bar"));
     queue.add("baz");
     queue.done(&"foo");
     // foo was added again before baz: it keeps that place
-    assert_eq!(queue.get().await, Some("foo"));
-    assert_eq!(queue.get().await, Some("baz"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("foo"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("baz"));
 }
 
 // "de-duplicates items"
@@ -112,20 +112,20 @@ async fn de_duplicates_items() {
 async fn enqueues_a_locked_item() {
     let queue = queue();
     queue.add("foo");
-    assert_eq!(queue.get_with_priority().await, Some(("foo", Priority::NORMAL)));
+    assert_eq!(queue.get().await, Some(("foo", Priority::NORMAL)));
     queue.add("foo");
     queue.done(&"foo");
     assert_eq!(queue.len(), 1);
-    assert_eq!(queue.get_with_priority().await, Some(("foo", Priority::NORMAL)));
+    assert_eq!(queue.get().await, Some(("foo", Priority::NORMAL)));
 }
 
 // "retains the highest priority"
 #[tokio::test]
 async fn retains_the_highest_priority() {
     let queue = queue();
-    queue.add_with_priority("foo", p(1));
-    queue.add_with_priority("foo", p(2));
-    assert_eq!(queue.get_with_priority().await, Some(("foo", p(2))));
+    queue.add_with_options("foo", AddOptions::default().priority(p(1)));
+    queue.add_with_options("foo", AddOptions::default().priority(p(2)));
+    assert_eq!(queue.get().await, Some(("foo", p(2))));
     assert_eq!(queue.len(), 0);
 }
 
@@ -133,9 +133,9 @@ async fn retains_the_highest_priority() {
 #[tokio::test]
 async fn will_not_decrease_the_priority() {
     let queue = queue();
-    queue.add_with_priority("foo", p(2));
-    queue.add_with_priority("foo", p(1));
-    assert_eq!(queue.get_with_priority().await, Some(("foo", p(2))));
+    queue.add_with_options("foo", AddOptions::default().priority(p(2)));
+    queue.add_with_options("foo", AddOptions::default().priority(p(1)));
+    assert_eq!(queue.get().await, Some(("foo", p(2))));
     assert_eq!(queue.len(), 0);
 }
 
@@ -146,8 +146,8 @@ async fn gets_pushed_to_the_front_if_the_priority_increases() {
     queue.add("foo");
     queue.add("bar");
     queue.add("baz");
-    queue.add_with_priority("baz", p(1));
-    assert_eq!(queue.get_with_priority().await, Some(("baz", p(1))));
+    queue.add_with_options("baz", AddOptions::default().priority(p(1)));
+    assert_eq!(queue.get().await, Some(("baz", p(1))));
     assert_eq!(queue.len(), 2);
 }
 
@@ -155,10 +155,10 @@ async fn gets_pushed_to_the_front_if_the_priority_increases() {
 #[tokio::test(start_paused = true)]
 async fn retains_the_lowest_after_duration() {
     let queue = queue();
-    queue.add_after("foo", Duration::ZERO);
-    queue.add_after("foo", Duration::from_secs(3600));
+    queue.add_with_options("foo", AddOptions::default().after(Duration::ZERO));
+    queue.add_with_options("foo", AddOptions::default().after(Duration::from_secs(3600)));
     assert_eq!(queue.len(), 1);
-    assert_eq!(queue.get().await, Some("foo"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("foo"));
     assert_eq!(queue.len(), 0);
 }
 
@@ -166,9 +166,9 @@ async fn retains_the_lowest_after_duration() {
 #[tokio::test(start_paused = true)]
 async fn does_not_include_non_ready_items_in_len() {
     let queue = queue();
-    queue.add_after("foo", Duration::from_secs(60));
+    queue.add_with_options("foo", AddOptions::default().after(Duration::from_secs(60)));
     queue.add("baz");
-    queue.add_after("bar", Duration::from_secs(60));
+    queue.add_with_options("bar", AddOptions::default().after(Duration::from_secs(60)));
     queue.add("bal");
     assert_eq!(queue.len(), 2);
     tokio::time::sleep(Duration::from_secs(61)).await;
@@ -183,10 +183,10 @@ async fn get_after_shut_down_does_not_get_stuck() {
     let queue = queue();
     queue.add("baz");
     queue.shut_down();
-    queue.add_after("foo", Duration::from_secs(1));
-    assert_eq!(queue.get().await, Some("baz"));
-    assert_eq!(queue.get().await, None);
-    assert_eq!(queue.get().await, None);
+    queue.add_with_options("foo", AddOptions::default().after(Duration::from_secs(1)));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("baz"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), None);
+    assert_eq!(queue.get().await.map(|(item, _)| item), None);
 }
 
 // "returns many items"
@@ -197,9 +197,12 @@ async fn returns_many_items() {
         for i in 0..1000u32 {
             let roll = fastrand::i32(0..100);
             if roll < 10 {
-                queue.add_after(i, Duration::from_millis(u64::from(roll.unsigned_abs())));
+                queue.add_with_options(
+                    i,
+                    AddOptions::default().after(Duration::from_millis(u64::from(roll.unsigned_abs()))),
+                );
             } else {
-                queue.add_with_priority(i, p(roll));
+                queue.add_with_options(i, AddOptions::default().priority(p(roll)));
             }
         }
         let consumers: Vec<_> = (0..20)
@@ -207,7 +210,7 @@ async fn returns_many_items() {
                 let queue = Arc::clone(&queue);
                 tokio::spawn(async move {
                     for _ in 0..50 {
-                        let item = queue.get().await.expect("an item");
+                        let item = queue.get().await.map(|(item, _)| item).expect("an item");
                         queue.done(&item);
                     }
                 })
@@ -227,12 +230,12 @@ async fn returns_many_items() {
 #[tokio::test]
 async fn follows_fifo_order_in_the_new_priority_when_an_item_priority_changes() {
     let queue = queue();
-    queue.add_with_priority("foo", p(0));
-    queue.add_with_priority("bar", p(1));
-    queue.add_with_priority("foo", p(1));
+    queue.add_with_options("foo", AddOptions::default().priority(p(0)));
+    queue.add_with_options("bar", AddOptions::default().priority(p(1)));
+    queue.add_with_options("foo", AddOptions::default().priority(p(1)));
     assert_eq!(queue.len(), 2);
-    assert_eq!(queue.get_with_priority().await, Some(("bar", p(1))));
-    assert_eq!(queue.get_with_priority().await, Some(("foo", p(1))));
+    assert_eq!(queue.get().await, Some(("bar", p(1))));
+    assert_eq!(queue.get().await, Some(("foo", p(1))));
     assert_eq!(queue.len(), 0);
 }
 
@@ -251,14 +254,17 @@ async fn high_priority_items_are_returned_before_low_priority_items() {
         let queue = strict();
         for i in 0..1000 {
             for (name, priority) in priorities {
-                queue.add_after_with_priority(format!("{name}-{i}"), after, p(priority));
+                queue.add_with_options(
+                    format!("{name}-{i}"),
+                    AddOptions::default().after(after).priority(p(priority)),
+                );
             }
         }
         tokio::time::sleep(after).await;
         for (name, priority) in priorities {
             for i in 0..1000 {
                 let expected = (format!("{name}-{i}"), p(priority));
-                assert_eq!(queue.get_with_priority().await, Some(expected), "after {after:?}");
+                assert_eq!(queue.get().await, Some(expected), "after {after:?}");
             }
         }
         assert!(queue.is_empty());
@@ -281,7 +287,7 @@ async fn concurrent_producers_and_consumers_keep_the_invariants() {
                 for _ in 0..2000 {
                     let (item, priority) = (fastrand::u8(0..64), p(fastrand::i32(-3..3)));
                     let mut expected = expected.lock().await;
-                    queue.add_with_priority(item, priority);
+                    queue.add_with_options(item, AddOptions::default().priority(priority));
                     let entry = expected.entry(item).or_insert(priority);
                     *entry = (*entry).max(priority);
                     drop(expected);
@@ -302,7 +308,7 @@ async fn concurrent_producers_and_consumers_keep_the_invariants() {
                         if expected.is_empty() {
                             None
                         } else {
-                            let (item, priority) = queue.get_with_priority().await.expect("an item");
+                            let (item, priority) = queue.get().await.expect("an item");
                             assert_eq!(expected.remove(&item), Some(priority), "item {item}");
                             Some(item)
                         }
@@ -346,25 +352,28 @@ async fn concurrent_producers_and_consumers_keep_the_invariants() {
 #[tokio::test]
 async fn a_lower_priority_add_of_a_processing_item_keeps_the_higher_one_for_its_next_round() {
     let queue = queue();
-    queue.add_with_priority("foo", p(1));
-    assert_eq!(queue.get_with_priority().await, Some(("foo", p(1))));
-    queue.add_with_priority("foo", p(3));
-    queue.add_with_priority("foo", p(2));
+    queue.add_with_options("foo", AddOptions::default().priority(p(1)));
+    assert_eq!(queue.get().await, Some(("foo", p(1))));
+    queue.add_with_options("foo", AddOptions::default().priority(p(3)));
+    queue.add_with_options("foo", AddOptions::default().priority(p(2)));
     queue.done(&"foo");
-    assert_eq!(queue.get_with_priority().await, Some(("foo", p(3))));
+    assert_eq!(queue.get().await, Some(("foo", p(3))));
 }
 
 #[tokio::test]
 async fn every_nth_hand_out_serves_the_item_ready_longest() {
     let queue = PriorityQueue::new(default_controller_rate_limiter()).fair_share(3);
     for i in 0..10 {
-        queue.add_with_priority(format!("listed-{i}"), Priority::LOW);
+        queue.add_with_options(
+            format!("listed-{i}"),
+            AddOptions::default().priority(Priority::LOW),
+        );
     }
     let mut order = Vec::new();
     // A steady stream of live changes: one more arrives before every get.
     for i in 0..9 {
         queue.add(format!("live-{i}"));
-        let item = queue.get().await.expect("an item");
+        let item = queue.get().await.map(|(item, _)| item).expect("an item");
         queue.done(&item);
         order.push(item);
     }
@@ -380,24 +389,24 @@ async fn every_nth_hand_out_serves_the_item_ready_longest() {
 #[tokio::test]
 async fn without_a_fair_share_a_stream_of_urgent_items_starves_the_others() {
     let queue = PriorityQueue::new(default_controller_rate_limiter()).fair_share(0);
-    queue.add_with_priority("listed", Priority::LOW);
+    queue.add_with_options("listed", AddOptions::default().priority(Priority::LOW));
     for i in 0..20 {
         queue.add(format!("live-{i}").leak() as &str);
-        let item = queue.get().await.expect("an item");
+        let item = queue.get().await.map(|(item, _)| item).expect("an item");
         assert_ne!(item, "listed");
         queue.done(&item);
     }
-    assert_eq!(queue.get().await, Some("listed"));
+    assert_eq!(queue.get().await.map(|(item, _)| item), Some("listed"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_delayed_item_wakes_a_waiting_get_at_its_time() {
     let queue = Arc::new(queue());
-    queue.add_after("later", Duration::from_secs(5));
+    queue.add_with_options("later", AddOptions::default().after(Duration::from_secs(5)));
     let start = Instant::now();
     let getter = {
         let queue = Arc::clone(&queue);
-        tokio::spawn(async move { queue.get().await })
+        tokio::spawn(async move { queue.get().await.map(|(item, _)| item) })
     };
     assert_eq!(getter.await.expect("task"), Some("later"));
     assert_eq!(start.elapsed(), Duration::from_secs(5));
@@ -408,18 +417,18 @@ async fn a_delayed_item_wakes_a_waiting_get_at_its_time() {
 async fn an_earlier_add_moves_a_delayed_item_forward_and_a_later_one_does_not() {
     let queue = queue();
     let now = Instant::now();
-    queue.add_after("foo", Duration::from_secs(50));
-    queue.add_after("foo", Duration::from_secs(70));
+    queue.add_with_options("foo", AddOptions::default().after(Duration::from_secs(50)));
+    queue.add_with_options("foo", AddOptions::default().after(Duration::from_secs(70)));
     assert_eq!(queue.ready_at(&"foo"), Some(now + Duration::from_secs(50)));
-    queue.add_after("foo", Duration::from_secs(30));
+    queue.add_with_options("foo", AddOptions::default().after(Duration::from_secs(30)));
     assert_eq!(queue.ready_at(&"foo"), Some(now + Duration::from_secs(30)));
-    queue.add_with_priority("foo", Priority::HIGH);
+    queue.add_with_options("foo", AddOptions::default().priority(Priority::HIGH));
     assert_eq!(
         queue.ready_at(&"foo"),
         None,
         "an add without delay makes it ready"
     );
-    assert_eq!(queue.get_with_priority().await, Some(("foo", Priority::HIGH)));
+    assert_eq!(queue.get().await, Some(("foo", Priority::HIGH)));
 }
 
 // TestRateLimitingQueue, on the priority queue.
@@ -431,9 +440,15 @@ async fn retries_wait_for_the_limiters_delay_and_keep_their_priority() {
     ));
     let ms = Duration::from_millis;
     let now = Instant::now();
-    queue.add_rate_limited_with_priority("one", Priority::LOW);
+    queue.add_with_options(
+        "one",
+        AddOptions::default().rate_limited(true).priority(Priority::LOW),
+    );
     assert_eq!(queue.ready_at(&"one"), Some(now + ms(1)));
-    queue.add_rate_limited_with_priority("one", Priority::LOW);
+    queue.add_with_options(
+        "one",
+        AddOptions::default().rate_limited(true).priority(Priority::LOW),
+    );
     assert_eq!(
         queue.ready_at(&"one"),
         Some(now + ms(1)),
@@ -442,7 +457,7 @@ async fn retries_wait_for_the_limiters_delay_and_keep_their_priority() {
     assert_eq!(queue.num_requeues(&"one"), 2);
     queue.forget(&"one");
     assert_eq!(queue.num_requeues(&"one"), 0);
-    assert_eq!(queue.get_with_priority().await, Some(("one", Priority::LOW)));
+    assert_eq!(queue.get().await, Some(("one", Priority::LOW)));
     queue.done(&"one");
 }
 
@@ -452,13 +467,13 @@ async fn metrics_see_adds_waits_work_and_retries() {
     let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(10), Duration::from_secs(1));
     let queue = PriorityQueue::with_metrics(limiter, Arc::clone(&metrics) as Arc<dyn QueueMetrics>);
     queue.add("a");
-    queue.add_with_priority("a", Priority::HIGH);
+    queue.add_with_options("a", AddOptions::default().priority(Priority::HIGH));
     tokio::time::sleep(Duration::from_millis(5)).await;
-    let item = queue.get().await.expect("a");
+    let item = queue.get().await.map(|(item, _)| item).expect("a");
     tokio::time::sleep(Duration::from_millis(7)).await;
-    queue.add_rate_limited(item);
+    queue.add_with_options(item, AddOptions::default().rate_limited(true));
     queue.done(&item);
-    let again = queue.get().await.expect("retried a");
+    let again = queue.get().await.map(|(item, _)| item).expect("retried a");
     queue.done(&again);
     assert_eq!(
         metrics.take(),
@@ -479,8 +494,8 @@ async fn metrics_see_adds_waits_work_and_retries() {
 async fn shut_down_with_drain_waits_for_processing_items_and_drops_delayed_ones() {
     let queue = Arc::new(queue());
     queue.add("foo");
-    queue.add_after("later", Duration::from_secs(1));
-    let foo = queue.get().await.expect("foo");
+    queue.add_with_options("later", AddOptions::default().after(Duration::from_secs(1)));
+    let foo = queue.get().await.map(|(item, _)| item).expect("foo");
     let drain = {
         let queue = Arc::clone(&queue);
         tokio::spawn(async move { queue.shut_down_with_drain().await })
@@ -493,5 +508,9 @@ async fn shut_down_with_drain_waits_for_processing_items_and_drops_delayed_ones(
         .expect("drained")
         .expect("task");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(queue.get().await, None, "the delayed item was dropped");
+    assert_eq!(
+        queue.get().await.map(|(item, _)| item),
+        None,
+        "the delayed item was dropped"
+    );
 }
