@@ -3,6 +3,8 @@
 
 pub mod configmap_rollout;
 pub mod ha_controller;
+#[cfg(test)]
+mod readme;
 pub mod sample_controller;
 pub mod sample_informers;
 pub mod sharded_controller;
