@@ -131,7 +131,7 @@ enum Timed {
     /// as objects are read (`factory::Builder::skip_fields`).
     OursSkipping,
     /// Our factory informer with three handlers on the caller's runtime
-    /// (`Builder::on_caller_runtime`), and with a connection the client opened there before.
+    /// (`Builder::runtime(InformerRuntime::Caller)`), and with a connection the client opened there before.
     CallerRuntime,
     /// Our informer with streaming lists.
     Streaming,

@@ -17,6 +17,7 @@ use std::{
 use informer_runtime::{
     EventHandlerFuncs, ObjectKey, SharedIndexInformer, SharedInformerFactory,
     cache::{Store, namespace_indexers},
+    factory::InformerRuntime,
     informer::{self, Registration},
     reflector::{self, InitialListStrategy},
     source::KubeListerWatcher,
@@ -48,7 +49,7 @@ pub(crate) enum Placement {
     /// informers reuse that idle connection, whose task stays on the benchmark's runtime.
     DefaultReusedConnection,
     /// On the runtime that calls `start` (the benchmark's multi-thread runtime), with
-    /// `Builder::on_caller_runtime`.
+    /// `Builder::runtime(InformerRuntime::Caller)`.
     CallerRuntime,
     /// On a thread of their own with a client made there (`builder_on_own_thread`).
     OwnThread,
@@ -260,7 +261,7 @@ fn factory(
 ) -> SharedInformerFactory {
     let builder = match placement {
         Placement::Default | Placement::DefaultReusedConnection => SharedInformerFactory::builder(client),
-        Placement::CallerRuntime => SharedInformerFactory::builder(client).on_caller_runtime(),
+        Placement::CallerRuntime => SharedInformerFactory::builder(client).runtime(InformerRuntime::Caller),
         Placement::OwnThread => {
             let uri: http::Uri = server.url().parse().expect("the server URL is a valid URI");
             SharedInformerFactory::builder_on_own_thread(kube::Config::new(uri))

@@ -6,7 +6,7 @@ use kube::{Client, core::ObjectMeta};
 
 use super::{
     TypedResource,
-    options::{Options, ResourceLabels},
+    options::{InformerRuntime, Options, ResourceLabels},
 };
 
 use crate::{
@@ -234,16 +234,15 @@ impl Builder {
         self
     }
 
-    /// Runs the informers on the runtime that calls [`start`](super::SharedInformerFactory::start),
-    /// each in a task of its own, instead of on a thread of the factory's own: for tests under
-    /// tokio's paused clock (the informers' timers then follow it), or to keep every task on
-    /// one runtime. At high event rates this costs about twice the CPU per event on a
-    /// multi-thread runtime (see [`SharedInformerFactory`](super::SharedInformerFactory)). Ignored by a builder from
-    /// [`builder_on_own_thread`](super::SharedInformerFactory::builder_on_own_thread), whose client
-    /// lives on the informers' thread.
+    /// Where the informers run: on a thread of the factory's own ([`InformerRuntime::OwnThread`],
+    /// the default), or on the runtime that calls [`start`](super::SharedInformerFactory::start)
+    /// ([`InformerRuntime::Caller`]). The client's connections are where the client was made
+    /// either way: a builder from
+    /// [`builder_on_own_thread`](super::SharedInformerFactory::builder_on_own_thread) keeps its
+    /// client on the factory's thread, whatever runs the informers.
     #[must_use]
-    pub fn on_caller_runtime(mut self) -> Self {
-        self.options.on_caller_runtime = true;
+    pub fn runtime(mut self, runtime: InformerRuntime) -> Self {
+        self.options.runtime = runtime;
         self
     }
 }

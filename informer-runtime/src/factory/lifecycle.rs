@@ -7,7 +7,7 @@ use std::{
 };
 
 use super::{
-    Entry, InformerSync, SharedInformerFactory, ShutdownGuard, SyncReport,
+    Entry, InformerRuntime, InformerSync, SharedInformerFactory, ShutdownGuard, SyncReport,
     erased::{ErasedInformer, watch_informer_task},
 };
 
@@ -20,8 +20,8 @@ impl SharedInformerFactory {
     /// Informers requested after the first call start as they are requested (client-go's
     /// factory waits for another `Start`; controller-runtime's cache starts them, as here).
     /// Does nothing after `shutdown`. Must be called within a tokio runtime with
-    /// [`Builder::on_caller_runtime`](super::Builder::on_caller_runtime), or if the thread cannot be started (the informers then
-    /// run on the caller's runtime).
+    /// [`InformerRuntime::Caller`], or if the thread cannot be started (the informers then run on
+    /// the caller's runtime).
     pub fn start(&self) {
         let mut state = self.lock();
         if state.shutting_down {
@@ -57,11 +57,11 @@ impl SharedInformerFactory {
     /// caller's runtime (asked for, or the thread could not be started). Called with the state
     /// locked, so only one thread is ever started.
     pub(super) fn informers_thread(&self) -> Option<&InformerThread> {
+        if self.inner.options.runtime == InformerRuntime::Caller {
+            return None;
+        }
         if let Some(thread) = self.inner.thread.get() {
             return Some(thread);
-        }
-        if self.inner.options.on_caller_runtime {
-            return None;
         }
         let caller = tokio::runtime::Handle::try_current().ok();
         match InformerThread::start_beside(caller.as_ref()) {

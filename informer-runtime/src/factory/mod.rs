@@ -38,6 +38,8 @@ pub use sync_report::{InformerSync, SyncReport};
 pub use typed_resource::TypedResource;
 
 use erased::ErasedInformer;
+pub use options::InformerRuntime;
+
 use options::{Options, TweakedSelectors};
 
 use crate::{
@@ -169,7 +171,7 @@ struct Inner {
 /// live on the informers' thread, use
 /// [`builder_on_own_thread`](Self::builder_on_own_thread); to keep the informers on the
 /// caller's runtime (for example under tokio's paused test clock), use
-/// [`Builder::on_caller_runtime`].
+/// [`Builder::runtime`] with [`InformerRuntime::Caller`].
 #[derive(Clone)]
 pub struct SharedInformerFactory {
     inner: Arc<Inner>,
@@ -247,7 +249,7 @@ impl SharedInformerFactory {
                 tweaked: None,
                 compact_objects: false,
                 watch_error_handler: None,
-                on_caller_runtime: false,
+                runtime: InformerRuntime::default(),
                 encoding: Encoding::default(),
                 skip_fields: Arc::new([]),
             },

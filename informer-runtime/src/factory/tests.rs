@@ -124,13 +124,32 @@ async fn a_factory_from_a_client_runs_its_informers_on_a_thread_of_its_own() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_caller_runtime_runs_the_informers_on_the_runtime_that_starts_them() {
+async fn the_caller_runtime_runs_the_informers_on_the_runtime_that_starts_them() {
     let factory = SharedInformerFactory::builder(client())
-        .on_caller_runtime()
+        .runtime(InformerRuntime::Caller)
         .build();
     let threads = list_threads_of_started(&factory).await;
     assert_eq!(threads.len(), 1);
     assert_ne!(threads[0].as_deref(), Some("informers"));
+}
+
+/// The runtime setting holds whatever made the builder: a client made on the factory's thread
+/// does not take the informers there against `InformerRuntime::Caller`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_builder_with_its_client_on_the_factorys_thread_runs_the_informers_where_asked() {
+    let config = || kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
+    let on_caller = SharedInformerFactory::builder_on_own_thread(config())
+        .expect("the thread starts")
+        .runtime(InformerRuntime::Caller)
+        .build();
+    let threads = list_threads_of_started(&on_caller).await;
+    assert_eq!(threads.len(), 1);
+    assert_ne!(threads[0].as_deref(), Some("informers"));
+    let on_own_thread = SharedInformerFactory::builder_on_own_thread(config())
+        .expect("the thread starts")
+        .build();
+    let threads = list_threads_of_started(&on_own_thread).await;
+    assert_eq!(threads, vec![Some("informers".to_owned())]);
 }
 
 #[test]

@@ -32,13 +32,15 @@
 //! ```
 
 mod add;
+mod add_options;
 mod metrics;
 mod priority;
 mod priority_queue;
 mod queue;
 mod rate_limiter;
 
-pub use add::{AddOptions, Queue};
+pub use add::Queue;
+pub use add_options::AddOptions;
 pub use metrics::QueueMetrics;
 pub use priority::Priority;
 pub use priority_queue::{DEFAULT_FAIR_SHARE, PriorityQueue};

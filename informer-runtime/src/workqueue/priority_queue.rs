@@ -11,7 +11,7 @@ use std::{
 
 use tokio::{sync::Notify, time::Instant};
 
-use super::{AddOptions, Priority, QueueMetrics, RateLimiter};
+use super::{AddOptions, Priority, Queue, QueueMetrics, RateLimiter};
 use crate::deadline::saturating_deadline;
 
 /// Every how many hand-outs [`PriorityQueue`] serves the item that became ready first, whatever
@@ -560,6 +560,18 @@ fn drop_stale_fronts<T: Eq + Hash>(state: &mut State<T>) {
         }
         !level.is_empty()
     });
+}
+
+impl<T: Eq + Hash + Clone + Send + 'static> Queue for PriorityQueue<T> {
+    type Item = T;
+
+    fn add(&self, item: T) {
+        PriorityQueue::add(self, item);
+    }
+
+    fn add_with_priority(&self, item: T, priority: Priority) {
+        self.add_with_options(item, AddOptions::default().priority(priority));
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::{
 
 use tokio::{sync::Notify, time::Instant};
 
-use super::QueueMetrics;
+use super::{Queue, QueueMetrics};
 
 struct State<T> {
     /// Items waiting to be handed out, in order; each also in `dirty`.
@@ -226,6 +226,14 @@ impl<T: Eq + Hash + Clone> WorkQueue<T> {
     /// Whether the queue is shutting down.
     pub fn shutting_down(&self) -> bool {
         self.lock().shutting_down
+    }
+}
+
+impl<T: Eq + Hash + Clone + Send + 'static> Queue for WorkQueue<T> {
+    type Item = T;
+
+    fn add(&self, item: T) {
+        WorkQueue::add(self, item);
     }
 }
 
