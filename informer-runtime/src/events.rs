@@ -238,50 +238,37 @@ impl Config {
     }
 }
 
-/// Counts of an [`EventRecorder`] (and its clones) since it was built.
-///
-/// Every recorded event ends in exactly one of `dropped_spam`, `dropped_queue_full`,
-/// `dropped_stopped` or `queued`; every queued one, once handled, in `published` or `failed`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EventRecorderStats {
-    /// Calls to [`EventRecorder::record`], [`EventRecorder::record_for`],
-    /// [`EventRecorder::record_about`] and [`EventRecorder::record_about_reference`].
-    pub recorded: u64,
-    /// Events accepted onto the queue.
-    pub queued: u64,
-    /// Events the API server accepted.
-    pub published: u64,
-    /// Of `published`, those that updated the series of an earlier Event (a patch) rather than
-    /// creating one.
-    pub series_updates: u64,
-    /// Events dropped because the queue was full.
-    pub dropped_queue_full: u64,
-    /// Events dropped by the per-object spam filter.
-    pub dropped_spam: u64,
-    /// Events dropped because the publishing task had stopped (its runtime shut down).
-    pub dropped_stopped: u64,
-    /// Queued events given up on: a permanent error, or a transient one that outlasted the
-    /// retries.
-    pub failed: u64,
-    /// Publish attempts repeated after a transient error.
-    pub retries: u64,
-}
-
-#[derive(Debug, Default)]
-struct Counters {
-    recorded: AtomicU64,
-    queued: AtomicU64,
-    published: AtomicU64,
-    series_updates: AtomicU64,
-    dropped_queue_full: AtomicU64,
-    dropped_spam: AtomicU64,
-    dropped_stopped: AtomicU64,
-    failed: AtomicU64,
-    retries: AtomicU64,
-}
-
-fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
+crate::stats::counters! {
+    /// Counts of an [`EventRecorder`] (and its clones) since it was built.
+    ///
+    /// Every recorded event ends in exactly one of `dropped_spam`, `dropped_queue_full`,
+    /// `dropped_stopped` or `queued`; every queued one, once handled, in `published` or `failed`.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct EventRecorderStats;
+    /// The live counters behind [`EventRecorderStats`].
+    struct Counters {
+        /// Calls to [`EventRecorder::record`], [`EventRecorder::record_for`],
+        /// [`EventRecorder::record_about`] and [`EventRecorder::record_about_reference`].
+        recorded,
+        /// Events accepted onto the queue.
+        queued,
+        /// Events the API server accepted.
+        published,
+        /// Of `published`, those that updated the series of an earlier Event (a patch) rather than
+        /// creating one.
+        series_updates,
+        /// Events dropped because the queue was full.
+        dropped_queue_full,
+        /// Events dropped by the per-object spam filter.
+        dropped_spam,
+        /// Events dropped because the publishing task had stopped (its runtime shut down).
+        dropped_stopped,
+        /// Queued events given up on: a permanent error, or a transient one that outlasted the
+        /// retries.
+        failed,
+        /// Publish attempts repeated after a transient error.
+        retries,
+    }
 }
 
 /// What the recorder's clones and its task share.
@@ -403,7 +390,7 @@ impl EventRecorder {
     /// `event.secondary`, if set) is empty or the queue is full.
     pub fn record_for(&self, reference: ObjectReference, event: NewEvent) {
         let counters = &self.shared.counters;
-        bump(&counters.recorded);
+        counters.recorded.bump();
         let allowed = self
             .shared
             .spam_filter
@@ -411,7 +398,7 @@ impl EventRecorder {
             .unwrap_or_else(PoisonError::into_inner)
             .allow(&reference, event.secondary.as_ref(), Instant::now());
         if !allowed {
-            bump(&counters.dropped_spam);
+            counters.dropped_spam.bump();
             tracing::debug!(
                 kind = reference.kind.as_deref().unwrap_or_default(),
                 namespace = reference.namespace.as_deref().unwrap_or_default(),
@@ -423,7 +410,7 @@ impl EventRecorder {
         }
         self.shared.pending.fetch_add(1, Ordering::SeqCst);
         match self.queue.try_send(Queued { event, reference }) {
-            Ok(()) => bump(&counters.queued),
+            Ok(()) => counters.queued.bump(),
             Err(err) => {
                 self.shared.settle();
                 let (full, queued) = match err {
@@ -432,7 +419,7 @@ impl EventRecorder {
                 };
                 let reference = &queued.reference;
                 if full {
-                    bump(&counters.dropped_queue_full);
+                    counters.dropped_queue_full.bump();
                     tracing::warn!(
                         kind = reference.kind.as_deref().unwrap_or_default(),
                         namespace = reference.namespace.as_deref().unwrap_or_default(),
@@ -441,7 +428,7 @@ impl EventRecorder {
                         "dropping an event: the event queue is full"
                     );
                 } else {
-                    bump(&counters.dropped_stopped);
+                    counters.dropped_stopped.bump();
                     tracing::warn!(
                         kind = reference.kind.as_deref().unwrap_or_default(),
                         namespace = reference.namespace.as_deref().unwrap_or_default(),
@@ -456,19 +443,7 @@ impl EventRecorder {
 
     /// The counts so far, shared by all clones.
     pub fn stats(&self) -> EventRecorderStats {
-        let c = &self.shared.counters;
-        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        EventRecorderStats {
-            recorded: load(&c.recorded),
-            queued: load(&c.queued),
-            published: load(&c.published),
-            series_updates: load(&c.series_updates),
-            dropped_queue_full: load(&c.dropped_queue_full),
-            dropped_spam: load(&c.dropped_spam),
-            dropped_stopped: load(&c.dropped_stopped),
-            failed: load(&c.failed),
-            retries: load(&c.retries),
-        }
+        self.shared.counters.snapshot()
     }
 
     /// Events queued or being published right now.
@@ -605,9 +580,9 @@ impl Publisher {
         loop {
             let err = match self.recorder.publish(&event, &reference).await {
                 Ok(()) => {
-                    bump(&counters.published);
+                    counters.published.bump();
                     if series_update {
-                        bump(&counters.series_updates);
+                        counters.series_updates.bump();
                     }
                     self.published.insert(key, Instant::now());
                     return;
@@ -617,7 +592,7 @@ impl Publisher {
             let transient = is_transient(&err);
             match delays.next() {
                 Some(delay) if transient => {
-                    bump(&counters.retries);
+                    counters.retries.bump();
                     tracing::info!(
                         error = %err,
                         reason = %event.reason,
@@ -628,7 +603,7 @@ impl Publisher {
                     tokio::time::sleep(delay).await;
                 }
                 _ => {
-                    bump(&counters.failed);
+                    counters.failed.bump();
                     tracing::warn!(
                         error = %err,
                         transient,

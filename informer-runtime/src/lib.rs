@@ -243,6 +243,7 @@ pub mod scope;
 pub mod selector;
 pub mod sharding;
 pub mod source;
+mod stats;
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;

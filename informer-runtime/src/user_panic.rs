@@ -26,10 +26,7 @@ use std::{
     any::Any,
     fmt,
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::{
-        OnceLock,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::OnceLock,
 };
 
 use crate::key::ObjectKey;
@@ -90,17 +87,21 @@ impl fmt::Display for KeySuffix<'_> {
     }
 }
 
-/// How many user-function calls of an informer panicked, by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UserPanicStats {
-    /// Transform calls that panicked.
-    pub transform: u64,
-    /// Index function calls that panicked (all indexes).
-    pub index_functions: u64,
-    /// Watch-error handler calls that panicked.
-    pub watch_error_handler: u64,
-    /// Lister-watcher calls (or watch streams) that panicked.
-    pub lister_watcher: u64,
+crate::stats::counters! {
+    /// How many user-function calls of an informer panicked, by kind.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct UserPanicStats;
+    /// The live counters behind [`UserPanicStats`].
+    struct PanicCounters {
+        /// Transform calls that panicked.
+        transform,
+        /// Index function calls that panicked (all indexes).
+        index_functions,
+        /// Watch-error handler calls that panicked.
+        watch_error_handler,
+        /// Lister-watcher calls (or watch streams) that panicked.
+        lister_watcher,
+    }
 }
 
 impl UserPanicStats {
@@ -133,10 +134,7 @@ pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
 #[derive(Default)]
 pub(crate) struct PanicReporter {
     informer: String,
-    transform: AtomicU64,
-    index_functions: AtomicU64,
-    watch_error_handler: AtomicU64,
-    lister_watcher: AtomicU64,
+    counters: PanicCounters,
     /// Where panics are forwarded, once the informer starts with a watch-error handler.
     sink: OnceLock<PanicSink>,
 }
@@ -167,12 +165,7 @@ impl PanicReporter {
 
     /// The counts so far.
     pub(crate) fn stats(&self) -> UserPanicStats {
-        UserPanicStats {
-            transform: self.transform.load(Ordering::Relaxed),
-            index_functions: self.index_functions.load(Ordering::Relaxed),
-            watch_error_handler: self.watch_error_handler.load(Ordering::Relaxed),
-            lister_watcher: self.lister_watcher.load(Ordering::Relaxed),
-        }
+        self.counters.snapshot()
     }
 
     /// The record of a panic of `function` on the object `key`, not yet reported.
@@ -214,18 +207,21 @@ impl PanicReporter {
 
     fn count(&self, function: &UserFunction) {
         let counter = match function {
-            UserFunction::Transform => &self.transform,
-            UserFunction::IndexFunction { .. } => &self.index_functions,
-            UserFunction::WatchErrorHandler => &self.watch_error_handler,
-            UserFunction::ListerWatcher => &self.lister_watcher,
+            UserFunction::Transform => &self.counters.transform,
+            UserFunction::IndexFunction { .. } => &self.counters.index_functions,
+            UserFunction::WatchErrorHandler => &self.counters.watch_error_handler,
+            UserFunction::ListerWatcher => &self.counters.lister_watcher,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.bump();
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
+    use std::sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    };
 
     use super::*;
 

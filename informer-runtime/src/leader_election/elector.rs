@@ -274,7 +274,7 @@ impl LeaderElector {
                     tracing::debug!(error = %error, "another replica wrote the lease first");
                 }
                 Err(error) => {
-                    Counters::bump(&self.inner.counters.failed_acquisitions);
+                    self.inner.counters.failed_acquisitions.bump();
                     tracing::warn!(
                         error = &error as &dyn std::error::Error,
                         status = error.status_code(),
@@ -296,7 +296,7 @@ impl LeaderElector {
     async fn lead(&self, observation: &mut Observation, leadership: Leadership, cancel: &CancellationToken) {
         let _end = EndOnDrop(leadership.clone());
         let counters = &self.inner.counters;
-        Counters::bump(&counters.acquisitions);
+        counters.acquisitions.bump();
         self.inner.state.send_replace(State::Leading(leadership.clone()));
         tracing::info!(term = %leadership.term(), "started leading");
         let ended = self.renew(observation, &leadership, cancel).await;
@@ -310,7 +310,7 @@ impl LeaderElector {
                 }
             }
             Ended::DeadlinePassed => {
-                Counters::bump(&counters.leadership_lost);
+                counters.leadership_lost.bump();
                 tracing::warn!(
                     term = %leadership.term(),
                     renew_deadline = ?self.inner.config.renew_deadline,
@@ -318,7 +318,7 @@ impl LeaderElector {
                 );
             }
             Ended::TakenOver { holder } => {
-                Counters::bump(&counters.leadership_lost);
+                counters.leadership_lost.bump();
                 tracing::warn!(
                     term = %leadership.term(),
                     %holder,
@@ -359,7 +359,7 @@ impl LeaderElector {
                 match attempt {
                     Ok(Attempt::Holding { sent_at, .. }) => {
                         leadership.extend(saturating_deadline(sent_at, config.renew_deadline));
-                        Counters::bump(&counters.renewals);
+                        counters.renewals.bump();
                         tracing::trace!("renewed the lease");
                         break;
                     }
@@ -367,7 +367,7 @@ impl LeaderElector {
                         return Ended::TakenOver { holder };
                     }
                     Err(error) => {
-                        Counters::bump(&counters.failed_renewals);
+                        counters.failed_renewals.bump();
                         tracing::warn!(
                             error = &error as &dyn std::error::Error,
                             status = error.status_code(),
@@ -527,7 +527,7 @@ impl LeaderElector {
         match tokio::time::timeout_at(deadline, self.inner.lock.update(&lease, released, "release")).await {
             Ok(Ok(written)) => {
                 self.observe(observation, &written);
-                Counters::bump(&self.inner.counters.releases);
+                self.inner.counters.releases.bump();
                 tracing::info!("released the lease");
             }
             Ok(Err(error)) if error.is_conflict() => {
@@ -556,7 +556,7 @@ impl LeaderElector {
                 .unwrap_or_default();
             let holder = lease_lock::holder(&spec);
             if !holder.is_empty() && holder != before {
-                Counters::bump(&self.inner.counters.transitions_observed);
+                self.inner.counters.transitions_observed.bump();
             }
             let leader = (!holder.is_empty()).then(|| holder.to_string());
             self.inner.leader.send_if_modified(|current| {

@@ -35,10 +35,7 @@ mod retry_window;
 use std::{
     fmt,
     panic::AssertUnwindSafe,
-    sync::{
-        Arc, Mutex, MutexGuard, PoisonError,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::Duration,
 };
 
@@ -57,6 +54,7 @@ use crate::{
     reflector::retry_window::RetryWindow,
     source::pager::{DEFAULT_PAGE_SIZE, Page, list_pages},
     source::{self, BoxError, INITIAL_EVENTS_END_ANNOTATION, ListOptions, ListerWatcher, WatchStream},
+    stats::Counter,
     user_panic::{PanicReporter, UserFunction, UserPanic, panic_message},
 };
 
@@ -198,10 +196,10 @@ impl Error {
 /// Counters of a reflector's requests, read by [`Reflector::stats`].
 #[derive(Debug, Default)]
 struct Counters {
-    lists: AtomicU64,
-    list_errors: AtomicU64,
-    watches: AtomicU64,
-    watch_errors: AtomicU64,
+    lists: Counter,
+    list_errors: Counter,
+    watches: Counter,
+    watch_errors: Counter,
 }
 
 /// What a reflector has done so far.
@@ -347,13 +345,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
 
     /// Counts of lists and watches so far.
     pub fn stats(&self) -> ReflectorStats {
-        let lists = self.counters.lists.load(Ordering::Relaxed);
+        let lists = self.counters.lists.get();
         ReflectorStats {
             lists,
             relists: lists.saturating_sub(1),
-            list_errors: self.counters.list_errors.load(Ordering::Relaxed),
-            watches: self.counters.watches.load(Ordering::Relaxed),
-            watch_errors: self.counters.watch_errors.load(Ordering::Relaxed),
+            list_errors: self.counters.list_errors.get(),
+            watches: self.counters.watches.get(),
+            watch_errors: self.counters.watch_errors.get(),
             last_resource_version: self.last_sync_resource_version(),
         }
     }
@@ -403,9 +401,9 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             self.lock().last_error = Some(err.to_string());
         }
         match err {
-            Error::List { .. } => self.counters.list_errors.fetch_add(1, Ordering::Relaxed),
-            Error::Resync { .. } | Error::Panicked(_) => 0,
-            _ => self.counters.watch_errors.fetch_add(1, Ordering::Relaxed),
+            Error::List { .. } => self.counters.list_errors.bump(),
+            Error::Resync { .. } | Error::Panicked(_) => {}
+            _ => self.counters.watch_errors.bump(),
         };
         match &self.watch_error_handler {
             Some(handler) => self.panics.call(UserFunction::WatchErrorHandler, None, || {
@@ -508,7 +506,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                         }
                         state.last_resource_version_unavailable = false;
                     }
-                    self.counters.lists.fetch_add(1, Ordering::Relaxed);
+                    self.counters.lists.bump();
                     self.lock().last_error = None;
                     tracing::debug!(resource = %self.resource, items = end.items, resource_version = %list_resource_version, "listed");
                     relist.finish(&list_resource_version);
@@ -519,7 +517,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     if (err.is_expired() || err.is_too_large_resource_version())
                         && !resource_version.is_empty() =>
                 {
-                    self.counters.list_errors.fetch_add(1, Ordering::Relaxed);
+                    self.counters.list_errors.bump();
                     tracing::debug!(resource = %self.resource, error = %err, "listing again at the most recent version");
                     self.lock().last_resource_version_unavailable = true;
                     resource_version.clear();
@@ -600,7 +598,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
                     };
                     match result {
                         Ok(stream) => {
-                            self.counters.watches.fetch_add(1, Ordering::Relaxed);
+                            self.counters.watches.bump();
                             tracing::debug!(resource_version = ?options.resource_version, timeout = ?options.timeout_seconds, "watching");
                             stream
                         }
@@ -734,7 +732,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
             };
             let mut stream = match result {
                 Ok(stream) => {
-                    self.counters.watches.fetch_add(1, Ordering::Relaxed);
+                    self.counters.watches.bump();
                     stream
                 }
                 Err(err) => {
@@ -881,7 +879,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Reflector<K> {
 
     /// Ends a streamed initial list of `events` events, synced at `resource_version`.
     fn finish_initial_events(&self, relist: Box<dyn Relist<K> + '_>, events: usize, resource_version: &str) {
-        self.counters.lists.fetch_add(1, Ordering::Relaxed);
+        self.counters.lists.bump();
         self.lock().last_resource_version_unavailable = false;
         tracing::debug!(resource = %self.resource, events, resource_version = %resource_version, "streamed the initial list");
         relist.finish(resource_version);

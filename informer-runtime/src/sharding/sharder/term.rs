@@ -9,7 +9,7 @@ mod objects;
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
     convert::Infallible,
-    sync::{Arc, Mutex, RwLock, atomic::Ordering},
+    sync::{Arc, Mutex, RwLock},
     time::Duration,
 };
 
@@ -418,7 +418,7 @@ impl Shared {
         if changed {
             let members = self.membership();
             let count = u64::try_from(members.available().len()).unwrap_or(u64::MAX);
-            self.counters.ring_members.store(count, Ordering::Relaxed);
+            self.counters.ring_members.set(count);
             tracing::info!(shards = ?members.available(), "the ring's available shards changed; checking every object");
             self.check_every_object();
         }
@@ -458,7 +458,7 @@ impl Shared {
     fn may_write(&self) -> bool {
         let may = !self.stop.is_cancelled() && self.leadership.as_ref().is_none_or(Leadership::is_current);
         if !may {
-            Counters::bump(&self.counters.writes_skipped);
+            self.counters.writes_skipped.bump();
             tracing::debug!("not leading any more; not writing");
         }
         may
@@ -473,7 +473,7 @@ impl Shared {
         };
         match code {
             Some(409) => {
-                Counters::bump(&self.counters.conflicts);
+                self.counters.conflicts.bump();
                 tracing::debug!(%error, "conflict on {what}; checking again from the cache");
                 Outcome::Retry
             }
@@ -482,7 +482,7 @@ impl Shared {
                 Outcome::Done
             }
             _ => {
-                Counters::bump(&self.counters.errors);
+                self.counters.errors.bump();
                 tracing::warn!(%error, "failed to {what}; retrying");
                 Outcome::Retry
             }

@@ -19,7 +19,6 @@ use super::{Outcome, Shared, WorkItem};
 use crate::sharding::{
     labels::{SHARDER_IDENTITY, STATE_LABEL},
     lease_state::{LeaseTimes, ShardState, holder},
-    sharder::stats::Counters,
 };
 
 /// How much of its hold on a dead shard's Lease the sharder leaves unused: it moves objects
@@ -151,7 +150,7 @@ impl Shared {
             .await
         {
             Ok(_) => {
-                Counters::bump(&self.counters.lease_hand_backs);
+                self.counters.lease_hand_backs.bump();
                 tracing::info!(shard = %name, "every object of the dead shard moved; its Lease is given back");
                 Outcome::Done
             }
@@ -290,7 +289,7 @@ impl Shared {
             .await
         {
             Ok(_) => {
-                Counters::bump(&self.counters.lease_acquisitions);
+                self.counters.lease_acquisitions.bump();
                 recheck_in(SignedDuration::try_from(times.lease_duration).unwrap_or(SignedDuration::MAX))
             }
             Err(error) => self.failed(&format!("acquire shard Lease {name}"), &error),
@@ -312,7 +311,7 @@ impl Shared {
         };
         match self.api(lease).delete(name, &params).await {
             Ok(_) => {
-                Counters::bump(&self.counters.orphans_deleted);
+                self.counters.orphans_deleted.bump();
                 tracing::info!(shard = %name, "deleted the orphaned shard Lease");
                 Outcome::Done
             }

@@ -4,10 +4,7 @@
 use serde_json::json;
 
 use super::{Outcome, Shared, Watched, WorkItem};
-use crate::{
-    key::ObjectKey,
-    sharding::{metadata_access::CachedMetadata, sharder::stats::Counters},
-};
+use crate::{key::ObjectKey, sharding::metadata_access::CachedMetadata};
 
 /// How soon an object waiting for the sharder's hold on its dead shard's Lease is checked again
 /// at the latest (every object is checked as soon as the sharder's cache shows the hold).
@@ -144,7 +141,7 @@ impl Shared {
         self.ring
             .hash_key(&watched.resource, object.metadata())
             .unwrap_or_else(|error| {
-                Counters::bump(&self.counters.errors);
+                self.counters.errors.bump();
                 tracing::warn!(%error, "object left unassigned");
                 None
             })
@@ -186,7 +183,7 @@ impl Shared {
             Change::Move => &self.counters.moves,
             Change::Unassign => &self.counters.unassigned,
         };
-        Counters::bump(counter);
+        counter.bump();
         self.wrote(item.clone(), resource_version.clone());
         Outcome::Done
     }
