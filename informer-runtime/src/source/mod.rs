@@ -3,6 +3,7 @@
 //! ([`KubeListerWatcher`]), which decodes watch bodies as they arrive. Implement
 //! [`ListerWatcher`] to feed informers from anything else (the `testing` feature has a fake).
 
+mod body_frames;
 mod encoding;
 mod exact_json;
 mod field_path;

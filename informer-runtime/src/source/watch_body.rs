@@ -2,27 +2,25 @@
 //! response's chunks.
 //!
 //! kube-apiserver writes every watch event as one line, usually in one HTTP chunk of its own.
-//! A line that lies inside one chunk is decoded in place; only a line split across chunks is
-//! copied, into a buffer reused from line to line. No `String` is built per event.
+//! The lines are cut as every watch body is (the crate-private `body_frames`): a line that
+//! lies inside one chunk is decoded in place. No `String` is built per event.
 //!
 //! Public only with the `unstable-watch-body` feature (for the workspace's benchmark), and not
 //! part of the supported API then either.
 #![cfg_attr(not(feature = "unstable-watch-body"), allow(unreachable_pub))]
 
-use bytes::{Buf, Bytes};
-use futures::{Stream, StreamExt};
+use std::{marker::PhantomData, sync::Arc};
+
+use bytes::Bytes;
+use futures::Stream;
 use kube::core::{Status, WatchEvent};
 use serde::de::DeserializeOwned;
 
-use std::sync::Arc;
-
 use crate::source::{
     BoxError, Error,
+    body_frames::{FrameDecoder, Lines, decode_frames},
     exact_json::{self, Skip},
 };
-
-/// A split line longer than this gives its buffer back once decoded.
-const KEPT_LINE_CAPACITY: usize = 1 << 20;
 
 /// The events in a watch body, given as a stream of its chunks
 /// ([`KubeListerWatcher`](crate::source::KubeListerWatcher) uses it on kube's responses).
@@ -83,80 +81,32 @@ where
     S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
     E: Into<BoxError>,
 {
-    let lines = WatchLines {
+    decode_frames(
         body,
-        chunk: Bytes::new(),
-        split_line: Vec::new(),
-        ended: false,
-        skip,
-    };
-    futures::stream::unfold(lines, |mut lines| async move {
-        let event = lines.next_event().await?;
-        Some((event, lines))
-    })
+        Lines,
+        JsonEvents {
+            skip,
+            _events: PhantomData,
+        },
+    )
 }
 
-struct WatchLines<S> {
-    body: S,
+/// Decodes each line into a watch event of `K`.
+struct JsonEvents<K> {
     /// What is skipped in each event.
     skip: Option<Arc<Skip>>,
-    /// The unread rest of the current chunk.
-    chunk: Bytes,
-    /// The start of a line whose end is in a later chunk.
-    split_line: Vec<u8>,
-    ended: bool,
+    _events: PhantomData<fn() -> K>,
 }
 
-impl<S, E> WatchLines<S>
-where
-    S: Stream<Item = Result<Bytes, E>> + Unpin,
-    E: Into<BoxError>,
-{
-    async fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
-        loop {
-            if let Some(end) = memchr::memchr(b'\n', &self.chunk) {
-                let event = if self.split_line.is_empty() {
-                    decode_line(&self.chunk[..end], self.skip.as_deref())
-                } else {
-                    self.split_line.extend_from_slice(&self.chunk[..end]);
-                    self.take_split_line()
-                };
-                self.chunk.advance(end + 1);
-                match event {
-                    Some(event) => return Some(event),
-                    None => continue,
-                }
-            }
-            if !self.chunk.is_empty() {
-                self.split_line.extend_from_slice(&self.chunk);
-                self.chunk.clear();
-            }
-            if self.ended {
-                // A last line without its newline: decoded if complete, dropped if cut short.
-                return match self.take_split_line::<K>() {
-                    Some(Err(Error::Decode(_))) | None => None,
-                    event => event,
-                };
-            }
-            match self.body.next().await {
-                Some(Ok(chunk)) => self.chunk = chunk,
-                Some(Err(err)) => {
-                    self.ended = true;
-                    self.split_line.clear();
-                    return Some(Err(body_error(err.into())));
-                }
-                None => self.ended = true,
-            }
-        }
-    }
+impl<K: DeserializeOwned> FrameDecoder for JsonEvents<K> {
+    type Item = WatchEvent<K>;
 
-    fn take_split_line<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>, Error>> {
-        let event = decode_line(&self.split_line, self.skip.as_deref());
-        self.split_line.clear();
-        if self.split_line.capacity() > KEPT_LINE_CAPACITY {
-            self.split_line = Vec::new();
+    fn decode(&self, line: &[u8], last: bool) -> Option<Result<WatchEvent<K>, Error>> {
+        match decode_line(line, self.skip.as_deref()) {
+            // A last line without its newline: decoded if complete, dropped if cut short.
+            Some(Err(Error::Decode(_))) if last => None,
+            event => event,
         }
-        event
     }
 }
 
@@ -182,17 +132,9 @@ fn decode_line<K: DeserializeOwned>(
     )
 }
 
-/// A body error as the stream reports it: a lister-watcher's own error keeps its class.
-pub(crate) fn body_error(err: BoxError) -> Error {
-    match err.downcast::<Error>() {
-        Ok(err) => *err,
-        Err(err) => Error::Transport(err),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use futures::stream;
+    use futures::{StreamExt, stream};
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
@@ -383,32 +325,5 @@ mod tests {
             ["decode error"],
             "not wrapped in a transport error"
         );
-    }
-
-    #[tokio::test]
-    async fn a_long_split_line_does_not_keep_its_buffer() {
-        let big = format!(
-            r#"{{"type":"ADDED","object":{{"metadata":{{"name":"big","resourceVersion":"1"}},"data":{{"k":"{}"}}}}}}"#,
-            "x".repeat(2 * KEPT_LINE_CAPACITY)
-        ) + "\n";
-        let bytes = big.as_bytes();
-        let mut lines = WatchLines {
-            body: chunks(&[&bytes[..100], &bytes[100..]]),
-            chunk: Bytes::new(),
-            split_line: Vec::new(),
-            ended: false,
-            skip: None,
-        };
-        let event = lines
-            .next_event::<ConfigMap>()
-            .await
-            .expect("one event")
-            .expect("decoded");
-        let WatchEvent::Added(cm) = event else {
-            panic!("an ADDED event")
-        };
-        assert_eq!(cm.data.expect("data")["k"].len(), 2 * KEPT_LINE_CAPACITY);
-        assert_eq!(lines.split_line.capacity(), 0);
-        assert!(lines.next_event::<ConfigMap>().await.is_none());
     }
 }

@@ -1,4 +1,4 @@
-use futures::stream;
+use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
 
