@@ -185,7 +185,7 @@ struct Inner<K> {
 /// ```no_run
 /// use std::sync::Arc;
 /// use informer_runtime::{
-///     EventHandlerFuncs, ListerWatcher, SharedIndexInformer, cache::namespace_indexers, informer,
+///     EventHandlerFuncs, SharedIndexInformer, cache::namespace_indexers, informer, source::ListerWatcher,
 /// };
 /// use k8s_openapi::api::core::v1::Pod;
 /// use tokio_util::sync::CancellationToken;

@@ -29,7 +29,7 @@ pub type HashFn = fn(&str) -> u64;
 /// lookups are those of the Go sharder's `consistenthash.Ring`.
 ///
 /// ```
-/// use informer_runtime::sharding::HashRing;
+/// use informer_runtime::sharding::hash_ring::HashRing;
 ///
 /// let ring = HashRing::new(["shard-a", "shard-b", "shard-c"]);
 /// let shard = ring.lookup("apps/Deployment/default/web").expect("a shard");

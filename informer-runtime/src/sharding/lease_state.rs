@@ -16,7 +16,7 @@ pub const DEFAULT_ORPHAN_AFTER: Duration = Duration::from_secs(60);
 /// The state of one shard, from its Lease. Ordered from the least to the most alive.
 ///
 /// ```
-/// use informer_runtime::sharding::ShardState;
+/// use informer_runtime::sharding::lease_state::ShardState;
 ///
 /// assert!(ShardState::Uncertain.is_available());
 /// assert!(!ShardState::Dead.is_available());

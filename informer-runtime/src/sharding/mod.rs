@@ -122,7 +122,7 @@
 //! objects take the ring's [`manifest`](ControllerRing::manifest) instead of a sharder.
 //!
 //! ```
-//! use informer_runtime::sharding::{ControllerRing, RingRbac, RingResource};
+//! use informer_runtime::sharding::{ControllerRing, RingResource, rbac::RingRbac};
 //! use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 //! use serde_json::json;
 //!

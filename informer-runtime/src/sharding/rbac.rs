@@ -75,7 +75,7 @@ impl ServiceAccount {
 /// sharder does not elect itself, and the shards cache the ring's objects in every namespace.
 ///
 /// ```
-/// use informer_runtime::sharding::RingRbac;
+/// use informer_runtime::sharding::rbac::RingRbac;
 ///
 /// // shards in `controllers` as `replicator`, their Leases there; a sharder Deployment in
 /// // `sharding-system` as `sharder`, its replicas electing the active one on a Lease there
@@ -198,7 +198,7 @@ impl ControllerRing {
     /// or delete) to the shards' service account separately.
     ///
     /// ```
-    /// use informer_runtime::sharding::{ControllerRing, RingRbac, RingResource};
+    /// use informer_runtime::sharding::{ControllerRing, RingResource, rbac::RingRbac};
     /// use k8s_openapi::api::{apps::v1::{Deployment, ReplicaSet}, core::v1::ConfigMap};
     /// use serde_json::json;
     ///
