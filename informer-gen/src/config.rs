@@ -12,7 +12,7 @@ use crate::{
     filter::{Filter, GvrPattern},
     manifest::{self, Dependency},
     output::{self, Context},
-    parse::{self, Found},
+    parse::{self, Found, Prune},
 };
 
 /// One input: a crate directory or root file, or a source already read.
@@ -48,6 +48,7 @@ pub struct Config {
     include_paths: Vec<String>,
     exclude_paths: Vec<String>,
     group_accessors: BTreeMap<String, String>,
+    prune: bool,
 }
 
 impl Default for Config {
@@ -60,6 +61,15 @@ impl Default for Config {
 struct Generated {
     files: BTreeMap<PathBuf, String>,
     read: Vec<PathBuf>,
+}
+
+/// What the inputs declare, and the files read for it.
+struct Declared {
+    found: Vec<Found>,
+    /// Every file read, parsed or not.
+    read: Vec<PathBuf>,
+    /// How many of them were not parsed (pruned by the filters).
+    skipped: usize,
 }
 
 impl Config {
@@ -80,6 +90,7 @@ impl Config {
             include_paths: Vec::new(),
             exclude_paths: Vec::new(),
             group_accessors: BTreeMap::new(),
+            prune: true,
         }
     }
 
@@ -200,6 +211,21 @@ impl Config {
         let group = group.into();
         let group = if group == "core" { String::new() } else { group };
         self.group_accessors.insert(group, accessor.into());
+        self
+    }
+
+    /// Whether files that cannot declare a resource the filters keep are left unparsed (default
+    /// `true`). The filters that prune are [`include`](Self::include) (a file whose text lacks
+    /// the group and version of every included pattern),
+    /// [`include_rust_path`](Self::include_rust_path) and
+    /// [`exclude_rust_path`](Self::exclude_rust_path) (a module whose Rust path no resource
+    /// declared in it could be kept under); [`exclude`](Self::exclude) alone prunes nothing.
+    /// Files that declare modules in other files are always parsed. What is generated is the
+    /// same either way; mistakes in a file left unparsed, such as a syntax error, are not
+    /// reported. `false` parses every file, as the filters did not prune.
+    #[must_use]
+    pub fn prune(mut self, prune: bool) -> Self {
+        self.prune = prune;
         self
     }
 
@@ -349,23 +375,35 @@ impl Config {
             message: e.to_string(),
         })?;
         let filter = self.filter()?;
-        let mut read = Vec::new();
-        let mut found: Vec<Found> = Vec::new();
+        let prune = if self.prune { Prune::new(&filter) } else { None };
+        let mut declared = Declared {
+            found: Vec::new(),
+            read: Vec::new(),
+            skipped: 0,
+        };
         let mut header_inputs = Vec::new();
         let mut packages = Vec::new();
         for input in &self.inputs {
             let resolved = self.resolve(input)?;
-            let parsed = parse::parse_crate(&resolved.root, resolved.text, &resolved.crate_path)?;
-            read.extend(parsed.files);
-            found.extend(parsed.found);
+            let parsed = parse::parse_crate(
+                &resolved.root,
+                resolved.text,
+                &resolved.crate_path,
+                prune.as_ref(),
+            )?;
+            declared.read.extend(parsed.files);
+            declared.skipped += parsed.skipped.len();
+            declared.found.extend(parsed.found);
             header_inputs.push(resolved.crate_path.trim_start_matches("::").to_owned());
             packages.extend(resolved.package);
         }
-        let total = found.len();
+        let total = declared.found.len();
+        let mut found = std::mem::take(&mut declared.found);
         found.retain(|f| filter.keeps(&f.resource));
         if found.is_empty() {
-            return Err(self.no_resources(total, &read));
+            return Err(self.no_resources(total, &declared));
         }
+        let read = declared.read;
         check_duplicates(&found)?;
         let resources: Vec<_> = found.into_iter().map(|f| f.resource).collect();
         let api = Api::with_accessors(resources, &self.group_accessors)?;
@@ -437,9 +475,10 @@ impl Config {
 const FILES_NAMED: usize = 3;
 
 impl Config {
-    /// No resource among `total` found in the files `read`: a summary of what was read and
-    /// of the filters that dropped them, with what to change.
-    fn no_resources(&self, total: usize, read: &[PathBuf]) -> Error {
+    /// No resource among `total` found in the files `declared` read: a summary of what was
+    /// read and of the filters that dropped them, with what to change.
+    fn no_resources(&self, total: usize, declared: &Declared) -> Error {
+        let read = &declared.read;
         let mut named = read
             .iter()
             .take(FILES_NAMED)
@@ -449,13 +488,19 @@ impl Config {
         if read.len() > FILES_NAMED {
             named.push_str(&format!(" and {} more", read.len() - FILES_NAMED));
         }
+        if declared.skipped > 0 {
+            named.push_str(&format!(
+                "; {} of them not parsed, since the filters keep nothing they could declare",
+                declared.skipped
+            ));
+        }
         let plural = |n: usize, one: &str, many: &str| if n == 1 { one.to_owned() } else { many.to_owned() };
         let read_summary = format!(
             "{} {} read ({named})",
             read.len(),
             plural(read.len(), "file", "files"),
         );
-        if total == 0 {
+        if total == 0 && declared.skipped == 0 {
             return Error::NoResources {
                 filters: String::new(),
                 read: read_summary,
@@ -474,11 +519,15 @@ impl Config {
         Error::NoResources {
             filters: format!(" matching the filters ({})", filters.join(", ")),
             read: read_summary,
-            hint: format!(
-                ": the {total} {} found {} filtered out; change or remove the filters",
-                plural(total, "resource", "resources"),
-                plural(total, "was", "were all")
-            ),
+            hint: if total == 0 {
+                ": none was found in the files parsed; change or remove the filters".to_owned()
+            } else {
+                format!(
+                    ": the {total} {} found {} filtered out; change or remove the filters",
+                    plural(total, "resource", "resources"),
+                    plural(total, "was", "were all")
+                )
+            },
         }
     }
 }

@@ -80,8 +80,41 @@
 //!   `$CARGO_HOME/registry/src/`), else its path relative to the generated crate.
 //!
 //! `--include`/`--exclude` (`group/version/resource` patterns with `*`) and
-//! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources;
-//! `informer-gen --help` lists every option.
+//! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources (see
+//! [Filters and pruning](#filters-and-pruning)); `informer-gen --help` lists every option.
+//!
+//! # Filters and pruning
+//!
+//! [`Config::include`] and [`Config::exclude`] (`--include`, `--exclude`) keep and drop
+//! resources by `group/version/resource` pattern, `*` matching any run of characters;
+//! [`Config::include_rust_path`] and [`Config::exclude_rust_path`] (`--include-path`,
+//! `--exclude-path`) by the Rust path of their type.
+//!
+//! The filters also spare parsing files that cannot declare a resource they keep: of a crate
+//! with a module per group and version and a file per kind (such as kube-custom-resources-rs,
+//! thousands of kinds), a run for two resources parses the module files and a handful of kind
+//! files. Every file of the module tree is still read; before parsing one, the generator looks
+//! at its module path and scans its text:
+//!
+//! - a file that declares a module in another file (`mod x;`) is parsed, as the files below it
+//!   are found through it; so is a file that mentions `ListableResource` (when a crate marks
+//!   listable types, unmarked `impl Resource` types are skipped, wherever the marks are);
+//! - with `include`, a file is skipped when, for every included pattern, its text lacks the
+//!   string literals of the group and the version that pattern matches (`apps.example.com/v1/*`
+//!   needs `"apps.example.com"` and `"v1"`), unless it has string escapes (`\x2e`, `\u{2e}`,
+//!   `\` ending a line) that could spell them otherwise;
+//! - with `include_rust_path` or `exclude_rust_path`, a file is skipped when no type declared in
+//!   its module (or in a module inline in it) can be kept by its path, unless it has an
+//!   `impl Resource for super::X` or `crate::x::X`, which can name a type of another module;
+//! - a file that names neither `CustomResource`, `Informer` nor `impl ... Resource` declares no
+//!   resource and is skipped.
+//!
+//! `exclude` alone prunes nothing: without `include`, `include_rust_path` or
+//! `exclude_rust_path`, every file is parsed. Module and file names are never taken to name
+//! groups (a module `apps_example_com` may declare any group): they prune through the path
+//! filters only. What is generated is the same as when every file is parsed
+//! ([`Config::prune`]`(false)`, `--no-prune`); mistakes in a skipped file, such as a syntax
+//! error, go unreported.
 //!
 //! # Checking checked-in output: `--check`
 //!

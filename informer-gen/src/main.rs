@@ -69,6 +69,12 @@ struct Args {
     /// Repeatable.
     #[arg(long, value_name = "GROUP=NAME", value_parser = parse_group_accessor)]
     group_accessor: Vec<(String, String)>,
+    /// Parse every file of the inputs. By default, with --include, --include-path or
+    /// --exclude-path, files that cannot declare a resource these keep (judged from their module
+    /// path and text) are read but not parsed: the output is the same, but mistakes in those
+    /// files go unreported.
+    #[arg(long)]
+    no_prune: bool,
     /// Write nothing; list the files that are missing, out of date or no longer generated, and
     /// the command that regenerates them, and exit with 1 if there are any.
     #[arg(long)]
@@ -89,6 +95,7 @@ fn config(args: &Args) -> Config {
     let mut config = Config::new()
         .out_dir(&args.output)
         .runtime_path(&args.runtime_path)
+        .prune(!args.no_prune)
         .layout(match &args.crate_name {
             Some(name) => Layout::Crate { name: name.clone() },
             None => Layout::Tree,
