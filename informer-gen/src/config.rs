@@ -8,7 +8,7 @@ use std::{
 use informer_templates::{Api, RenderOptions};
 
 use crate::{
-    Error, Layout,
+    Error, Layout, compat,
     filter::{Filter, GvrPattern},
     manifest::{self, Dependency},
     output::{self, Context},
@@ -49,6 +49,7 @@ pub struct Config {
     exclude_paths: Vec<String>,
     group_accessors: BTreeMap<String, String>,
     prune: bool,
+    allow_version_mismatch: bool,
 }
 
 impl Default for Config {
@@ -60,7 +61,10 @@ impl Default for Config {
 /// What [`Config::generate`] produced, with the files it read.
 struct Generated {
     files: BTreeMap<PathBuf, String>,
+    /// The source files read.
     read: Vec<PathBuf>,
+    /// The `Cargo.toml` and `Cargo.lock` files read to check the inputs' versions.
+    manifests: Vec<PathBuf>,
 }
 
 /// What the inputs declare, and the files read for it.
@@ -91,6 +95,7 @@ impl Config {
             exclude_paths: Vec::new(),
             group_accessors: BTreeMap::new(),
             prune: true,
+            allow_version_mismatch: false,
         }
     }
 
@@ -229,6 +234,25 @@ impl Config {
         self
     }
 
+    /// Generates even from an input built with other kube or k8s-openapi versions than the
+    /// generated code needs (default `false`).
+    ///
+    /// Generated code is built with informer-runtime's kube ([`KUBE_REQUIREMENT`](crate::KUBE_REQUIREMENT))
+    /// and k8s-openapi ([`K8S_OPENAPI_REQUIREMENT`](crate::K8S_OPENAPI_REQUIREMENT)), and
+    /// names the input's types as theirs: an input that depends on other versions gives code
+    /// that does not compile. So each input with a `Cargo.toml` is checked first: its
+    /// dependencies on `kube`, `kube-core`, `kube-derive` and `k8s-openapi` (renamed ones too,
+    /// and those inherited from its workspace's `[workspace.dependencies]`) must allow a
+    /// version these requirements allow, and so must the versions its `Cargo.lock` (or its
+    /// workspace's) holds; otherwise generating fails with
+    /// [`VersionError::Mismatch`](crate::VersionError::Mismatch), naming each dependency and
+    /// file. `true` skips the check.
+    #[must_use]
+    pub fn allow_version_mismatch(mut self, allow: bool) -> Self {
+        self.allow_version_mismatch = allow;
+        self
+    }
+
     /// The generated files, by path relative to the output directory, formatted. Reads the
     /// inputs and nothing else; writes nothing.
     pub fn generate(&self) -> Result<BTreeMap<PathBuf, String>, Error> {
@@ -236,11 +260,12 @@ impl Config {
     }
 
     /// Generates and writes the files whose content changed into the output directory, and
-    /// prints `cargo:rerun-if-changed` for every input file read (for build scripts). Like
+    /// prints `cargo:rerun-if-changed` for every input file read, the `Cargo.toml` and
+    /// `Cargo.lock` files read for the version check included (for build scripts). Like
     /// [`write`](Self::write), it removes files generated earlier that are no longer generated.
     pub fn compile(&self) -> Result<(), Error> {
         let generated = self.run()?;
-        for file in &generated.read {
+        for file in generated.read.iter().chain(&generated.manifests) {
             println!("cargo:rerun-if-changed={}", file.display());
         }
         self.sync(&generated.files)?;
@@ -383,8 +408,14 @@ impl Config {
         };
         let mut header_inputs = Vec::new();
         let mut packages = Vec::new();
+        let mut manifests = Vec::new();
         for input in &self.inputs {
             let resolved = self.resolve(input)?;
+            if !self.allow_version_mismatch
+                && let Some((package, dir)) = &resolved.package
+            {
+                manifests.extend(compat::check(dir, package)?);
+            }
             let parsed = parse::parse_crate(
                 &resolved.root,
                 resolved.text,
@@ -424,7 +455,11 @@ impl Config {
             let manifest = manifest::crate_manifest(name, &dependencies, &self.runtime_dependency, &features);
             files.insert(PathBuf::from("Cargo.toml"), manifest);
         }
-        Ok(Generated { files, read })
+        Ok(Generated {
+            files,
+            read,
+            manifests,
+        })
     }
 }
 

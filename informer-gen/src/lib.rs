@@ -83,6 +83,31 @@
 //! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources (see
 //! [Filters and pruning](#filters-and-pruning)); `informer-gen --help` lists every option.
 //!
+//! # Inputs must use the runtime's kube and k8s-openapi
+//!
+//! Generated code runs on informer-runtime and names the input's types as kube resources and
+//! k8s-openapi objects of the runtime's versions: kube 5.x and k8s-openapi 0.29.x (the
+//! requirements [`KUBE_REQUIREMENT`] and [`K8S_OPENAPI_REQUIREMENT`]). An input crate built
+//! with other versions gives code that does not compile, so each input with a `Cargo.toml` is
+//! checked before its sources are read:
+//!
+//! - its dependencies on `kube`, `kube-core`, `kube-derive` and `k8s-openapi`, in
+//!   `[dependencies]` and `[target.'...'.dependencies]`, renamed ones (`package = "kube"`)
+//!   included, must allow a version these requirements allow, with Cargo's semantics:
+//!   `kube = "5.2"` or `">=0.90"` pass, `"0.98"` and `"~0"` do not. A dependency inherited from
+//!   the workspace (`kube.workspace = true`) is read from the workspace root's
+//!   `[workspace.dependencies]`;
+//! - when the crate (or its workspace) has a `Cargo.lock`, the versions it holds for the
+//!   dependencies whose requirements pass must be such versions too.
+//!
+//! A mismatch fails with [`VersionError::Mismatch`], naming each dependency and the file that
+//! declares it, the versions needed and how to fix it: change the input's dependencies, or use
+//! the informer-gen release made for the versions the input uses. An input without a
+//! `Cargo.toml` (a bare directory or file), or without such dependencies (k8s-openapi's own
+//! sources), is not checked. [`Config::allow_version_mismatch`] (`--allow-version-mismatch`)
+//! skips the check, for an input whose generated code is built where Cargo resolves other
+//! versions than its own lock says.
+//!
 //! # Filters and pruning
 //!
 //! [`Config::include`] and [`Config::exclude`] (`--include`, `--exclude`) keep and drop
@@ -160,6 +185,7 @@
 //! resource, gated as the resource is: `core::v1::POD_BY_NODE_NAME` indexes pods by
 //! `spec.nodeName` under the index name `spec.nodeName`.
 
+mod compat;
 mod config;
 mod error;
 mod filter;
@@ -171,6 +197,9 @@ mod manifest;
 mod output;
 mod parse;
 
+pub use compat::{
+    Error as VersionError, K8S_OPENAPI_REQUIREMENT, KUBE_REQUIREMENT, Mismatch as VersionMismatch,
+};
 pub use config::Config;
 pub use error::Error;
 pub use k8s_openapi::{
