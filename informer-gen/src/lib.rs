@@ -131,8 +131,9 @@
 //! - with `include_rust_path` or `exclude_rust_path`, a file is skipped when no type declared in
 //!   its module (or in a module inline in it) can be kept by its path, unless it has an
 //!   `impl Resource for super::X` or `crate::x::X`, which can name a type of another module;
-//! - a file that names neither `CustomResource`, `Informer` nor `impl ... Resource` declares no
-//!   resource and is skipped.
+//! - with `include`, a file that names neither `CustomResource`, `Informer` nor `impl ...
+//!   Resource` declares no resource and is skipped; without it, a file that the path filters
+//!   leave in is parsed without a scan.
 //!
 //! `exclude` alone prunes nothing: without `include`, `include_rust_path` or
 //! `exclude_rust_path`, every file is parsed. Module and file names are never taken to name

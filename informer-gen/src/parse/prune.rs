@@ -1,10 +1,11 @@
 //! Skipping the files of an input that cannot declare a resource the filters keep, decided
 //! from a file's module path and a scan of its text before the file is parsed.
 //!
-//! A file is parsed when it may declare a module in another file (whose files are found only
-//! through it), when it mentions `ListableResource` (whether the crate uses that marker decides
-//! which `impl Resource` blocks count, wherever they are), and when it may declare a resource
-//! the filters keep:
+//! Without `--include`, a file whose module path fits the Rust path filters is parsed without
+//! a scan. Otherwise a file is parsed when it may declare a module in another file (whose
+//! files are found only through it), when it mentions `ListableResource` (whether the crate
+//! uses that marker decides which `impl Resource` blocks count, wherever they are), and when it
+//! may declare a resource the filters keep:
 //!
 //! - it names `CustomResource` or `Informer` (derived resources) or has `impl` and `Resource`
 //!   (k8s-openapi style);
@@ -87,16 +88,22 @@ impl Prune {
     /// is `text`, must be parsed (see the module docs); `false` only when parsing it cannot
     /// change what is generated.
     pub(crate) fn must_parse(&self, module: &str, text: &str) -> bool {
+        let path_fits = self.may_match_path(module.trim_start_matches("::"));
+        if path_fits && self.include.is_empty() {
+            // Only a scan for declarations could rule the file out, and most files a path
+            // filter keeps declare resources: parsing is what it would mostly come to.
+            return true;
+        }
         if may_declare_file_module(text) || has_word(text, "ListableResource") {
             return true;
         }
-        let derived = has_word(text, "CustomResource") || has_word(text, "Informer");
-        let implemented = has_word(text, "impl") && has_word(text, "Resource");
-        if !(derived || implemented) || !self.may_match_gvr(text) {
+        if !self.may_match_gvr(text) {
             return false;
         }
+        let derived = has_word(text, "CustomResource") || has_word(text, "Informer");
+        let implemented = has_word(text, "impl") && has_word(text, "Resource");
         let escapes_module = implemented && (has_word(text, "super") || has_word(text, "crate"));
-        escapes_module || self.may_match_path(module.trim_start_matches("::"))
+        (derived || implemented) && (path_fits || escapes_module)
     }
 
     /// Whether `text` may declare a group and version an `--include` pattern matches.
