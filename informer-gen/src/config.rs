@@ -227,7 +227,7 @@ impl Config {
     /// declared in it could be kept under); [`exclude`](Self::exclude) alone prunes nothing.
     /// Files that declare modules in other files are always parsed. What is generated is the
     /// same either way; mistakes in a file left unparsed, such as a syntax error, are not
-    /// reported. `false` parses every file, as the filters did not prune.
+    /// reported. `false` parses every file.
     #[must_use]
     pub fn prune(mut self, prune: bool) -> Self {
         self.prune = prune;
