@@ -8,11 +8,11 @@ use std::{
 use informer_templates::{Api, RenderOptions};
 
 use crate::{
-    Error, Layout,
+    Error, Layout, compat,
     filter::{Filter, GvrPattern},
     manifest::{self, Dependency},
     output::{self, Context},
-    parse::{self, Found},
+    parse::{self, Found, Prune},
 };
 
 /// One input: a crate directory or root file, or a source already read.
@@ -48,6 +48,8 @@ pub struct Config {
     include_paths: Vec<String>,
     exclude_paths: Vec<String>,
     group_accessors: BTreeMap<String, String>,
+    prune: bool,
+    allow_version_mismatch: bool,
 }
 
 impl Default for Config {
@@ -59,7 +61,19 @@ impl Default for Config {
 /// What [`Config::generate`] produced, with the files it read.
 struct Generated {
     files: BTreeMap<PathBuf, String>,
+    /// The source files read.
     read: Vec<PathBuf>,
+    /// The `Cargo.toml` and `Cargo.lock` files read to check the inputs' versions.
+    manifests: Vec<PathBuf>,
+}
+
+/// What the inputs declare, and the files read for it.
+struct Declared {
+    found: Vec<Found>,
+    /// Every file read, parsed or not.
+    read: Vec<PathBuf>,
+    /// How many of them were not parsed (pruned by the filters).
+    skipped: usize,
 }
 
 impl Config {
@@ -80,6 +94,8 @@ impl Config {
             include_paths: Vec::new(),
             exclude_paths: Vec::new(),
             group_accessors: BTreeMap::new(),
+            prune: true,
+            allow_version_mismatch: false,
         }
     }
 
@@ -203,6 +219,40 @@ impl Config {
         self
     }
 
+    /// Whether files that cannot declare a resource the filters keep are left unparsed (default
+    /// `true`). The filters that prune are [`include`](Self::include) (a file whose text lacks
+    /// the group and version of every included pattern),
+    /// [`include_rust_path`](Self::include_rust_path) and
+    /// [`exclude_rust_path`](Self::exclude_rust_path) (a module whose Rust path no resource
+    /// declared in it could be kept under); [`exclude`](Self::exclude) alone prunes nothing.
+    /// Files that declare modules in other files are always parsed. What is generated is the
+    /// same either way; mistakes in a file left unparsed, such as a syntax error, are not
+    /// reported. `false` parses every file.
+    #[must_use]
+    pub fn prune(mut self, prune: bool) -> Self {
+        self.prune = prune;
+        self
+    }
+
+    /// Generates even from an input built with other kube or k8s-openapi versions than the
+    /// generated code needs (default `false`).
+    ///
+    /// Generated code is built with informer-runtime's kube ([`KUBE_REQUIREMENT`](crate::KUBE_REQUIREMENT))
+    /// and k8s-openapi ([`K8S_OPENAPI_REQUIREMENT`](crate::K8S_OPENAPI_REQUIREMENT)), and
+    /// names the input's types as theirs: an input that depends on other versions gives code
+    /// that does not compile. So each input with a `Cargo.toml` is checked first: its
+    /// dependencies on `kube`, `kube-core`, `kube-derive` and `k8s-openapi` (renamed ones too,
+    /// and those inherited from its workspace's `[workspace.dependencies]`) must allow a
+    /// version these requirements allow, and so must the versions its `Cargo.lock` (or its
+    /// workspace's) holds; otherwise generating fails with
+    /// [`VersionError::Mismatch`](crate::VersionError::Mismatch), naming each dependency and
+    /// file. `true` skips the check.
+    #[must_use]
+    pub fn allow_version_mismatch(mut self, allow: bool) -> Self {
+        self.allow_version_mismatch = allow;
+        self
+    }
+
     /// The generated files, by path relative to the output directory, formatted. Reads the
     /// inputs and nothing else; writes nothing.
     pub fn generate(&self) -> Result<BTreeMap<PathBuf, String>, Error> {
@@ -210,11 +260,12 @@ impl Config {
     }
 
     /// Generates and writes the files whose content changed into the output directory, and
-    /// prints `cargo:rerun-if-changed` for every input file read (for build scripts). Like
+    /// prints `cargo:rerun-if-changed` for every input file read, the `Cargo.toml` and
+    /// `Cargo.lock` files read for the version check included (for build scripts). Like
     /// [`write`](Self::write), it removes files generated earlier that are no longer generated.
     pub fn compile(&self) -> Result<(), Error> {
         let generated = self.run()?;
-        for file in &generated.read {
+        for file in generated.read.iter().chain(&generated.manifests) {
             println!("cargo:rerun-if-changed={}", file.display());
         }
         self.sync(&generated.files)?;
@@ -349,23 +400,41 @@ impl Config {
             message: e.to_string(),
         })?;
         let filter = self.filter()?;
-        let mut read = Vec::new();
-        let mut found: Vec<Found> = Vec::new();
+        let prune = if self.prune { Prune::new(&filter) } else { None };
+        let mut declared = Declared {
+            found: Vec::new(),
+            read: Vec::new(),
+            skipped: 0,
+        };
         let mut header_inputs = Vec::new();
         let mut packages = Vec::new();
+        let mut manifests = Vec::new();
         for input in &self.inputs {
             let resolved = self.resolve(input)?;
-            let parsed = parse::parse_crate(&resolved.root, resolved.text, &resolved.crate_path)?;
-            read.extend(parsed.files);
-            found.extend(parsed.found);
+            if !self.allow_version_mismatch
+                && let Some((package, dir)) = &resolved.package
+            {
+                manifests.extend(compat::check(dir, package)?);
+            }
+            let parsed = parse::parse_crate(
+                &resolved.root,
+                resolved.text,
+                &resolved.crate_path,
+                prune.as_ref(),
+            )?;
+            declared.read.extend(parsed.files);
+            declared.skipped += parsed.skipped.len();
+            declared.found.extend(parsed.found);
             header_inputs.push(resolved.crate_path.trim_start_matches("::").to_owned());
             packages.extend(resolved.package);
         }
-        let total = found.len();
+        let total = declared.found.len();
+        let mut found = std::mem::take(&mut declared.found);
         found.retain(|f| filter.keeps(&f.resource));
         if found.is_empty() {
-            return Err(self.no_resources(total, &read));
+            return Err(self.no_resources(total, &declared));
         }
+        let read = declared.read;
         check_duplicates(&found)?;
         let resources: Vec<_> = found.into_iter().map(|f| f.resource).collect();
         let api = Api::with_accessors(resources, &self.group_accessors)?;
@@ -386,7 +455,11 @@ impl Config {
             let manifest = manifest::crate_manifest(name, &dependencies, &self.runtime_dependency, &features);
             files.insert(PathBuf::from("Cargo.toml"), manifest);
         }
-        Ok(Generated { files, read })
+        Ok(Generated {
+            files,
+            read,
+            manifests,
+        })
     }
 }
 
@@ -437,9 +510,10 @@ impl Config {
 const FILES_NAMED: usize = 3;
 
 impl Config {
-    /// No resource among `total` found in the files `read`: a summary of what was read and
-    /// of the filters that dropped them, with what to change.
-    fn no_resources(&self, total: usize, read: &[PathBuf]) -> Error {
+    /// No resource among `total` found in the files `declared` read: a summary of what was
+    /// read and of the filters that dropped them, with what to change.
+    fn no_resources(&self, total: usize, declared: &Declared) -> Error {
+        let read = &declared.read;
         let mut named = read
             .iter()
             .take(FILES_NAMED)
@@ -449,13 +523,19 @@ impl Config {
         if read.len() > FILES_NAMED {
             named.push_str(&format!(" and {} more", read.len() - FILES_NAMED));
         }
+        if declared.skipped > 0 {
+            named.push_str(&format!(
+                "; {} of them not parsed, since the filters keep nothing they could declare",
+                declared.skipped
+            ));
+        }
         let plural = |n: usize, one: &str, many: &str| if n == 1 { one.to_owned() } else { many.to_owned() };
         let read_summary = format!(
             "{} {} read ({named})",
             read.len(),
             plural(read.len(), "file", "files"),
         );
-        if total == 0 {
+        if total == 0 && declared.skipped == 0 {
             return Error::NoResources {
                 filters: String::new(),
                 read: read_summary,
@@ -474,11 +554,15 @@ impl Config {
         Error::NoResources {
             filters: format!(" matching the filters ({})", filters.join(", ")),
             read: read_summary,
-            hint: format!(
-                ": the {total} {} found {} filtered out; change or remove the filters",
-                plural(total, "resource", "resources"),
-                plural(total, "was", "were all")
-            ),
+            hint: if total == 0 {
+                ": none was found in the files parsed; change or remove the filters".to_owned()
+            } else {
+                format!(
+                    ": the {total} {} found {} filtered out; change or remove the filters",
+                    plural(total, "resource", "resources"),
+                    plural(total, "was", "were all")
+                )
+            },
         }
     }
 }

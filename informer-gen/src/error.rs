@@ -117,6 +117,10 @@ pub enum Error {
     /// generated file could not be removed.
     #[error(transparent)]
     Output(#[from] crate::output::Error),
+    /// An input is built with other kube or k8s-openapi versions than generated code needs, or
+    /// its manifest cannot be read to tell.
+    #[error(transparent)]
+    Version(#[from] crate::compat::Error),
     /// A dependency line of a generated crate's input is wrong.
     #[error(transparent)]
     CrateManifest(#[from] crate::manifest::Error),

@@ -28,6 +28,11 @@ impl GvrPattern {
         })
     }
 
+    /// The group and version patterns (`""` for the core group).
+    pub(crate) fn group_and_version(&self) -> [&str; 2] {
+        [&self.group, &self.version]
+    }
+
     /// Whether `resource` matches.
     pub(crate) fn matches(&self, resource: &Resource) -> bool {
         glob(&self.group, &resource.group)
@@ -128,6 +133,7 @@ mod tests {
         assert!(p("*/v1*/foos").matches(&foo()));
         assert!(!p("*/v1/foos").matches(&foo()));
         assert!(GvrPattern::parse("a/b").is_none());
+        assert_eq!(p("core/v1*/pods").group_and_version(), ["", "v1*"]);
         let pod = Resource::new(
             "",
             "v1",

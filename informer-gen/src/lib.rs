@@ -80,8 +80,67 @@
 //!   `$CARGO_HOME/registry/src/`), else its path relative to the generated crate.
 //!
 //! `--include`/`--exclude` (`group/version/resource` patterns with `*`) and
-//! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources;
-//! `informer-gen --help` lists every option.
+//! `--include-path`/`--exclude-path` (Rust path prefixes) choose the resources (see
+//! [Filters and pruning](#filters-and-pruning)); `informer-gen --help` lists every option.
+//!
+//! # Inputs must use the runtime's kube and k8s-openapi
+//!
+//! Generated code runs on informer-runtime and names the input's types as kube resources and
+//! k8s-openapi objects of the runtime's versions: kube 5.x and k8s-openapi 0.29.x (the
+//! requirements [`KUBE_REQUIREMENT`] and [`K8S_OPENAPI_REQUIREMENT`]). An input crate built
+//! with other versions gives code that does not compile, so each input with a `Cargo.toml` is
+//! checked before its sources are read:
+//!
+//! - its dependencies on `kube`, `kube-core`, `kube-derive` and `k8s-openapi`, in
+//!   `[dependencies]` and `[target.'...'.dependencies]`, renamed ones (`package = "kube"`)
+//!   included, must allow a version these requirements allow, with Cargo's semantics:
+//!   `kube = "5.2"` or `">=0.90"` pass, `"0.98"` and `"~0"` do not. A dependency inherited from
+//!   the workspace (`kube.workspace = true`) is read from the workspace root's
+//!   `[workspace.dependencies]`;
+//! - when the crate (or its workspace) has a `Cargo.lock`, the versions it holds for the
+//!   dependencies whose requirements pass must be such versions too.
+//!
+//! A mismatch fails with [`VersionError::Mismatch`], naming each dependency and the file that
+//! declares it, the versions needed and how to fix it: change the input's dependencies, or use
+//! the informer-gen release made for the versions the input uses. An input without a
+//! `Cargo.toml` (a bare directory or file), or without such dependencies (k8s-openapi's own
+//! sources), is not checked. [`Config::allow_version_mismatch`] (`--allow-version-mismatch`)
+//! skips the check, for an input whose generated code is built where Cargo resolves other
+//! versions than its own lock says.
+//!
+//! # Filters and pruning
+//!
+//! [`Config::include`] and [`Config::exclude`] (`--include`, `--exclude`) keep and drop
+//! resources by `group/version/resource` pattern, `*` matching any run of characters;
+//! [`Config::include_rust_path`] and [`Config::exclude_rust_path`] (`--include-path`,
+//! `--exclude-path`) by the Rust path of their type.
+//!
+//! The filters also spare parsing files that cannot declare a resource they keep: of a crate
+//! with a module per group and version and a file per kind (such as kube-custom-resources-rs,
+//! thousands of kinds), a run for two resources parses the module files and a handful of kind
+//! files. Every file of the module tree is still read; before parsing one, the generator looks
+//! at its module path and scans its text:
+//!
+//! - a file that declares a module in another file (`mod x;`) is parsed, as the files below it
+//!   are found through it; so is a file that mentions `ListableResource` (when a crate marks
+//!   listable types, unmarked `impl Resource` types are skipped, wherever the marks are);
+//! - with `include`, a file is skipped when, for every included pattern, its text lacks the
+//!   string literals of the group and the version that pattern matches (`apps.example.com/v1/*`
+//!   needs `"apps.example.com"` and `"v1"`), unless it has string escapes (`\x2e`, `\u{2e}`,
+//!   `\` ending a line) that could spell them otherwise;
+//! - with `include_rust_path` or `exclude_rust_path`, a file is skipped when no type declared in
+//!   its module (or in a module inline in it) can be kept by its path, unless it has an
+//!   `impl Resource for super::X` or `crate::x::X`, which can name a type of another module;
+//! - with `include`, a file that names neither `CustomResource`, `Informer` nor `impl ...
+//!   Resource` declares no resource and is skipped; without it, a file that the path filters
+//!   leave in is parsed without a scan.
+//!
+//! `exclude` alone prunes nothing: without `include`, `include_rust_path` or
+//! `exclude_rust_path`, every file is parsed. Module and file names are never taken to name
+//! groups (a module `apps_example_com` may declare any group): they prune through the path
+//! filters only. What is generated is the same as when every file is parsed
+//! ([`Config::prune`]`(false)`, `--no-prune`); mistakes in a skipped file, such as a syntax
+//! error, go unreported.
 //!
 //! # Checking checked-in output: `--check`
 //!
@@ -127,6 +186,7 @@
 //! resource, gated as the resource is: `core::v1::POD_BY_NODE_NAME` indexes pods by
 //! `spec.nodeName` under the index name `spec.nodeName`.
 
+mod compat;
 mod config;
 mod error;
 mod filter;
@@ -138,6 +198,9 @@ mod manifest;
 mod output;
 mod parse;
 
+pub use compat::{
+    Error as VersionError, K8S_OPENAPI_REQUIREMENT, KUBE_REQUIREMENT, Mismatch as VersionMismatch,
+};
 pub use config::Config;
 pub use error::Error;
 pub use k8s_openapi::{

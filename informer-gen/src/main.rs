@@ -3,7 +3,7 @@
 use std::{path::PathBuf, process::ExitCode};
 
 use clap::Parser;
-use informer_gen::{Config, Layout};
+use informer_gen::{Config, K8S_OPENAPI_REQUIREMENT, KUBE_REQUIREMENT, Layout};
 
 /// Generates client-go style typed informers, listers and a shared informer factory from
 /// crates of Kubernetes API types.
@@ -69,10 +69,28 @@ struct Args {
     /// Repeatable.
     #[arg(long, value_name = "GROUP=NAME", value_parser = parse_group_accessor)]
     group_accessor: Vec<(String, String)>,
+    /// Generate even from an input whose Cargo.toml or Cargo.lock requires other versions of
+    /// kube, kube-core, kube-derive or k8s-openapi than the generated code (see
+    /// `allow_version_mismatch_help`).
+    #[arg(long, help = allow_version_mismatch_help())]
+    allow_version_mismatch: bool,
+    /// Parse every file of the inputs. By default, with --include, --include-path or
+    /// --exclude-path, files that cannot declare a resource these keep (judged from their module
+    /// path and text) are read but not parsed: the output is the same, but mistakes in those
+    /// files go unreported.
+    #[arg(long)]
+    no_prune: bool,
     /// Write nothing; list the files that are missing, out of date or no longer generated, and
     /// the command that regenerates them, and exit with 1 if there are any.
     #[arg(long)]
     check: bool,
+}
+
+/// The help of `--allow-version-mismatch`, naming the versions generated code needs.
+fn allow_version_mismatch_help() -> String {
+    format!(
+        "Generate even from an input whose Cargo.toml or Cargo.lock requires other versions of kube, kube-core, kube-derive or k8s-openapi than the generated code needs: those of informer-runtime, kube = \"{KUBE_REQUIREMENT}\" and k8s-openapi = \"{K8S_OPENAPI_REQUIREMENT}\". Without it, that is an error naming each dependency, as the generated code would not compile"
+    )
 }
 
 /// `<group>=<name>` of `--group-accessor`.
@@ -89,6 +107,8 @@ fn config(args: &Args) -> Config {
     let mut config = Config::new()
         .out_dir(&args.output)
         .runtime_path(&args.runtime_path)
+        .prune(!args.no_prune)
+        .allow_version_mismatch(args.allow_version_mismatch)
         .layout(match &args.crate_name {
             Some(name) => Layout::Crate { name: name.clone() },
             None => Layout::Tree,

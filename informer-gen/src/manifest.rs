@@ -109,7 +109,7 @@ pub fn default_runtime_dependency() -> String {
 
 /// The shortest requirement Cargo reads as compatible with `version`: its parts up to the
 /// first non-zero one (`0.0.3` stays whole; pre-release and build suffixes are dropped).
-fn caret_requirement(version: &str) -> String {
+pub fn caret_requirement(version: &str) -> String {
     let core = version.split(['-', '+']).next().unwrap_or(version);
     let parts: Vec<&str> = core.split('.').collect();
     let keep = parts

@@ -75,8 +75,9 @@ pub(crate) fn render_manifest(
             let k8s =
                 format!("k8s-openapi = {{ version = \"{k8s_openapi_version}\", default-features = false");
             out.push_str(&format!("{}\n{k8s} }}\n", runtime_dependency.trim()));
+            let kube = crate::manifest::caret_requirement(crate::KUBE_REQUIREMENT);
             out.push_str(&format!(
-                "\n[dev-dependencies]\n{k8s}, features = [\"latest\"] }}\nkube = {{ version = \"5\", default-features = false, features = [\"client\"] }}\n"
+                "\n[dev-dependencies]\n{k8s}, features = [\"latest\"] }}\nkube = {{ version = \"{kube}\", default-features = false, features = [\"client\"] }}\n"
             ));
         }
     }

@@ -116,7 +116,7 @@ fn read_version(dir: &Path) -> Result<Vec<parse::Found>, Error> {
             continue;
         }
         let module = module_path(dir, &file);
-        let parsed = parse::parse_crate(&file, Some(text), &module)?;
+        let parsed = parse::parse_crate(&file, Some(text), &module, None)?;
         found.extend(parsed.found.into_iter().filter(|f| {
             let path = quote::ToTokens::to_token_stream(&f.resource.rust_path)
                 .to_string()

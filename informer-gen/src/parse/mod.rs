@@ -5,6 +5,9 @@ mod attrs;
 mod error;
 mod impl_resource;
 mod modules;
+mod prune;
+mod scan;
 
 pub use error::Error;
 pub(crate) use modules::{Found, parse_crate};
+pub(crate) use prune::Prune;

@@ -18,6 +18,7 @@ use syn::{Attribute, Item, Meta, spanned::Spanned};
 use super::{
     Error, attrs,
     impl_resource::{self, Implemented},
+    prune::Prune,
 };
 use crate::Location;
 
@@ -34,8 +35,11 @@ pub(crate) struct Found {
 /// What one input crate declares.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ParsedCrate {
-    /// Every file read, in reading order.
+    /// Every file read, in reading order, parsed or not.
     pub(crate) files: Vec<PathBuf>,
+    /// The files read but not parsed: [`Prune`] found they cannot declare a resource the
+    /// filters keep.
+    pub(crate) skipped: Vec<PathBuf>,
     /// The resources, in source order.
     pub(crate) found: Vec<Found>,
     /// The Rust paths of the types with `impl Metadata for X { type Ty = ObjectMeta; }`
@@ -62,8 +66,9 @@ struct Candidate {
     type_path: String,
 }
 
-#[derive(Default)]
-struct Walker {
+struct Walker<'a> {
+    /// Which files need not be parsed; `None` parses every file.
+    prune: Option<&'a Prune>,
     parsed: ParsedCrate,
     read: BTreeSet<PathBuf>,
     impls: Vec<Candidate>,
@@ -73,9 +78,24 @@ struct Walker {
 }
 
 /// Parses the crate whose root file is `root` (its text is `text` if given, else read), with
-/// items at Rust path `crate_path` (such as `::sample_crds` or `crate`).
-pub(crate) fn parse_crate(root: &Path, text: Option<String>, crate_path: &str) -> Result<ParsedCrate, Error> {
-    let mut walker = Walker::default();
+/// items at Rust path `crate_path` (such as `::sample_crds` or `crate`). With `prune`, the files
+/// it rules out are read but not parsed (nor the modules they would declare, which they have
+/// none of), so only what they would have declared is missing: resources the filters drop,
+/// and their mistakes.
+pub(crate) fn parse_crate(
+    root: &Path,
+    text: Option<String>,
+    crate_path: &str,
+    prune: Option<&Prune>,
+) -> Result<ParsedCrate, Error> {
+    let mut walker = Walker {
+        prune,
+        parsed: ParsedCrate::default(),
+        read: BTreeSet::new(),
+        impls: Vec::new(),
+        listable: BTreeSet::new(),
+        mistakes: Vec::new(),
+    };
     let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
     let module = Module {
         file: root.to_path_buf(),
@@ -84,8 +104,9 @@ pub(crate) fn parse_crate(root: &Path, text: Option<String>, crate_path: &str) -
         child_dir: dir.clone(),
         path_attr_base: dir,
     };
-    let file = walker.read(root, text, None)?;
-    walker.items(&file.items, &module)?;
+    if let Some(file) = walker.read(root, text, None, crate_path)? {
+        walker.items(&file.items, &module)?;
+    }
     let Walker {
         mut parsed,
         impls,
@@ -124,13 +145,16 @@ impl Module {
     }
 }
 
-impl Walker {
+impl Walker<'_> {
+    /// Reads the file of the module at Rust path `module`, declared at `from`, and parses it
+    /// unless pruning rules it out (then `None`).
     fn read(
         &mut self,
         path: &Path,
         text: Option<String>,
         from: Option<Location>,
-    ) -> Result<syn::File, Error> {
+        module: &str,
+    ) -> Result<Option<syn::File>, Error> {
         if !self.read.insert(path.to_path_buf())
             && let Some(location) = from
         {
@@ -147,7 +171,13 @@ impl Walker {
             })?,
         };
         self.parsed.files.push(path.to_path_buf());
-        syn::parse_file(&text).map_err(|e| syntax_error(path, &e))
+        if self.prune.is_some_and(|prune| !prune.must_parse(module, &text)) {
+            self.parsed.skipped.push(path.to_path_buf());
+            return Ok(None);
+        }
+        syn::parse_file(&text)
+            .map(Some)
+            .map_err(|e| syntax_error(path, &e))
     }
 
     fn items(&mut self, items: &[Item], module: &Module) -> Result<(), Error> {
@@ -302,7 +332,9 @@ impl Walker {
                 }
             }
         };
-        let parsed = self.read(&file, None, Some(location))?;
+        let Some(parsed) = self.read(&file, None, Some(location), &path)? else {
+            return Ok(());
+        };
         let file_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         let module = Module {
             child_dir: if mod_rs {
