@@ -64,7 +64,7 @@ async fn main() -> Result<(), BoxError> {
 
     // The factory's pod informer, with a handler that prints what it is told.
     let factory = SharedInformerFactory::new(client);
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     pods.add_event_handler(printing_handler())?;
 
     if !start_and_wait_for_sync(&factory).await {

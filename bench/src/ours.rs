@@ -92,14 +92,14 @@ pub(crate) enum InitialList {
     Streaming,
 }
 
-/// The informer of pods, as the factory's `informer::<Pod>()` builds it, or with streaming
+/// The informer of pods, as the factory's `unscoped_informer::<Pod>()` builds it, or with streaming
 /// lists; in the factory's encoding either way.
 pub(crate) fn pod_informer(
     factory: &SharedInformerFactory,
     initial: InitialList,
 ) -> SharedIndexInformer<Pod> {
     match initial {
-        InitialList::Paged => factory.informer::<Pod>(),
+        InitialList::Paged => factory.unscoped_informer::<Pod>(),
         InitialList::Streaming => factory
             .informer_for(|context| {
                 SharedIndexInformer::new(

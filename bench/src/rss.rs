@@ -291,7 +291,7 @@ async fn sync_ours(
         builder = builder.transform_metadata(|meta| meta.managed_fields = None);
     }
     let factory = builder.build();
-    let informer = factory.informer::<Pod>();
+    let informer = factory.unscoped_informer::<Pod>();
     factory.start();
     let report = factory
         .wait_for_cache_sync_timeout(Duration::from_secs(900))

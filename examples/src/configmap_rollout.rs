@@ -50,7 +50,9 @@ pub struct Context {
 pub fn controller(
     factory: &SharedInformerFactory,
 ) -> Result<(Controller<Deployment>, Arc<Context>), informer_runtime::informer::Error> {
-    let readers: IndexedLister<Deployment> = factory.informer::<Deployment>().add_index(&BY_CONFIG_MAP)?;
+    let readers: IndexedLister<Deployment> = factory
+        .unscoped_informer::<Deployment>()
+        .add_index(&BY_CONFIG_MAP)?;
     let controller = Controller::<Deployment>::new(factory)
         .name("configmap-rollout")
         .watches::<ConfigMap, _>(move |config_map| {
@@ -62,7 +64,7 @@ pub fn controller(
         });
     let context = Arc::new(Context {
         client: factory.client().clone(),
-        config_maps: factory.informer::<ConfigMap>().lister(),
+        config_maps: factory.unscoped_informer::<ConfigMap>().lister(),
     });
     Ok((controller, context))
 }

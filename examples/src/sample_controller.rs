@@ -127,7 +127,7 @@ pub fn context(client: Client, factory: &SharedInformerFactory) -> Result<Arc<Co
         instance: std::env::var("POD_NAME").ok(),
     };
     Ok(Arc::new(Context {
-        deployments: factory.informer::<Deployment>().lister(),
+        deployments: factory.unscoped_informer::<Deployment>().lister(),
         recorder: EventRecorder::new(client.clone(), reporter)?,
         client,
     }))

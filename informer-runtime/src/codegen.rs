@@ -100,14 +100,17 @@ mod tests {
             "not the config map informer"
         );
         let typed = generic.informer::<Pod>().expect("the pod informer");
-        assert_eq!(typed.description(), factory.informer::<Pod>().description());
+        assert_eq!(
+            typed.description(),
+            factory.unscoped_informer::<Pod>().description()
+        );
         let configmaps = GroupVersionResource::gvr("", "v1", "configmaps");
         let generic = generic_informer_from(&factory, TABLE, &configmaps).expect("config maps too");
         assert!(generic.informer::<ConfigMap>().is_some());
         assert_eq!(
             factory.stats().len(),
             2,
-            "one informer per type, shared with `informer::<K>()`"
+            "one informer per type, shared with `unscoped_informer::<K>()`"
         );
     }
 

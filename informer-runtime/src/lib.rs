@@ -68,7 +68,7 @@
 //! assert!(report.all_synced(), "{report}");
 //!
 //! let lister = config_maps.lister();
-//! assert!(lister.by_namespace("default").get("settings").is_some());
+//! assert!(lister.by_namespace("default").get("settings")?.is_some());
 //! factory.shutdown().await;
 //! # Ok(())
 //! # }
@@ -127,8 +127,9 @@
 //!    Its informers run on a thread of the factory's own, whatever runtime starts them (half
 //!    the CPU per event of running them on a multi-thread runtime).
 //! 2. **Informers and indexes** for every type the controller reads:
-//!    `factory.informer::<K>()` (or a [`scope::Scope`] of the objects it needs:
-//!    `factory.informer_in(&scope)`, a type's default with [`factory::Builder::scope`]), and
+//!    `factory.informer::<K>()`, which caches what the factory is configured to cache of `K`
+//!    (a type's default [`scope::Scope`] with [`factory::Builder::scope`]; `informer_in(&scope)`
+//!    for a scope of its own, `unscoped_informer::<K>()` for every object), and
 //!    typed indexes for the lookups reconciles make ([`cache::Index`], registered with
 //!    [`SharedIndexInformer::add_index`]).
 //! 3. **A [`Controller`]** of the type it reconciles, with the types it

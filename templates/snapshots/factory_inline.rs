@@ -115,7 +115,7 @@ pub mod core {
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::k8s::Pod> {
-                self.factory.informer::<::k8s::Pod>()
+                self.factory.unscoped_informer::<::k8s::Pod>()
             }
             /// A lister over the cache of the factory's `Pod` informer.
             #[inline]
@@ -352,7 +352,7 @@ pub mod example_com {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::sample::v1::ClusterPolicy,
             > {
-                self.factory.informer::<::sample::v1::ClusterPolicy>()
+                self.factory.unscoped_informer::<::sample::v1::ClusterPolicy>()
             }
             /// A lister over the cache of the factory's `ClusterPolicy` informer.
             #[inline]
@@ -497,7 +497,7 @@ pub mod example_com {
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
-                self.factory.informer::<::sample::v1::Foo>()
+                self.factory.unscoped_informer::<::sample::v1::Foo>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
             #[inline]
@@ -695,7 +695,7 @@ pub mod example_com {
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v2::Foo> {
-                self.factory.informer::<::sample::v2::Foo>()
+                self.factory.unscoped_informer::<::sample::v2::Foo>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
             #[inline]

@@ -18,7 +18,7 @@ impl ClusterPolicyInformer {
     pub fn informer(
         &self,
     ) -> ::my_runtime::__codegen::SharedIndexInformer<::sample::v1::ClusterPolicy> {
-        self.factory.informer::<::sample::v1::ClusterPolicy>()
+        self.factory.unscoped_informer::<::sample::v1::ClusterPolicy>()
     }
     /// A lister over the cache of the factory's `ClusterPolicy` informer.
     #[inline]

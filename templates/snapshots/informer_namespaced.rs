@@ -16,7 +16,7 @@ impl FooInformer {
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::sample::v1::Foo> {
-        self.factory.informer::<::sample::v1::Foo>()
+        self.factory.unscoped_informer::<::sample::v1::Foo>()
     }
     /// A lister over the cache of the factory's `Foo` informer.
     #[inline]

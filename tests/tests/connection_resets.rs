@@ -113,7 +113,7 @@ impl Fixture {
                     .push((probable_eof, format!("{error:?}")));
             })
             .build();
-        let pods = factory.informer::<Pod>();
+        let pods = factory.unscoped_informer::<Pod>();
         let recorder = Recorder::default();
         let registration = pods.add_event_handler(recorder.clone()).expect("added");
         factory.start();

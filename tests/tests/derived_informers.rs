@@ -108,7 +108,7 @@ async fn standalone_derive_shares_the_factory_informer() {
     let z = lister.widgets("b").get("z").expect("z is cached");
     assert_eq!(z.spec["size"], 3);
     let same = factory
-        .informer::<standalone::WidgetView>()
+        .unscoped_informer::<standalone::WidgetView>()
         .lister()
         .by_namespace("b")
         .get("z")

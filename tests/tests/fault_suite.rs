@@ -784,7 +784,7 @@ async fn persistent_failure(code: u16, verb: &'static str, window: Duration) -> 
     server.create_typed(&pod("a", "p1", &[])).expect("created");
     server.fail_next(Failure::new(code).verb(verb).resource("pods").times(1_000_000));
     let (factory, reported) = reporting_factory(&server);
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     factory.start();
     tokio::time::sleep(window).await;
     let attempts = server.request_count(verb, "pods");
@@ -861,7 +861,7 @@ async fn malformed_watch_event_is_reported_then_relisted_and_the_change_still_ar
     server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p1", &[])).expect("created");
     let (factory, reported) = reporting_factory(&server);
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let census = HandlerCensus::default();
     let log = Arc::new(NotificationLog::default());
     let registration = pods
@@ -926,7 +926,7 @@ async fn stuck_handler_backlog_is_visible_and_stalls_neither_other_handlers_nor_
     server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p0", &[])).expect("created");
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
 
     let (release, stuck_until_released) = mpsc::channel::<()>();
     let stuck_until_released = Mutex::new(stuck_until_released);

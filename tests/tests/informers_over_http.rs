@@ -104,7 +104,7 @@ async fn initial_sync_then_adds_updates_and_deletes_reach_handlers() {
     ])
     .await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let recorder = Recorder::default();
     let registration = pods.add_event_handler(recorder.clone()).expect("added");
     factory.start();
@@ -161,7 +161,7 @@ async fn initial_sync_then_adds_updates_and_deletes_reach_handlers() {
 async fn late_handler_gets_the_cache_replayed() {
     let server = server_with_pods(&[("a", "p1", &[]), ("a", "p2", &[])]).await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     factory.start();
     assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
 
@@ -183,7 +183,7 @@ async fn late_handler_gets_the_cache_replayed() {
 async fn compaction_leads_to_a_relist_with_tombstones() {
     let server = server_with_pods(&[("a", "keep", &[]), ("a", "gone", &[])]).await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let recorder = Recorder::default();
     pods.add_event_handler(recorder.clone()).expect("added");
     factory.start();
@@ -219,7 +219,7 @@ async fn compaction_leads_to_a_relist_with_tombstones() {
 async fn dropped_watch_resumes_without_relist() {
     let server = server_with_pods(&[("a", "p1", &[])]).await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let recorder = Recorder::default();
     pods.add_event_handler(recorder.clone()).expect("added");
     factory.start();
@@ -271,7 +271,7 @@ async fn bookmarks_advance_the_resource_version() {
     server.create_namespace("a").expect("namespace");
     server.create_typed(&pod("a", "p1", &[])).expect("created");
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     factory.start();
     assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
 
@@ -339,7 +339,7 @@ async fn namespace_and_selector_scoped_factory_sees_only_its_objects() {
         .namespace("a")
         .tweak_list_options(|options| options.label_selector = Some("app=web".into()))
         .build();
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let recorder = Recorder::default();
     pods.add_event_handler(recorder.clone()).expect("added");
     factory.start();
@@ -383,12 +383,12 @@ async fn namespace_and_selector_scoped_factory_sees_only_its_objects() {
 async fn factory_waits_for_every_informer_and_reports_each() {
     let server = server_with_pods(&[("a", "p1", &[])]).await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
-    let nodes = factory.informer::<Node>();
-    let deployments = factory.informer::<Deployment>();
+    let pods = factory.unscoped_informer::<Pod>();
+    let nodes = factory.unscoped_informer::<Node>();
+    let deployments = factory.unscoped_informer::<Deployment>();
     // One informer per type: a handler added through a second request lands on the first.
     factory
-        .informer::<Pod>()
+        .unscoped_informer::<Pod>()
         .add_event_handler(EventHandlerFuncs::new())
         .expect("added");
     assert_eq!(pods.handler_count(), 1, "one informer per type");
@@ -407,7 +407,7 @@ async fn factory_waits_for_every_informer_and_reports_each() {
     // An informer requested later is started by a second start; a forbidden one never syncs,
     // and the wait honours its deadline instead of hanging.
     server.fail_next(Failure::new(403).verb("list").resource("configmaps").times(1000));
-    let config_maps = factory.informer::<ConfigMap>();
+    let config_maps = factory.unscoped_informer::<ConfigMap>();
     factory.start();
     let report = factory
         .wait_for_cache_sync_timeout(Duration::from_millis(300))
@@ -437,12 +437,12 @@ async fn shutdown_leaves_no_running_task() {
     let server = server_with_pods(&[("a", "p1", &[])]).await;
     let factory = SharedInformerFactory::new(server.client().expect("client"));
     let alive = Arc::new(AtomicUsize::new(0));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     for _ in 0..3 {
         alive.fetch_add(1, Ordering::SeqCst);
         pods.add_event_handler(Alive(Arc::clone(&alive))).expect("added");
     }
-    let nodes = factory.informer::<Node>();
+    let nodes = factory.unscoped_informer::<Node>();
     factory.start();
     assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
     eventually("both watches open", WAIT, || server.watch_count() >= 2).await;
@@ -520,7 +520,7 @@ async fn malformed_watch_line_is_reported_and_recovered_from() {
             sink.lock().expect("lock").push(format!("{informer}: {error}"))
         })
         .build();
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     factory.start();
     assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
     eventually("watch open", WAIT, || server.watch_count() == 1).await;
@@ -555,7 +555,7 @@ async fn forbidden_list_is_reported_and_retried_with_backoff() {
     let factory = SharedInformerFactory::builder(server.client().expect("client"))
         .watch_error_handler(move |_, error| sink.lock().expect("lock").push(error.to_string()))
         .build();
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let started = tokio::time::Instant::now();
     factory.start();
     let report = factory.wait_for_cache_sync_timeout(Duration::from_secs(30)).await;
@@ -612,7 +612,7 @@ async fn cached_objects_hold_their_lists_at_length() {
         let factory = SharedInformerFactory::builder(server.client().expect("client"))
             .compact_objects(compact)
             .build();
-        let informer = factory.informer::<Pod>();
+        let informer = factory.unscoped_informer::<Pod>();
         factory.start();
         assert!(factory.wait_for_cache_sync_timeout(WAIT).await.all_synced());
         let listed = informer
@@ -651,7 +651,7 @@ async fn factory_on_its_own_thread_syncs_follows_changes_and_shuts_down() {
     let factory = SharedInformerFactory::builder_on_own_thread(config)
         .expect("the thread starts")
         .build();
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     let recorder = Recorder::default();
     pods.add_event_handler(recorder.clone()).expect("registered");
     factory.start();

@@ -27,7 +27,7 @@ pub(crate) async fn run(
     let tally = Tally::new(objects);
     let start = Mark::now(None);
     let factory = SharedInformerFactory::new(client);
-    let informer = factory.informer::<Pod>();
+    let informer = factory.unscoped_informer::<Pod>();
     let shutdown = CancellationToken::new();
     let controller = Controller::<Pod>::new(&factory)
         .concurrency(concurrency)

@@ -78,7 +78,7 @@ async fn measure(shard: &Shard, client: kube::Client, settings: Settings) -> Mea
     let builder =
         SharedInformerFactory::builder(client).transform_metadata(|meta| meta.managed_fields = None);
     let factory = shard.restrict_factory(builder).build();
-    let informer = factory.scoped_informer::<Pod>();
+    let informer = factory.informer::<Pod>();
     let shutdown = CancellationToken::new();
     let controller = Controller::<Pod>::new(&factory)
         .shard(shard)

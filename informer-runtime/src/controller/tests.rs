@@ -137,7 +137,7 @@ async fn two_controllers_share_one_informer_and_one_watch() -> Result<(), Box<dy
     one.await??;
     two.await??;
     assert_eq!(
-        factory.informer::<ConfigMap>().handler_count(),
+        factory.unscoped_informer::<ConfigMap>().handler_count(),
         0,
         "stopped controllers remove their handlers"
     );
@@ -152,7 +152,7 @@ async fn workers_start_after_the_caches_synced() -> Result<(), Box<dyn std::erro
         server.create_typed(&config_map(&format!("cm-{i}")))?;
     }
     let factory = SharedInformerFactory::new(server.client()?);
-    let lister = factory.informer::<ConfigMap>().lister();
+    let lister = factory.unscoped_informer::<ConfigMap>().lister();
     let seen_at_first = Arc::new(Mutex::new(None));
     let shutdown = CancellationToken::new();
     let controller =
@@ -338,7 +338,7 @@ async fn owns_enqueues_the_controller_owner_of_a_changed_child() -> Result<(), B
         log.count("owner") == 2
     })
     .await;
-    let secrets = factory.informer::<Secret>().lister();
+    let secrets = factory.unscoped_informer::<Secret>().lister();
     let uid = owner.metadata.uid.clone().unwrap_or_default();
     eventually("the child in the owner index", || {
         secrets

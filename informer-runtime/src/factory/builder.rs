@@ -77,9 +77,9 @@ impl Builder {
     }
 
     /// The default scope of `K` (controller-runtime's `ByObject`): the namespaces, selectors and
-    /// transform of the cache of `K` that [`scoped_informer`](super::SharedInformerFactory::scoped_informer)
+    /// transform of the cache of `K` that [`informer`](super::SharedInformerFactory::informer)
     /// returns and that controllers read for `K` ([`Controller::new`](crate::controller::Controller::new),
-    /// `owns::<K>()`, `watches::<K>()`). [`informer::<K>()`](super::SharedInformerFactory::informer)
+    /// `owns::<K>()`, `watches::<K>()`). [`unscoped_informer::<K>()`](super::SharedInformerFactory::unscoped_informer)
     /// still means every `K` (see the [`scope`](crate::scope) module). The last call for a type
     /// wins.
     ///
@@ -92,7 +92,7 @@ impl Builder {
     ///     .scope(Scope::<ConfigMap>::all().namespace("source")?.labels("replicate=true")?)
     ///     .scope(Scope::<Secret>::all().labels("app.kubernetes.io/managed-by=replicator")?)
     ///     .build();
-    /// let config_maps = factory.scoped_informer::<ConfigMap>();
+    /// let config_maps = factory.informer::<ConfigMap>();
     /// # let _ = config_maps;
     /// # Ok(())
     /// # }

@@ -26,7 +26,7 @@ pub enum Error {
     /// [`SharedInformerFactory::informer_for`](super::SharedInformerFactory::informer_for) was asked to create an informer of a type the
     /// factory already has one of.
     #[error(
-        "failed to create an informer of {type_name}: the factory already has one (created by an earlier request, such as `informer::<K>()` or a generated accessor); request custom informers before anything else asks for the type, or add indexes to the existing one with `add_indexers`"
+        "failed to create an informer of {type_name}: the factory already has one (created by an earlier request, such as `unscoped_informer::<K>()` or a generated accessor); request custom informers before anything else asks for the type, or add indexes to the existing one with `add_indexers`"
     )]
     InformerExists {
         /// The resource type.

@@ -161,7 +161,7 @@ impl SharedInformerFactory {
     /// let task = tokio::spawn(async move {
     ///     let factory = SharedInformerFactory::new(client);
     ///     let _shutdown = factory.shutdown_guard();
-    ///     let pods = factory.informer::<Pod>();
+    ///     let pods = factory.unscoped_informer::<Pod>();
     ///     factory.start();
     ///     factory.wait_for_cache_sync().await;
     ///     // ... uses `pods` until the task is aborted

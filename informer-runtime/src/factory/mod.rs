@@ -118,7 +118,7 @@ struct Inner {
 
 /// One informer per resource type, shared by everything that asks for it.
 ///
-/// Informers are created on first request ([`informer::<K>()`](Self::informer), which
+/// Informers are created on first request ([`unscoped_informer::<K>()`](Self::unscoped_informer), which
 /// generated accessors such as `informers.apps().v1().deployments()` call, or
 /// [`informer_for`](Self::informer_for) with a custom constructor), started by
 /// [`start`](Self::start), waited for by [`wait_for_cache_sync`](Self::wait_for_cache_sync)
@@ -136,7 +136,7 @@ struct Inner {
 ///     .namespace("prod")
 ///     .resync(Duration::from_secs(600))
 ///     .build();
-/// let pods = factory.informer::<Pod>();
+/// let pods = factory.unscoped_informer::<Pod>();
 /// pods.add_event_handler(EventHandlerFuncs::new().added(|pod: Arc<Pod>, _| {
 ///     println!("pod {:?}", pod.metadata.name);
 /// }))
@@ -272,7 +272,7 @@ impl SharedInformerFactory {
     ///
     /// let config = kube::Config::infer().await?;
     /// let factory = SharedInformerFactory::builder_on_own_thread(config)?.build();
-    /// let pods = factory.informer::<Pod>();
+    /// let pods = factory.unscoped_informer::<Pod>();
     /// factory.start();
     /// factory.wait_for_cache_sync().await;
     /// println!("{} pods", pods.store().len());
@@ -454,17 +454,17 @@ impl SharedInformerFactory {
         }
     }
 
-    /// The informer of any typed resource `K` (a k8s-openapi type or a custom resource),
-    /// listing and watching every `K` through the factory's client, namespace and tweaks, with
-    /// the namespace index; generated accessors such as `pods()` return this same informer.
+    /// The informer of every object of `K` the factory watches (its namespace, its list tweak),
+    /// whatever `K`'s configured scope: the explicit form of
+    /// [`informer_in(&Scope::all())`](Self::informer_in), as one [`SharedIndexInformer`] (with
+    /// the namespace index) for code that needs the informer itself (a custom lister-watcher's
+    /// peers, `add_indexers`, the store). Generated accessors such as `pods()` return this same
+    /// informer. Most code wants [`informer::<K>()`](Self::informer), the configured scope.
     ///
     /// The first request creates it; later requests return the same informer, whoever created
-    /// it (including [`informer_for`](Self::informer_for) with a custom constructor). It is
-    /// the informer of every `K` whatever the type's default scope
-    /// ([`Builder::scope`]): for a scoped cache, use [`informer_in`](Self::informer_in) or
-    /// [`scoped_informer`](Self::scoped_informer). On a factory
-    /// [restricted](Builder::resource_labels) to some objects of `K`'s resource (a shard's),
-    /// it is the informer of those objects only, shared with `informer_in(&Scope::all())`.
+    /// it (including [`informer_for`](Self::informer_for) with a custom constructor). On a
+    /// factory [restricted](Builder::resource_labels) to some objects of `K`'s resource (a
+    /// shard's), it is the informer of those objects only.
     ///
     /// ```no_run
     /// # async fn example(client: kube::Client) {
@@ -472,15 +472,15 @@ impl SharedInformerFactory {
     /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::Node};
     ///
     /// let factory = SharedInformerFactory::new(client);
-    /// let deployments = factory.informer::<Deployment>();
-    /// let nodes = factory.informer::<Node>();
+    /// let deployments = factory.unscoped_informer::<Deployment>();
+    /// let nodes = factory.unscoped_informer::<Node>();
     /// factory.start();
     /// factory.wait_for_cache_sync().await;
     /// println!("{} nodes", nodes.lister().list(&Default::default()).len());
     /// # let _ = deployments;
     /// # }
     /// ```
-    pub fn informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
+    pub fn unscoped_informer<K: TypedResource>(&self) -> SharedIndexInformer<K> {
         let restricted = self.restrict(Scope::all());
         if !restricted.is_everything() {
             return self.informer_of_scope(self.watched_namespace::<K>(), &restricted);
@@ -493,7 +493,7 @@ impl SharedInformerFactory {
             tracing::warn!(
                 resource = %K::plural(&()),
                 default_scope = %default,
-                "caching every object of a type that has a default scope: `informer::<K>()` (or a generated accessor, or `for_resource`) asks for all of them; use `scoped_informer::<K>()` for the scoped cache"
+                "caching every object of a type that has a default scope: `unscoped_informer::<K>()` (or a generated accessor, or `for_resource`) asks for all of them; `informer::<K>()` is the scoped cache"
             );
         }
         let informer = self.new_informer::<K>(self.watched_namespace::<K>(), None);
@@ -505,7 +505,7 @@ impl SharedInformerFactory {
     /// `metadata_watcher`): its cache holds `PartialObjectMeta<K>`, each object's metadata
     /// (name, namespace, labels, annotations, owner references, finalizers, resource version)
     /// and nothing else, from lists and watches that ask the server for metadata only. It is
-    /// another informer than [`informer::<K>()`](Self::informer), with a watch of its own.
+    /// another informer than [`unscoped_informer::<K>()`](Self::unscoped_informer), with a watch of its own.
     ///
     /// Use it for objects a controller only finds, counts or maps to their owners (the
     /// children a controller owns, secrets it only needs the names of): a cached pod then
@@ -529,13 +529,13 @@ impl SharedInformerFactory {
     where
         K: Resource<DynamicType = (), Scope: ApiScope> + Clone + fmt::Debug + Send + Sync + 'static,
     {
-        self.informer::<PartialObjectMeta<K>>()
+        self.unscoped_informer::<PartialObjectMeta<K>>()
     }
 
-    /// [`informer::<K>()`](Self::informer) as a [`GenericInformer`] for `gvr` (what generated
+    /// [`unscoped_informer::<K>()`](Self::unscoped_informer) as a [`GenericInformer`] for `gvr` (what generated
     /// `for_resource` functions return).
     pub fn generic_informer<K: TypedResource>(&self, gvr: GroupVersionResource) -> GenericInformer {
-        let informer = self.informer::<K>();
+        let informer = self.unscoped_informer::<K>();
         GenericInformer {
             gvr,
             typed: Arc::new(informer.clone()),

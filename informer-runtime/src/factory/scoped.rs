@@ -119,9 +119,34 @@ impl SharedInformerFactory {
         ScopedInformer::new(K::plural(&()).into(), scope, parts)
     }
 
-    /// The informer of `K`'s default scope ([`Builder::scope`](super::Builder::scope)); of every `K` (shared with
-    /// [`informer`](Self::informer)) when the type has none.
-    pub fn scoped_informer<K: TypedResource>(&self) -> ScopedInformer<K> {
+    /// The informer of `K` as the factory is configured to cache it: `K`'s default scope
+    /// ([`Builder::scope`](super::Builder::scope)), or every `K` when the type has none, narrowed
+    /// by the factory's list tweak and, on a sharded manager's factory, to the shard's objects.
+    /// What [`Controller::new`](crate::controller::Controller::new), `owns` and `watches` read;
+    /// the one accessor most code needs. Its [lister](ScopedInformer::lister) refuses
+    /// questions outside the scope instead of answering them wrongly.
+    ///
+    /// The explicit forms: [`informer_in`](Self::informer_in) for a scope of your own, and
+    /// [`unscoped_informer`](Self::unscoped_informer) for every object the factory watches, as
+    /// one `SharedIndexInformer`.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use informer_runtime::{Scope, SharedInformerFactory};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .scope(Scope::<Pod>::all().labels("app=web")?)
+    ///     .build();
+    /// let pods = factory.informer::<Pod>(); // only the web pods are listed, watched and cached
+    /// factory.start();
+    /// factory.wait_for_cache_sync().await;
+    /// let web = pods.lister().by_namespace("prod").get("web-0")?;
+    /// # let _ = web;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn informer<K: TypedResource>(&self) -> ScopedInformer<K> {
         self.informer_in(&self.default_scope::<K>())
     }
 

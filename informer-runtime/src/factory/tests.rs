@@ -32,7 +32,7 @@ fn custom_pod_informer(_: &InformerContext<'_>) -> SharedIndexInformer<Pod> {
 #[tokio::test]
 async fn a_second_constructor_for_a_type_is_an_error_not_ignored() {
     let factory = SharedInformerFactory::new(client());
-    let default = factory.informer::<Pod>();
+    let default = factory.unscoped_informer::<Pod>();
     let mut called = false;
     let err = factory
         .informer_for::<Pod>(|context| {
@@ -46,7 +46,10 @@ async fn a_second_constructor_for_a_type_is_an_error_not_ignored() {
         err.to_string().starts_with("failed to create an informer of "),
         "{err}"
     );
-    assert_eq!(factory.informer::<Pod>().description(), default.description());
+    assert_eq!(
+        factory.unscoped_informer::<Pod>().description(),
+        default.description()
+    );
 }
 
 #[tokio::test]
@@ -55,11 +58,14 @@ async fn the_default_request_shares_a_custom_informer_created_first() {
     let custom = factory
         .informer_for::<Pod>(custom_pod_informer)
         .expect("the first pod informer");
-    let shared = factory.informer::<Pod>();
+    let shared = factory.unscoped_informer::<Pod>();
     assert_eq!(shared.description(), "custom pods");
     assert_eq!(custom.description(), shared.description());
     // other types are unaffected
-    assert_eq!(factory.informer::<ConfigMap>().description(), "configmaps");
+    assert_eq!(
+        factory.unscoped_informer::<ConfigMap>().description(),
+        "configmaps"
+    );
     let generic = factory.generic_informer::<Pod>(GroupVersionResource::gvr("", "v1", "pods"));
     assert_eq!(
         generic.informer::<Pod>().expect("typed").description(),
@@ -256,9 +262,9 @@ async fn an_informer_requested_after_start_starts_at_once() {
     config_map.metadata.namespace = Some("default".into());
     server.create_typed(&config_map).expect("created");
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let pods = factory.informer::<Pod>();
+    let pods = factory.unscoped_informer::<Pod>();
     factory.start();
-    let config_maps = factory.informer::<ConfigMap>();
+    let config_maps = factory.unscoped_informer::<ConfigMap>();
     let report = tokio::time::timeout(std::time::Duration::from_secs(10), factory.wait_for_cache_sync())
         .await
         .expect("the wait ends");
@@ -283,7 +289,7 @@ async fn the_sync_report_says_why_an_informer_has_not_synced() {
             .resource("configmaps"),
     );
     let factory = SharedInformerFactory::new(server.client().expect("client"));
-    let config_maps = factory.informer::<ConfigMap>();
+    let config_maps = factory.unscoped_informer::<ConfigMap>();
     factory.start();
     informer_testserver::wait::eventually("a list failed", std::time::Duration::from_secs(10), || {
         config_maps.last_error().is_some()

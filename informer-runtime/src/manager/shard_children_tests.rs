@@ -109,7 +109,7 @@ async fn an_applied_object_is_reconciled_as_often_as_by_an_unsharded_controller(
         .build()?;
     let context = Arc::new(Context {
         client: manager.client(),
-        secrets: manager.factory().informer::<Secret>().lister(),
+        secrets: manager.factory().unscoped_informer::<Secret>().lister(),
         reconciles: Mutex::default(),
     });
     let controller = Controller::<ConfigMap>::new(manager.factory()).owns::<Secret>();

@@ -174,7 +174,7 @@ async fn shard_caches_and_reconciles_only_the_objects_assigned_to_it() -> TestRe
     eventually("mine-2 reconciled", WAIT, || seen.count("mine-2") == 1).await?;
     assert_eq!(seen.count("theirs") + seen.count("unassigned"), 0);
     let cached = factory
-        .scoped_informer::<ConfigMap>()
+        .informer::<ConfigMap>()
         .lister()
         .list_in_scope(&Default::default());
     let mut names: Vec<_> = cached.iter().filter_map(|cm| cm.metadata.name.clone()).collect();
@@ -217,7 +217,7 @@ async fn drained_object_is_handed_over_without_a_reconcile_whatever_the_predicat
     .await?;
     assert_eq!(stats.drains_acknowledged(), 1);
     assert_eq!(seen.count("moving"), 1, "a drained object is not reconciled");
-    let informer = factory.scoped_informer::<ConfigMap>();
+    let informer = factory.informer::<ConfigMap>();
     eventually("the handed-over object left the cache", WAIT, || {
         informer.lister().list_in_scope(&Default::default()).is_empty()
     })
@@ -277,7 +277,7 @@ async fn a_sharded_controllers_owned_objects_are_cached_only_for_its_shard() -> 
     manager.add_controller(controller, record, retry, Arc::new(Seen::default()));
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));
-    let informer = factory.scoped_informer::<Secret>();
+    let informer = factory.informer::<Secret>();
     eventually("the secret cache synced", WAIT, || informer.has_synced()).await?;
     let cached: Vec<_> = informer
         .lister()
@@ -379,7 +379,7 @@ async fn every_informer_of_a_ring_resource_on_a_sharded_factory_holds_only_the_s
     let controller = Controller::new_in(manager.factory(), &web);
     manager.add_controller(controller, record, retry, Arc::new(Seen::default()));
     let factory = manager.factory().clone();
-    let everything = factory.informer::<ConfigMap>();
+    let everything = factory.unscoped_informer::<ConfigMap>();
     let scoped = factory.informer_in(&web);
     let metadata = factory.metadata_informer::<ConfigMap>();
     let shutdown = CancellationToken::new();
@@ -403,7 +403,7 @@ async fn every_informer_of_a_ring_resource_on_a_sharded_factory_holds_only_the_s
     assert_eq!(
         all,
         ["ours", "ours-db"],
-        "`informer::<K>()` caches the shard's objects only"
+        "`unscoped_informer::<K>()` caches the shard's objects only"
     );
     let web_names = names(
         scoped

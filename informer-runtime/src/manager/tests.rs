@@ -448,7 +448,7 @@ async fn an_unsynced_cache_fails_readiness_and_keeps_the_replica_from_campaignin
         .probe_address(([127, 0, 0, 1], 0).into())
         .build()?;
     let address = manager.probe_address().ok_or("no probe address")?;
-    manager.factory().informer::<ConfigMap>();
+    manager.factory().unscoped_informer::<ConfigMap>();
     let elector = manager.elector().cloned().ok_or("no elector")?;
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(manager.run(shutdown.clone().cancelled_owned()));

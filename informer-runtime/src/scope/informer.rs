@@ -19,7 +19,7 @@ use crate::{
 
 /// The cache of a [`Scope`] of `K`, from
 /// [`SharedInformerFactory::informer_in`](crate::SharedInformerFactory::informer_in) (or
-/// [`scoped_informer`](crate::SharedInformerFactory::scoped_informer) for a type's default
+/// [`informer`](crate::SharedInformerFactory::informer) for a type's default
 /// scope). Cloning gives another handle to the same informers.
 ///
 /// It is one informer of the factory for a scope of every namespace, one per namespace

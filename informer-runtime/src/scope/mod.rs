@@ -28,7 +28,7 @@
 //! let replicated = Scope::<ConfigMap>::all().namespace("source")?.labels("replicate=true")?;
 //! let factory = SharedInformerFactory::new(client);
 //! let config_maps = factory.informer_in(&replicated);
-//! let namespaces = factory.informer::<Namespace>();
+//! let namespaces = factory.unscoped_informer::<Namespace>();
 //! factory.start();
 //! assert!(factory.wait_for_cache_sync().await.all_synced());
 //!
@@ -51,12 +51,12 @@
 //!   [`ScopedInformer`] of a scope.
 //! - [`Builder::scope`](crate::factory::Builder::scope) sets a type's default scope (as
 //!   `ByObject` does), used by
-//!   [`SharedInformerFactory::scoped_informer`](crate::SharedInformerFactory::scoped_informer)
+//!   [`SharedInformerFactory::informer`](crate::SharedInformerFactory::informer)
 //!   and by controllers: [`Controller::new`](crate::controller::Controller::new), `owns` and
 //!   `watches` read the default scope of their types; `new_in`, `Owns::scope` and
 //!   `Watches::scope` take a scope of their own.
-//! - [`SharedInformerFactory::informer`](crate::SharedInformerFactory::informer) (and the
-//!   generated accessors and `for_resource`, which call it) still means every object of the
+//! - [`SharedInformerFactory::unscoped_informer`](crate::SharedInformerFactory::unscoped_informer)
+//!   (and the generated accessors and `for_resource`, which call it) means every object of the
 //!   type the factory watches: asking for it creates that unscoped informer beside any scoped
 //!   one (with a warning when the type has a default scope).
 //!
@@ -71,7 +71,7 @@
 //!
 //! Informers are shared per type and per (namespace, label selector, field selector,
 //! transform): two controllers whose scopes are equal share one watch, as do a scope of every
-//! object and [`informer::<K>()`](crate::SharedInformerFactory::informer). Selectors compare
+//! object and [`unscoped_informer::<K>()`](crate::SharedInformerFactory::informer). Selectors compare
 //! by meaning of their text once parsed (`a=1,b=2` equals `b==2,a=1`); a transform is the same
 //! when it is the same function value: clones of one [`Scope`] share it, two scopes given
 //! equal closures separately do not.
@@ -103,7 +103,7 @@
 //!
 //! [`ScopedLister::list_in_scope`] and [`ScopedLister::by_index_in_scope`] ask within the
 //! scope ("every cached object that ..."), which a cache always answers. Listers of unscoped
-//! caches ([`Lister`](crate::Lister), from `informer::<K>().lister()`) keep answering every
+//! caches ([`Lister`](crate::Lister), from `unscoped_informer::<K>().lister()`) keep answering every
 //! question without a `Result`; a scoped informer never hands one out.
 //!
 //! # Memory

@@ -95,7 +95,7 @@ async fn two_scopes_of_one_type_are_cached_beside_each_other() {
     let factory = SharedInformerFactory::new(server.client().expect("client"));
     let replicated = factory.informer_in(&replicated());
     let other = factory.informer_in(&Scope::<ConfigMap>::all().namespace("other").expect("valid"));
-    let namespaces = factory.informer::<Namespace>();
+    let namespaces = factory.unscoped_informer::<Namespace>();
     synced(&factory).await;
 
     assert_eq!(
@@ -170,7 +170,7 @@ async fn equal_scopes_share_one_watch() {
     let first = factory.informer_in(&a);
     let second = factory.informer_in(&b);
     assert_eq!(first.descriptions(), second.descriptions());
-    let unscoped = factory.informer::<ConfigMap>();
+    let unscoped = factory.unscoped_informer::<ConfigMap>();
     let everything_scope = factory.informer_in(&Scope::<ConfigMap>::all());
     assert_eq!(everything_scope.descriptions(), [unscoped.description()]);
     assert_eq!(factory.stats().len(), 2, "one scoped and one unscoped informer");
@@ -387,8 +387,8 @@ async fn several_namespaces_get_one_shared_informer_each() {
 }
 
 /// The sync report names each scope; the generic (`for_resource`) path keeps giving the
-/// unscoped informer beside scoped ones; a type's default scope is what `scoped_informer`
-/// returns, while `informer::<K>()` keeps meaning every object.
+/// unscoped informer beside scoped ones; a type's default scope is what `informer`
+/// returns, while `unscoped_informer::<K>()` keeps meaning every object.
 #[tokio::test]
 async fn reports_generic_informers_and_default_scopes_work_beside_scopes() {
     let server = server_with_config_maps().await;
@@ -396,7 +396,7 @@ async fn reports_generic_informers_and_default_scopes_work_beside_scopes() {
         .scope(replicated())
         .build();
     assert_eq!(factory.default_scope::<ConfigMap>(), replicated());
-    let scoped = factory.scoped_informer::<ConfigMap>();
+    let scoped = factory.informer::<ConfigMap>();
     assert_eq!(factory.stats().len(), 1, "only the scoped informer so far");
     let generic = factory.generic_informer::<ConfigMap>(GroupVersionResource::gvr("", "v1", "configmaps"));
     let report = synced(&factory).await;

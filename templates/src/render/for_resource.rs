@@ -9,7 +9,7 @@ use crate::{Api, RenderOptions};
 /// resource (sorted, under the resources' `cfg`s), and `for_resource` and
 /// `for_resource_metadata`, which look `gvr` up in a table of the same resources (a binary
 /// search in the runtime's `generic_informer_from`) and return the same informer as the typed
-/// accessor (the runtime factory's `informer::<K>()`), or its metadata-only informer; an
+/// accessor (the runtime factory's `unscoped_informer::<K>()`), or its metadata-only informer; an
 /// unknown resource is `FactoryError::NoInformerFor`.
 ///
 /// The tables are constants inside `#[inline]` functions: the crate that defines them compiles

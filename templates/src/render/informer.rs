@@ -65,7 +65,7 @@ pub fn render_informer(resource: &Resource, options: &RenderOptions) -> TokenStr
             #[doc = #doc_informer]
             #[inline]
             pub fn informer(&self) -> #rt::SharedIndexInformer<#ty> {
-                self.factory.informer::<#ty>()
+                self.factory.unscoped_informer::<#ty>()
             }
 
             #[doc = #doc_lister]

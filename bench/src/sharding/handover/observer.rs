@@ -41,7 +41,7 @@ impl Observer {
     pub(crate) async fn start(client: kube::Client) -> Result<Self, String> {
         let factory = SharedInformerFactory::new(client);
         let pods = factory.metadata_informer::<Pod>();
-        let leases = factory.informer::<Lease>();
+        let leases = factory.unscoped_informer::<Lease>();
         factory.start();
         let report = factory
             .wait_for_cache_sync_timeout(Duration::from_secs(300))

@@ -149,7 +149,7 @@ pub mod apps {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::apps::v1::Deployment,
             > {
-                self.factory.informer::<::golden_crds::apps::v1::Deployment>()
+                self.factory.unscoped_informer::<::golden_crds::apps::v1::Deployment>()
             }
             /// A lister over the cache of the factory's `Deployment` informer.
             #[inline]
@@ -397,7 +397,7 @@ pub mod core {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::apps::v1::inner::Node,
             > {
-                self.factory.informer::<::golden_crds::apps::v1::inner::Node>()
+                self.factory.unscoped_informer::<::golden_crds::apps::v1::inner::Node>()
             }
             /// A lister over the cache of the factory's `Node` informer.
             #[inline]
@@ -596,7 +596,7 @@ pub mod example_com {
             pub fn informer(
                 &self,
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Foo> {
-                self.factory.informer::<::golden_crds::Foo>()
+                self.factory.unscoped_informer::<::golden_crds::Foo>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
             #[inline]
@@ -796,7 +796,7 @@ pub mod example_com {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::FooV2,
             > {
-                self.factory.informer::<::golden_crds::FooV2>()
+                self.factory.unscoped_informer::<::golden_crds::FooV2>()
             }
             /// A lister over the cache of the factory's `Foo` informer.
             #[inline]
@@ -1020,7 +1020,7 @@ pub mod example_org {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::Policy,
             > {
-                self.factory.informer::<::golden_crds::Policy>()
+                self.factory.unscoped_informer::<::golden_crds::Policy>()
             }
             /// A lister over the cache of the factory's `Policy` informer.
             #[inline]
@@ -1204,7 +1204,7 @@ pub mod extra_example_com {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::extra::Gadget,
             > {
-                self.factory.informer::<::golden_crds::extra::Gadget>()
+                self.factory.unscoped_informer::<::golden_crds::extra::Gadget>()
             }
             /// A lister over the cache of the factory's `Gadget` informer.
             #[inline]
@@ -1399,7 +1399,7 @@ pub mod my_group_io {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::Endpoints,
             > {
-                self.factory.informer::<::golden_crds::Endpoints>()
+                self.factory.unscoped_informer::<::golden_crds::Endpoints>()
             }
             /// A lister over the cache of the factory's `Endpoints` informer.
             #[inline]
@@ -1629,7 +1629,7 @@ pub mod networking_example_com {
             ) -> ::informer_runtime::__codegen::SharedIndexInformer<
                 ::golden_crds::moved::NetworkPolicy,
             > {
-                self.factory.informer::<::golden_crds::moved::NetworkPolicy>()
+                self.factory.unscoped_informer::<::golden_crds::moved::NetworkPolicy>()
             }
             /// A lister over the cache of the factory's `NetworkPolicy` informer.
             #[inline]

@@ -363,7 +363,7 @@ async fn run_creator(
     let factory = SharedInformerFactory::new(server.client()?);
     let creator = Creator::new(
         track_writes(server.client()?),
-        factory.informer::<ConfigMap>().lister(),
+        factory.unscoped_informer::<ConfigMap>().lister(),
     );
     let shutdown = CancellationToken::new();
     let controller = Controller::<Secret>::new(&factory)
@@ -440,7 +440,7 @@ async fn a_managers_client_tracks_writes_so_its_controllers_create_the_child_onc
     let mut manager = Manager::builder(server.client()?).build()?;
     let creator = Creator::new(
         manager.client(),
-        manager.factory().informer::<ConfigMap>().lister(),
+        manager.factory().unscoped_informer::<ConfigMap>().lister(),
     );
     let controller = Controller::<Secret>::new(manager.factory())
         .owns::<ConfigMap>()

@@ -233,7 +233,7 @@ async fn order_after_a_watched_change_at(
     server.create_typed(&secret)?;
     let secret_handled = || {
         factory
-            .informer::<Secret>()
+            .unscoped_informer::<Secret>()
             .stats()
             .handlers
             .iter()

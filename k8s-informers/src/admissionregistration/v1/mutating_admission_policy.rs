@@ -28,7 +28,7 @@ impl MutatingAdmissionPolicyInformer {
         ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicy,
             >()
     }

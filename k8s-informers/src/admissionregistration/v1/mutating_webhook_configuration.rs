@@ -26,7 +26,7 @@ impl MutatingWebhookConfigurationInformer {
         ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
             >()
     }

@@ -26,7 +26,7 @@ impl ValidatingAdmissionPolicyInformer {
         ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
             >()
     }

@@ -26,7 +26,7 @@ impl ValidatingAdmissionPolicyBindingInformer {
         ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
             >()
     }

@@ -26,7 +26,7 @@ impl ValidatingWebhookConfigurationInformer {
         ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
             >()
     }

@@ -26,7 +26,7 @@ impl MutatingAdmissionPolicyBindingInformer {
         ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >()
     }

@@ -28,7 +28,7 @@ impl MutatingAdmissionPolicyBindingInformer {
         ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >()
     }

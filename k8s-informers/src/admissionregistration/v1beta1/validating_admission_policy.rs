@@ -28,7 +28,7 @@ impl ValidatingAdmissionPolicyInformer {
         ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
             >()
     }

@@ -28,7 +28,7 @@ impl ValidatingAdmissionPolicyBindingInformer {
         ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >()
     }

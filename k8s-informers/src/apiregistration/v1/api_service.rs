@@ -26,7 +26,7 @@ impl APIServiceInformer {
         ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
             >()
     }

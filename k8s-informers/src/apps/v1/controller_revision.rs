@@ -25,7 +25,8 @@ impl ControllerRevisionInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::apps::v1::ControllerRevision,
     > {
-        self.factory.informer::<::k8s_openapi::api::apps::v1::ControllerRevision>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::apps::v1::ControllerRevision>()
     }
     /// A lister over the cache of the factory's `ControllerRevision` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl DaemonSetInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::apps::v1::DaemonSet,
     > {
-        self.factory.informer::<::k8s_openapi::api::apps::v1::DaemonSet>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::apps::v1::DaemonSet>()
     }
     /// A lister over the cache of the factory's `DaemonSet` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl DeploymentInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::apps::v1::Deployment,
     > {
-        self.factory.informer::<::k8s_openapi::api::apps::v1::Deployment>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::apps::v1::Deployment>()
     }
     /// A lister over the cache of the factory's `Deployment` informer.
     #[inline]

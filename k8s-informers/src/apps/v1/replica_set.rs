@@ -25,7 +25,7 @@ impl ReplicaSetInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::apps::v1::ReplicaSet,
     > {
-        self.factory.informer::<::k8s_openapi::api::apps::v1::ReplicaSet>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::apps::v1::ReplicaSet>()
     }
     /// A lister over the cache of the factory's `ReplicaSet` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl StatefulSetInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::apps::v1::StatefulSet,
     > {
-        self.factory.informer::<::k8s_openapi::api::apps::v1::StatefulSet>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::apps::v1::StatefulSet>()
     }
     /// A lister over the cache of the factory's `StatefulSet` informer.
     #[inline]

@@ -26,7 +26,9 @@ impl HorizontalPodAutoscalerInformer {
         ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
+            >()
     }
     /// A lister over the cache of the factory's `HorizontalPodAutoscaler` informer.
     #[inline]

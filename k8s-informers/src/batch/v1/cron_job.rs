@@ -25,7 +25,7 @@ impl CronJobInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::batch::v1::CronJob,
     > {
-        self.factory.informer::<::k8s_openapi::api::batch::v1::CronJob>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::batch::v1::CronJob>()
     }
     /// A lister over the cache of the factory's `CronJob` informer.
     #[inline]

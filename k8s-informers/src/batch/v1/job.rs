@@ -25,7 +25,7 @@ impl JobInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::batch::v1::Job,
     > {
-        self.factory.informer::<::k8s_openapi::api::batch::v1::Job>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::batch::v1::Job>()
     }
     /// A lister over the cache of the factory's `Job` informer.
     #[inline]

@@ -26,7 +26,7 @@ impl CertificateSigningRequestInformer {
         ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::certificates::v1::CertificateSigningRequest,
             >()
     }

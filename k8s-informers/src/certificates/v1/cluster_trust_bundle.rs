@@ -28,7 +28,9 @@ impl ClusterTrustBundleInformer {
         ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::certificates::v1::ClusterTrustBundle>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::certificates::v1::ClusterTrustBundle,
+            >()
     }
     /// A lister over the cache of the factory's `ClusterTrustBundle` informer.
     #[inline]

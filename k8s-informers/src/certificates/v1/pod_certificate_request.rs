@@ -28,7 +28,9 @@ impl PodCertificateRequestInformer {
         ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::certificates::v1::PodCertificateRequest>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::certificates::v1::PodCertificateRequest,
+            >()
     }
     /// A lister over the cache of the factory's `PodCertificateRequest` informer.
     #[inline]

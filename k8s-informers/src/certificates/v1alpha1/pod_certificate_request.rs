@@ -28,7 +28,7 @@ impl PodCertificateRequestInformer {
         ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::certificates::v1alpha1::PodCertificateRequest,
             >()
     }

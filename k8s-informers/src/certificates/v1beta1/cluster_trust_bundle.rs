@@ -26,7 +26,9 @@ impl ClusterTrustBundleInformer {
         ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+            >()
     }
     /// A lister over the cache of the factory's `ClusterTrustBundle` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl LeaseInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::coordination::v1::Lease,
     > {
-        self.factory.informer::<::k8s_openapi::api::coordination::v1::Lease>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::coordination::v1::Lease>()
     }
     /// A lister over the cache of the factory's `Lease` informer.
     #[inline]

@@ -26,7 +26,9 @@ impl LeaseCandidateInformer {
         ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::coordination::v1beta1::LeaseCandidate>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+            >()
     }
     /// A lister over the cache of the factory's `LeaseCandidate` informer.
     #[inline]

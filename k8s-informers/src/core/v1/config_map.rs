@@ -25,7 +25,7 @@ impl ConfigMapInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::ConfigMap,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::ConfigMap>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::ConfigMap>()
     }
     /// A lister over the cache of the factory's `ConfigMap` informer.
     #[inline]

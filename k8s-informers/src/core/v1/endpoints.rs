@@ -25,7 +25,7 @@ impl EndpointsInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::Endpoints,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::Endpoints>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::Endpoints>()
     }
     /// A lister over the cache of the factory's `Endpoints` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl LimitRangeInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::LimitRange,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::LimitRange>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::LimitRange>()
     }
     /// A lister over the cache of the factory's `LimitRange` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl NamespaceInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::Namespace,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::Namespace>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::Namespace>()
     }
     /// A lister over the cache of the factory's `Namespace` informer.
     #[inline]

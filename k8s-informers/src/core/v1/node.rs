@@ -25,7 +25,7 @@ impl NodeInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::Node,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::Node>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::Node>()
     }
     /// A lister over the cache of the factory's `Node` informer.
     #[inline]

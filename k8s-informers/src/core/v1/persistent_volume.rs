@@ -25,7 +25,8 @@ impl PersistentVolumeInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::PersistentVolume,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::PersistentVolume>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::core::v1::PersistentVolume>()
     }
     /// A lister over the cache of the factory's `PersistentVolume` informer.
     #[inline]

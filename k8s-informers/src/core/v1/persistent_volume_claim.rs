@@ -25,7 +25,8 @@ impl PersistentVolumeClaimInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::PersistentVolumeClaim,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::PersistentVolumeClaim>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::core::v1::PersistentVolumeClaim>()
     }
     /// A lister over the cache of the factory's `PersistentVolumeClaim` informer.
     #[inline]

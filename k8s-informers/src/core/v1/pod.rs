@@ -25,7 +25,7 @@ impl PodInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::Pod,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::Pod>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::Pod>()
     }
     /// A lister over the cache of the factory's `Pod` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl PodTemplateInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::PodTemplate,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::PodTemplate>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::PodTemplate>()
     }
     /// A lister over the cache of the factory's `PodTemplate` informer.
     #[inline]

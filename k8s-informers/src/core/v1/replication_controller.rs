@@ -25,7 +25,8 @@ impl ReplicationControllerInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::ReplicationController,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::ReplicationController>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::core::v1::ReplicationController>()
     }
     /// A lister over the cache of the factory's `ReplicationController` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl ResourceQuotaInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::ResourceQuota,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::ResourceQuota>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::ResourceQuota>()
     }
     /// A lister over the cache of the factory's `ResourceQuota` informer.
     #[inline]

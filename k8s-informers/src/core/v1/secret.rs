@@ -25,7 +25,7 @@ impl SecretInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::Secret,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::Secret>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::Secret>()
     }
     /// A lister over the cache of the factory's `Secret` informer.
     #[inline]

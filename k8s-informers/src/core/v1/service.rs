@@ -25,7 +25,7 @@ impl ServiceInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::Service,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::Service>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::Service>()
     }
     /// A lister over the cache of the factory's `Service` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl ServiceAccountInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::core::v1::ServiceAccount,
     > {
-        self.factory.informer::<::k8s_openapi::api::core::v1::ServiceAccount>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::core::v1::ServiceAccount>()
     }
     /// A lister over the cache of the factory's `ServiceAccount` informer.
     #[inline]

@@ -25,7 +25,8 @@ impl EndpointSliceInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::discovery::v1::EndpointSlice,
     > {
-        self.factory.informer::<::k8s_openapi::api::discovery::v1::EndpointSlice>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::discovery::v1::EndpointSlice>()
     }
     /// A lister over the cache of the factory's `EndpointSlice` informer.
     #[inline]

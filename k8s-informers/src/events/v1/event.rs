@@ -25,7 +25,7 @@ impl EventInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::events::v1::Event,
     > {
-        self.factory.informer::<::k8s_openapi::api::events::v1::Event>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::events::v1::Event>()
     }
     /// A lister over the cache of the factory's `Event` informer.
     #[inline]

@@ -25,7 +25,8 @@ impl FlowSchemaInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::flowcontrol::v1::FlowSchema,
     > {
-        self.factory.informer::<::k8s_openapi::api::flowcontrol::v1::FlowSchema>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::flowcontrol::v1::FlowSchema>()
     }
     /// A lister over the cache of the factory's `FlowSchema` informer.
     #[inline]

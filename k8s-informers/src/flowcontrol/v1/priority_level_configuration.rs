@@ -26,7 +26,7 @@ impl PriorityLevelConfigurationInformer {
         ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
             >()
     }

@@ -26,7 +26,7 @@ impl StorageVersionInformer {
         ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
             >()
     }

@@ -27,7 +27,8 @@ impl EvictionInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::lifecycle::v1alpha1::Eviction,
     > {
-        self.factory.informer::<::k8s_openapi::api::lifecycle::v1alpha1::Eviction>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::lifecycle::v1alpha1::Eviction>()
     }
     /// A lister over the cache of the factory's `Eviction` informer.
     #[inline]

@@ -28,7 +28,9 @@ impl EvictionRequestInformer {
         ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::lifecycle::v1alpha1::EvictionRequest,
+            >()
     }
     /// A lister over the cache of the factory's `EvictionRequest` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl IngressInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::networking::v1::Ingress,
     > {
-        self.factory.informer::<::k8s_openapi::api::networking::v1::Ingress>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::networking::v1::Ingress>()
     }
     /// A lister over the cache of the factory's `Ingress` informer.
     #[inline]

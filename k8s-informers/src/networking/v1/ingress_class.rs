@@ -25,7 +25,8 @@ impl IngressClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::networking::v1::IngressClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::networking::v1::IngressClass>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::networking::v1::IngressClass>()
     }
     /// A lister over the cache of the factory's `IngressClass` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl IPAddressInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::networking::v1::IPAddress,
     > {
-        self.factory.informer::<::k8s_openapi::api::networking::v1::IPAddress>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::networking::v1::IPAddress>()
     }
     /// A lister over the cache of the factory's `IPAddress` informer.
     #[inline]

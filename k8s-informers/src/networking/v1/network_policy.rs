@@ -25,7 +25,8 @@ impl NetworkPolicyInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::networking::v1::NetworkPolicy,
     > {
-        self.factory.informer::<::k8s_openapi::api::networking::v1::NetworkPolicy>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::networking::v1::NetworkPolicy>()
     }
     /// A lister over the cache of the factory's `NetworkPolicy` informer.
     #[inline]

@@ -25,7 +25,8 @@ impl ServiceCIDRInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::networking::v1::ServiceCIDR,
     > {
-        self.factory.informer::<::k8s_openapi::api::networking::v1::ServiceCIDR>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::networking::v1::ServiceCIDR>()
     }
     /// A lister over the cache of the factory's `ServiceCIDR` informer.
     #[inline]

@@ -27,7 +27,8 @@ impl IPAddressInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::networking::v1beta1::IPAddress,
     > {
-        self.factory.informer::<::k8s_openapi::api::networking::v1beta1::IPAddress>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::networking::v1beta1::IPAddress>()
     }
     /// A lister over the cache of the factory's `IPAddress` informer.
     #[inline]

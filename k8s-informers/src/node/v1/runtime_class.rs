@@ -25,7 +25,7 @@ impl RuntimeClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::node::v1::RuntimeClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::node::v1::RuntimeClass>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::node::v1::RuntimeClass>()
     }
     /// A lister over the cache of the factory's `RuntimeClass` informer.
     #[inline]

@@ -25,7 +25,8 @@ impl PodDisruptionBudgetInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::policy::v1::PodDisruptionBudget,
     > {
-        self.factory.informer::<::k8s_openapi::api::policy::v1::PodDisruptionBudget>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::policy::v1::PodDisruptionBudget>()
     }
     /// A lister over the cache of the factory's `PodDisruptionBudget` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl ClusterRoleInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::rbac::v1::ClusterRole,
     > {
-        self.factory.informer::<::k8s_openapi::api::rbac::v1::ClusterRole>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::rbac::v1::ClusterRole>()
     }
     /// A lister over the cache of the factory's `ClusterRole` informer.
     #[inline]

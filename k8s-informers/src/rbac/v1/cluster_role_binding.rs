@@ -25,7 +25,8 @@ impl ClusterRoleBindingInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::rbac::v1::ClusterRoleBinding,
     > {
-        self.factory.informer::<::k8s_openapi::api::rbac::v1::ClusterRoleBinding>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::rbac::v1::ClusterRoleBinding>()
     }
     /// A lister over the cache of the factory's `ClusterRoleBinding` informer.
     #[inline]

@@ -25,7 +25,7 @@ impl RoleInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::rbac::v1::Role,
     > {
-        self.factory.informer::<::k8s_openapi::api::rbac::v1::Role>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::rbac::v1::Role>()
     }
     /// A lister over the cache of the factory's `Role` informer.
     #[inline]

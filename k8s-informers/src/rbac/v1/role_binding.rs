@@ -25,7 +25,7 @@ impl RoleBindingInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::rbac::v1::RoleBinding,
     > {
-        self.factory.informer::<::k8s_openapi::api::rbac::v1::RoleBinding>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::rbac::v1::RoleBinding>()
     }
     /// A lister over the cache of the factory's `RoleBinding` informer.
     #[inline]

@@ -27,7 +27,7 @@ impl DeviceClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::resource::v1::DeviceClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::resource::v1::DeviceClass>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::resource::v1::DeviceClass>()
     }
     /// A lister over the cache of the factory's `DeviceClass` informer.
     #[inline]

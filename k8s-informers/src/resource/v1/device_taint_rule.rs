@@ -27,7 +27,8 @@ impl DeviceTaintRuleInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::resource::v1::DeviceTaintRule,
     > {
-        self.factory.informer::<::k8s_openapi::api::resource::v1::DeviceTaintRule>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::resource::v1::DeviceTaintRule>()
     }
     /// A lister over the cache of the factory's `DeviceTaintRule` informer.
     #[inline]

@@ -26,7 +26,9 @@ impl DeviceTaintRuleInformer {
         ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
+            >()
     }
     /// A lister over the cache of the factory's `DeviceTaintRule` informer.
     #[inline]

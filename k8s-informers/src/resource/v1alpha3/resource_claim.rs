@@ -27,7 +27,8 @@ impl ResourceClaimInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::resource::v1alpha3::ResourceClaim,
     > {
-        self.factory.informer::<::k8s_openapi::api::resource::v1alpha3::ResourceClaim>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::resource::v1alpha3::ResourceClaim>()
     }
     /// A lister over the cache of the factory's `ResourceClaim` informer.
     #[inline]

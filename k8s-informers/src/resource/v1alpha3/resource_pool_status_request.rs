@@ -28,7 +28,7 @@ impl ResourcePoolStatusRequestInformer {
         ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::resource::v1alpha3::ResourcePoolStatusRequest,
             >()
     }

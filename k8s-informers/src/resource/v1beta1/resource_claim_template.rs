@@ -26,7 +26,9 @@ impl ResourceClaimTemplateInformer {
         ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
+            >()
     }
     /// A lister over the cache of the factory's `ResourceClaimTemplate` informer.
     #[inline]

@@ -25,7 +25,8 @@ impl ResourceSliceInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::resource::v1beta1::ResourceSlice,
     > {
-        self.factory.informer::<::k8s_openapi::api::resource::v1beta1::ResourceSlice>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::resource::v1beta1::ResourceSlice>()
     }
     /// A lister over the cache of the factory's `ResourceSlice` informer.
     #[inline]

@@ -25,7 +25,8 @@ impl DeviceClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::resource::v1beta2::DeviceClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::resource::v1beta2::DeviceClass>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::resource::v1beta2::DeviceClass>()
     }
     /// A lister over the cache of the factory's `DeviceClass` informer.
     #[inline]

@@ -27,7 +27,10 @@ impl DeviceTaintRuleInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
     > {
-        self.factory.informer::<::k8s_openapi::api::resource::v1beta2::DeviceTaintRule>()
+        self.factory
+            .unscoped_informer::<
+                ::k8s_openapi::api::resource::v1beta2::DeviceTaintRule,
+            >()
     }
     /// A lister over the cache of the factory's `DeviceTaintRule` informer.
     #[inline]

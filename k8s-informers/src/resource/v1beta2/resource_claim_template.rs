@@ -26,7 +26,9 @@ impl ResourceClaimTemplateInformer {
         ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+            >()
     }
     /// A lister over the cache of the factory's `ResourceClaimTemplate` informer.
     #[inline]

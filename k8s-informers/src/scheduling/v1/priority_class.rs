@@ -25,7 +25,8 @@ impl PriorityClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::scheduling::v1::PriorityClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::scheduling::v1::PriorityClass>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::scheduling::v1::PriorityClass>()
     }
     /// A lister over the cache of the factory's `PriorityClass` informer.
     #[inline]

@@ -27,7 +27,8 @@ impl WorkloadInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::scheduling::v1alpha1::Workload,
     > {
-        self.factory.informer::<::k8s_openapi::api::scheduling::v1alpha1::Workload>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::scheduling::v1alpha1::Workload>()
     }
     /// A lister over the cache of the factory's `Workload` informer.
     #[inline]

@@ -28,7 +28,9 @@ impl CompositePodGroupInformer {
         ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
+            >()
     }
     /// A lister over the cache of the factory's `CompositePodGroup` informer.
     #[inline]

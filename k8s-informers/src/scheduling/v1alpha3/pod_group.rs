@@ -27,7 +27,8 @@ impl PodGroupInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::scheduling::v1alpha3::PodGroup,
     > {
-        self.factory.informer::<::k8s_openapi::api::scheduling::v1alpha3::PodGroup>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::scheduling::v1alpha3::PodGroup>()
     }
     /// A lister over the cache of the factory's `PodGroup` informer.
     #[inline]

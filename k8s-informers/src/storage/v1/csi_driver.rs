@@ -25,7 +25,7 @@ impl CSIDriverInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::storage::v1::CSIDriver,
     > {
-        self.factory.informer::<::k8s_openapi::api::storage::v1::CSIDriver>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::storage::v1::CSIDriver>()
     }
     /// A lister over the cache of the factory's `CSIDriver` informer.
     #[inline]

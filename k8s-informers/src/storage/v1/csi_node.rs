@@ -25,7 +25,7 @@ impl CSINodeInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::storage::v1::CSINode,
     > {
-        self.factory.informer::<::k8s_openapi::api::storage::v1::CSINode>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::storage::v1::CSINode>()
     }
     /// A lister over the cache of the factory's `CSINode` informer.
     #[inline]

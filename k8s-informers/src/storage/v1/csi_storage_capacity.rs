@@ -25,7 +25,8 @@ impl CSIStorageCapacityInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::storage::v1::CSIStorageCapacity,
     > {
-        self.factory.informer::<::k8s_openapi::api::storage::v1::CSIStorageCapacity>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::storage::v1::CSIStorageCapacity>()
     }
     /// A lister over the cache of the factory's `CSIStorageCapacity` informer.
     #[inline]

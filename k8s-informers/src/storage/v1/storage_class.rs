@@ -25,7 +25,7 @@ impl StorageClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::storage::v1::StorageClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::storage::v1::StorageClass>()
+        self.factory.unscoped_informer::<::k8s_openapi::api::storage::v1::StorageClass>()
     }
     /// A lister over the cache of the factory's `StorageClass` informer.
     #[inline]

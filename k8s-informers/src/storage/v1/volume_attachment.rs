@@ -25,7 +25,8 @@ impl VolumeAttachmentInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::storage::v1::VolumeAttachment,
     > {
-        self.factory.informer::<::k8s_openapi::api::storage::v1::VolumeAttachment>()
+        self.factory
+            .unscoped_informer::<::k8s_openapi::api::storage::v1::VolumeAttachment>()
     }
     /// A lister over the cache of the factory's `VolumeAttachment` informer.
     #[inline]

@@ -27,7 +27,10 @@ impl VolumeAttributesClassInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
     > {
-        self.factory.informer::<::k8s_openapi::api::storage::v1::VolumeAttributesClass>()
+        self.factory
+            .unscoped_informer::<
+                ::k8s_openapi::api::storage::v1::VolumeAttributesClass,
+            >()
     }
     /// A lister over the cache of the factory's `VolumeAttributesClass` informer.
     #[inline]

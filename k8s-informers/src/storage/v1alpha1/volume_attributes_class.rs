@@ -28,7 +28,9 @@ impl VolumeAttributesClassInformer {
         ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
     > {
         self.factory
-            .informer::<::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass>()
+            .unscoped_informer::<
+                ::k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
+            >()
     }
     /// A lister over the cache of the factory's `VolumeAttributesClass` informer.
     #[inline]

@@ -28,7 +28,7 @@ impl StorageVersionMigrationInformer {
         ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
     > {
         self.factory
-            .informer::<
+            .unscoped_informer::<
                 ::k8s_openapi::api::storagemigration::v1::StorageVersionMigration,
             >()
     }

@@ -20,7 +20,7 @@ impl FooInformer {
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Foo> {
-        self.factory.informer::<::golden_crds::Foo>()
+        self.factory.unscoped_informer::<::golden_crds::Foo>()
     }
     /// A lister over the cache of the factory's `Foo` informer.
     #[inline]

@@ -20,7 +20,7 @@ impl EndpointsInformer {
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Endpoints> {
-        self.factory.informer::<::golden_crds::Endpoints>()
+        self.factory.unscoped_informer::<::golden_crds::Endpoints>()
     }
     /// A lister over the cache of the factory's `Endpoints` informer.
     #[inline]

@@ -22,7 +22,7 @@ impl NetworkPolicyInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::golden_crds::moved::NetworkPolicy,
     > {
-        self.factory.informer::<::golden_crds::moved::NetworkPolicy>()
+        self.factory.unscoped_informer::<::golden_crds::moved::NetworkPolicy>()
     }
     /// A lister over the cache of the factory's `NetworkPolicy` informer.
     #[inline]

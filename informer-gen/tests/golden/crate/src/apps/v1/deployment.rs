@@ -22,7 +22,7 @@ impl DeploymentInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::golden_crds::apps::v1::Deployment,
     > {
-        self.factory.informer::<::golden_crds::apps::v1::Deployment>()
+        self.factory.unscoped_informer::<::golden_crds::apps::v1::Deployment>()
     }
     /// A lister over the cache of the factory's `Deployment` informer.
     #[inline]

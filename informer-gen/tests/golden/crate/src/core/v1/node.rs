@@ -22,7 +22,7 @@ impl NodeInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::golden_crds::apps::v1::inner::Node,
     > {
-        self.factory.informer::<::golden_crds::apps::v1::inner::Node>()
+        self.factory.unscoped_informer::<::golden_crds::apps::v1::inner::Node>()
     }
     /// A lister over the cache of the factory's `Node` informer.
     #[inline]

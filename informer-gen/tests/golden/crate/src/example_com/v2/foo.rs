@@ -20,7 +20,7 @@ impl FooInformer {
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::FooV2> {
-        self.factory.informer::<::golden_crds::FooV2>()
+        self.factory.unscoped_informer::<::golden_crds::FooV2>()
     }
     /// A lister over the cache of the factory's `Foo` informer.
     #[inline]

@@ -20,7 +20,7 @@ impl PolicyInformer {
     pub fn informer(
         &self,
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<::golden_crds::Policy> {
-        self.factory.informer::<::golden_crds::Policy>()
+        self.factory.unscoped_informer::<::golden_crds::Policy>()
     }
     /// A lister over the cache of the factory's `Policy` informer.
     #[inline]

@@ -24,7 +24,7 @@ impl GadgetInformer {
     ) -> ::informer_runtime::__codegen::SharedIndexInformer<
         ::golden_crds::extra::Gadget,
     > {
-        self.factory.informer::<::golden_crds::extra::Gadget>()
+        self.factory.unscoped_informer::<::golden_crds::extra::Gadget>()
     }
     /// A lister over the cache of the factory's `Gadget` informer.
     #[inline]
