@@ -13,9 +13,10 @@
 //!
 //! The derive reads kube's `#[kube(group, version, kind, plural, singular, namespaced, root)]`
 //! and generates the informer of the root type kube-derive generates (named `root`, else
-//! `kind`), with the plural inferred as kube-derive infers it:
+//! `kind`), with the plural inferred as kube-derive infers it (the examples of this page are
+//! compiled and run by `informer-runtime`'s `tests/derive.rs`, beside the runtime they need):
 //!
-//! ```
+//! ```ignore
 //! use informer_runtime::Informer;
 //! use kube::CustomResource;
 //! use schemars::JsonSchema;
@@ -40,7 +41,7 @@
 //! `#[informer(...)]` names the resource; `kind` defaults to the struct name and `plural` to
 //! kube's rule:
 //!
-//! ```
+//! ```ignore
 //! use informer_runtime::Informer;
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kube::{Resource, api::ObjectMeta};

@@ -173,17 +173,17 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`source`] | the [`ListerWatcher`](source::ListerWatcher) contract and [`KubeListerWatcher`](source::KubeListerWatcher), its implementation on a [`kube::Api`], which reads built-in types in protobuf by default ([`source::Encoding`]) through the decoders `k8s-protobuf` generates, and skips the fields a [`source::FieldPath`] names as it reads |
-//! | [`protobuf`] | Kubernetes' protobuf documents and watch frames, decoded into any `Deserialize` type by the serde decoder ([`protobuf::from_slice`], the reference the generated decoders are tested against), and encoded from JSON |
+//! | [`protobuf`] | Kubernetes' protobuf documents and watch frames, decoded into any `Deserialize` type by the serde decoder ([`protobuf::from_slice`], the reference the generated decoders are tested against), and encoded from JSON (re-exported from `informer-apimachinery`, which the test server shares) |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
 //! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |
-//! | [`api_version`] | an `apiVersion` split into group and version as kube-apiserver splits it |
+//! | [`api_version`] | an `apiVersion` split into group and version as kube-apiserver splits it (from `informer-apimachinery`) |
 //! | [`cache`] | tombstones, the read-only [`Store`](cache::Store) and its [`Writer`](cache::Writer), indexes and typed index handles ([`cache::Index`]), the DeltaFIFO, and what a reflector writes to ([`ReflectorStore`](cache::ReflectorStore), [`Relist`](cache::Relist)) |
 //! | [`informer`] | [`SharedIndexInformer`], its handlers ([`informer::handler`]), the [`Enqueue`](informer::enqueue::Enqueue) handler that feeds work queues, and statistics |
 //! | [`factory`] | [`SharedInformerFactory`]: one informer per type (and per scope of it), started, synced and stopped together |
 //! | [`scope`] | scoped caches: a [`Scope`] (namespaces, label and field selectors, transform) per type and per controller, informers shared where scopes are equal, [`ScopedLister`]s that refuse questions outside their scope |
 //! | [`leader_election`] | one leader among replicas on a Lease: [`LeaderElector`](leader_election::LeaderElector), its [`Leadership`](leader_election::Leadership) token and term |
 //! | [`lister`] | typed [`Lister`]s, namespaced views and [`IndexedLister`](lister::IndexedLister)s over a cache |
-//! | [`selector`] | label selectors written as text (`app=web,tier!=db`), parsed into kube's `Selector` for listers; field selectors (`metadata.name=web`) |
+//! | [`selector`] | label selectors written as text (`app=web,tier!=db`), parsed into kube's `Selector` for listers; field selectors (`metadata.name=web`) (from `informer-apimachinery`) |
 //! | [`workqueue`] | [`WorkQueue`](workqueue::WorkQueue), delaying and rate-limiting queues, rate limiters, and the [`PriorityQueue`](workqueue::PriorityQueue) controllers use, with its [`Priority`](workqueue::Priority) |
 //! | [`predicate`] | [`Predicate`]: which changes reconcile (generation, labels, annotations or resource version changed, a label selector, any closure; and/or/not) |
 //! | [`controller`] | [`Controller`]: reconcile runners on shared informers, with owned and watched types, retries and graceful shutdown |
@@ -194,11 +194,13 @@
 //! | [`user_panic`] | what happens when a transform, index function or handler panics |
 //! | `metrics` | Prometheus metrics of informers, handlers and queues (feature `metrics`) |
 //! | `testing` | a fake lister-watcher for unit tests (feature `testing`) |
+//! | `replicas` | N replicas of a sharded manager and their sharder against the embedded API server, for tests of sharded controllers (feature `replicas`) |
 //!
 //! # Features
 //!
 //! - `metrics`: the `metrics` module (prometheus-client).
 //! - `testing`: the `testing` module, a fake lister-watcher (client-go's `FakeControllerSource`).
+//! - `replicas`: the `replicas` module, on `informer-testserver`.
 //! - `derive`: `#[derive(Informer)]`, re-exported as `informer_runtime::Informer`.
 //!
 //! # Conventions
@@ -221,7 +223,6 @@
 #[doc(hidden)]
 #[path = "codegen.rs"]
 pub mod __codegen;
-pub mod api_version;
 pub mod cache;
 mod client_layer;
 pub mod controller;
@@ -238,10 +239,11 @@ pub mod manager;
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
 pub mod predicate;
-pub mod protobuf;
 pub mod reflector;
+#[cfg(feature = "replicas")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replicas")))]
+pub mod replicas;
 pub mod scope;
-pub mod selector;
 pub mod sharding;
 pub mod source;
 mod stats;
@@ -250,6 +252,8 @@ mod stats;
 pub mod testing;
 pub mod user_panic;
 pub mod workqueue;
+
+pub use informer_apimachinery::{api_version, protobuf, selector};
 
 pub use controller::{Action, Controller};
 pub use factory::SharedInformerFactory;

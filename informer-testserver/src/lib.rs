@@ -250,14 +250,9 @@
 //!
 //! # Replicas of a sharded controller
 //!
-//! [`Replicas`] runs N replicas of a sharded `informer_runtime` manager (named `shard-0`,
-//! `shard-1`, ... as a StatefulSet's pods, each with its [named client](TestServer::named_client))
-//! and a sharder beside them. A test crashes a replica (its Lease is left to expire), stops one
-//! (its Lease is released), restarts one under the same name or adds one, then
-//! [`wait_settled`](Replicas::wait_settled): every object of the ring is labelled for the live
-//! shard the sharder's hash ring picks, none is drained, every running replica holds its Lease.
-//! It returns how long the hand-over took, and otherwise names what is not settled. See the
-//! [`replicas`] module.
+//! `informer_runtime::replicas` (the runtime's `replicas` feature) runs N replicas of
+//! a sharded manager and a sharder against a [`TestServer`], each replica with its
+//! [named client](TestServer::named_client), and waits until the ring has settled.
 //!
 //! # Modules
 //!
@@ -265,9 +260,6 @@
 //!
 //! - [`proxy`]: [`ResetProxy`], its counters ([`proxy::ProxyStats`]) and its errors;
 //! - [`registry`]: [`ResourceType`] and the built-in types every server serves;
-//! - [`replicas`]: [`Replicas`] (built by [`ReplicasBuilder`], failing with
-//!   [`ReplicasError`]), the replicas of a sharded controller and their sharder, and what keeps
-//!   a ring from settling ([`replicas::Unsettled`], [`replicas::Problem`]);
 //! - [`seed`]: the parser behind [`TestServer::seed_str`], for tests that want the objects
 //!   without a server;
 //! - [`selector`]: the label selector parser the server uses (`informer-runtime`'s, with
@@ -339,7 +331,6 @@ mod http;
 mod key_order;
 pub mod proxy;
 pub mod registry;
-pub mod replicas;
 pub mod seed;
 pub mod selector;
 mod served_apis;
@@ -354,7 +345,6 @@ pub use proxy::ResetProxy;
 
 pub use http::shared::{CLIENT_NAME_HEADER, RequestRecord};
 pub use registry::{ResourceType, ScaleSubresource};
-pub use replicas::{Replicas, ReplicasBuilder, ReplicasError};
 pub use seed::SeedError;
 pub use server::{ServerError, TestServer, TestServerBuilder};
 pub use status::ApiError;

@@ -1,9 +1,9 @@
 //! Label and field selectors: parsing with kube-apiserver's grammar, and the object filters the
 //! server applies to lists and watches.
 //!
-//! Label selectors (`labelSelector`) are parsed by the runtime's parser with kube-apiserver's
-//! grammar ([`parse_label_selector`]) and matched by kube-core; field selectors
-//! (`fieldSelector`) are parsed by the runtime's parser too, and matched here.
+//! Label selectors (`labelSelector`) are parsed by informer-apimachinery's parser, the one the
+//! runtime uses, with kube-apiserver's grammar ([`parse_label_selector`]) and matched by
+//! kube-core; field selectors (`fieldSelector`) are parsed by it too, and matched here.
 
 pub(crate) mod field_values;
 
@@ -34,7 +34,7 @@ pub enum SelectorError {
 }
 
 /// Parses a label selector string (`labelSelector=`) into a kube [`Selector`], with the
-/// runtime's parser ([`informer_runtime::selector::parse_label_selector`]).
+/// shared parser ([`informer_apimachinery::selector::parse_label_selector`]).
 ///
 /// ```
 /// use informer_testserver::selector::parse_label_selector;
@@ -46,7 +46,7 @@ pub enum SelectorError {
 /// assert!(selector.matches(&labels));
 /// ```
 pub fn parse_label_selector(input: &str) -> Result<Selector, SelectorError> {
-    informer_runtime::selector::parse_label_selector(input).map_err(|err| SelectorError::Label {
+    informer_apimachinery::selector::parse_label_selector(input).map_err(|err| SelectorError::Label {
         selector: err.selector,
         reason: err.reason,
     })
@@ -54,15 +54,15 @@ pub fn parse_label_selector(input: &str) -> Result<Selector, SelectorError> {
 
 /// A parsed field selector: all requirements must hold.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct FieldSelector(informer_runtime::selector::FieldSelector);
+pub(crate) struct FieldSelector(informer_apimachinery::selector::FieldSelector);
 
 /// Parses a field selector (`fieldSelector=`): `metadata.name=x,metadata.namespace!=y`, with
-/// the runtime's parser ([`informer_runtime::selector::parse_field_selector`]).
+/// the shared parser ([`informer_apimachinery::selector::parse_field_selector`]).
 ///
 /// Any dotted path parses; which fields a resource can be selected by is checked when the
 /// resource is known (kube-apiserver's per-resource lists). Values compare as strings.
 pub(crate) fn parse_field_selector(input: &str) -> Result<FieldSelector, SelectorError> {
-    informer_runtime::selector::parse_field_selector(input)
+    informer_apimachinery::selector::parse_field_selector(input)
         .map(FieldSelector)
         .map_err(|err| SelectorError::Field {
             selector: err.selector,

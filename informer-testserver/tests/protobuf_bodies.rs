@@ -248,7 +248,7 @@ async fn deletes_take_protobuf_delete_options() {
         post(
             &client,
             "/api/v1/namespaces/default/configmaps",
-            informer_runtime::protobuf::to_vec(&object).expect("encoded"),
+            informer_apimachinery::protobuf::to_vec(&object).expect("encoded"),
         )
         .await
         .expect("created");
@@ -262,7 +262,7 @@ async fn deletes_take_protobuf_delete_options() {
                 http::header::ACCEPT,
                 "application/vnd.kubernetes.protobuf, application/json",
             )
-            .body(informer_runtime::protobuf::to_vec(options).expect("encoded"))
+            .body(informer_apimachinery::protobuf::to_vec(options).expect("encoded"))
             .expect("request")
     };
     // a stale precondition is honoured, so the options were read
@@ -276,7 +276,7 @@ async fn deletes_take_protobuf_delete_options() {
         (409, "application/vnd.kubernetes.protobuf")
     );
     let status: kube::core::Status =
-        informer_runtime::protobuf::from_slice(&body).expect("a protobuf Status");
+        informer_apimachinery::protobuf::from_slice(&body).expect("a protobuf Status");
     assert_eq!(status.reason, "Conflict");
     let plain =
         serde_json::json!({"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Foreground"});
@@ -320,7 +320,7 @@ async fn errors_answer_in_protobuf_when_asked() {
         (404, "application/vnd.kubernetes.protobuf")
     );
     let status: kube::core::Status =
-        informer_runtime::protobuf::from_slice(&body).expect("a protobuf Status");
+        informer_apimachinery::protobuf::from_slice(&body).expect("a protobuf Status");
     assert_eq!((status.code, status.reason.as_str()), (404, "NotFound"));
 }
 
@@ -338,7 +338,7 @@ async fn protobuf_writes_keep_acronym_fields_and_pointer_zeros() {
     post(
         &client,
         "/api/v1/namespaces/default/pods",
-        informer_runtime::protobuf::to_vec(&pod).expect("encoded"),
+        informer_apimachinery::protobuf::to_vec(&pod).expect("encoded"),
     )
     .await
     .expect("created");

@@ -5,6 +5,7 @@
 //! the modules of crates ([`module_cycles`]).
 
 pub mod builtin_schema;
+pub mod crate_cycles;
 pub mod go_fields;
 pub mod key_order_table;
 pub mod module_cycles;
@@ -57,7 +58,7 @@ pub fn builtin_schema() -> Result<String, String> {
 
 /// Where the table of protobuf messages goes.
 pub fn protobuf_table_file() -> PathBuf {
-    workspace_root().join("informer-runtime/src/protobuf/table.rs")
+    workspace_root().join("apimachinery/src/protobuf/table.rs")
 }
 
 /// Where the Go field table goes (`cargo xtask go-fields`), read by the protobuf table.

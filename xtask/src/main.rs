@@ -1,4 +1,4 @@
-//! `cargo xtask codegen`, `cargo xtask verify-codegen` and `cargo xtask module-cycles` (see the
+//! `cargo xtask codegen`, `cargo xtask verify-codegen`, `cargo xtask module-cycles` and `cargo xtask crate-cycles` (see the
 //! library docs).
 
 use std::{ffi::OsStr, process::ExitCode, time::Instant};
@@ -23,10 +23,11 @@ fn tables() -> [(PathBuf, Generate); 3] {
     ]
 }
 
-const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen | module-cycles <crate-src-dir>... | go-fields <label> <go-module-dir>...>\n\
+const USAGE: &str = "usage: cargo xtask <codegen | verify-codegen | module-cycles <crate-src-dir>... | crate-cycles | go-fields <label> <go-module-dir>...>\n\
     codegen         regenerate k8s-informers and the test server's tables from k8s-openapi's and k8s-pb's sources\n\
     verify-codegen  fail when either differs from what would be generated\n\
     module-cycles   report the import circles between the modules of crates (given by their src directories); exit 1 if any\n\
+    crate-cycles    report the dependency circles between the workspace's crates, dev-dependencies included; exit 1 if any\n\
     go-fields       write xtask/data/go_fields.tsv from checkouts of k8s.io/api, apimachinery, apiextensions-apiserver and kube-aggregator (label: their versions)";
 
 /// Writes a generated table; whether it changed.
@@ -181,6 +182,24 @@ fn verify() -> ExitCode {
     }
 }
 
+/// Prints the dependency circles between the workspace's crates.
+fn crate_cycles() -> ExitCode {
+    match xtask::crate_cycles::workspace_graph() {
+        Ok(graph) => {
+            println!("{graph}");
+            if graph.circles().is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(err) => {
+            eprintln!("xtask crate-cycles: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// Prints the import circles of the crates whose source directories are `dirs`.
 fn module_cycles(dirs: &[PathBuf]) -> ExitCode {
     if dirs.is_empty() {
@@ -235,6 +254,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen(),
         Some("verify-codegen") => verify(),
         Some("module-cycles") => module_cycles(&args.map(PathBuf::from).collect::<Vec<_>>()),
+        Some("crate-cycles") => crate_cycles(),
         Some("go-fields") => {
             let label = args.next().map(|l| l.to_string_lossy().into_owned());
             go_fields(label, &args.map(PathBuf::from).collect::<Vec<_>>())

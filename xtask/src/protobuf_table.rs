@@ -1,7 +1,7 @@
 //! The protobuf field numbers of the built-in Kubernetes messages, read from the `k8s-pb`
 //! crate's prost types, with JSON names and presence from Kubernetes' Go types
 //! ([`crate::go_fields`]; k8s-openapi's names for a field the Go table lacks), for the
-//! runtime's and the embedded API server's protobuf: `informer-runtime/src/protobuf/table.rs`.
+//! protobuf the runtime and the embedded API server share: `apimachinery/src/protobuf/table.rs`.
 //!
 //! k8s-pb is generated from Kubernetes' `generated.proto` files; each field carries its wire
 //! type and number in an attribute such as `#[prost(message, optional, tag = "1")]`.

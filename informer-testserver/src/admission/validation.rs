@@ -11,7 +11,7 @@
 //! `<version>` (split as `schema.ParseGroupVersion` splits it), a `kind`, a `name` and a
 //! `uid`; a core `v1` Event cannot be an owner; at most one reference has `controller: true`.
 
-use informer_runtime::api_version::parse_group_version;
+use informer_apimachinery::api_version::parse_group_version;
 use serde_json::Value;
 
 use crate::admission::context::WriteContext;

@@ -151,7 +151,8 @@ pub(crate) struct Resource<'a> {
 /// (`*core.Pod`, `*apps.DeploymentList`, `*unstructured.Unstructured`).
 fn go_type(resource: &Resource<'_>, list: bool) -> String {
     let rt = resource.rt;
-    let builtin = !resource.custom && informer_runtime::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+    let builtin =
+        !resource.custom && informer_apimachinery::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
     let suffix = if list { "List" } else { "" };
     if !builtin {
         return format!("*unstructured.Unstructured{suffix}");

@@ -41,7 +41,7 @@ pub(crate) fn check(state: &State, rt: &ResourceType, selector: &FieldSelector) 
     }
     let api_version = rt.api_version();
     let builtin = state.registry.crd_of(rt).is_none()
-        && informer_runtime::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+        && informer_apimachinery::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
     let selectable = if builtin {
         Vec::new()
     } else {

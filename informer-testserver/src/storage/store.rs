@@ -129,12 +129,12 @@ pub(crate) fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
 /// Takes out of an object of a built-in kind what kube-apiserver's storage drops: it decodes a
 /// written object into its Go type and keeps it in protobuf, so empty lists and maps and the
 /// zero values of `omitempty` fields are in none of its answers, JSON or protobuf
-/// ([`informer_runtime::protobuf::omit_empty`]). Without this, the JSON answer of an object
+/// ([`informer_apimachinery::protobuf::omit_empty`]). Without this, the JSON answer of an object
 /// whose last annotation was removed (`"annotations": {}`) and its protobuf answer (no
 /// annotations) would decode to different objects. Custom resources are kept as written, as
 /// kube-apiserver keeps them.
 pub(crate) fn as_stored(rt: &ResourceType, object: &mut Value) {
-    informer_runtime::protobuf::omit_empty(&rt.api_version(), &rt.kind, object);
+    informer_apimachinery::protobuf::omit_empty(&rt.api_version(), &rt.kind, object);
 }
 
 impl Store {

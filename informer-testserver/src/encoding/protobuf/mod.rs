@@ -1,11 +1,11 @@
 //! Protobuf (`application/vnd.kubernetes.protobuf`) for built-in types: request bodies, as
 //! client-go and kubectl 1.32 and later send them, and answers to clients whose `Accept` puts
-//! protobuf first. The encoding is the runtime's ([`informer_runtime::protobuf`]), so the
+//! protobuf first. The encoding is the one the runtime reads ([`informer_apimachinery::protobuf`]), so the
 //! server and the informers read and write it from one table; bodies are decoded to the JSON
 //! the rest of the server works with, answers encoded from it. Custom resources have no
 //! protobuf form: 415, as on kube-apiserver.
 
-use informer_runtime::protobuf::{self as wire, Error};
+use informer_apimachinery::protobuf::{self as wire, Error};
 use serde_json::Value;
 
 use crate::status::ApiError;
