@@ -1,34 +1,12 @@
 //! The dependencies of a generated crate: a registry input by its version, a local input by
 //! its relative path, or a line the user chose.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-};
+mod common;
 
+use std::{path::Path, process::Command};
+
+use common::{FOO, TempDir};
 use informer_gen::{Config, CrateManifestError, Layout};
-
-const FOO: &str = "#[derive(CustomResource)]\n\
-    #[kube(group = \"example.com\", version = \"v1\", kind = \"Foo\", namespaced)]\n\
-    pub struct FooSpec {}\n";
-
-/// A fresh directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("informer-gen-deps-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir created");
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Writes a crate `name` `version` with one resource into `dir`.
 fn input_crate(dir: &Path, name: &str, version: &str) {
@@ -56,7 +34,7 @@ fn manifest_of(input: &Path, out: &Path, lines: &[&str]) -> Result<String, infor
 
 #[test]
 fn a_registry_input_is_required_by_its_version() {
-    let temp = TempDir::new("registry");
+    let temp = TempDir::new("deps", "registry");
     let input = temp
         .0
         .join("other-cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/reg-crds-1.2.3");
@@ -71,7 +49,7 @@ fn a_registry_input_is_required_by_its_version() {
 
 #[test]
 fn a_crate_in_cargo_home_is_required_by_its_version() {
-    let temp = TempDir::new("cargo-home");
+    let temp = TempDir::new("deps", "cargo-home");
     let home = temp.0.join("cargo-home");
     let input = home.join("registry/src/mirror/vendored");
     input_crate(&input, "home-crds", "0.4.0");
@@ -94,7 +72,7 @@ fn a_crate_in_cargo_home_is_required_by_its_version() {
 
 #[test]
 fn a_local_input_is_required_by_its_relative_path() {
-    let temp = TempDir::new("local");
+    let temp = TempDir::new("deps", "local");
     let input = temp.0.join("crds");
     input_crate(&input, "local-crds", "0.1.0");
     let manifest = manifest_of(&input, &temp.0.join("gen/out"), &[]).expect("generated");
@@ -108,7 +86,7 @@ fn a_local_input_is_required_by_its_relative_path() {
 
 #[test]
 fn an_input_dependency_line_replaces_the_default() {
-    let temp = TempDir::new("line");
+    let temp = TempDir::new("deps", "line");
     let input = temp.0.join("crds");
     input_crate(&input, "local-crds", "0.1.0");
     let out = temp.0.join("out");

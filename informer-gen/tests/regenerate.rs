@@ -1,16 +1,12 @@
 //! Regenerating into an output directory: files of resources removed from the input go, files
 //! that were not generated stay, and `--check` names the command that regenerates.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-};
+mod common;
 
+use std::{path::Path, process::Command};
+
+use common::{FOO, TempDir};
 use informer_gen::{Config, Layout, OutputError};
-
-const FOO: &str = "#[derive(CustomResource)]\n\
-    #[kube(group = \"example.com\", version = \"v1\", kind = \"Foo\", namespaced)]\n\
-    pub struct FooSpec {}\n";
 
 const BAR: &str = "#[derive(CustomResource)]\n\
     #[kube(group = \"example.com\", version = \"v1\", kind = \"Bar\", namespaced)]\n\
@@ -19,24 +15,6 @@ const BAR: &str = "#[derive(CustomResource)]\n\
 const BAZ: &str = "#[derive(CustomResource)]\n\
     #[kube(group = \"other.example.org\", version = \"v1alpha1\", kind = \"Baz\")]\n\
     pub struct BazSpec {}\n";
-
-/// A fresh directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("informer-gen-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir created");
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn config(root: &Path, source: &str, layout: &Layout) -> Config {
     Config::new()
@@ -47,7 +25,7 @@ fn config(root: &Path, source: &str, layout: &Layout) -> Config {
 }
 
 fn regenerate_after_removal(layout: &Layout, src: &str) {
-    let temp = TempDir::new(&format!("regenerate-{}", src.replace('/', "-")));
+    let temp = TempDir::new("regenerate", &format!("regenerate-{}", src.replace('/', "-")));
     let root = &temp.0;
     let out = root.join("out");
     let all = format!("{FOO}{BAR}{BAZ}");
@@ -96,7 +74,7 @@ fn regenerating_a_crate_removes_what_is_no_longer_generated() {
 
 #[test]
 fn files_that_were_not_generated_are_not_overwritten() {
-    let temp = TempDir::new("not-generated");
+    let temp = TempDir::new("regenerate", "not-generated");
     let root = &temp.0;
     let mine = root.join("out/example_com/v1/foo.rs");
     std::fs::create_dir_all(mine.parent().expect("parent")).expect("dir");
@@ -117,7 +95,7 @@ fn files_that_were_not_generated_are_not_overwritten() {
 
 #[test]
 fn the_single_file_layout_leaves_other_files_alone() {
-    let temp = TempDir::new("single");
+    let temp = TempDir::new("regenerate", "single");
     let root = &temp.0;
     let other = root.join("out/other.rs");
     std::fs::create_dir_all(root.join("out")).expect("dir");
@@ -130,7 +108,7 @@ fn the_single_file_layout_leaves_other_files_alone() {
 
 #[test]
 fn check_names_the_command_that_regenerates() {
-    let temp = TempDir::new("check");
+    let temp = TempDir::new("regenerate", "check");
     let root = &temp.0;
     std::fs::write(root.join("crds.rs"), format!("{FOO}{BAR}")).expect("input");
     let out = root.join("out");

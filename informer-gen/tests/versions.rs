@@ -1,34 +1,15 @@
 //! The kube and k8s-openapi versions of an input are checked against those generated code needs,
 //! which are the workspace's (informer-runtime's).
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::Command,
 };
 
+use common::{FOO, TempDir};
 use informer_gen::{Config, K8S_OPENAPI_REQUIREMENT, KUBE_REQUIREMENT, VersionError, VersionMismatch};
-
-const FOO: &str = "#[derive(CustomResource)]\n\
-    #[kube(group = \"example.com\", version = \"v1\", kind = \"Foo\", namespaced)]\n\
-    pub struct FooSpec {}\n";
-
-/// A fresh directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("informer-gen-versions-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir created");
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Writes `files` (path relative to `dir`, content) and returns `dir`.
 fn write(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
@@ -135,7 +116,7 @@ fn the_requirements_are_the_workspace_s() {
 
 #[test]
 fn matching_and_compatible_requirements_pass() {
-    let temp = TempDir::new("matching");
+    let temp = TempDir::new("versions", "matching");
     for dependencies in [
         "kube = { version = \"5.0\", features = [\"derive\"] }\nk8s-openapi = \"0.29\"",
         "kube = \"5.3\"\nkube-derive = \"5\"\nk8s-openapi = { version = \"0.29.1\", features = [\"latest\"] }",
@@ -149,7 +130,7 @@ fn matching_and_compatible_requirements_pass() {
 
 #[test]
 fn mismatching_requirements_are_errors_naming_each() {
-    let temp = TempDir::new("mismatching");
+    let temp = TempDir::new("versions", "mismatching");
     let input = crds(
         &temp.0,
         "kube = { version = \"0.98\", features = [\"derive\"] }\nk8s-openapi = \"0.24\"\nschemars = \"0.8\"",
@@ -184,7 +165,7 @@ change its dependencies to k8s-openapi = \"0.29\", kube = \"5.0\" (or use a rele
 
 #[test]
 fn the_command_line_refuses_a_mismatch_unless_allowed() {
-    let temp = TempDir::new("cli");
+    let temp = TempDir::new("versions", "cli");
     let input = crds(&temp.0.join("crds"), "kube = \"0.98\"");
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_informer-gen"))
@@ -214,7 +195,7 @@ fn the_command_line_refuses_a_mismatch_unless_allowed() {
 
 #[test]
 fn workspace_dependencies_are_read_from_the_workspace_root() {
-    let temp = TempDir::new("workspace");
+    let temp = TempDir::new("versions", "workspace");
     let root = write(
         &temp.0,
         &[(
@@ -248,7 +229,7 @@ fn workspace_dependencies_are_read_from_the_workspace_root() {
 
 #[test]
 fn renamed_dependencies_are_checked_by_their_package() {
-    let temp = TempDir::new("renamed");
+    let temp = TempDir::new("versions", "renamed");
     let input = crds(
         &temp.0,
         "kube-rs = { package = \"kube\", version = \"0.98\" }\n[target.'cfg(unix)'.dependencies]\nopenapi = { package = \"k8s-openapi\", version = \"0.24\" }",
@@ -274,7 +255,7 @@ fn renamed_dependencies_are_checked_by_their_package() {
 
 #[test]
 fn locked_versions_are_checked_when_the_requirement_fits() {
-    let temp = TempDir::new("lock");
+    let temp = TempDir::new("versions", "lock");
     let input = crds(&temp.0, "kube = \">=0.90\"\nk8s-openapi = \"0.29\"");
     let lock = |kube: &str| {
         format!(
@@ -303,7 +284,7 @@ fn locked_versions_are_checked_when_the_requirement_fits() {
 
 #[test]
 fn inputs_without_a_manifest_or_kube_are_not_checked() {
-    let temp = TempDir::new("bare");
+    let temp = TempDir::new("versions", "bare");
     let bare = write(&temp.0.join("bare"), &[("src/lib.rs", FOO)]);
     generate(&bare).expect("no manifest, nothing to check");
     // k8s-openapi's own sources: no dependency on kube or k8s-openapi.
@@ -332,7 +313,7 @@ fn inputs_without_a_manifest_or_kube_are_not_checked() {
 
 #[test]
 fn unreadable_manifests_and_requirements_are_errors() {
-    let temp = TempDir::new("unreadable");
+    let temp = TempDir::new("versions", "unreadable");
     let input = crds(&temp.0, "kube = \"five\"");
     let message = generate(&input).expect_err("a bad requirement").to_string();
     assert!(

@@ -82,16 +82,18 @@ async fn record_holding_the_first(
     Ok(Action::await_change())
 }
 
-/// Where the live change `live` lands among the reconciles when it is made while the first
-/// listed object is being reconciled and the rest of the list waits.
-async fn position_of_a_live_change(priorities: bool) -> Result<usize, Box<dyn std::error::Error>> {
-    let server = TestServer::start().await?;
-    for i in 0..LISTED {
-        server.create_typed(&config_map(&format!("listed-{i:03}")))?;
-    }
-    let factory = SharedInformerFactory::new(server.client()?);
-    let controller = Controller::<ConfigMap>::new(&factory).priorities(priorities);
-    let stats = controller.stats();
+/// Runs `controller` with a context whose first reconcile waits for its gate, until that first
+/// reconcile is running: the context, the shutdown token and the run.
+async fn run_holding_the_first(
+    controller: Controller<ConfigMap>,
+) -> Result<
+    (
+        Arc<Context>,
+        CancellationToken,
+        tokio::task::JoinHandle<crate::controller::Result<()>>,
+    ),
+    Box<dyn std::error::Error>,
+> {
     let context = Context::holding_the_first();
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(
@@ -107,6 +109,20 @@ async fn position_of_a_live_change(priorities: bool) -> Result<usize, Box<dyn st
         context.len() == 1
     })
     .await?;
+    Ok((context, shutdown, run))
+}
+
+/// Where the live change `live` lands among the reconciles when it is made while the first
+/// listed object is being reconciled and the rest of the list waits.
+async fn position_of_a_live_change(priorities: bool) -> Result<usize, Box<dyn std::error::Error>> {
+    let server = TestServer::start().await?;
+    for i in 0..LISTED {
+        server.create_typed(&config_map(&format!("listed-{i:03}")))?;
+    }
+    let factory = SharedInformerFactory::new(server.client()?);
+    let controller = Controller::<ConfigMap>::new(&factory).priorities(priorities);
+    let stats = controller.stats();
+    let (context, shutdown, run) = run_holding_the_first(controller).await?;
     server.create_typed(&config_map("live"))?;
     eventually("the live change is queued behind the list", WAIT, || {
         stats.queue_depth() == LISTED
@@ -154,21 +170,7 @@ async fn a_high_priority_request_jumps_the_initial_list() -> Result<(), Box<dyn 
     let (requests, trigger) = futures::channel::mpsc::unbounded();
     let controller = Controller::<ConfigMap>::new(&factory).reconcile_on(trigger);
     let stats = controller.stats();
-    let context = Context::holding_the_first();
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(
-        controller
-            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
-            .run(
-                record_holding_the_first,
-                |_, _, _| Action::await_change(),
-                Arc::clone(&context),
-            ),
-    );
-    eventually("the first listed object is being reconciled", WAIT, || {
-        context.len() == 1
-    })
-    .await?;
+    let (context, shutdown, run) = run_holding_the_first(controller).await?;
     assert_eq!(stats.queue_depth(), 49);
     requests.unbounded_send((
         crate::ObjectKey::new("default", "listed-049"),
@@ -209,21 +211,7 @@ async fn order_after_a_watched_change_at(
     let controller = Controller::<ConfigMap>::new(&factory)
         .relation(Watches::new(|_: &Secret| [ObjectKey::new("default", "listed-049")]).priority(priority));
     let stats = controller.stats();
-    let context = Context::holding_the_first();
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(
-        controller
-            .graceful_shutdown_on(shutdown.clone().cancelled_owned())
-            .run(
-                record_holding_the_first,
-                |_, _, _| Action::await_change(),
-                Arc::clone(&context),
-            ),
-    );
-    eventually("the first listed object is being reconciled", WAIT, || {
-        context.len() == 1
-    })
-    .await?;
+    let (context, shutdown, run) = run_holding_the_first(controller).await?;
     server.create_typed(&config_map("live"))?;
     eventually("the live change is queued", WAIT, || stats.queue_depth() == 50).await?;
     let secret = Secret {
