@@ -33,12 +33,13 @@
 //! ```no_run
 //! use std::{sync::Arc, time::Duration};
 //!
-//! use crate::{
+//! use informer_runtime::{
 //!     controller::{Action, Controller},
 //!     manager::Manager,
+//!     replicas::{BuildError, Replicas},
 //!     sharding::{ControllerRing, RingResource, Shard},
 //! };
-//! use informer_testserver::{TestServer, replicas::{BuildError, Replicas}};
+//! use informer_testserver::TestServer;
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //!
 //! async fn reconcile(_: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, kube::Error> {
