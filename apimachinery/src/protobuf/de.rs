@@ -18,36 +18,6 @@ use super::{
 };
 use fields::{Field, MessageFields};
 
-/// The requests every deserializer of this module answers alike: an option is `Some` (a
-/// field on the wire is present), a newtype is its inner value, an ignored value is skipped,
-/// and every other request reads the value as it is ([`Deserializer::deserialize_any`]);
-/// `read_as_any!(enum)` reads an enum that way too, `read_as_any!()` leaves `deserialize_enum`
-/// to the deserializer.
-macro_rules! read_as_any {
-    ($($enum:ident)?) => {
-        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            visitor.visit_some(self)
-        }
-
-        fn deserialize_newtype_struct<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            visitor: V,
-        ) -> Result<V::Value, Error> {
-            visitor.visit_newtype_struct(self)
-        }
-
-        fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            visitor.visit_unit()
-        }
-
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
-            unit_struct seq tuple tuple_struct map struct identifier $($enum)?
-        }
-    };
-}
-
 /// Decodes a protobuf document (`k8s\0`, a `runtime.Unknown`, the object's message) into `T`.
 /// The object gets `apiVersion` and `kind` from the envelope; strings are borrowed from
 /// `document` where `T` borrows.
@@ -91,7 +61,26 @@ impl<'de> Deserializer<'de> for MessageDeserializer<'de> {
         })
     }
 
-    read_as_any!(enum);
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct seq tuple tuple_struct map struct enum identifier
+    }
 }
 
 /// A message read as JSON (a JSON schema inside one of apiextensions' unions).
@@ -164,7 +153,10 @@ impl<'de> Deserializer<'de> for StaticStr {
         visitor.visit_str(self.0)
     }
 
-    read_as_any!(enum);
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
 }
 
 /// Text borrowed from the input.
@@ -186,7 +178,22 @@ impl<'de> Deserializer<'de> for BorrowedStr<'de> {
         visitor.visit_enum(BorrowedStrDeserializer::new(self.0))
     }
 
-    read_as_any!();
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
 }
 
 /// The value of one field: a scalar or message, every element of a repeated field, or every
@@ -217,6 +224,22 @@ impl<'de> Deserializer<'de> for FieldDeserializer<'de> {
         }
     }
 
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -233,7 +256,10 @@ impl<'de> Deserializer<'de> for FieldDeserializer<'de> {
         }
     }
 
-    read_as_any!();
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct seq tuple tuple_struct map struct identifier
+    }
 }
 
 /// One value on the wire, read as its field's type.
@@ -271,6 +297,22 @@ impl<'de> Deserializer<'de> for ValueDeserializer<'de> {
         }
     }
 
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
     /// A string is a unit variant, as in JSON (`status: Failure`).
     fn deserialize_enum<V: Visitor<'de>>(
         self,
@@ -286,7 +328,10 @@ impl<'de> Deserializer<'de> for ValueDeserializer<'de> {
         }
     }
 
-    read_as_any!();
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct seq tuple tuple_struct map struct identifier
+    }
 }
 
 fn base64(bytes: &[u8]) -> String {
