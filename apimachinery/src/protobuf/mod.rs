@@ -26,7 +26,9 @@
 //!   base64.
 //!
 //! Unknown fields are skipped (as Go's decoder does); truncated or malformed input is an
-//! [`Error`], never a panic. Custom resources have no protobuf form ([`has_form`]).
+//! [`Error`], never a panic, and an error inside the object says where: its byte offset in the
+//! document and the path of fields down to it ([`Error::location`]:
+//! `spec.containers[0].image`). Custom resources have no protobuf form ([`has_form`]).
 //!
 //! ```
 //! use informer_apimachinery::protobuf;
@@ -49,6 +51,8 @@
 mod de;
 mod encode;
 mod envelope;
+mod error;
+mod location;
 mod lookup;
 mod omit_empty;
 #[cfg(any(test, feature = "samples"))]
@@ -63,6 +67,8 @@ mod wire;
 pub use de::from_slice;
 pub use encode::to_vec;
 pub use envelope::{Envelope, MAGIC};
+pub use error::Error;
+pub use location::{FieldPath, Segment};
 pub use lookup::{field_numbers, has_form, has_group_version};
 pub use omit_empty::omit_empty;
 pub use watch_event::WatchFrame;
@@ -73,33 +79,6 @@ pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// The media type of protobuf watch streams: frames of a 4-byte big-endian length, then a
 /// `WatchEvent` message.
 pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
-
-/// Errors of protobuf decoding and encoding.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Error {
-    /// The bytes are not a valid protobuf encoding (truncated, a value of the wrong wire type,
-    /// a string that is not UTF-8, no `k8s\0` prefix).
-    #[error("failed to decode protobuf: {0}")]
-    Malformed(String),
-    /// The document names a kind without a protobuf form here (a custom resource, or a kind
-    /// newer than the table): ask for JSON.
-    #[error("failed to decode protobuf: no protobuf form is known for {0}; ask for JSON instead")]
-    UnknownKind(String),
-    /// The decoded fields do not fit the target type (a required field missing, a value out of
-    /// range), or the document holds another kind than the one asked for.
-    #[error("failed to decode protobuf into its type: {0}")]
-    Type(String),
-    /// A generated decoder (`k8s-protobuf`) found the bytes malformed: the error names the
-    /// fields it was found in.
-    #[error(transparent)]
-    Decode(#[from] k8s_protobuf::Error),
-}
-
-impl serde::de::Error for Error {
-    fn custom<T: std::fmt::Display>(message: T) -> Self {
-        Self::Type(message.to_string())
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::{
-    Error, WatchFrame, from_slice,
+    Error, Segment, WatchFrame, from_slice,
     lookup::message_at,
     samples::sample,
     table::{KINDS, MESSAGES},
@@ -323,7 +323,7 @@ fn bad_documents_are_errors_not_panics() {
     let mut cm = Vec::new();
     bytes_field(1, &wrong, &mut cm);
     assert!(matches!(
-        decode_value(&envelope("v1", "ConfigMap", &cm)),
+        decode_value(&envelope("v1", "ConfigMap", &cm)).map_err(|e| e.cause().clone()),
         Err(Error::Malformed(_))
     ));
     // a string that is not UTF-8
@@ -516,10 +516,13 @@ fn every_kind_in_the_table_round_trips() {
     for spec in MESSAGES.iter() {
         let object = sample(spec, 2);
         let bytes = super::encode::encode_message_for_test(&object, spec).expect("encoded");
-        let decoded: Value = serde::Deserialize::deserialize(super::de::MessageDeserializer {
-            bytes: &bytes,
-            spec,
-            type_meta: None,
+        let decoded: Value = super::de::Decode::fast_then_careful(&bytes, |decode| {
+            serde::Deserialize::deserialize(super::de::MessageDeserializer {
+                bytes: &bytes,
+                spec,
+                type_meta: None,
+                decode,
+            })
         })
         .unwrap_or_else(|e| panic!("{}: {e}", spec.path));
         assert_eq!(decoded, object, "{}", spec.path);
@@ -567,10 +570,13 @@ impl k8s_protobuf::TypeVisitor for AgainstSerde {
                 .unwrap_or_else(|e| panic!("{message} encodes: {e}"));
             let generated: T = k8s_protobuf::decode_message(&bytes)
                 .unwrap_or_else(|e| panic!("{message} at depth {depth}: the generated decoder failed: {e}"));
-            let by_serde: Result<T, _> = serde::Deserialize::deserialize(super::de::MessageDeserializer {
-                bytes: &bytes,
-                spec,
-                type_meta: None,
+            let by_serde: Result<T, _> = super::de::Decode::fast_then_careful(&bytes, |decode| {
+                serde::Deserialize::deserialize(super::de::MessageDeserializer {
+                    bytes: &bytes,
+                    spec,
+                    type_meta: None,
+                    decode,
+                })
             });
             let by_json: Result<T, _> = serde_json::from_value(object);
             if by_serde.is_err() && by_json.is_err() {
@@ -734,4 +740,141 @@ mod random_bytes {
             let _ = k8s_protobuf::decode_message::<Pod>(&message);
         }
     }
+}
+
+/// Where an error was found, as `(offset, path)`.
+fn location(err: &Error) -> (usize, String) {
+    let (offset, path) = err.location().unwrap_or_else(|| panic!("no location in {err}"));
+    (offset, path.to_string())
+}
+
+/// The offset in `document` of its object's message (the envelope's last field).
+fn raw_start(document: &[u8], raw: &[u8]) -> usize {
+    document.len() - raw.len()
+}
+
+#[test]
+fn a_malformed_field_names_its_path_and_offset() {
+    // ConfigMap{metadata{name: a varint}}: the name's key is the third byte of the message
+    let mut wrong = Vec::new();
+    varint_field(1, 7, &mut wrong);
+    let mut cm = Vec::new();
+    bytes_field(1, &wrong, &mut cm);
+    let document = envelope("v1", "ConfigMap", &cm);
+    let err = decode_value(&document).expect_err("a string field holding a varint");
+    assert!(matches!(err.cause(), Error::Malformed(_)), "{err}");
+    assert_eq!(
+        location(&err),
+        (raw_start(&document, &cm) + 2, "metadata.name".to_owned())
+    );
+    let segments: Vec<&Segment> = err.location().expect("a location").1.segments().collect();
+    assert_eq!(
+        segments,
+        [
+            &Segment::Field {
+                message: "api::core::v1::ConfigMap",
+                field: "metadata"
+            },
+            &Segment::Field {
+                message: "apimachinery::pkg::apis::meta::v1::ObjectMeta",
+                field: "name"
+            },
+        ]
+    );
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with("failed to decode protobuf: ")
+            && shown.ends_with(&format!(
+                "(at byte {}, in metadata.name)",
+                raw_start(&document, &cm) + 2
+            )),
+        "{shown}"
+    );
+}
+
+#[test]
+fn an_error_in_a_list_names_the_element() {
+    // Pod{spec{containers: [{name: "a"}, {name: "b", image: a varint}]}}
+    let mut first = Vec::new();
+    bytes_field(1, b"a", &mut first);
+    let mut second = Vec::new();
+    bytes_field(1, b"b", &mut second);
+    varint_field(2, 1, &mut second);
+    let mut spec = Vec::new();
+    bytes_field(2, &first, &mut spec);
+    bytes_field(2, &second, &mut spec);
+    let mut pod = Vec::new();
+    bytes_field(2, &spec, &mut pod);
+    let document = envelope("v1", "Pod", &pod);
+    for err in [
+        decode_value(&document).expect_err("an image holding a varint"),
+        from_slice::<Pod>(&document).expect_err("an image holding a varint"),
+    ] {
+        // the second container's image: past the spec's key and length, the first container
+        // (its key, length and 3 bytes), the second's key and length, and its name (3 bytes)
+        let image = raw_start(&document, &pod) + 2 + 5 + 2 + 3;
+        assert_eq!(
+            location(&err),
+            (image, "spec.containers[1].image".to_owned()),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn an_error_in_a_map_names_the_key() {
+    // ConfigMap{data: {"k": not UTF-8}}
+    let mut cm = Vec::new();
+    map_entry(2, "k", &[0xff], &mut cm);
+    let document = envelope("v1", "ConfigMap", &cm);
+    let err = from_slice::<ConfigMap>(&document).expect_err("a value that is not UTF-8");
+    assert_eq!(
+        location(&err),
+        (raw_start(&document, &cm), "data[\"k\"]".to_owned())
+    );
+}
+
+#[test]
+fn a_value_that_does_not_fit_its_type_names_the_value() {
+    // Status{message = 3, code = 6}: a code past u16
+    let mut status = Vec::new();
+    bytes_field(3, b"gone", &mut status);
+    varint_field(6, 70_000, &mut status);
+    let document = envelope("v1", "Status", &status);
+    let err = from_slice::<kube_core::Status>(&document).expect_err("a code past u16");
+    assert!(
+        matches!(err.cause(), Error::Type(message) if message.contains("70000")),
+        "{err}"
+    );
+    assert_eq!(
+        location(&err),
+        (raw_start(&document, &status) + 6, "code".to_owned())
+    );
+    // a type error of the object itself is not inside any field
+    let err = from_slice::<Pod>(&envelope("v1", "ConfigMap", &[])).expect_err("a config map");
+    assert!(matches!(err, Error::Type(_)) && err.location().is_none(), "{err}");
+}
+
+#[test]
+fn decodes_inside_a_decode_keep_their_own_mode() {
+    // a scattered list (read carefully) in a document decoded while a fast decode runs on
+    // another document: each decode's mode is its own
+    let mut meta = Vec::new();
+    bytes_field(1, b"c", &mut meta);
+    map_entry(11, "a", b"1", &mut meta);
+    bytes_field(3, b"default", &mut meta);
+    map_entry(11, "b", b"2", &mut meta);
+    let mut cm = Vec::new();
+    bytes_field(1, &meta, &mut cm);
+    let scattered = envelope("v1", "ConfigMap", &cm);
+    let plain = to_vec(&sample_pod()).expect("encoded");
+    let both = std::thread::scope(|scope| {
+        let pods = scope.spawn(|| (0..50).all(|_| from_slice::<Pod>(&plain).is_ok()));
+        let maps = (0..50).all(|_| {
+            from_slice::<ConfigMap>(&scattered)
+                .is_ok_and(|cm| cm.metadata.labels.is_some_and(|labels| labels.len() == 2))
+        });
+        pods.join().is_ok_and(|pods| pods) && maps
+    });
+    assert!(both);
 }

@@ -3,52 +3,13 @@
 //! message), a message embedded inline as its own fields, unknown fields skipped, and zero
 //! values left out where Go's JSON leaves them out.
 
-use std::cell::Cell;
-
+use super::mode::Decode;
 use crate::protobuf::{
     Error,
     lookup::message_at,
     spec::{FieldSpec, MessageSpec, Presence, Special, Wire},
     wire::{Reader, WireValue},
 };
-
-thread_local! {
-    /// Whether repeated fields are located with a pass over the rest of their message
-    /// (careful) rather than taken as the run of values where they start (the fast way, right
-    /// for what Go writes: a repeated field's values one after the other).
-    static CAREFUL: Cell<bool> = const { Cell::new(false) };
-    /// Whether a decode the fast way met a repeated field whose values are not together.
-    static SCATTERED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `decode` the fast way, and once more carefully when it met a repeated field whose
-/// values other fields separate (valid protobuf that Go never writes).
-pub(crate) fn fast_then_careful<T>(decode: impl Fn() -> Result<T, Error>) -> Result<T, Error> {
-    let _restore = ModeGuard {
-        careful: CAREFUL.replace(false),
-        scattered: SCATTERED.replace(false),
-    };
-    match decode() {
-        Err(_) if SCATTERED.get() => {
-            CAREFUL.set(true);
-            decode()
-        }
-        result => result,
-    }
-}
-
-/// Puts the mode of an enclosing decode back.
-struct ModeGuard {
-    careful: bool,
-    scattered: bool,
-}
-
-impl Drop for ModeGuard {
-    fn drop(&mut self) {
-        CAREFUL.set(self.careful);
-        SCATTERED.set(self.scattered);
-    }
-}
 
 /// A field as the map of its message gives it.
 pub(crate) enum Field<'de> {
@@ -198,25 +159,45 @@ enum Step<'de> {
 }
 
 /// The fields of a message.
-pub(crate) struct MessageFields<'de> {
+pub(crate) struct MessageFields<'de, 'm> {
     top: Level<'de>,
     /// Messages embedded inline (a volume's source), innermost last.
     inline: Vec<Level<'de>>,
+    decode: &'m Decode,
+    /// The offset in the document of the last field read.
+    at: usize,
 }
 
-impl<'de> MessageFields<'de> {
-    pub(crate) fn new(bytes: &'de [u8], spec: &'static MessageSpec) -> Self {
+impl<'de, 'm> MessageFields<'de, 'm> {
+    pub(crate) fn new(bytes: &'de [u8], spec: &'static MessageSpec, decode: &'m Decode) -> Self {
         Self {
             top: Level::new(bytes, spec),
             inline: Vec::new(),
+            decode,
+            at: decode.offset(bytes),
         }
     }
 
+    /// The decode the message is read in.
+    pub(crate) fn decode(&self) -> &'m Decode {
+        self.decode
+    }
+
+    /// The offset in the document of the key of the last field read.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
     /// The next field to give, `None` at the end of the message.
+    ///
+    /// # Errors
+    /// A malformed field, at its offset.
     pub(crate) fn next_field(&mut self) -> Result<Option<Field<'de>>, Error> {
         loop {
             let level = self.inline.last_mut().unwrap_or(&mut self.top);
-            match step(level)? {
+            self.at = self.decode.offset(level.reader.remaining());
+            let step = step(level, self.decode).map_err(|err| err.within(None, self.at))?;
+            match step {
                 Step::Give(field) => return Ok(Some(field)),
                 Step::Skip => {}
                 Step::Enter(inner) => self.inline.push(inner),
@@ -230,7 +211,7 @@ impl<'de> MessageFields<'de> {
     }
 }
 
-fn step<'de>(level: &mut Level<'de>) -> Result<Step<'de>, Error> {
+fn step<'de>(level: &mut Level<'de>, decode: &Decode) -> Result<Step<'de>, Error> {
     let start = level.offset();
     let Some((tag, value)) = level.reader.read()? else {
         return Ok(Step::LevelEnded);
@@ -240,10 +221,10 @@ fn step<'de>(level: &mut Level<'de>) -> Result<Step<'de>, Error> {
         return Ok(Step::Skip);
     };
     if spec.repeated || spec.wire.is_map() {
-        return if CAREFUL.get() {
+        return if decode.careful() {
             Ok(repeated_located(level, start, index, spec))
         } else {
-            repeated_run(level, start, index, spec)
+            repeated_run(level, start, index, spec, decode)
         };
     }
     if spec.json.is_empty() {
@@ -268,10 +249,11 @@ fn repeated_run<'de>(
     start: usize,
     index: usize,
     spec: &'static FieldSpec,
+    decode: &Decode,
 ) -> Result<Step<'de>, Error> {
     let bit = 1_u64 << index;
     if level.given & bit != 0 {
-        SCATTERED.set(true);
+        decode.met_scattered();
         return Err(Error::Malformed(format!(
             "the values of the repeated field {:?} are separated by other fields",
             spec.json
@@ -355,6 +337,8 @@ fn left_out(spec: &FieldSpec, value: WireValue<'_>) -> bool {
 pub(crate) struct Occurrences<'de> {
     reader: Reader<'de>,
     tag: u32,
+    /// The rest of the message from the key of the last value read.
+    last: &'de [u8],
 }
 
 impl<'de> Occurrences<'de> {
@@ -362,7 +346,14 @@ impl<'de> Occurrences<'de> {
         Self {
             reader: Reader::new(rest),
             tag,
+            last: rest,
         }
+    }
+
+    /// The rest of the message from the key of the last value read (from the first value
+    /// before any).
+    pub(crate) fn last(&self) -> &'de [u8] {
+        self.last
     }
 
     /// How many elements are left: one per value, or per number of a packed run (a value of
@@ -383,11 +374,15 @@ impl<'de> Occurrences<'de> {
     }
 
     pub(crate) fn next_value(&mut self) -> Result<Option<WireValue<'de>>, Error> {
-        while let Some((tag, value)) = self.reader.read()? {
+        loop {
+            let at = self.reader.remaining();
+            let Some((tag, value)) = self.reader.read()? else {
+                return Ok(None);
+            };
             if tag == self.tag {
+                self.last = at;
                 return Ok(Some(value));
             }
         }
-        Ok(None)
     }
 }

@@ -3,6 +3,7 @@
 use serde::de::{Deserializer, Visitor};
 use serde_json::Value;
 
+use super::mode::Decode;
 use crate::protobuf::{
     Error,
     envelope::utf8,
@@ -46,12 +47,13 @@ fn read(bytes: &[u8]) -> Result<SmallFields<'_>, Error> {
 }
 
 /// Reads a plain message (a JSON schema in a union) as JSON: the caller's message decoder.
-pub(crate) type MessageAsJson = fn(&[u8], &'static MessageSpec) -> Result<Value, Error>;
+pub(crate) type MessageAsJson = fn(&[u8], &'static MessageSpec, &Decode) -> Result<Value, Error>;
 
 /// Reads the special message `bytes` as its JSON form, for `visitor`.
 pub(crate) fn deserialize<'de, V: Visitor<'de>>(
     bytes: &'de [u8],
     spec: &'static MessageSpec,
+    decode: &Decode,
     message_as_json: MessageAsJson,
     visitor: V,
 ) -> Result<V::Value, Error> {
@@ -95,7 +97,7 @@ pub(crate) fn deserialize<'de, V: Visitor<'de>>(
                 .map_err(|e| Error::Type(e.to_string()))
         }
         Special::SchemaOrBool | Special::SchemaOrArray | Special::SchemaOrStringArray => {
-            schema_union(spec, &fields, message_as_json)?
+            schema_union(spec, &fields, decode, message_as_json)?
                 .deserialize_any(visitor)
                 .map_err(|e| Error::Type(e.to_string()))
         }
@@ -107,6 +109,7 @@ pub(crate) fn deserialize<'de, V: Visitor<'de>>(
 fn schema_union(
     spec: &MessageSpec,
     fields: &SmallFields<'_>,
+    decode: &Decode,
     message_as_json: MessageAsJson,
 ) -> Result<Value, Error> {
     let special = spec.special;
@@ -114,7 +117,7 @@ fn schema_union(
     let module = spec.path.rsplit_once("::").map_or("", |(module, _)| module);
     let schema_spec = message(&format!("{module}::JsonSchemaProps"))
         .ok_or_else(|| Error::Malformed(format!("the table has no JSONSchemaProps in {module}")))?;
-    let schema = |bytes: &[u8]| message_as_json(bytes, schema_spec);
+    let schema = |bytes: &[u8]| message_as_json(bytes, schema_spec, decode);
     // OrBool: allows = 1, schema = 2; OrArray and OrStringArray: schema = 1, array = 2
     let schema_at = if special == Special::SchemaOrBool { 2 } else { 1 };
     if special != Special::SchemaOrBool && !fields.repeated.is_empty() {
