@@ -153,27 +153,25 @@ mod tests {
         }
     }
 
-    // Go's TestDurationString cases (time/time_test.go).
+    /// Go's durations read back: every duration of Go's TestDurationString (time/time_test.go),
+    /// printed as k8s-protobuf prints it (its own test holds Go's texts), parses to itself.
     #[test]
-    fn durations_print_as_go_does() {
-        for (nanos, text) in [
-            (0, "0s"),
-            (1, "1ns"),
-            (1_100, "1.1µs"),
-            (2_200_000, "2.2ms"),
-            (3_300_000_000, "3.3s"),
-            (4 * 60_000_000_000 + 5_000_000_000, "4m5s"),
-            (4 * 60_000_000_000 + 5_001_000_000, "4m5.001s"),
-            (
-                5 * 3_600_000_000_000 + 6 * 60_000_000_000 + 7_001_000_000,
-                "5h6m7.001s",
-            ),
-            (8 * 60_000_000_000 + 1, "8m0.000000001s"),
-            (-1, "-1ns"),
-            (3_600_000_000_000, "1h0m0s"),
+    fn go_durations_read_back() {
+        for nanos in [
+            0,
+            1,
+            1_100,
+            2_200_000,
+            3_300_000_000,
+            4 * 60_000_000_000 + 5_000_000_000,
+            4 * 60_000_000_000 + 5_001_000_000,
+            5 * 3_600_000_000_000 + 6 * 60_000_000_000 + 7_001_000_000,
+            8 * 60_000_000_000 + 1,
+            -1,
+            3_600_000_000_000,
         ] {
-            assert_eq!(k8s_protobuf::go_duration(nanos), text, "{nanos}");
-            assert_eq!(parse_go_duration(text), Some(nanos), "{text}");
+            let text = k8s_protobuf::go_duration(nanos);
+            assert_eq!(parse_go_duration(&text), Some(nanos), "{text}");
         }
         assert_eq!(parse_go_duration("1.5h"), Some(5_400_000_000_000));
         assert_eq!(parse_go_duration("3x"), None);
