@@ -215,6 +215,12 @@ async fn drained_object_is_handed_over_without_a_reconcile_whatever_the_predicat
         !labels.contains_key(&shard_label(RING)) && !labels.contains_key(&drain_label(RING))
     })
     .await?;
+    // The worker counts its acknowledgement once the API server's answer reaches it, which
+    // may be after the labels are seen gone.
+    eventually("the acknowledgement counted", WAIT, || {
+        stats.drains_acknowledged() >= 1
+    })
+    .await?;
     assert_eq!(stats.drains_acknowledged(), 1);
     assert_eq!(seen.count("moving"), 1, "a drained object is not reconciled");
     let informer = factory.informer::<ConfigMap>();

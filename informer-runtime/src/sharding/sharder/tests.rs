@@ -823,6 +823,11 @@ async fn a_ring_assigns_only_what_its_selectors_hold_and_lets_go_of_what_leaves(
     })
     .await?;
     assert!(!labels_in(&server, "Secret", "shop", "web-secret").contains_key(&drain_label(RING)));
+    // counted once the API server's answer reaches the sharder, maybe after the labels are gone
+    eventually("the unassignment counted", WAIT, || {
+        sharder.stats().unassigned >= 1
+    })
+    .await?;
     assert_eq!(sharder.stats().unassigned, 1);
     assert_eq!(sharder.stats().drains, 1);
     running.stop().await
