@@ -1,7 +1,9 @@
 //! How a lister-watcher turns protobuf documents into `K`: by the decoder `k8s-protobuf`
 //! generated for `K` when `K` is a built-in type, by the generated decoder of `ObjectMeta` for
-//! a metadata-only object, and by the serde decoder of [`crate::protobuf`] otherwise (a
-//! built-in kind of an API group left out of the build).
+//! a metadata-only object, and otherwise (a built-in kind of an API group left out of the
+//! build) by the serde decoder of [`crate::protobuf`] into JSON, which `K`'s JSON decoder then
+//! reads: the lister-watcher of `K` compiles one decoder of `K`, its JSON one, whatever the
+//! encoding (the serde protobuf decoder is compiled once, for `serde_json::Value`).
 
 use std::{any::Any, sync::Arc};
 
@@ -13,7 +15,10 @@ use kube::{
 };
 use serde::de::DeserializeOwned;
 
-use crate::{protobuf, source::FieldPath};
+use crate::{
+    protobuf,
+    source::{FieldPath, exact_json, json_objects::JsonObjects},
+};
 
 /// The field numbers of a list message (every built-in `XxxList`, and
 /// `PartialObjectMetadataList`): `metadata = 1`, `items = 2`.
@@ -35,7 +40,7 @@ enum How<K> {
     /// `meta.k8s.io/v1 PartialObjectMetadata`, with the decoded metadata put in. List items get
     /// the type too, as kube-apiserver's JSON gives it to them (protobuf sends none).
     Metadata(K),
-    /// Anything else: the serde decoder over the table.
+    /// Anything else: the serde decoder over the table into JSON, then `K`'s JSON decoder.
     Serde,
 }
 
@@ -50,8 +55,8 @@ where
         let how = if let Some(decoder) = k8s_protobuf::kind_decoder::<K>() {
             How::Generated(decoder)
         } else if K::metadata_api() {
-            let typed = serde_json::json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata"});
-            serde_json::from_value::<K>(typed).map_or(How::Serde, How::Metadata)
+            let typed = br#"{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata"}"#;
+            exact_json::decode_slice_skipping::<K>(typed, None).map_or(How::Serde, How::Metadata)
         } else {
             How::Serde
         };
@@ -78,7 +83,7 @@ where
     /// The object of a protobuf document (a watch event's object).
     pub(crate) fn object(&self, document: &[u8]) -> Result<K, protobuf::Error> {
         match &self.how {
-            How::Serde => protobuf::from_slice(document),
+            How::Serde => exact_json::decode_slice_skipping(&as_json(document)?, None).map_err(into_type),
             How::Generated(decoder) => {
                 let envelope = Envelope::parse(document)?;
                 expect_kind(&envelope, decoder.api_version(), decoder.kind())?;
@@ -101,7 +106,9 @@ where
         let envelope = Envelope::parse(document)?;
         let (metadata, items) = match &self.how {
             How::Serde => {
-                let list: SerdeList<K> = protobuf::from_slice(document)?;
+                let list = JsonObjects::default()
+                    .list(&as_json(document)?)
+                    .map_err(into_type)?;
                 (list.metadata, list.items)
             }
             How::Generated(decoder) => {
@@ -238,15 +245,16 @@ fn mismatch<K: Any>(decoder: &KindDecoder) -> protobuf::Error {
     ))
 }
 
-/// The body of a protobuf list for the serde decoder: its items are read as they are, without
-/// the buffering of `ObjectList`'s flattened type fields, which come from the envelope instead.
-#[derive(serde::Deserialize)]
-#[serde(bound = "K: DeserializeOwned")]
-struct SerdeList<K> {
-    #[serde(default)]
-    metadata: ListMeta,
-    #[serde(default)]
-    items: Vec<K>,
+/// The JSON of a protobuf document (an object or a list), read by the serde decoder over the
+/// table: what `K`'s JSON decoder reads where no generated decoder does.
+fn as_json(document: &[u8]) -> Result<Vec<u8>, protobuf::Error> {
+    let value: serde_json::Value = protobuf::from_slice(document)?;
+    serde_json::to_vec(&value).map_err(|err| protobuf::Error::Type(err.to_string()))
+}
+
+/// A JSON decode of what a protobuf document held: it is not the type asked for.
+fn into_type(err: exact_json::DecodeError) -> protobuf::Error {
+    protobuf::Error::Type(err.to_string())
 }
 
 #[cfg(test)]
@@ -333,6 +341,33 @@ mod tests {
                 .map(|t| (t.api_version.as_str(), t.kind.as_str())),
             Some(("meta.k8s.io/v1", "PartialObjectMetadata"))
         );
+    }
+
+    #[test]
+    fn a_type_without_a_generated_decoder_is_read_through_its_json_decoder_as_the_generated_one_reads_it() {
+        let generated = ProtobufObjects::<Pod>::new(&[]);
+        let through_json = ProtobufObjects::<Pod> {
+            how: How::Serde,
+            skip: Arc::default(),
+        };
+        let document = protobuf::to_vec(&pod()).expect("encoded");
+        let pod = through_json.object(&document).expect("decoded");
+        assert_eq!(pod, generated.object(&document).expect("decoded"));
+        assert_eq!(pod.metadata.managed_fields.as_ref().map(Vec::len), Some(1));
+
+        let list =
+            protobuf::to_vec(&list_of("v1", "PodList", vec![self::pod(), self::pod()])).expect("encoded");
+        let decoded = through_json.list(&list).expect("decoded");
+        assert_eq!(decoded.items, [pod.clone(), pod]);
+        assert_eq!(decoded.items.capacity(), 2);
+        assert_eq!(decoded.metadata.resource_version.as_deref(), Some("9"));
+        assert_eq!(decoded.types.kind, "PodList");
+
+        let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let err = through_json
+            .object(&protobuf::to_vec(&config_map).expect("encoded"))
+            .expect_err("a config map is no pod");
+        assert!(matches!(err, protobuf::Error::Type(_)), "{err:?}");
     }
 
     #[test]
