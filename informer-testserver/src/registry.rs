@@ -374,6 +374,14 @@ impl Registry {
             .and_then(|e| e.crd.as_deref())
     }
 
+    /// Whether `rt` is a built-in kind (a Go type of kube-apiserver, with a protobuf form), not a
+    /// custom resource: kube-apiserver serves the two differently (list items without their
+    /// type, field selectors, `406`s naming the Go type).
+    pub(crate) fn is_builtin(&self, rt: &ResourceType) -> bool {
+        self.crd_of(rt).is_none()
+            && informer_apimachinery::protobuf::has_form(&rt.group, &rt.version, &rt.kind)
+    }
+
     /// Whether any served version still uses this storage.
     pub(crate) fn has_storage(&self, key: &StorageKey) -> bool {
         self.iter().any(|rt| &rt.storage_key() == key)

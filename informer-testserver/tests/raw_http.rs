@@ -38,10 +38,8 @@ async fn list_shape() {
         server.resource_version().to_string()
     );
     let item = &list["items"][0];
-    assert_eq!(
-        (item["kind"].as_str(), item["apiVersion"].as_str()),
-        (Some("Pod"), Some("v1"))
-    );
+    // kube-apiserver's items of a built-in list carry no type
+    assert_eq!((item.get("kind"), item.get("apiVersion")), (None, None));
     for field in [
         "name",
         "namespace",

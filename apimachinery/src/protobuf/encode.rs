@@ -1,6 +1,7 @@
 //! Objects and lists of built-in types encoded as protobuf documents, from their JSON: the
 //! inverse of the decoding, from the same table. A field present in the JSON is written, zero
-//! or not; one left out is not.
+//! or not; one left out is not, except a time Go holds by value, which Go writes as an empty
+//! message when it is unset (left out, or `null`).
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -9,7 +10,7 @@ use super::{
     Error,
     envelope::wrap,
     lookup::{kind_message, message, message_at},
-    spec::{FieldSpec, MessageSpec, Special, Wire},
+    spec::{FieldSpec, MessageSpec, Presence, Special, Wire},
     text::parse_go_duration,
     wire::Writer,
 };
@@ -69,12 +70,8 @@ fn encode_message(value: &Value, spec: &MessageSpec) -> Result<Vec<u8>, Error> {
             continue;
         }
         match map.get(field.json) {
-            None => {}
-            // Go writes an unset time it holds by value as an empty message
-            Some(Value::Null) => {
-                if let Wire::Message(index) = field.wire
-                    && matches!(message_at(index).special, Special::Time | Special::MicroTime)
-                {
+            None | Some(Value::Null) => {
+                if is_time_by_value(field) {
                     out.bytes(field.tag, &[]);
                 }
             }
@@ -87,6 +84,19 @@ fn encode_message(value: &Value, spec: &MessageSpec) -> Result<Vec<u8>, Error> {
         }
     }
     Ok(out.into_bytes())
+}
+
+/// Whether `field` is a `Time` or `MicroTime` that Go holds by value (not a pointer): Go
+/// writes it, as an empty message when it is unset, as it writes every field that is not a
+/// pointer (`metadata.creationTimestamp`, a condition's `lastProbeTime`; not
+/// `metadata.deletionTimestamp`, a `*Time`).
+fn is_time_by_value(field: &FieldSpec) -> bool {
+    let Wire::Message(index) = field.wire else {
+        return false;
+    };
+    !field.repeated
+        && field.presence != Presence::Pointer
+        && matches!(message_at(index).special, Special::Time | Special::MicroTime)
 }
 
 fn encode_field(out: &mut Writer, field: &FieldSpec, value: &Value) -> Result<(), Error> {

@@ -301,6 +301,34 @@ fn the_unix_epoch_is_a_time_and_an_unset_time_is_not() {
     );
 }
 
+/// Go's protobuf writes a `Time` it holds by value whether set or not (an unset one as an
+/// empty message), and a `*Time` only when set: the bytes of an object whose JSON leaves the
+/// times out, or gives them as `null`, are Go's.
+#[test]
+fn an_unset_time_held_by_value_is_an_empty_message_and_an_unset_pointer_is_left_out() {
+    // ObjectMeta: name = 1, creationTimestamp = 8 (a Time), deletionTimestamp = 9 (a *Time)
+    let name_then_unset_creation = [0x0a, 0x01, b'c', 0x42, 0x00];
+    let metadata_of = |document: &[u8]| {
+        let envelope = k8s_protobuf::Envelope::parse(document).expect("an envelope");
+        // ConfigMap: metadata = 1, its only field here
+        assert_eq!(envelope.raw[0], 0x0a);
+        envelope.raw[2..2 + usize::from(envelope.raw[1])].to_vec()
+    };
+    for metadata in [
+        json!({"name": "c"}),
+        json!({"name": "c", "creationTimestamp": null}),
+        json!({"name": "c", "creationTimestamp": null, "deletionTimestamp": null}),
+    ] {
+        let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata});
+        let document = to_vec(&config_map).expect("encoded");
+        assert_eq!(metadata_of(&document), name_then_unset_creation, "{metadata}");
+        assert_eq!(
+            decode_value(&document).expect("decoded"),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+        );
+    }
+}
+
 #[test]
 fn bad_documents_are_errors_not_panics() {
     assert!(matches!(

@@ -13,6 +13,34 @@ use crate::status::{ApiError, FieldCause};
 use crate::storage::state::{State, now_rfc3339};
 use crate::storage::store::meta_str;
 
+/// What is wrong with the `openAPIV3Schema` of version `index`, as apiextensions v1 validates
+/// it: every version needs a schema (a CRD written with `schema: {}`, as kopium's
+/// `schema = "disabled"` writes, is refused), and a structural one: an object at the root, a
+/// type for every property.
+fn schema_causes(schema: &Value, index: usize) -> Vec<FieldCause> {
+    let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
+    if !schema.is_object() {
+        return vec![FieldCause::required(&path, "schemas are required")];
+    }
+    let root_type = format!("{path}.type");
+    let mut causes = Vec::new();
+    match schema["type"].as_str().filter(|t| !t.is_empty()) {
+        None => causes.push(FieldCause::required(&root_type, "must not be empty at the root")),
+        Some("object") => {}
+        Some(other) => causes.push(FieldCause::invalid(
+            &root_type,
+            other,
+            "must be object at the root",
+        )),
+    }
+    let properties = crd_schema::non_structural(schema, &path)
+        .into_iter()
+        .filter(|field| *field != root_type)
+        .map(|field| FieldCause::required(&field, "must not be empty for specified object fields"));
+    causes.extend(properties);
+    causes
+}
+
 /// The resource types served for a CRD object (one per served version), validated.
 pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec<ResourceType>, ApiError> {
     let name = crd["metadata"]["name"].as_str().unwrap_or_default();
@@ -72,23 +100,13 @@ pub(crate) fn resource_types(crd_type: &ResourceType, crd: &Value) -> Result<Vec
                 "must have exactly one version marked as storage version",
             )
         })?;
-    for (index, version) in versions.iter().enumerate() {
-        let schema = &version["schema"]["openAPIV3Schema"];
-        if schema.is_null() {
-            continue;
-        }
-        let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
-        let causes: Vec<FieldCause> = crd_schema::non_structural(schema, &path)
-            .into_iter()
-            .map(|field| FieldCause {
-                field,
-                cause_type: "Required value".into(),
-                detail: "must not be empty for specified object fields".into(),
-            })
-            .collect();
-        if !causes.is_empty() {
-            return Err(ApiError::invalid_causes(crd_type, name, &causes));
-        }
+    let causes: Vec<FieldCause> = versions
+        .iter()
+        .enumerate()
+        .flat_map(|(index, version)| schema_causes(&version["schema"]["openAPIV3Schema"], index))
+        .collect();
+    if !causes.is_empty() {
+        return Err(ApiError::invalid_causes(crd_type, name, &causes));
     }
     let mut types = Vec::new();
     for version in versions {
@@ -335,8 +353,10 @@ mod tests {
                 "scope": "Namespaced",
                 "names": {"plural": "foos", "singular": "foo", "kind": "Foo", "shortNames": ["fo"]},
                 "versions": [
-                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}},
-                    {"name": "v2", "served": false, "storage": false},
+                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                     "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+                    {"name": "v2", "served": false, "storage": false,
+                     "schema": {"openAPIV3Schema": {"type": "object"}}},
                 ],
             },
         })
@@ -372,6 +392,42 @@ mod tests {
                 .as_deref(),
             Some("Invalid")
         );
+    }
+
+    #[test]
+    fn every_version_needs_a_structural_schema_with_an_object_at_its_root() {
+        let refused = |schema: Value| {
+            let mut crd = crd();
+            crd["spec"]["versions"][0]["schema"] = schema;
+            let err = resource_types(&crd_type(), &crd).expect_err("refused");
+            assert_eq!(err.code, 422);
+            err.message
+        };
+        // kopium's `schema = "disabled"` writes an empty schema
+        let message = refused(json!({}));
+        assert!(
+            message.contains("spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"),
+            "{message}"
+        );
+        let message = refused(json!({"openAPIV3Schema": {"x-kubernetes-preserve-unknown-fields": true}}));
+        assert!(
+            message.contains("openAPIV3Schema.type: Required value: must not be empty at the root"),
+            "{message}"
+        );
+        let message = refused(json!({"openAPIV3Schema": {"type": "string"}}));
+        assert!(
+            message.contains("openAPIV3Schema.type: Invalid value: \"string\": must be object at the root"),
+            "{message}"
+        );
+        let message = refused(json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {}}}}));
+        assert!(
+            message.contains("openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"),
+            "{message}"
+        );
+        let mut accepted = crd();
+        accepted["spec"]["versions"][0]["schema"] =
+            json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+        assert!(resource_types(&crd_type(), &accepted).is_ok());
     }
 
     #[test]

@@ -40,8 +40,7 @@ pub(crate) fn check(state: &State, rt: &ResourceType, selector: &FieldSelector) 
         return Ok(());
     }
     let api_version = rt.api_version();
-    let builtin = state.registry.crd_of(rt).is_none()
-        && informer_apimachinery::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
+    let builtin = state.registry.is_builtin(rt);
     let selectable = if builtin {
         Vec::new()
     } else {
@@ -120,6 +119,7 @@ mod tests {
                     "spec": {"group": "example.com", "scope": "Namespaced",
                         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
                         "versions": [{"name": "v1", "served": true, "storage": true,
+                            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
                             "selectableFields": [{"jsonPath": ".spec.color"}]}]}
                 }),
             )

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::options::{ListOptions, ResourceVersion, VersionMatch};
-use crate::storage::state::{State, with_type};
+use crate::storage::state::{State, with_type, without_type};
 use crate::storage::store::ObjectKey;
 
 /// Errors of continue tokens.
@@ -97,10 +97,17 @@ pub(crate) fn list(state: &State, rt: &ResourceType, options: &ListOptions) -> R
         .into_iter()
         .filter(|(k, _)| after.as_ref().is_none_or(|a| k > a))
         .filter(|(_, o)| options.filter.matches(o));
+    // kube-apiserver's items of a built-in list carry no type (Go's typed list drops it);
+    // those of a custom resource are unstructured and keep theirs
+    let builtin = state.registry.is_builtin(rt);
+    let item = |object| match builtin {
+        true => without_type(object),
+        false => with_type(object, rt),
+    };
     let mut items = Vec::new();
     let mut last = None;
     for (k, o) in matching.by_ref() {
-        items.push(with_type(o, rt));
+        items.push(item(o));
         last = Some(k);
         if options.limit.is_some_and(|l| items.len() >= l) {
             break;
@@ -185,6 +192,24 @@ mod tests {
     }
 
     #[test]
+    fn items_of_a_custom_resource_list_keep_their_type_and_those_of_a_built_in_list_have_none() {
+        let widgets = ResourceType::new("example.com", "v1", "Widget", "widgets", true);
+        let mut s = state_with(1);
+        s.registry
+            .add(widgets.clone(), Some("widgets.example.com".into()));
+        s.write()
+            .create(&widgets, Some("ns"), json!({"metadata": {"name": "w"}}))
+            .expect("created");
+        let list = list(&s, &widgets, &opts(&[])).expect("listed");
+        assert_eq!(list["kind"], "WidgetList");
+        assert_eq!(list["items"][0]["kind"], "Widget");
+        assert_eq!(list["items"][0]["apiVersion"], "example.com/v1");
+        let pods = super::list(&s, &pods(), &opts(&[])).expect("listed");
+        assert_eq!(pods["items"][0]["metadata"]["name"], "p0");
+        assert_eq!(pods["items"][0].get("kind"), None);
+    }
+
+    #[test]
     fn token_roundtrip() {
         let t = ContinueToken {
             rv: 7,
@@ -202,7 +227,9 @@ mod tests {
         assert_eq!(names(&first), ["p0", "p1"]);
         assert_eq!(first["metadata"]["remainingItemCount"], 3);
         assert_eq!(first["kind"], "PodList");
-        assert_eq!(first["items"][0]["kind"], "Pod");
+        // as kube-apiserver's: the items of a built-in list carry no type
+        assert_eq!(first["items"][0].get("kind"), None);
+        assert_eq!(first["items"][0].get("apiVersion"), None);
         let token = first["metadata"]["continue"]
             .as_str()
             .expect("continue")

@@ -76,6 +76,15 @@ pub(crate) fn with_type(mut object: Value, rt: &ResourceType) -> Value {
     object
 }
 
+/// `object` without `apiVersion` and `kind`: an item of a built-in list.
+pub(crate) fn without_type(mut object: Value) -> Value {
+    if let Some(map) = object.as_object_mut() {
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    object
+}
+
 impl State {
     /// State with the given types and history size.
     pub(crate) fn new(registry: Registry, history_limit: usize) -> Self {

@@ -1,9 +1,11 @@
 //! Create: a new object gets its name (or one generated from `generateName`), uid,
-//! creationTimestamp and generation 1, goes through admission and is stored.
+//! creationTimestamp and, where its kind keeps one, generation 1, goes through admission and
+//! is stored.
 
 use serde_json::{Value, json};
 
 use super::body::check_body;
+use super::generation::Generation;
 use super::session::WriteSession;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
@@ -11,7 +13,8 @@ use crate::storage::state::{new_uid, now_rfc3339, with_type};
 use crate::storage::store::{metadata_mut, object_key};
 
 impl WriteSession<'_> {
-    /// Creates an object: name (or generateName), uid, creationTimestamp, generation 1.
+    /// Creates an object: name (or generateName), uid, creationTimestamp, generation 1 where its
+    /// kind keeps one.
     pub(crate) fn create(
         &mut self,
         rt: &ResourceType,
@@ -20,6 +23,7 @@ impl WriteSession<'_> {
     ) -> Result<Value, ApiError> {
         check_body(rt, ns, &mut object)?;
         let now = now_rfc3339();
+        let generation = Generation::of(rt, self.state.registry.is_builtin(rt));
         let meta = metadata_mut(&mut object);
         let name = match meta.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
             Some(name) => name.to_string(),
@@ -43,7 +47,7 @@ impl WriteSession<'_> {
         meta.insert("name".into(), json!(name));
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now));
-        meta.insert("generation".into(), json!(1));
+        generation.on_create(meta);
         for field in [
             "resourceVersion",
             "deletionTimestamp",

@@ -16,6 +16,7 @@ pub(crate) mod delete;
 pub(crate) mod dry_run;
 pub(crate) mod ephemeral_containers;
 pub(crate) mod eviction;
+pub(crate) mod generation;
 pub(crate) mod patch;
 pub(crate) mod patch_document;
 pub(crate) mod resize;

@@ -1,9 +1,11 @@
 //! Update: an object replaced as a whole, under its resourceVersion precondition; what the
-//! [`UpdateMode`] keeps of the old object is kept, and `generation` counts spec changes.
+//! [`UpdateMode`] keeps of the old object is kept, and `generation` counts the changes its
+//! kind's strategy compares ([`Generation`]).
 
 use serde_json::{Value, json};
 
 use super::body::check_body;
+use super::generation::Generation;
 use super::session::WriteSession;
 use crate::admission::csr_conditions::keep_approval_conditions;
 use crate::registry::ResourceType;
@@ -75,13 +77,7 @@ impl WriteSession<'_> {
                 None => meta.remove(field),
             };
         }
-        let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
-        let generation = if spec_part(&new) != spec_part(&old) {
-            generation + 1
-        } else {
-            generation
-        };
-        metadata_mut(&mut new).insert("generation".into(), json!(generation));
+        Generation::of(rt, self.state.registry.is_builtin(rt)).on_update(&old, &mut new);
         let mut new = with_type(new, rt);
         self.admit_update(rt, &old, &mut new)?;
         if without_rv(&new) == without_rv(&old) {
@@ -100,17 +96,6 @@ impl WriteSession<'_> {
         self.stored(rt, &stored);
         Ok(stored)
     }
-}
-
-/// Everything but `metadata` and `status`: a change there bumps `generation`.
-fn spec_part(object: &Value) -> Value {
-    let mut v = object.clone();
-    if let Some(map) = v.as_object_mut() {
-        for field in ["metadata", "status", "apiVersion", "kind"] {
-            map.remove(field);
-        }
-    }
-    v
 }
 
 fn without_rv(object: &Value) -> Value {
