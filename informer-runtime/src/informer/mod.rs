@@ -43,15 +43,27 @@
 //!   already answer from the pages so far, but `has_synced`, [`SharedIndexInformer::wait_for_sync`]
 //!   and a handler's [`Registration::has_synced`] say the cache is not complete.
 //!
+//! # One core for every type
+//!
+//! The reflector, the queue, the handler threads and the loop that applies changes are
+//! compiled once for every object type: they hold type-erased objects (a pointer to the
+//! typed object, read back as `Arc<K>` without a copy). A `SharedIndexInformer<K>` adds what
+//! depends on `K`: its lister-watcher's decoder, its typed cache (which the core writes through
+//! a trait object) and thin adapters that hand its handlers and streams `Arc<K>`. A binary with
+//! a hundred informers compiles one pipeline and a hundred decoders, not a hundred pipelines.
+//!
 //! [`InitialListStrategy::StreamingList`]: crate::reflector::InitialListStrategy::StreamingList
 
 pub mod enqueue;
+mod erased_object;
 pub mod handler;
 pub(crate) mod processor;
 mod reclaim;
+mod typed_edges;
 use std::{
     convert::Infallible,
     fmt,
+    marker::PhantomData,
     panic::AssertUnwindSafe,
     pin::Pin,
     sync::{
@@ -73,9 +85,13 @@ use crate::{
     cache::MaybeTombstone,
     cache::delta_fifo::{DeltaFifo, DeltaType, Deltas, KnownObjects, PopError, ProcessError, Transform},
     cache::{Index, Indexers, ReflectorStore, Store, Writer},
+    informer::erased_object::ErasedObject,
     informer::handler::{Notification, ResourceEventHandler},
     informer::processor::{ListenerState, Processor, Sink},
     informer::reclaim::Reclaimer,
+    informer::typed_edges::{
+        ErasedCache, ErasingListerWatcher, KnownInCache, TypedHandler, typed_notification,
+    },
     lister::{IndexedLister, Lister},
     reflector::{self, Reflector, WatchErrorHandler},
     source::ListerWatcher,
@@ -147,23 +163,25 @@ impl<K> Default for Config<K> {
     }
 }
 
-struct Lifecycle<K> {
-    transform: Option<Transform<K>>,
+struct Lifecycle {
+    transform: Option<Transform<ErasedObject>>,
     watch_error_handler: Option<WatchErrorHandler>,
 }
 
-struct Inner<K> {
+/// An informer's core, compiled once for every object type: its objects are
+/// [`ErasedObject`]s, its typed parts are at its edges ([`typed_edges`]).
+struct Inner {
     description: String,
-    indexer: Writer<K>,
-    lister_watcher: Arc<dyn ListerWatcher<K>>,
-    processor: Processor<K>,
+    cache: Arc<dyn ErasedCache>,
+    lister_watcher: Arc<dyn ListerWatcher<ErasedObject>>,
+    processor: Processor<ErasedObject>,
     default_handler_resync: Duration,
     reflector_config: reflector::Config,
     /// Held while deltas are applied and while a late handler is registered and replayed, so
     /// the replay and the live notifications neither overlap nor leave a gap.
     block_deltas: Mutex<()>,
     /// Serialises run, add/remove handler and the setters (client-go's `startedLock`).
-    lifecycle: Mutex<Lifecycle<K>>,
+    lifecycle: Mutex<Lifecycle>,
     started: AtomicBool,
     /// Turns `true` when `run` has built the queue, for waiters.
     queue_ready: tokio::sync::watch::Sender<bool>,
@@ -174,13 +192,17 @@ struct Inner<K> {
     /// Counts and reports panics of the transform, index functions, watch-error handler and
     /// lister-watcher.
     panics: Arc<PanicReporter>,
-    fifo: OnceLock<Arc<DeltaFifo<K>>>,
-    reflector: OnceLock<Arc<Reflector<K>>>,
+    fifo: OnceLock<Arc<DeltaFifo<ErasedObject>>>,
+    reflector: OnceLock<Arc<Reflector<ErasedObject>>>,
     /// The resource version the cache has caught up with, published by the queue.
     cache_resource_version: Arc<tokio::sync::watch::Sender<String>>,
 }
 
 /// A shared informer with an indexed cache. Cloning gives another handle to the same informer.
+///
+/// Its list, watch, queue and handler threads are compiled once for every object type (its
+/// core holds type-erased objects); what is compiled for `K` is its decoder, its cache and
+/// the thin typed views of its handlers and listers.
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -209,13 +231,16 @@ struct Inner<K> {
 /// # Ok(()) }
 /// ```
 pub struct SharedIndexInformer<K> {
-    inner: Arc<Inner<K>>,
+    inner: Arc<Inner>,
+    /// The typed cache the core writes (as `inner.cache`).
+    cache: Arc<Writer<K>>,
 }
 
 impl<K> Clone for SharedIndexInformer<K> {
     fn clone(&self) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
+            cache: Arc::clone(&self.cache),
         }
     }
 }
@@ -231,7 +256,7 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
 }
 
 /// The queue and the reflector feeding it, built when the informer starts.
-type Pipeline<K> = (Arc<DeltaFifo<K>>, Arc<Reflector<K>>);
+type Pipeline = (Arc<DeltaFifo<ErasedObject>>, Arc<Reflector<ErasedObject>>);
 
 /// The short name of a Rust type, such as `Pod`.
 fn short_type_name<K>() -> String {
@@ -240,41 +265,14 @@ fn short_type_name<K>() -> String {
     base.rsplit("::").next().unwrap_or(base).to_owned()
 }
 
-impl<K> Inner<K> {
-    fn lock_lifecycle(&self) -> MutexGuard<'_, Lifecycle<K>> {
-        self.lifecycle.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn lock_deltas(&self) -> MutexGuard<'_, ()> {
-        self.block_deltas.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn is_stopped(&self) -> bool {
-        *self.stopped.borrow()
-    }
-
-    /// Marks the informer stopped: no more handlers, `has_synced` false, waiters released.
-    fn mark_stopped(&self) {
-        let _lifecycle = self.lock_lifecycle();
-        self.stopped.send_replace(true);
-    }
-}
-
-impl<K: Resource + Send + Sync + 'static> Inner<K> {
-    /// Whether the first list was applied and the informer still processes changes.
-    fn has_synced(&self) -> bool {
-        !self.is_stopped() && self.fifo.get().is_some_and(|fifo| fifo.has_synced())
-    }
-}
-
 /// Ends the informer as stopped if `run`'s future is dropped before it returned (its task was
 /// aborted, or its runtime shut down): nothing may report it synced afterwards.
-struct StopOnDrop<'a, K: Resource + Send + Sync + 'static> {
-    inner: &'a Inner<K>,
+struct StopOnDrop<'a> {
+    inner: &'a Inner,
     armed: bool,
 }
 
-impl<K: Resource + Send + Sync + 'static> Drop for StopOnDrop<'_, K> {
+impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         if !self.armed {
             return;
@@ -298,28 +296,18 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: Config<K>) -> Self {
         let description = options.description.unwrap_or_else(short_type_name::<K>);
         let panics = Arc::new(PanicReporter::new(description.clone()));
+        let cache = Arc::new(Writer::with_panic_reporter(options.indexers, Arc::clone(&panics)));
+        let inner = Inner::new(
+            description,
+            Arc::clone(&cache) as Arc<dyn ErasedCache>,
+            Arc::new(ErasingListerWatcher(lister_watcher)),
+            options.resync_period,
+            options.reflector,
+            panics,
+        );
         Self {
-            inner: Arc::new(Inner {
-                indexer: Writer::with_panic_reporter(options.indexers, Arc::clone(&panics)),
-                lister_watcher,
-                processor: Processor::new(description.clone(), options.resync_period),
-                default_handler_resync: options.resync_period,
-                reflector_config: options.reflector,
-                block_deltas: Mutex::new(()),
-                lifecycle: Mutex::new(Lifecycle {
-                    transform: None,
-                    watch_error_handler: None,
-                }),
-                started: AtomicBool::new(false),
-                queue_ready: tokio::sync::watch::Sender::new(false),
-                stopped: tokio::sync::watch::Sender::new(false),
-                failure: OnceLock::new(),
-                panics,
-                fifo: OnceLock::new(),
-                reflector: OnceLock::new(),
-                cache_resource_version: Arc::new(tokio::sync::watch::Sender::new(String::new())),
-                description,
-            }),
+            inner: Arc::new(inner),
+            cache,
         }
     }
 
@@ -334,10 +322,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// If it panics, the panic is reported and the object is kept as the transform left it
     /// (see [`user_panic`](crate::user_panic)).
     pub fn set_transform(&self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Result<(), Error> {
-        let mut lifecycle = self.inner.lock_lifecycle();
-        self.ensure_not_started("set the transform")?;
-        lifecycle.transform = Some(Arc::new(transform));
-        Ok(())
+        self.inner
+            .set_transform(Arc::new(move |object: &mut ErasedObject| {
+                if let Some(object) = object.downcast_mut::<K>() {
+                    transform(object);
+                }
+            }))
     }
 
     /// Sets the handler of errors the informer recovers from (failed lists and watches, and
@@ -347,20 +337,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         &self,
         handler: impl Fn(&str, &reflector::Error) + Send + Sync + 'static,
     ) -> Result<(), Error> {
-        let mut lifecycle = self.inner.lock_lifecycle();
-        self.ensure_not_started("set the watch error handler")?;
-        lifecycle.watch_error_handler = Some(Arc::new(handler));
-        Ok(())
-    }
-
-    fn ensure_not_started(&self, action: &'static str) -> Result<(), Error> {
-        if self.inner.started.load(Ordering::SeqCst) {
-            return Err(Error::AlreadyStarted {
-                action,
-                informer: self.inner.description.clone(),
-            });
-        }
-        Ok(())
+        self.inner.set_watch_error_handler(Arc::new(handler))
     }
 
     /// An empty [`EventHandlerFuncs`](handler::EventHandlerFuncs) of the informer's type, for
@@ -396,6 +373,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         handler: impl ResourceEventHandler<K>,
         resync_period: Duration,
     ) -> Result<Registration<K>, Error> {
+        let handler = TypedHandler::<K, _>::new(handler);
         self.register(Sink::Handler(Box::new(handler)), resync_period)
     }
 
@@ -410,39 +388,21 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         })
     }
 
-    fn register(&self, sink: Sink<K>, resync_period: Duration) -> Result<Registration<K>, Error> {
-        let _lifecycle = self.inner.lock_lifecycle();
-        if self.inner.is_stopped() {
-            return Err(Error::Stopped {
-                informer: self.inner.description.clone(),
-            });
-        }
-        let started = self.inner.started.load(Ordering::SeqCst);
-        let _deltas = self.inner.lock_deltas();
-        let replay = if started {
-            self.inner.indexer.list()
-        } else {
-            Vec::new()
-        };
-        let state = self
-            .inner
-            .processor
-            .add_listener(sink, resync_period, started, replay);
+    fn register(&self, sink: Sink<ErasedObject>, resync_period: Duration) -> Result<Registration<K>, Error> {
+        let state = self.inner.register(sink, resync_period)?;
         Ok(Registration {
             informer: Arc::downgrade(&self.inner),
             state,
+            _type: PhantomData,
         })
     }
 
     /// Removes a registration: its handler gets no further notifications (a call already in
     /// progress finishes). Registrations of other informers and removed ones are ignored.
     pub fn remove_event_handler(&self, registration: &Registration<K>) {
-        if !std::ptr::eq(registration.informer.as_ptr(), Arc::as_ptr(&self.inner)) {
-            return;
+        if std::ptr::eq(registration.informer.as_ptr(), Arc::as_ptr(&self.inner)) {
+            self.inner.remove(&registration.state);
         }
-        let _lifecycle = self.inner.lock_lifecycle();
-        let _deltas = self.inner.lock_deltas();
-        self.inner.processor.remove(registration.state.id);
     }
 
     /// The number of registered handlers and streams.
@@ -452,12 +412,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
 
     /// Adds indexes to the cache, indexing what it holds at once (also while running).
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
-        if self.inner.is_stopped() {
-            return Err(Error::IndexersAfterStop {
-                informer: self.inner.description.clone(),
-            });
-        }
-        Ok(self.inner.indexer.add_indexers(indexers)?)
+        self.inner.ensure_indexable()?;
+        Ok(self.cache.add_indexers(indexers)?)
     }
 
     /// Adds the typed index `index` to the cache, indexing what it holds at once (also while
@@ -486,23 +442,19 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// }
     /// ```
     pub fn add_index(&self, index: &Index<K>) -> Result<IndexedLister<K>, Error> {
-        if self.inner.is_stopped() {
-            return Err(Error::IndexersAfterStop {
-                informer: self.inner.description.clone(),
-            });
-        }
-        self.inner.indexer.add_index(index)?;
+        self.inner.ensure_indexable()?;
+        self.cache.add_index(index)?;
         Ok(self.lister().index(index)?)
     }
 
     /// The cache. Read it, never write it: writes would corrupt the notifications.
     pub fn store(&self) -> Store<K> {
-        self.inner.indexer.store()
+        self.cache.store()
     }
 
     /// A lister over the cache.
     pub fn lister(&self) -> Lister<K> {
-        Lister::new(self.inner.indexer.store())
+        Lister::new(self.cache.store())
     }
 
     /// Whether the first list was fully applied to the cache and the informer still keeps it
@@ -515,26 +467,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// [`has_synced`](Self::has_synced) (client-go's `WaitForCacheSync`: `false` when the
     /// informer stopped before its cache synced). Before `run` it waits for `run`.
     pub async fn wait_for_sync(&self) -> bool {
-        let mut stopped = self.inner.stopped.subscribe();
-        let synced = async {
-            // Errors mean a sender is gone, which cannot happen while `self` holds the informer.
-            let _ = self.inner.queue_ready.subscribe().wait_for(|ready| *ready).await;
-            if let Some(fifo) = self.inner.fifo.get() {
-                let _ = fifo.synced_receiver().wait_for(|synced| *synced).await;
-            }
-        };
-        tokio::select! {
-            () = synced => {}
-            _ = stopped.wait_for(|stopped| *stopped) => {}
-        }
-        self.has_synced()
+        self.inner.wait_for_sync().await
     }
 
     /// Returns once the informer stopped (at once if it has).
     pub(crate) async fn until_stopped(&self) {
-        let mut stopped = self.inner.stopped.subscribe();
-        // An error means the sender is gone, which cannot happen while `self` holds it.
-        let _ = stopped.wait_for(|stopped| *stopped).await;
+        self.inner.until_stopped().await;
     }
 
     /// Whether `run` was called.
@@ -566,29 +504,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// What the informer has done so far: its reflector's counts, its cache size and each
     /// handler's state (for metrics and debugging).
     pub fn stats(&self) -> InformerStats {
-        let synced = self.has_synced();
-        InformerStats {
-            description: self.inner.description.clone(),
-            reflector: self.inner.reflector.get().map(|r| r.stats()).unwrap_or_default(),
-            store_size: self.inner.indexer.len(),
-            synced,
-            stopped: self.inner.is_stopped(),
-            failure: self.failure(),
-            panics: self.inner.panics.stats(),
-            handlers: self
-                .inner
-                .processor
-                .listener_states()
-                .iter()
-                .map(|state| HandlerStats {
-                    id: state.id,
-                    backlog: state.backlog.load(Ordering::SeqCst),
-                    handled: state.handled.load(Ordering::SeqCst),
-                    panics: state.panics.load(Ordering::SeqCst),
-                    synced: synced && state.pending_initial.load(Ordering::SeqCst) == 0,
-                })
-                .collect(),
-        }
+        self.inner.stats()
     }
 
     /// The resource version of the last list or watch event ("" before `run`).
@@ -616,33 +532,196 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
     /// the failure is logged and kept in [`failure`](Self::failure) and
     /// [`stats`](Self::stats), and [`has_synced`](Self::has_synced) turns `false`.
     pub async fn run(&self, cancel: CancellationToken) {
+        Inner::run(&self.inner, cancel).await;
+    }
+}
+
+impl Inner {
+    fn new(
+        description: String,
+        cache: Arc<dyn ErasedCache>,
+        lister_watcher: Arc<dyn ListerWatcher<ErasedObject>>,
+        resync_period: Duration,
+        reflector_config: reflector::Config,
+        panics: Arc<PanicReporter>,
+    ) -> Self {
+        Self {
+            cache,
+            lister_watcher,
+            processor: Processor::new(description.clone(), resync_period),
+            default_handler_resync: resync_period,
+            reflector_config,
+            block_deltas: Mutex::new(()),
+            lifecycle: Mutex::new(Lifecycle {
+                transform: None,
+                watch_error_handler: None,
+            }),
+            started: AtomicBool::new(false),
+            queue_ready: tokio::sync::watch::Sender::new(false),
+            stopped: tokio::sync::watch::Sender::new(false),
+            failure: OnceLock::new(),
+            panics,
+            fifo: OnceLock::new(),
+            reflector: OnceLock::new(),
+            cache_resource_version: Arc::new(tokio::sync::watch::Sender::new(String::new())),
+            description,
+        }
+    }
+
+    fn lock_lifecycle(&self) -> MutexGuard<'_, Lifecycle> {
+        self.lifecycle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_deltas(&self) -> MutexGuard<'_, ()> {
+        self.block_deltas.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn is_stopped(&self) -> bool {
+        *self.stopped.borrow()
+    }
+
+    /// Marks the informer stopped: no more handlers, `has_synced` false, waiters released.
+    fn mark_stopped(&self) {
+        let _lifecycle = self.lock_lifecycle();
+        self.stopped.send_replace(true);
+    }
+
+    /// Whether the first list was applied and the informer still processes changes.
+    fn has_synced(&self) -> bool {
+        !self.is_stopped() && self.fifo.get().is_some_and(|fifo| fifo.has_synced())
+    }
+
+    fn set_transform(&self, transform: Transform<ErasedObject>) -> Result<(), Error> {
+        let mut lifecycle = self.lock_lifecycle();
+        self.ensure_not_started("set the transform")?;
+        lifecycle.transform = Some(transform);
+        Ok(())
+    }
+
+    fn set_watch_error_handler(&self, handler: WatchErrorHandler) -> Result<(), Error> {
+        let mut lifecycle = self.lock_lifecycle();
+        self.ensure_not_started("set the watch error handler")?;
+        lifecycle.watch_error_handler = Some(handler);
+        Ok(())
+    }
+
+    fn ensure_not_started(&self, action: &'static str) -> Result<(), Error> {
+        if self.started.load(Ordering::SeqCst) {
+            return Err(Error::AlreadyStarted {
+                action,
+                informer: self.description.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn ensure_indexable(&self) -> Result<(), Error> {
+        if self.is_stopped() {
+            return Err(Error::IndexersAfterStop {
+                informer: self.description.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn register(
+        &self,
+        sink: Sink<ErasedObject>,
+        resync_period: Duration,
+    ) -> Result<Arc<ListenerState>, Error> {
+        let _lifecycle = self.lock_lifecycle();
+        if self.is_stopped() {
+            return Err(Error::Stopped {
+                informer: self.description.clone(),
+            });
+        }
+        let started = self.started.load(Ordering::SeqCst);
+        let _deltas = self.lock_deltas();
+        let replay = if started { self.cache.objects() } else { Vec::new() };
+        Ok(self.processor.add_listener(sink, resync_period, started, replay))
+    }
+
+    fn remove(&self, registration: &ListenerState) {
+        let _lifecycle = self.lock_lifecycle();
+        let _deltas = self.lock_deltas();
+        self.processor.remove(registration.id);
+    }
+
+    async fn wait_for_sync(&self) -> bool {
+        let mut stopped = self.stopped.subscribe();
+        let synced = async {
+            // Errors mean a sender is gone, which cannot happen while `self` holds the informer.
+            let _ = self.queue_ready.subscribe().wait_for(|ready| *ready).await;
+            if let Some(fifo) = self.fifo.get() {
+                let _ = fifo.synced_receiver().wait_for(|synced| *synced).await;
+            }
+        };
+        tokio::select! {
+            () = synced => {}
+            _ = stopped.wait_for(|stopped| *stopped) => {}
+        }
+        self.has_synced()
+    }
+
+    async fn until_stopped(&self) {
+        let mut stopped = self.stopped.subscribe();
+        // An error means the sender is gone, which cannot happen while `self` holds it.
+        let _ = stopped.wait_for(|stopped| *stopped).await;
+    }
+
+    fn stats(&self) -> InformerStats {
+        let synced = self.has_synced();
+        InformerStats {
+            description: self.description.clone(),
+            reflector: self.reflector.get().map(|r| r.stats()).unwrap_or_default(),
+            store_size: self.cache.len(),
+            synced,
+            stopped: self.is_stopped(),
+            failure: self.failure.get().cloned(),
+            panics: self.panics.stats(),
+            handlers: self
+                .processor
+                .listener_states()
+                .iter()
+                .map(|state| HandlerStats {
+                    id: state.id,
+                    backlog: state.backlog.load(Ordering::SeqCst),
+                    handled: state.handled.load(Ordering::SeqCst),
+                    panics: state.panics.load(Ordering::SeqCst),
+                    synced: synced && state.pending_initial.load(Ordering::SeqCst) == 0,
+                })
+                .collect(),
+        }
+    }
+
+    async fn run(self: &Arc<Self>, cancel: CancellationToken) {
         let Some((fifo, reflector)) = self.prepare_run() else {
-            tracing::warn!(informer = %self.inner.description, "the informer has already been started");
+            tracing::warn!(informer = %self.description, "the informer has already been started");
             return;
         };
-        tracing::debug!(informer = %self.inner.description, "starting informer");
+        tracing::debug!(informer = %self.description, "starting informer");
         let mut stop_on_drop = StopOnDrop {
-            inner: &self.inner,
+            inner: self,
             armed: true,
         };
         let running = self.process_until_cancelled(&fifo, &reflector, cancel);
         if let Err(payload) = AssertUnwindSafe(running).catch_unwind().await {
             let message = panic_message(payload.as_ref());
-            tracing::error!(informer = %self.inner.description, panic = %message, "the informer failed and stopped");
-            let _ = self.inner.failure.set(message);
+            tracing::error!(informer = %self.description, panic = %message, "the informer failed and stopped");
+            let _ = self.failure.set(message);
             fifo.close();
         }
         stop_on_drop.armed = false;
-        self.inner.mark_stopped();
-        self.inner.processor.stop().await;
-        tracing::debug!(informer = %self.inner.description, "stopped informer");
+        self.mark_stopped();
+        self.processor.stop().await;
+        tracing::debug!(informer = %self.description, "stopped informer");
     }
 
     /// Runs the reflector and applies what it queues until `cancel` fires.
     async fn process_until_cancelled(
         &self,
-        fifo: &Arc<DeltaFifo<K>>,
-        reflector: &Arc<Reflector<K>>,
+        fifo: &Arc<DeltaFifo<ErasedObject>>,
+        reflector: &Arc<Reflector<ErasedObject>>,
         cancel: CancellationToken,
     ) {
         let close_on_cancel = async {
@@ -670,13 +749,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                 // a burst of changes wakes each handler thread once.
                 unsent += 1;
                 if unsent >= MAX_UNSENT_CHANGES || fifo.is_empty() {
-                    self.inner.processor.flush();
+                    self.processor.flush();
                     unsent = 0;
                 }
                 reclaimer.reclaim();
             }
         };
-        let span = tracing::info_span!("informer", informer = %self.inner.description);
+        let span = tracing::info_span!("informer", informer = %self.description);
         tokio::join!(
             reflector.run(cancel.clone()),
             close_on_cancel,
@@ -684,64 +763,69 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
         );
     }
 
-    fn prepare_run(&self) -> Option<Pipeline<K>> {
-        let lifecycle = self.inner.lock_lifecycle();
-        if self.inner.started.load(Ordering::SeqCst) {
+    fn prepare_run(self: &Arc<Self>) -> Option<Pipeline> {
+        let lifecycle = self.lock_lifecycle();
+        if self.started.load(Ordering::SeqCst) {
             return None;
         }
-        let known: Arc<dyn KnownObjects<K>> = Arc::new(self.inner.indexer.store());
+        let known: Arc<dyn KnownObjects<ErasedObject>> = Arc::new(KnownInCache(Arc::clone(&self.cache)));
         let fifo = Arc::new(
             DeltaFifo::new(delta_fifo::Config {
                 known_objects: Some(known),
                 emit_delta_type_replaced: true,
                 transform: lifecycle.transform.clone(),
             })
-            .panic_reporter(Arc::clone(&self.inner.panics))
-            .publish_caught_up_to(Arc::clone(&self.inner.cache_resource_version)),
+            .panic_reporter(Arc::clone(&self.panics))
+            .publish_caught_up_to(Arc::clone(&self.cache_resource_version)),
         );
         let config = reflector::Config {
-            resync_period: self.inner.processor.resync_check_period(),
-            ..self.inner.reflector_config.clone()
+            resync_period: self.processor.resync_check_period(),
+            ..self.reflector_config.clone()
         };
-        let weak = Arc::downgrade(&self.inner);
+        let weak = Arc::downgrade(self);
         let mut reflector = Reflector::new(
-            self.inner.description.clone(),
-            Arc::clone(&self.inner.lister_watcher),
-            Arc::clone(&fifo) as Arc<dyn ReflectorStore<K>>,
+            self.description.clone(),
+            Arc::clone(&self.lister_watcher),
+            Arc::clone(&fifo) as Arc<dyn ReflectorStore<ErasedObject>>,
             config,
         )
         .should_resync(Arc::new(move || {
             weak.upgrade()
                 .is_some_and(|inner| inner.processor.should_resync())
         }))
-        .panic_reporter(Arc::clone(&self.inner.panics));
+        .panic_reporter(Arc::clone(&self.panics));
         if let Some(handler) = &lifecycle.watch_error_handler {
-            let (handler_of_panics, description) = (Arc::clone(handler), self.inner.description.clone());
-            self.inner.panics.forward_to(Arc::new(move |panic| {
+            let (handler_of_panics, description) = (Arc::clone(handler), self.description.clone());
+            self.panics.forward_to(Arc::new(move |panic| {
                 handler_of_panics(&description, &reflector::Error::Panicked(panic.clone()));
             }));
             reflector = reflector.watch_error_handler(Arc::clone(handler));
         }
         let reflector = Arc::new(reflector);
-        let _ = self.inner.fifo.set(Arc::clone(&fifo));
-        let _ = self.inner.reflector.set(Arc::clone(&reflector));
-        self.inner.started.store(true, Ordering::SeqCst);
-        self.inner.queue_ready.send_replace(true);
+        let _ = self.fifo.set(Arc::clone(&fifo));
+        let _ = self.reflector.set(Arc::clone(&reflector));
+        self.started.store(true, Ordering::SeqCst);
+        self.queue_ready.send_replace(true);
         Some((fifo, reflector))
     }
 
     /// Applies one key's changes to the cache and notifies the handlers (client-go's
     /// `HandleDeltas` with `processDeltas`).
-    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool, reclaimer: &mut Reclaimer<K>) {
+    fn handle_deltas(
+        &self,
+        deltas: &Deltas<ErasedObject>,
+        is_in_initial_list: bool,
+        reclaimer: &mut Reclaimer<ErasedObject>,
+    ) {
         let Some(key) = deltas.key() else {
             return;
         };
-        let _deltas = self.inner.lock_deltas();
-        let processor = &self.inner.processor;
+        let _deltas = self.lock_deltas();
+        let processor = &self.processor;
         for delta in deltas.iter() {
             match (delta.kind, &delta.object) {
                 (DeltaType::Deleted, object) => {
-                    if let Some(stored) = self.inner.indexer.delete_by_key(&key) {
+                    if let Some(stored) = self.cache.delete_by_key(&key) {
                         reclaimer.hold(&stored);
                     }
                     if let Some(last) = object.object() {
@@ -749,30 +833,28 @@ impl<K: Resource + Clone + Send + Sync + 'static> SharedIndexInformer<K> {
                     }
                     processor.distribute(&Notification::Delete(object.clone()), false);
                 }
-                (_, MaybeTombstone::Object(object)) => {
-                    match self.inner.indexer.insert(key.clone(), Arc::clone(object)) {
-                        Some(old) => {
-                            reclaimer.hold(&old);
-                            let is_sync = old.meta().resource_version == object.meta().resource_version;
-                            processor.distribute(
-                                &Notification::Update {
-                                    old,
-                                    new: Arc::clone(object),
-                                },
-                                is_sync,
-                            );
-                        }
-                        None => processor.distribute(
-                            &Notification::Add {
-                                object: Arc::clone(object),
-                                is_in_initial_list,
+                (_, MaybeTombstone::Object(object)) => match self.cache.insert(key.clone(), object) {
+                    Some(old) => {
+                        reclaimer.hold(&old);
+                        let is_sync = old.meta().resource_version == object.meta().resource_version;
+                        processor.distribute(
+                            &Notification::Update {
+                                old: Arc::new(old),
+                                new: Arc::clone(object),
                             },
-                            false,
-                        ),
+                            is_sync,
+                        );
                     }
-                }
+                    None => processor.distribute(
+                        &Notification::Add {
+                            object: Arc::clone(object),
+                            is_in_initial_list,
+                        },
+                        false,
+                    ),
+                },
                 (kind, MaybeTombstone::Tombstone(tombstone)) => {
-                    tracing::error!(informer = %self.inner.description, ?kind, key = %tombstone.key, "a tombstone can only be deleted; skipped");
+                    tracing::error!(informer = %self.description, ?kind, key = %tombstone.key, "a tombstone can only be deleted; skipped");
                 }
             }
         }
@@ -818,8 +900,9 @@ pub struct HandlerStats {
 
 /// The handle of a registered handler or stream (client-go's `ResourceEventHandlerRegistration`).
 pub struct Registration<K> {
-    informer: Weak<Inner<K>>,
+    informer: Weak<Inner>,
     state: Arc<ListenerState>,
+    _type: PhantomData<fn() -> K>,
 }
 
 impl<K> fmt::Debug for Registration<K> {
@@ -854,7 +937,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Registration<K> {
     /// Removes the registration (same as [`SharedIndexInformer::remove_event_handler`]).
     pub fn remove(&self) {
         if let Some(inner) = self.informer.upgrade() {
-            SharedIndexInformer { inner }.remove_event_handler(self);
+            inner.remove(&self.state);
         }
     }
 }
@@ -883,7 +966,7 @@ impl<K> Registration<K> {
 
 /// Notifications as a [`Stream`], for async consumers. Dropping it removes the registration.
 pub struct NotificationStream<K: Resource + Clone + Send + Sync + 'static> {
-    receiver: mpsc::UnboundedReceiver<Notification<K>>,
+    receiver: mpsc::UnboundedReceiver<Notification<ErasedObject>>,
     registration: Registration<K>,
 }
 
@@ -898,8 +981,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> Stream for NotificationStream<
     type Item = Notification<K>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Notification<K>>> {
-        let polled = self.receiver.poll_recv(cx);
-        if let Poll::Ready(Some(notification)) = &polled {
+        loop {
+            let Poll::Ready(notification) = self.receiver.poll_recv(cx) else {
+                return Poll::Pending;
+            };
+            let Some(notification) = notification else {
+                return Poll::Ready(None);
+            };
             let state = &self.registration.state;
             state.taken();
             state.handled.fetch_add(1, Ordering::SeqCst);
@@ -912,8 +1000,11 @@ impl<K: Resource + Clone + Send + Sync + 'static> Stream for NotificationStream<
             ) {
                 state.pending_initial.fetch_sub(1, Ordering::SeqCst);
             }
+            // an object of another type is reported and left out (it cannot happen)
+            if let Some(notification) = typed_notification(notification) {
+                return Poll::Ready(Some(notification));
+            }
         }
-        polled
     }
 }
 

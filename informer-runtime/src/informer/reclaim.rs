@@ -13,14 +13,34 @@
 
 use std::{collections::VecDeque, sync::Arc};
 
+use crate::informer::erased_object::ErasedObject;
+
 /// Objects waiting to be freed on the informer's thread.
 #[derive(Debug)]
-pub(crate) struct Reclaimer<K> {
-    held: VecDeque<Arc<K>>,
+pub(crate) struct Reclaimer<T> {
+    held: VecDeque<T>,
     capacity: usize,
 }
 
-impl<K> Reclaimer<K> {
+/// A reference to an object that can tell whether it is the last one.
+pub(crate) trait Reclaimable: Clone {
+    /// Whether dropping this reference frees the object.
+    fn is_last_reference(&self) -> bool;
+}
+
+impl<T> Reclaimable for Arc<T> {
+    fn is_last_reference(&self) -> bool {
+        Arc::strong_count(self) == 1
+    }
+}
+
+impl Reclaimable for ErasedObject {
+    fn is_last_reference(&self) -> bool {
+        self.is_unique()
+    }
+}
+
+impl<T: Reclaimable> Reclaimer<T> {
     /// Holds at most `capacity` objects; beyond that the oldest is let go, wherever it is
     /// freed (a slow handler must not make the informer keep objects without bound).
     pub(crate) fn new(capacity: usize) -> Self {
@@ -32,24 +52,20 @@ impl<K> Reclaimer<K> {
 
     /// Keeps a reference to `object` until [`reclaim`](Self::reclaim) finds nobody else holds
     /// it (with a capacity of zero, takes none: nothing is counted on the hot path).
-    pub(crate) fn hold(&mut self, object: &Arc<K>) {
+    pub(crate) fn hold(&mut self, object: &T) {
         if self.capacity == 0 {
             return;
         }
         if self.held.len() >= self.capacity {
             self.held.pop_front();
         }
-        self.held.push_back(Arc::clone(object));
+        self.held.push_back(object.clone());
     }
 
     /// Frees, oldest first, the held objects nobody else references, stopping at the first
     /// one still in use (handlers take notifications in order, so later ones are rarely done).
     pub(crate) fn reclaim(&mut self) {
-        while self
-            .held
-            .front()
-            .is_some_and(|object| Arc::strong_count(object) == 1)
-        {
+        while self.held.front().is_some_and(Reclaimable::is_last_reference) {
             self.held.pop_front();
         }
     }
