@@ -140,6 +140,9 @@ impl Framing for LengthPrefixed {
 /// `decoder`. A body error ends the stream with it (dropping a frame it cut short): an
 /// [`Error`] as it is, anything else as [`Error::Transport`]; so does a frame that cannot be
 /// read.
+///
+/// The framing does not depend on what the frames decode into: it is compiled once per body
+/// and framing, and only the call of `decoder` once per item type.
 pub(crate) fn decode_frames<S, E, F, D>(
     body: S,
     framing: F,
@@ -149,61 +152,78 @@ where
     S: Stream<Item = Result<Bytes, E>> + Unpin + Send,
     E: Into<BoxError>,
     F: Framing + Send,
-    D: FrameDecoder + Send,
+    D: FrameDecoder + Send + Sync,
+    D::Item: Send,
 {
     let frames = Frames {
         body,
         framing,
-        decoder,
         chunk: Bytes::new(),
         split: Vec::new(),
         ended: false,
     };
-    futures::stream::unfold(frames, |mut frames| async move {
-        let item = frames.next_item().await?;
-        Some((item, frames))
+    futures::stream::unfold((frames, decoder), |(mut frames, decoder)| async move {
+        let mut item = None;
+        let next = {
+            let mut decode = |payload: &[u8], last: bool| {
+                item = decoder.decode(payload, last);
+                item.is_some()
+            };
+            frames.next_item(&mut decode).await
+        };
+        let item = match next {
+            Ok(true) => item?,
+            Ok(false) => return None,
+            Err(error) => Err(error),
+        };
+        Some((item, (frames, decoder)))
     })
 }
 
-struct Frames<S, F, D> {
+/// Where a body's frames are cut, and what is left of the chunk and the frame split across
+/// chunks.
+struct Frames<S, F> {
     body: S,
     framing: F,
-    decoder: D,
-    /// The unread rest of the current chunk.
+    /// What is left of the last chunk.
     chunk: Bytes,
-    /// The start of a frame whose end is in a later chunk.
+    /// A frame split across chunks, gathered.
     split: Vec<u8>,
     ended: bool,
 }
 
-impl<S, E, F, D> Frames<S, F, D>
+/// What is done with each frame: decoded, `true` if that gave an item (or an error).
+type Decode<'a> = dyn FnMut(&[u8], bool) -> bool + Send + 'a;
+
+impl<S, E, F> Frames<S, F>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: Into<BoxError>,
     F: Framing,
-    D: FrameDecoder,
 {
-    async fn next_item(&mut self) -> Option<Result<D::Item, Error>> {
+    /// Decodes frames until one gives an item: `Ok(true)`; `Ok(false)` once the body ended,
+    /// `Err` when it failed or a frame could not be cut.
+    async fn next_item(&mut self, decode: &mut Decode<'_>) -> Result<bool, Error> {
         loop {
             if self.split.is_empty() {
                 match self.framing.frame(&self.chunk) {
                     Ok(Some(frame)) => {
-                        let item = self.decoder.decode(&self.chunk[frame.payload], false);
+                        let decoded = decode(&self.chunk[frame.payload], false);
                         self.chunk.advance(frame.next);
-                        match item {
-                            Some(item) => return Some(item),
-                            None => continue,
+                        if decoded {
+                            return Ok(true);
                         }
+                        continue;
                     }
                     Ok(None) => {
                         self.split.extend_from_slice(&self.chunk);
                         self.chunk.clear();
                     }
-                    Err(error) => return Some(Err(self.end_with(error))),
+                    Err(error) => return Err(self.end_with(error)),
                 }
             }
             if self.ended {
-                return self.last_item();
+                return self.last_item(decode);
             }
             match self.body.next().await {
                 Some(Ok(chunk)) if self.split.is_empty() => self.chunk = chunk,
@@ -211,37 +231,36 @@ where
                     Ok(Some(end)) => {
                         self.split.extend_from_slice(&chunk[..end]);
                         self.chunk = chunk.slice(end..);
-                        if let Some(item) = self.split_item() {
-                            return Some(item);
+                        if self.split_item(decode)? {
+                            return Ok(true);
                         }
                     }
                     Ok(None) => self.split.extend_from_slice(&chunk),
-                    Err(error) => return Some(Err(self.end_with(error))),
+                    Err(error) => return Err(self.end_with(error)),
                 },
-                Some(Err(error)) => return Some(Err(self.end_with(body_error(error.into())))),
+                Some(Err(error)) => return Err(self.end_with(body_error(error.into()))),
                 None => self.ended = true,
             }
         }
     }
 
-    /// The item of the frame gathered in `split`, which is complete.
-    fn split_item(&mut self) -> Option<Result<D::Item, Error>> {
-        let item = match self.framing.frame(&self.split) {
-            Ok(Some(frame)) => self.decoder.decode(&self.split[frame.payload], false),
-            Ok(None) => None,
-            Err(error) => Some(Err(error)),
+    /// Decodes the frame gathered in `split`, which is complete.
+    fn split_item(&mut self, decode: &mut Decode<'_>) -> Result<bool, Error> {
+        let decoded = match self.framing.frame(&self.split) {
+            Ok(Some(frame)) => Ok(decode(&self.split[frame.payload], false)),
+            Ok(None) => Ok(false),
+            Err(error) => Err(error),
         };
         self.clear_split();
-        item
+        decoded
     }
 
-    /// The item of the bytes the body ended with, if they are one.
-    fn last_item(&mut self) -> Option<Result<D::Item, Error>> {
-        let item = (!self.split.is_empty() && self.framing.reads_an_unended_last_frame())
-            .then(|| self.decoder.decode(&self.split, true))
-            .flatten();
+    /// Decodes the bytes the body ended with, if they are a frame.
+    fn last_item(&mut self, decode: &mut Decode<'_>) -> Result<bool, Error> {
+        let decoded =
+            !self.split.is_empty() && self.framing.reads_an_unended_last_frame() && decode(&self.split, true);
         self.clear_split();
-        item
+        Ok(decoded)
     }
 
     fn clear_split(&mut self) {

@@ -382,42 +382,57 @@ where
 }
 
 impl<K: Resource + Clone> KubeListerWatcher<K> {
-    /// Sends `request` and returns whether its successful response is protobuf, and its body;
-    /// an error response becomes its `Status` (or one built from its text when it is neither
-    /// a JSON nor a protobuf `Status`). Gives up when no response starts within the response
-    /// timeout.
+    /// Sends `request` (see [`send`]).
     async fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<(bool, Body), Error> {
-        let url = request.uri().path().to_owned();
-        let client = self.api.clone().into_client();
-        let response = tokio::time::timeout(self.response_timeout, client.send(request.map(Body::from)))
-            .await
-            .map_err(|_| Error::Timeout {
-                verb,
-                url,
-                timeout: self.response_timeout,
-            })?
-            .map_err(classify)?;
-        let code = response.status();
-        let in_protobuf = is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
-        if code.is_success() {
-            return Ok((in_protobuf, response.into_body()));
-        }
-        let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
-        let status = if in_protobuf {
-            protobuf::from_slice::<Status>(&text).ok()
-        } else {
-            serde_json::from_slice::<Status>(&text).ok()
-        };
-        Err(Error::Api(Box::new(
-            status.filter(|status| status.code != 0).unwrap_or_else(|| {
-                Status::failure(
-                    String::from_utf8_lossy(&text).trim(),
-                    "Failed to parse error data",
-                )
-                .with_code(code.as_u16())
-            }),
-        )))
+        send(
+            self.api.clone().into_client(),
+            self.response_timeout,
+            verb,
+            request,
+        )
+        .await
     }
+}
+
+/// Sends `request` and returns whether its successful response is protobuf, and its body; an
+/// error response becomes its `Status` (or one built from its text when it is neither a JSON
+/// nor a protobuf `Status`). Gives up when no response starts within `response_timeout`. Not
+/// generic: compiled once, whatever the lister-watcher's type.
+async fn send(
+    client: Client,
+    response_timeout: Duration,
+    verb: &'static str,
+    request: http::Request<Vec<u8>>,
+) -> Result<(bool, Body), Error> {
+    let url = request.uri().path().to_owned();
+    let response = tokio::time::timeout(response_timeout, client.send(request.map(Body::from)))
+        .await
+        .map_err(|_| Error::Timeout {
+            verb,
+            url,
+            timeout: response_timeout,
+        })?
+        .map_err(classify)?;
+    let code = response.status();
+    let in_protobuf = is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
+    if code.is_success() {
+        return Ok((in_protobuf, response.into_body()));
+    }
+    let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
+    let status = if in_protobuf {
+        protobuf::from_slice::<Status>(&text).ok()
+    } else {
+        serde_json::from_slice::<Status>(&text).ok()
+    };
+    Err(Error::Api(Box::new(
+        status.filter(|status| status.code != 0).unwrap_or_else(|| {
+            Status::failure(
+                String::from_utf8_lossy(&text).trim(),
+                "Failed to parse error data",
+            )
+            .with_code(code.as_u16())
+        }),
+    )))
 }
 
 #[cfg(test)]
