@@ -43,7 +43,7 @@
 //!
 //! # Build cost
 //!
-//! The functions of this crate are `#[inline]`, so it compiles no informer itself and a group costs little to enable: the crate that calls an accessor compiles the informer of that resource (the runtime's informer, lister and decoder for its type), as `factory.unscoped_informer::<K>()` would. [`Informers::for_resource`] and [`Informers::for_resource_metadata`] compile the informers of every enabled resource in the crate that calls them: a crate that calls them compiles less with only the groups it needs.
+//! The functions of this crate are `#[inline]`, so it compiles no informer itself and a group costs little to enable: the crate that calls an accessor compiles what the informer of that resource needs of its type (its decoder, its cache and the typed views of its handlers and listers; the list, watch and queue machinery is compiled once, in the runtime), as `factory.unscoped_informer::<K>()` would. [`Informers::for_resource`] and [`Informers::for_resource_metadata`] compile the informers of every enabled resource in the crate that calls them: a crate that calls them compiles less with only the groups it needs.
 //!
 //! # Index handles
 //!
