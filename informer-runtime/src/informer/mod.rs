@@ -88,7 +88,7 @@ use crate::{
     informer::erased_object::ErasedObject,
     informer::handler::{Notification, ResourceEventHandler},
     informer::processor::{ListenerState, Processor, Sink},
-    informer::reclaim::Reclaimer,
+    informer::reclaim::{Held, Reclaimer},
     informer::typed_edges::{
         ErasedCache, ErasingListerWatcher, KnownInCache, TypedHandler, typed_notification,
     },
@@ -815,7 +815,7 @@ impl Inner {
         &self,
         deltas: &Deltas<ErasedObject>,
         is_in_initial_list: bool,
-        reclaimer: &mut Reclaimer<ErasedObject>,
+        reclaimer: &mut Reclaimer<Held>,
     ) {
         let Some(key) = deltas.key() else {
             return;
@@ -826,32 +826,37 @@ impl Inner {
             match (delta.kind, &delta.object) {
                 (DeltaType::Deleted, object) => {
                     if let Some(stored) = self.cache.delete_by_key(&key) {
-                        reclaimer.hold(&stored);
+                        reclaimer.hold(&Held::Object(stored));
                     }
                     if let Some(last) = object.object() {
-                        reclaimer.hold(last);
+                        reclaimer.hold(&Held::Replaced(Arc::clone(last)));
                     }
                     processor.distribute(&Notification::Delete(object.clone()), false);
                 }
                 (_, MaybeTombstone::Object(object)) => match self.cache.insert(key.clone(), object) {
                     Some(old) => {
-                        reclaimer.hold(&old);
                         let is_sync = old.meta().resource_version == object.meta().resource_version;
+                        let old = Arc::new(old);
+                        reclaimer.hold(&Held::Replaced(Arc::clone(&old)));
+                        reclaimer.hold(&Held::Delivered(Arc::clone(object)));
                         processor.distribute(
                             &Notification::Update {
-                                old: Arc::new(old),
+                                old,
                                 new: Arc::clone(object),
                             },
                             is_sync,
                         );
                     }
-                    None => processor.distribute(
-                        &Notification::Add {
-                            object: Arc::clone(object),
-                            is_in_initial_list,
-                        },
-                        false,
-                    ),
+                    None => {
+                        reclaimer.hold(&Held::Delivered(Arc::clone(object)));
+                        processor.distribute(
+                            &Notification::Add {
+                                object: Arc::clone(object),
+                                is_in_initial_list,
+                            },
+                            false,
+                        );
+                    }
                 },
                 (kind, MaybeTombstone::Tombstone(tombstone)) => {
                     tracing::error!(informer = %self.description, ?kind, key = %tombstone.key, "a tombstone can only be deleted; skipped");

@@ -34,9 +34,27 @@ impl<T> Reclaimable for Arc<T> {
     }
 }
 
-impl Reclaimable for ErasedObject {
+/// What an informer's core keeps to free on its thread: objects the cache let go of, and the
+/// pointers its notifications carried (so that neither the objects nor the pointers are freed
+/// on a handler thread).
+#[derive(Debug, Clone)]
+pub(crate) enum Held {
+    /// An object the cache replaced or deleted: free once nobody else holds it.
+    Object(ErasedObject),
+    /// A notification's pointer to an object the cache no longer holds: free, with the object,
+    /// once nobody else holds either.
+    Replaced(Arc<ErasedObject>),
+    /// A notification's pointer to an object the cache holds: free once the handlers let go.
+    Delivered(Arc<ErasedObject>),
+}
+
+impl Reclaimable for Held {
     fn is_last_reference(&self) -> bool {
-        self.is_unique()
+        match self {
+            Self::Object(object) => object.is_unique(),
+            Self::Replaced(pointer) => Arc::strong_count(pointer) == 1 && pointer.is_unique(),
+            Self::Delivered(pointer) => Arc::strong_count(pointer) == 1,
+        }
     }
 }
 
