@@ -57,11 +57,16 @@ impl ErasedObject {
         any.downcast().ok()
     }
 
+    /// Whether the object is a `K`.
+    pub(crate) fn is<K: 'static>(&self) -> bool {
+        (&*self.0 as &dyn Any).is::<K>()
+    }
+
     /// The object as a `K`, taking this pointer's place (no new reference while the caller
-    /// holds the result); `self` back if it is not a `K`.
-    pub(crate) fn into_typed<K: Send + Sync + 'static>(self) -> Result<Arc<K>, Self> {
-        // `self` goes when this returns: the caller's `Arc<K>` replaces it
-        self.downcast().ok_or(self)
+    /// holds the result); `None` if it is not a `K`.
+    pub(crate) fn into_typed<K: Send + Sync + 'static>(self) -> Option<Arc<K>> {
+        let any: Arc<dyn Any + Send + Sync> = self.0;
+        any.downcast().ok()
     }
 
     /// The object as a `K` to change, copied first if someone else holds it.
@@ -148,6 +153,10 @@ mod tests {
         let back = erased.downcast::<ConfigMap>().expect("a config map");
         assert!(Arc::ptr_eq(&typed, &back));
         assert!(erased.downcast::<Pod>().is_none());
+        assert!(erased.is::<ConfigMap>() && !erased.is::<Pod>());
+        let moved = erased.clone().into_typed::<ConfigMap>().expect("a config map");
+        assert!(Arc::ptr_eq(&typed, &moved));
+        assert_eq!(Arc::strong_count(&typed), 4, "typed, back, erased and moved");
         assert_eq!(Resource::meta(&erased).name.as_deref(), Some("a"));
     }
 

@@ -194,11 +194,13 @@ fn typed_tombstone<K: Send + Sync + 'static>(
 /// this handler is its last reader (a handler then holds the only reference the notification
 /// gave it, as with a typed core).
 fn into_typed<K: Send + Sync + 'static>(object: Arc<ErasedObject>) -> Option<Arc<K>> {
-    let object = Arc::try_unwrap(object).unwrap_or_else(|shared| (*shared).clone());
-    match object.into_typed() {
-        Ok(typed) => Some(typed),
-        Err(object) => typed_or_report(&object),
+    if !object.is::<K>() {
+        report_other_type::<K>(&object);
+        return None;
     }
+    Arc::try_unwrap(object)
+        .unwrap_or_else(|shared| (*shared).clone())
+        .into_typed()
 }
 
 /// `object` as a `K`. Every object of an informer's core is of the informer's type (its
@@ -206,11 +208,16 @@ fn into_typed<K: Send + Sync + 'static>(object: Arc<ErasedObject>) -> Option<Arc
 fn typed_or_report<K: Send + Sync + 'static>(object: &ErasedObject) -> Option<Arc<K>> {
     let typed = object.downcast::<K>();
     if typed.is_none() {
-        tracing::error!(
-            expected = std::any::type_name::<K>(),
-            ?object,
-            "an informer's core holds an object of another type; it is left out"
-        );
+        report_other_type::<K>(object);
     }
     typed
+}
+
+/// Logs an object of another type than the informer's `K` (see [`typed_or_report`]).
+fn report_other_type<K>(object: &ErasedObject) {
+    tracing::error!(
+        expected = std::any::type_name::<K>(),
+        ?object,
+        "an informer's core holds an object of another type; it is left out"
+    );
 }

@@ -141,8 +141,8 @@ fn chosen(accept: &str) -> Result<(Target, &'static str), ApiError> {
 pub(crate) struct Resource<'a> {
     /// Its type.
     pub(crate) rt: &'a ResourceType,
-    /// Whether it is a custom resource (served from a CRD).
-    pub(crate) custom: bool,
+    /// Whether it is a built-in kind ([`Registry::is_builtin`](crate::registry::Registry::is_builtin)).
+    pub(crate) builtin: bool,
     /// Its table columns, when a `Table` is asked for.
     pub(crate) columns: &'a dyn Fn() -> Vec<Column>,
 }
@@ -151,10 +151,8 @@ pub(crate) struct Resource<'a> {
 /// (`*core.Pod`, `*apps.DeploymentList`, `*unstructured.Unstructured`).
 fn go_type(resource: &Resource<'_>, list: bool) -> String {
     let rt = resource.rt;
-    let builtin =
-        !resource.custom && informer_apimachinery::protobuf::has_form(&rt.group, &rt.version, &rt.kind);
     let suffix = if list { "List" } else { "" };
-    if !builtin {
+    if !resource.builtin {
         return format!("*unstructured.Unstructured{suffix}");
     }
     let package = match rt.group.as_str() {

@@ -27,7 +27,7 @@ pub(crate) fn shaped(
 ) -> Result<Value, ApiError> {
     let resource = transform::Resource {
         rt,
-        custom: shared.lock().registry.crd_of(rt).is_some(),
+        builtin: shared.lock().registry.is_builtin(rt),
         columns: &|| shared.lock().table_columns(rt),
     };
     transform::shaped(&resource, query, accept, value, list)

@@ -100,9 +100,12 @@ pub(crate) fn list(state: &State, rt: &ResourceType, options: &ListOptions) -> R
     // kube-apiserver's items of a built-in list carry no type (Go's typed list drops it);
     // those of a custom resource are unstructured and keep theirs
     let builtin = state.registry.is_builtin(rt);
-    let item = |object| match builtin {
-        true => without_type(object),
-        false => with_type(object, rt),
+    let item = |object| {
+        if builtin {
+            without_type(object)
+        } else {
+            with_type(object, rt)
+        }
     };
     let mut items = Vec::new();
     let mut last = None;
