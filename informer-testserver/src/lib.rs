@@ -272,15 +272,19 @@
 //! The crate's folders follow a request, and each imports only the ones after it (checked by
 //! `cargo xtask module-cycles`):
 //!
-//! 1. **`http/`** parses and routes. `handler.rs` records the request, applies the faults and
-//!    reads the body (`body.rs`); `routes.rs` parses the path; `resource.rs` looks the type up
-//!    and hands the request ([`RequestRecord`]'s verb, a `ResourceRequest`) to one handler per
+//! 1. **`http/`** parses and routes. `handler.rs` reads the headers and the query once,
+//!    negotiates `Accept` once (`encoding/transform.rs`'s `Negotiated`, which every answer of
+//!    the request reads, errors included), records the request, applies the faults and reads
+//!    the body (`body.rs`); `routes.rs` parses the path; `resource.rs` looks the type up and
+//!    hands the request ([`RequestRecord`]'s verb, a `ResourceRequest`) to one handler per
 //!    verb in `verbs/` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
-//!    `delete_collection`) or to a subresource's handler (`scale.rs`). A write handler builds
+//!    `delete_collection`), to the handler of a subresource (`subresource/`: `scale`,
+//!    `approval`, `eviction`, `binding`, the connect subresources, ...) or, for a computed
+//!    resource (the reviews, `componentstatuses`), to `computed.rs`. A write handler builds
 //!    the request's `WriteContext` (field manager, `force`, `fieldValidation`, `dryRun`) and
 //!    answers through `shape.rs` (as stored, `PartialObjectMetadata`, `Table`) and
-//!    `response.rs` (JSON or protobuf, `Warning` headers). Discovery and OpenAPI documents are
-//!    `discovery.rs` and `openapi.rs`.
+//!    `response.rs` (JSON, YAML or protobuf, `Warning` headers). Discovery and OpenAPI
+//!    documents are `discovery.rs` and `openapi.rs`.
 //! 2. **`write/`** holds the verbs that change objects, as methods of a `WriteSession` (the
 //!    locked state and the request's context): `create.rs`, `update.rs`, `patch.rs` (with
 //!    `patch_document.rs` and `strategic_merge.rs`), `apply.rs`, `delete.rs`, `scale.rs`. Each
@@ -300,18 +304,25 @@
 //! 5. **`storage/`** holds the state (served types and objects behind one lock), the store with
 //!    its history and resourceVersions, lists, watches, list options and field labels (the
 //!    values an object shows to field selectors in `selector/field_values.rs`);
-//!    [`registry`] is the table of resource types.
+//!    [`registry`] holds the served resource types.
+//! 6. **`builtin/`** describes what kube-apiserver serves built in, one named description per
+//!    resource in a file per API group (`builtin/core.rs`'s `POD`, `builtin/apps.rs`'s
+//!    `DEPLOYMENT`, ...): scope, short names, categories, verbs, whether it is stored or
+//!    computed, its subresources and their handlers, and its strategy's generation rule. The
+//!    registry, discovery, routing and writes all read it; `builtin/priority.rs` orders the
+//!    groups in discovery.
 //!
 //! To add:
 //!
-//! - **a built-in type:** a row of `registry.rs`'s table (group, version, kind, plural, scope,
-//!   short names, status); its field selectors in `selector/field_values.rs`, its table
-//!   columns in `encoding/table/` (a file per area); protobuf and field validation come from
-//!   the generated tables;
-//! - **a subresource:** a handler under `http/` matched in `http/resource.rs`, writing through
-//!   a `WriteSession` method under `write/`, and its discovery entry in `http/discovery.rs`;
-//!   a subresource of a built-in core type is a row of `http/subresource/mod.rs`'s table
-//!   (which routing and discovery read) and a branch of its `serve`;
+//! - **a built-in type:** a description in its group's file of `builtin/`, listed in
+//!   `builtin::ALL` (its group version's priority in `builtin/priority.rs` if the group is
+//!   new); its field selectors in `selector/field_values.rs`, its table columns in
+//!   `encoding/table/` (a file per area); protobuf and field validation come from the
+//!   generated tables;
+//! - **a subresource:** a `Subresource` with a new `Handler` in `builtin/subresource.rs`,
+//!   listed by the descriptions of the resources that serve it (discovery and routing read it
+//!   there), and the handler's branch in `http/subresource/mod.rs`, writing through a
+//!   `WriteSession` method under `write/`;
 //! - **an admission rule, a default or a strategy:** a `Plugin` in a file of `admission/`,
 //!   added to `admission::plugins()` where it must run; tests beside it on a `State` (see
 //!   `write/tests.rs`) and over HTTP in `tests/`.
@@ -325,6 +336,7 @@
 
 mod admission;
 mod bootstrap;
+mod builtin;
 mod encoding;
 mod faults;
 mod http;
@@ -333,7 +345,6 @@ pub mod proxy;
 pub mod registry;
 pub mod seed;
 pub mod selector;
-mod served_apis;
 mod server;
 mod status;
 mod storage;

@@ -1,8 +1,8 @@
-//! Resource types the server serves: the built-in table, registered types and CRD-defined ones.
+//! Resource types the server serves: the built-in ones, registered types and CRD-defined ones.
 //!
 //! A [`ResourceType`] names a resource as discovery does (group, version, kind, plural, scope,
-//! short names, status subresource). Every server starts with [`builtin_types`] (the core
-//! types, apps, batch, RBAC, coordination, CRDs and more) and the types given to
+//! short names, status and scale subresources). Every server starts with [`builtin_types`]
+//! (every resource kube-apiserver 1.37 serves by default) and the types given to
 //! [`TestServerBuilder::resource`](crate::TestServerBuilder::resource);
 //! [`TestServer::register`](crate::TestServer::register) adds one to a running server.
 
@@ -10,6 +10,9 @@ use std::any::TypeId;
 
 use k8s_openapi::NamespaceResourceScope;
 use kube::core::ApiResource;
+
+use crate::builtin::subresource::{self, Subresource};
+use crate::builtin::{self, BuiltinResource};
 
 /// One served resource: group, version, kind, plural and scope, as in an `APIResource`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,6 +146,37 @@ impl ResourceType {
         }
     }
 
+    /// The description of the built-in resource served at this type's group, version and
+    /// plural, if it is one.
+    pub(crate) fn builtin(&self) -> Option<&'static BuiltinResource> {
+        builtin::find(&self.group, &self.version, &self.plural)
+    }
+
+    /// The subresources served on this type, by name: `status` and `scale` if it has them,
+    /// then its description's if it is built in.
+    pub(crate) fn subresources(&self) -> Vec<&'static Subresource> {
+        let status = self.status_subresource.then_some(&subresource::STATUS);
+        let scale = self.scale_subresource.is_some().then_some(&subresource::SCALE);
+        let described = self.builtin().map_or(&[][..], |b| b.subresources);
+        let mut all: Vec<_> = status.into_iter().chain(scale).chain(described).collect();
+        all.sort_by_key(|s| s.name);
+        all
+    }
+
+    /// The subresource `name`, if this type serves it.
+    pub(crate) fn subresource(&self, name: &str) -> Option<&'static Subresource> {
+        match name {
+            "status" => self.status_subresource.then_some(&subresource::STATUS),
+            "scale" => self.scale_subresource.as_ref().map(|_| &subresource::SCALE),
+            _ => self.builtin()?.subresource(name),
+        }
+    }
+
+    /// The verbs served on this type: a built-in resource's, else every verb.
+    pub(crate) fn verbs(&self) -> &'static [&'static str] {
+        self.builtin().map_or(builtin::ALL_VERBS, |b| b.verbs)
+    }
+
     /// Key of the storage shared by all versions of a resource.
     pub(crate) fn storage_key(&self) -> StorageKey {
         StorageKey {
@@ -159,153 +193,16 @@ pub(crate) struct StorageKey {
     pub(crate) plural: String,
 }
 
-/// (group, version, kind, plural, namespaced, short names, status subresource)
-type Builtin = (
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    bool,
-    &'static [&'static str],
-    bool,
-);
-
-/// Built-in resources served by default.
-const BUILTINS: &[Builtin] = &[
-    ("", "v1", "Namespace", "namespaces", false, &["ns"], true),
-    ("", "v1", "Pod", "pods", true, &["po"], true),
-    ("", "v1", "ConfigMap", "configmaps", true, &["cm"], false),
-    ("", "v1", "Secret", "secrets", true, &[], false),
-    ("", "v1", "Service", "services", true, &["svc"], true),
-    ("", "v1", "Node", "nodes", false, &["no"], true),
-    ("", "v1", "Event", "events", true, &["ev"], false),
-    (
-        "",
-        "v1",
-        "ServiceAccount",
-        "serviceaccounts",
-        true,
-        &["sa"],
-        false,
-    ),
-    ("", "v1", "Endpoints", "endpoints", true, &["ep"], false),
-    (
-        "",
-        "v1",
-        "PersistentVolume",
-        "persistentvolumes",
-        false,
-        &["pv"],
-        true,
-    ),
-    (
-        "",
-        "v1",
-        "PersistentVolumeClaim",
-        "persistentvolumeclaims",
-        true,
-        &["pvc"],
-        true,
-    ),
-    (
-        "",
-        "v1",
-        "ReplicationController",
-        "replicationcontrollers",
-        true,
-        &["rc"],
-        true,
-    ),
-    (
-        "",
-        "v1",
-        "ResourceQuota",
-        "resourcequotas",
-        true,
-        &["quota"],
-        true,
-    ),
-    ("", "v1", "LimitRange", "limitranges", true, &["limits"], false),
-    ("", "v1", "PodTemplate", "podtemplates", true, &[], false),
-    ("apps", "v1", "Deployment", "deployments", true, &["deploy"], true),
-    ("apps", "v1", "ReplicaSet", "replicasets", true, &["rs"], true),
-    ("apps", "v1", "StatefulSet", "statefulsets", true, &["sts"], true),
-    ("apps", "v1", "DaemonSet", "daemonsets", true, &["ds"], true),
-    (
-        "apps",
-        "v1",
-        "ControllerRevision",
-        "controllerrevisions",
-        true,
-        &[],
-        false,
-    ),
-    ("batch", "v1", "Job", "jobs", true, &[], true),
-    ("batch", "v1", "CronJob", "cronjobs", true, &["cj"], true),
-    ("coordination.k8s.io", "v1", "Lease", "leases", true, &[], false),
-    ("events.k8s.io", "v1", "Event", "events", true, &["ev"], false),
-    (
-        "rbac.authorization.k8s.io",
-        "v1",
-        "Role",
-        "roles",
-        true,
-        &[],
-        false,
-    ),
-    (
-        "rbac.authorization.k8s.io",
-        "v1",
-        "RoleBinding",
-        "rolebindings",
-        true,
-        &[],
-        false,
-    ),
-    (
-        "rbac.authorization.k8s.io",
-        "v1",
-        "ClusterRole",
-        "clusterroles",
-        false,
-        &[],
-        false,
-    ),
-    (
-        "rbac.authorization.k8s.io",
-        "v1",
-        "ClusterRoleBinding",
-        "clusterrolebindings",
-        false,
-        &[],
-        false,
-    ),
-    ("storage.k8s.io", "v1", "CSINode", "csinodes", false, &[], false),
-    (
-        "apiextensions.k8s.io",
-        "v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        false,
-        &["crd", "crds"],
-        true,
-    ),
-];
-
-/// The built-in resource types the server registers by default.
+/// The built-in resource types the server registers by default, one per description of
+/// [`crate::builtin`].
 pub fn builtin_types() -> Vec<ResourceType> {
-    BUILTINS
+    crate::builtin::ALL
         .iter()
-        .chain(crate::served_apis::MORE_BUILTINS)
-        .map(|&(group, version, kind, plural, namespaced, short, status)| {
-            let scaled = matches!(
-                (group, plural),
-                ("apps", "deployments" | "replicasets" | "statefulsets") | ("", "replicationcontrollers")
-            );
-            ResourceType::new(group, version, kind, plural, namespaced)
-                .with_short_names(short)
-                .with_status_subresource(status)
-                .with_scale_subresource(scaled.then(ScaleSubresource::replicas))
+        .map(|b| {
+            ResourceType::new(b.group, b.version, b.kind, b.plural, b.namespaced)
+                .with_short_names(b.short_names)
+                .with_status_subresource(b.status)
+                .with_scale_subresource(b.scale.then(ScaleSubresource::replicas))
         })
         .collect()
 }

@@ -6,12 +6,12 @@
 
 use serde_json::{Value, json};
 
-use crate::served_apis;
+use crate::builtin::priority;
 use crate::storage::state::{State, UpdateMode, now_rfc3339};
 
 /// The APIService of a locally served group version.
 fn local_api_service(group: &str, version: &str, now: &str) -> Value {
-    let (group_priority, version_priority) = served_apis::priority(group, version);
+    let (group_priority, version_priority) = priority::priority(group, version);
     json!({
         "metadata": {
             "name": format!("{version}.{group}"),

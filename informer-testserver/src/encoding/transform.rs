@@ -89,34 +89,47 @@ fn accept_clause(clause: &MediaRange<'_>, subtype: &str, streams: bool) -> Optio
     }
 }
 
-/// The target `accept` negotiates for a resource request, or kube-apiserver's `406`.
-pub(crate) fn negotiate(accept: &str) -> Result<Target, ApiError> {
-    chosen(accept).map(|(target, _)| target)
-}
+/// What one request's `Accept` negotiated, worked out once per request: the target and media
+/// subtype of its first acceptable clause, or kube-apiserver's `406`, which is answered only
+/// where kube-apiserver checks (before a resource request reads or writes anything).
+#[derive(Debug, Clone)]
+pub(crate) struct Negotiated(Result<(Target, &'static str), ApiError>);
 
-/// The target and media type of a watch: as [`negotiate`], refused with kube-apiserver's `406`
-/// when the media type chosen has no stream form (YAML); whether it is protobuf. A
-/// `PartialObjectMetadataList` cannot be made of one event's object, so kube-apiserver sends
-/// the objects as stored.
-pub(crate) fn negotiate_watch(accept: &str) -> Result<(Target, bool), ApiError> {
-    let (target, subtype) = chosen(accept)?;
-    if subtype == "yaml" {
-        return Err(not_acceptable(
-            "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
-                .to_owned(),
-        ));
+impl Negotiated {
+    /// Negotiates `accept` (an empty header accepts JSON as stored).
+    pub(crate) fn of(accept: &str) -> Self {
+        Self(chosen(accept))
     }
-    let target = match target {
-        Target::PartialObjectMetadataList(_) => Target::AsStored,
-        other => other,
-    };
-    Ok((target, subtype == "vnd.kubernetes.protobuf"))
-}
 
-/// The media subtype `accept` chooses for an object or list answer: `json`, `yaml` or
-/// `vnd.kubernetes.protobuf` (JSON when none is acceptable: the `406` comes from [`negotiate`]).
-pub(crate) fn chosen_subtype(accept: &str) -> &'static str {
-    chosen(accept).map_or("json", |(_, subtype)| subtype)
+    /// The target of a resource request's answer, or kube-apiserver's `406`.
+    pub(crate) fn target(&self) -> Result<Target, ApiError> {
+        self.0.clone().map(|(target, _)| target)
+    }
+
+    /// The target and media type of a watch: as [`target`](Self::target), refused with
+    /// kube-apiserver's `406` when the media type chosen has no stream form (YAML); whether it
+    /// is protobuf. A `PartialObjectMetadataList` cannot be made of one event's object, so
+    /// kube-apiserver sends the objects as stored.
+    pub(crate) fn watch(&self) -> Result<(Target, bool), ApiError> {
+        let (target, subtype) = self.0.clone()?;
+        if subtype == "yaml" {
+            return Err(not_acceptable(
+                "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+                    .to_owned(),
+            ));
+        }
+        let target = match target {
+            Target::PartialObjectMetadataList(_) => Target::AsStored,
+            other => other,
+        };
+        Ok((target, subtype == "vnd.kubernetes.protobuf"))
+    }
+
+    /// The media subtype of an object, list or error answer: `json`, `yaml` or
+    /// `vnd.kubernetes.protobuf` (JSON when nothing is acceptable, as the `406` itself is).
+    pub(crate) fn subtype(&self) -> &'static str {
+        self.0.as_ref().map_or("json", |(_, subtype)| subtype)
+    }
 }
 
 /// The target of the first acceptable clause and the media subtype it is served in.
@@ -169,11 +182,11 @@ fn go_type(resource: &Resource<'_>, list: bool) -> String {
 pub(crate) fn shaped(
     resource: &Resource<'_>,
     query: &HashMap<String, String>,
-    accept: &str,
+    negotiated: &Negotiated,
     value: Value,
     list: bool,
 ) -> Result<Value, ApiError> {
-    let target = negotiate(accept)?;
+    let target = negotiated.target()?;
     if value["kind"] == "Status" {
         return Ok(value);
     }
@@ -222,6 +235,14 @@ pub(crate) fn shaped(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn negotiate(accept: &str) -> Result<Target, ApiError> {
+        Negotiated::of(accept).target()
+    }
+
+    fn chosen_subtype(accept: &str) -> &'static str {
+        Negotiated::of(accept).subtype()
+    }
 
     const NOT_ACCEPTABLE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
 

@@ -16,11 +16,6 @@ const COMPONENTS: &[(&str, &str)] = &[
     ("scheduler", "ok"),
 ];
 
-/// Whether `rt` is `componentstatuses`.
-pub(crate) fn is_component_statuses(rt: &ResourceType) -> bool {
-    rt.group.is_empty() && rt.plural == "componentstatuses"
-}
-
 fn component(name: &str, message: &str) -> Value {
     json!({
         "kind": "ComponentStatus",

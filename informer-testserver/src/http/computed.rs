@@ -4,13 +4,13 @@
 
 use http::{Method, Response};
 
+use crate::builtin::ServedAs;
 use crate::http::body::parse_object;
 use crate::http::caller::caller;
 use crate::http::component_statuses;
 use crate::http::request::ResourceRequest;
 use crate::http::response::Body;
 use crate::http::review;
-use crate::served_apis;
 use crate::status::ApiError;
 
 /// Serves `request` when its resource is computed or its verb is not served; `None` when the
@@ -26,7 +26,8 @@ pub(crate) fn serve_computed(
     if request.subresource.is_some() {
         return Ok(None);
     }
-    if served_apis::is_review(&rt.group, &rt.plural) {
+    let served_as = rt.builtin().map_or(ServedAs::Stored, |b| b.served_as);
+    if served_as == ServedAs::Review {
         if *method != Method::POST || name.is_some() {
             return not_allowed();
         }
@@ -37,7 +38,7 @@ pub(crate) fn serve_computed(
         let answered = review::answer(rt, request.ns(), object, &caller(request.authorization))?;
         return Ok(Some(request.answer(201, &answered)));
     }
-    if component_statuses::is_component_statuses(rt) {
+    if served_as == ServedAs::ComponentStatuses {
         let value = match (method, name) {
             (&Method::GET, None) if !watch => component_statuses::list(),
             (&Method::GET, Some(name)) => component_statuses::get(rt, name)?,
@@ -51,7 +52,7 @@ pub(crate) fn serve_computed(
         (&Method::POST, false) => "create",
         _ => return Ok(None),
     };
-    if served_apis::verbs(&rt.group, &rt.plural).contains(&verb) {
+    if rt.verbs().contains(&verb) {
         Ok(None)
     } else {
         not_allowed()

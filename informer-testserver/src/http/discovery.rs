@@ -5,13 +5,10 @@
 
 use serde_json::{Value, json};
 
+use crate::builtin::priority;
+use crate::builtin::subresource::Subresource;
 use crate::encoding::accept::AggregatedVersion;
-use crate::http::subresource;
 use crate::registry::{Registry, ResourceType};
-use crate::served_apis;
-
-/// Verbs of the status subresource.
-const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 
 /// `/version`
 pub(crate) fn version() -> Value {
@@ -49,10 +46,10 @@ fn group_document(name: &str, versions: &[String]) -> Value {
 }
 
 /// The served groups with their versions, in kube-apiserver's order (see
-/// [`served_apis::order_groups`]).
+/// [`priority::order_groups`]).
 fn ordered_groups(registry: &Registry) -> Vec<(String, Vec<String>)> {
     let mut groups = registry.groups();
-    served_apis::order_groups(&mut groups);
+    priority::order_groups(&mut groups);
     groups
 }
 
@@ -82,16 +79,52 @@ fn resource_document(rt: &ResourceType) -> Value {
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": served_apis::verbs(&rt.group, &rt.plural),
+        "verbs": rt.verbs(),
     });
     if !rt.short_names.is_empty() {
         doc["shortNames"] = json!(rt.short_names);
     }
-    let categories = served_apis::categories(&rt.group, &rt.plural);
+    let categories = categories(rt);
     if !categories.is_empty() {
         doc["categories"] = json!(categories);
     }
     doc
+}
+
+/// The categories of `rt` (`kubectl get all` reads `all`): a built-in resource's.
+fn categories(rt: &ResourceType) -> &'static [&'static str] {
+    rt.builtin().map_or(&[], |b| b.categories)
+}
+
+/// The discovery document of a subresource of `rt` (legacy `APIResource`).
+fn legacy_document(rt: &ResourceType, sub: &Subresource) -> Value {
+    let mut doc = json!({
+        "name": format!("{}/{}", rt.plural, sub.name),
+        "singularName": "",
+        "namespaced": rt.namespaced,
+    });
+    if !sub.group.is_empty() {
+        doc["group"] = json!(sub.group);
+        doc["version"] = json!(sub.version);
+    }
+    doc["kind"] = json!(if sub.kind.is_empty() { &rt.kind } else { sub.kind });
+    doc["verbs"] = json!(sub.verbs);
+    doc
+}
+
+/// The aggregated discovery document of a subresource of `rt`.
+fn aggregated_document(rt: &ResourceType, sub: &Subresource) -> Value {
+    let (group, version) = if sub.group.is_empty() {
+        (rt.group.as_str(), rt.version.as_str())
+    } else {
+        (sub.group, sub.version)
+    };
+    let kind = if sub.kind.is_empty() { &rt.kind } else { sub.kind };
+    json!({
+        "subresource": sub.name,
+        "responseKind": {"group": group, "version": version, "kind": kind},
+        "verbs": sub.verbs,
+    })
 }
 
 /// `/api/v1` or `/apis/{group}/{version}`, or `None` when nothing is served there.
@@ -99,39 +132,8 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
     let mut resources = Vec::new();
     for rt in registry.in_group_version(group, version) {
         resources.push(resource_document(rt));
-        let first_subresource = resources.len();
-        if rt.status_subresource {
-            resources.push(json!({
-                "name": format!("{}/status", rt.plural),
-                "singularName": "",
-                "namespaced": rt.namespaced,
-                "kind": rt.kind,
-                "verbs": STATUS_VERBS,
-            }));
-        }
-        if served_apis::has_approval(&rt.group, &rt.plural) {
-            resources.push(json!({
-                "name": format!("{}/approval", rt.plural),
-                "singularName": "",
-                "namespaced": rt.namespaced,
-                "kind": rt.kind,
-                "verbs": STATUS_VERBS,
-            }));
-        }
-        if rt.scale_subresource.is_some() {
-            resources.push(json!({
-                "name": format!("{}/scale", rt.plural),
-                "singularName": "",
-                "namespaced": rt.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": STATUS_VERBS,
-            }));
-        }
-        let served = subresource::table(rt).iter();
-        resources.extend(served.map(|sub| subresource::legacy_document(rt, sub)));
-        resources[first_subresource..].sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        let subresources = rt.subresources().into_iter();
+        resources.extend(subresources.map(|sub| legacy_document(rt, sub)));
     }
     resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     if resources.is_empty() && !(group.is_empty() && version == "v1") {
@@ -162,35 +164,20 @@ fn aggregated_group(registry: &Registry, name: &str, versions: &[String]) -> Val
                         "responseKind": kind,
                         "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": rt.singular,
-                        "verbs": served_apis::verbs(&rt.group, &rt.plural),
+                        "verbs": rt.verbs(),
                     });
                     if !rt.short_names.is_empty() {
                         doc["shortNames"] = json!(rt.short_names);
                     }
-                    let categories = served_apis::categories(&rt.group, &rt.plural);
+                    let categories = categories(rt);
                     if !categories.is_empty() {
                         doc["categories"] = json!(categories);
                     }
-                    let mut subresources = Vec::new();
-                    if served_apis::has_approval(&rt.group, &rt.plural) {
-                        subresources.push(
-                            json!({"subresource": "approval", "responseKind": kind, "verbs": STATUS_VERBS}),
-                        );
-                    }
-                    if rt.status_subresource {
-                        subresources.push(
-                            json!({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS}),
-                        );
-                    }
-                    if rt.scale_subresource.is_some() {
-                        let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
-                        subresources.push(
-                            json!({"subresource": "scale", "responseKind": scale, "verbs": STATUS_VERBS}),
-                        );
-                    }
-                    let served = subresource::table(rt).iter();
-                    subresources.extend(served.map(|sub| subresource::aggregated_document(rt, sub)));
-                    subresources.sort_by(|a, b| a["subresource"].as_str().cmp(&b["subresource"].as_str()));
+                    let subresources: Vec<Value> = rt
+                        .subresources()
+                        .into_iter()
+                        .map(|sub| aggregated_document(rt, sub))
+                        .collect();
                     if !subresources.is_empty() {
                         doc["subresources"] = json!(subresources);
                     }

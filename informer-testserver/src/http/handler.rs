@@ -9,6 +9,7 @@ use http::{HeaderValue, Method, Request, Response, header};
 use hyper::body::Incoming;
 
 use crate::encoding::accept::{self, DiscoveryFormat};
+use crate::encoding::transform::Negotiated;
 use crate::faults;
 use crate::http::body::read_body;
 use crate::http::discovery;
@@ -40,30 +41,75 @@ fn verb_of(method: &Method, route: &Route, watch: bool) -> (&'static str, String
     (verb, path.plural.clone())
 }
 
-/// Serves one request. Never fails: errors become `Status` responses.
+/// The headers a request is served by, read once.
+struct Headers {
+    accept: String,
+    content_type: String,
+    user_agent: String,
+    authorization: String,
+    client: Option<String>,
+    upgrade: bool,
+}
+
+impl Headers {
+    fn of(headers: &http::HeaderMap) -> Self {
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let header = |name: header::HeaderName| text(name.as_str()).unwrap_or_default().to_owned();
+        Self {
+            accept: header(header::ACCEPT),
+            content_type: header(header::CONTENT_TYPE),
+            user_agent: header(header::USER_AGENT),
+            authorization: header(header::AUTHORIZATION),
+            client: text(CLIENT_NAME_HEADER).map(str::to_owned),
+            upgrade: headers.contains_key(header::UPGRADE),
+        }
+    }
+}
+
+/// The query of a request, decoded once: the last value of each parameter, and every `dryRun`
+/// value.
+struct Query {
+    last: HashMap<String, String>,
+    dry_run: Vec<String>,
+}
+
+impl Query {
+    fn of(query: &str) -> Self {
+        let mut last = HashMap::new();
+        let mut dry_run = Vec::new();
+        for (key, value) in form_urlencoded::parse(query.as_bytes()).into_owned() {
+            if key == "dryRun" {
+                dry_run.push(value.clone());
+            }
+            last.insert(key, value);
+        }
+        Self { last, dry_run }
+    }
+}
+
+/// Serves one request. Never fails: errors become `Status` responses, in the media type the
+/// request's `Accept` negotiated.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    let accept = request
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    Ok(match serve(shared, request).await {
+    let headers = Headers::of(request.headers());
+    let negotiated = Negotiated::of(&headers.accept);
+    Ok(match serve(shared, request, &headers, &negotiated).await {
         Ok(response) => response,
-        Err(error) => error_response(&error, &accept),
+        Err(error) => error_response(&error, &negotiated),
     })
 }
 
-async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+async fn serve(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+    headers: &Headers,
+    negotiated: &Negotiated,
+) -> Result<Response<Body>, ApiError> {
     let (parts, body) = request.into_parts();
-    let query: HashMap<String, String> = parts
-        .uri
-        .query()
-        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default();
+    let raw_query = parts.uri.query().unwrap_or_default();
+    let Query { last: query, dry_run } = Query::of(raw_query);
     let route = {
         let state = shared.lock();
         routes::parse(parts.uri.path(), |g, v, p| {
@@ -72,27 +118,17 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     };
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
     let (verb, resource) = verb_of(&parts.method, &route, watch);
-    let client = parts
-        .headers
-        .get(CLIENT_NAME_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
     shared.record(RequestRecord {
         verb,
         resource: resource.clone(),
-        query: parts.uri.query().unwrap_or_default().to_owned(),
-        client: client.clone(),
-        accept: parts
-            .headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned(),
+        query: raw_query.to_owned(),
+        client: headers.client.clone(),
+        accept: headers.accept.clone(),
     });
     let fault_request = faults::Request {
         verb,
         resource: &resource,
-        client: client.as_deref(),
+        client: headers.client.as_deref(),
     };
     let delay = shared.faults().delay();
     if let Some(delay) = delay {
@@ -105,25 +141,13 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
     if let Some(error) = shared.faults().check(&fault_request) {
         return Err(error);
     }
-    let header = |name: header::HeaderName| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let accept = header(header::ACCEPT);
-    let user_agent = header(header::USER_AGENT);
-    let content_type = header(header::CONTENT_TYPE);
-    let authorization = header(header::AUTHORIZATION);
     let body = read_body(body, shared.body_limit).await?;
     match route {
         Route::Version => Ok(json_response(200, &discovery::version(), "application/json")),
         Route::Health => Ok(Response::new(full("ok"))),
         Route::CoreVersions | Route::Groups => {
             let core = route == Route::CoreVersions;
-            let mut response = match accept::negotiate_discovery(&accept) {
+            let mut response = match accept::negotiate_discovery(&headers.accept) {
                 DiscoveryFormat::Aggregated(version) => {
                     let doc = discovery::aggregated(&shared.lock().registry, core, version);
                     json_response(200, &doc, &version.content_type())
@@ -164,11 +188,6 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
             Ok(json_response(200, &doc, "application/json"))
         }
         Route::Resource(path) => {
-            let dry_run: Vec<String> =
-                form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
-                    .filter(|(k, _)| k == "dryRun")
-                    .map(|(_, v)| v.into_owned())
-                    .collect();
             let rt = shared
                 .lock()
                 .registry
@@ -183,12 +202,12 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 method: &parts.method,
                 query: &query,
                 dry_run: &dry_run,
-                content_type: &content_type,
-                accept: &accept,
-                user_agent: &user_agent,
+                content_type: &headers.content_type,
+                negotiated,
+                user_agent: &headers.user_agent,
                 body: &body,
-                upgrade: parts.headers.contains_key(header::UPGRADE),
-                authorization: &authorization,
+                upgrade: headers.upgrade,
+                authorization: &headers.authorization,
             };
             serve_resource(&request, path.name.as_deref(), watch || path.watch_prefix)
         }

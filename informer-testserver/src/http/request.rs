@@ -12,6 +12,7 @@ use crate::admission::builtin_schema;
 use crate::admission::context::WriteContext;
 use crate::admission::field_ownership::writer_of;
 use crate::admission::field_validation::{self, Findings};
+use crate::encoding::transform::Negotiated;
 use crate::http::caller::caller;
 use crate::http::response::{Body, answer};
 use crate::http::shape::shaped;
@@ -38,8 +39,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub(crate) dry_run: &'a [String],
     /// The `Content-Type` header.
     pub(crate) content_type: &'a str,
-    /// The `Accept` header.
-    pub(crate) accept: &'a str,
+    /// What the `Accept` header negotiated.
+    pub(crate) negotiated: &'a Negotiated,
     /// The `User-Agent` header.
     pub(crate) user_agent: &'a str,
     /// The body.
@@ -107,11 +108,11 @@ impl ResourceRequest<'_> {
 
     /// An object or list answer, in the encoding `Accept` asks for.
     pub(crate) fn answer(&self, code: u16, value: &Value) -> Response<Body> {
-        answer(self.accept, code, value)
+        answer(self.negotiated, code, value)
     }
 
     /// An object (`list` false) or list in the shape `Accept` negotiated.
     pub(crate) fn shaped(&self, value: Value, list: bool) -> Result<Value, ApiError> {
-        shaped(self.shared, &self.rt, self.query, self.accept, value, list)
+        shaped(self.shared, &self.rt, self.query, self.negotiated, value, list)
     }
 }

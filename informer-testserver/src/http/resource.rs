@@ -3,14 +3,13 @@
 
 use http::{Method, Response};
 
-use crate::http::approval::serve_approval;
+use crate::builtin::ServedAs;
+use crate::builtin::subresource::Handler;
 use crate::http::computed::serve_computed;
 use crate::http::request::ResourceRequest;
 use crate::http::response::Body;
-use crate::http::scale::serve_scale;
-use crate::http::subresource;
+use crate::http::subresource::{self, serve_approval, serve_scale};
 use crate::http::verbs::{create, delete, delete_collection, get, list, patch, update, watch};
-use crate::served_apis;
 use crate::status::ApiError;
 
 /// Serves a request to a resource URL (`name` of the URL, if any; `watch` for a watch).
@@ -27,26 +26,28 @@ pub(crate) fn serve_resource(
     if let Some(response) = serve_computed(request, name, watch)? {
         return Ok(response);
     }
-    if subresource::is_legacy_bindings(rt) {
+    if rt
+        .builtin()
+        .is_some_and(|b| b.served_as == ServedAs::LegacyBindings)
+    {
         return subresource::serve_legacy_bindings(request, name);
     }
-    match request.subresource.as_deref() {
-        None => {}
-        Some("status") if rt.status_subresource => {}
-        Some("scale") if rt.scale_subresource.is_some() => {
-            if rt.namespaced && ns.is_none() {
-                return Err(ApiError::unknown_path());
+    if let Some(asked) = request.subresource.as_deref() {
+        let sub = rt.subresource(asked).ok_or_else(ApiError::unknown_path)?;
+        match sub.handler {
+            Handler::Status => {}
+            Handler::Scale => {
+                if rt.namespaced && ns.is_none() {
+                    return Err(ApiError::unknown_path());
+                }
+                return serve_scale(request, name.ok_or_else(ApiError::unknown_path)?);
             }
-            return serve_scale(request, name.ok_or_else(ApiError::unknown_path)?);
+            Handler::Approval => return serve_approval(request, name.ok_or_else(ApiError::unknown_path)?),
+            _ => return subresource::serve(request, name, sub),
         }
-        Some("approval") if served_apis::has_approval(&rt.group, &rt.plural) => {
-            return serve_approval(request, name.ok_or_else(ApiError::unknown_path)?);
-        }
-        Some(sub) if subresource::serves(rt, sub) => return subresource::serve(request, name, sub),
-        Some(_) => return Err(ApiError::unknown_path()),
     }
     // as kube-apiserver, a 406 before anything is read or written
-    crate::encoding::transform::negotiate(request.accept)?;
+    request.negotiated.target()?;
     let method = request.method;
     match (method, name) {
         (&Method::GET, None) if watch => watch::watch(request),

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
 use crate::encoding::protobuf;
-use crate::encoding::transform;
+use crate::encoding::transform::Negotiated;
 use crate::status::ApiError;
 
 /// Response body: a full JSON document or a watch stream.
@@ -37,8 +37,8 @@ fn encoded_response(code: u16, body: impl Into<Bytes>, content_type: &str) -> Re
 
 /// The response kube-apiserver sends for an error: the `Status` with its code, in protobuf when
 /// `Accept` asks for protobuf first.
-pub(crate) fn error_response(error: &ApiError, accept: &str) -> Response<Body> {
-    let mut response = answer(accept, error.code, &error.to_status());
+pub(crate) fn error_response(error: &ApiError, negotiated: &Negotiated) -> Response<Body> {
+    let mut response = answer(negotiated, error.code, &error.to_status());
     if let Some(seconds) = error.retry_after {
         response
             .headers_mut()
@@ -61,8 +61,8 @@ pub(crate) fn warned(mut response: Response<Body>, warnings: Vec<String>) -> Res
 /// An object, list or error answer in the media type `Accept` chooses: YAML (keys sorted, as
 /// kube-apiserver's YAML serializer writes them), protobuf when the kind has a protobuf form,
 /// JSON otherwise.
-pub(crate) fn answer(accept: &str, code: u16, value: &Value) -> Response<Body> {
-    let encoded = match transform::chosen_subtype(accept) {
+pub(crate) fn answer(negotiated: &Negotiated, code: u16, value: &Value) -> Response<Body> {
+    let encoded = match negotiated.subtype() {
         "yaml" => serde_saphyr::to_string(value)
             .ok()
             .map(|text| (text.into_bytes(), "application/yaml")),

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::encoding::partial_metadata;
 use crate::encoding::protobuf;
 use crate::encoding::table::{self, IncludeObject};
-use crate::encoding::transform::{self, Target};
+use crate::encoding::transform::{self, Negotiated, Target};
 use crate::http::shared::Shared;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
@@ -21,7 +21,7 @@ pub(crate) fn shaped(
     shared: &Shared,
     rt: &ResourceType,
     query: &HashMap<String, String>,
-    accept: &str,
+    negotiated: &Negotiated,
     value: Value,
     list: bool,
 ) -> Result<Value, ApiError> {
@@ -30,7 +30,7 @@ pub(crate) fn shaped(
         builtin: shared.lock().registry.is_builtin(rt),
         columns: &|| shared.lock().table_columns(rt),
     };
-    transform::shaped(&resource, query, accept, value, list)
+    transform::shaped(&resource, query, negotiated, value, list)
 }
 
 /// What shapes each watch event line as `Accept` negotiated: unchanged, with
@@ -41,9 +41,9 @@ pub(crate) fn watch_shape(
     shared: &Shared,
     rt: &ResourceType,
     query: &HashMap<String, String>,
-    accept: &str,
+    negotiated: &Negotiated,
 ) -> Result<(impl FnMut(Bytes) -> Bytes + Send + 'static, &'static str), ApiError> {
-    let (target, protobuf) = transform::negotiate_watch(accept)?;
+    let (target, protobuf) = negotiated.watch()?;
     let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
     let columns = match target {
         Target::Table(_) => shared.lock().table_columns(rt),

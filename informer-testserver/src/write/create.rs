@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::body::check_body;
-use super::generation::Generation;
 use super::session::WriteSession;
+use crate::builtin::Generation;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{new_uid, now_rfc3339, with_type};

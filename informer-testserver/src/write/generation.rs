@@ -1,5 +1,6 @@
-//! `metadata.generation`, kept as kube-apiserver's registry strategies keep it: only the kinds
-//! whose strategy sets it on create have one (Deployments, Pods, custom resources, webhook
+//! `metadata.generation`, kept as kube-apiserver's registry strategies keep it (the rule of each
+//! built-in kind is its description's [`Generation`]): only the kinds whose strategy sets it on
+//! create have one (Deployments, Pods, custom resources, webhook
 //! configurations, ...; not ConfigMaps, Secrets or Services), and each bumps it on the changes
 //! its `PrepareForUpdate` compares. Whatever the kind, a request cannot change it: an update
 //! starts from the stored generation (`rest.BeforeUpdate`), and a create of a kind without one
@@ -7,108 +8,19 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::builtin::Generation;
 use crate::registry::ResourceType;
 
-/// What a kind's strategy does with `metadata.generation`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Generation {
-    /// Nothing: the kind keeps no generation.
-    None,
-    /// 1 on create, +1 when anything but `metadata` and `status` changes (the `spec`, or the
-    /// `webhooks` of a webhook configuration, the `endpoints` of an EndpointSlice).
-    Spec,
-    /// As [`Spec`](Self::Spec), and +1 when this field of the metadata changes: a Deployment's
-    /// `annotations` (its controller copies them to its ReplicaSets), an EndpointSlice's
-    /// `labels`.
-    SpecAnd(&'static str),
-    /// 1 on create, never bumped (a PriorityClass, whose spec cannot change).
-    OnCreate,
-    /// 1 on create, +1 when anything but `metadata` changes: a custom resource without a
-    /// `status` subresource, whose status is part of what its clients write.
-    AllButMetadata,
-}
-
-/// The kinds whose strategy sets a generation, by group and kind (every version), as in
-/// Kubernetes 1.37, which the server reports being (HorizontalPodAutoscalers keep one from 1.37
-/// on, behind the `HPAGeneration` gate, on by default).
-const KEPT_BY: &[(&str, &str, Generation)] = &[
-    ("", "Pod", Generation::Spec),
-    ("", "PodTemplate", Generation::Spec),
-    ("", "ReplicationController", Generation::Spec),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingAdmissionPolicy",
-        Generation::Spec,
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingAdmissionPolicyBinding",
-        Generation::Spec,
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingWebhookConfiguration",
-        Generation::Spec,
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingAdmissionPolicy",
-        Generation::Spec,
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingAdmissionPolicyBinding",
-        Generation::Spec,
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingWebhookConfiguration",
-        Generation::Spec,
-    ),
-    (
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        Generation::Spec,
-    ),
-    ("apps", "DaemonSet", Generation::Spec),
-    ("apps", "Deployment", Generation::SpecAnd("annotations")),
-    ("apps", "ReplicaSet", Generation::Spec),
-    ("apps", "StatefulSet", Generation::Spec),
-    ("autoscaling", "HorizontalPodAutoscaler", Generation::Spec),
-    ("batch", "CronJob", Generation::Spec),
-    ("batch", "Job", Generation::Spec),
-    ("discovery.k8s.io", "EndpointSlice", Generation::SpecAnd("labels")),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema", Generation::Spec),
-    (
-        "flowcontrol.apiserver.k8s.io",
-        "PriorityLevelConfiguration",
-        Generation::Spec,
-    ),
-    ("networking.k8s.io", "Ingress", Generation::Spec),
-    ("networking.k8s.io", "IngressClass", Generation::Spec),
-    ("networking.k8s.io", "NetworkPolicy", Generation::Spec),
-    ("policy", "PodDisruptionBudget", Generation::Spec),
-    ("resource.k8s.io", "DeviceClass", Generation::Spec),
-    ("resource.k8s.io", "DeviceTaintRule", Generation::Spec),
-    ("resource.k8s.io", "ResourceSlice", Generation::Spec),
-    ("scheduling.k8s.io", "PriorityClass", Generation::OnCreate),
-    ("storage.k8s.io", "CSIDriver", Generation::Spec),
-];
-
 impl Generation {
-    /// The rule of `rt`; `builtin` is whether it is a built-in kind (else a custom resource,
-    /// which always keeps a generation).
+    /// The rule of `rt`: its description's if it is a built-in kind (`builtin`), else a custom
+    /// resource's, which always keeps a generation.
     pub(crate) fn of(rt: &ResourceType, builtin: bool) -> Self {
-        if !builtin {
-            return match rt.status_subresource {
-                true => Self::Spec,
-                false => Self::AllButMetadata,
-            };
+        match (builtin, rt.builtin()) {
+            (true, Some(description)) => description.generation,
+            (true, None) => Self::None,
+            (false, _) if rt.status_subresource => Self::Spec,
+            (false, _) => Self::AllButMetadata,
         }
-        KEPT_BY
-            .iter()
-            .find(|(group, kind, _)| *group == rt.group && *kind == rt.kind)
-            .map_or(Self::None, |(_, _, rule)| *rule)
     }
 
     /// Sets the generation of a new object's metadata.

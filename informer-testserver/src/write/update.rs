@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 
 use super::body::check_body;
-use super::generation::Generation;
 use super::session::WriteSession;
 use crate::admission::csr_conditions::keep_approval_conditions;
+use crate::builtin::Generation;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{UpdateMode, key, with_type};

@@ -65,6 +65,16 @@ impl ListTypes for BuiltinListTypes {
 mod tests {
     use super::*;
 
+    #[test]
+    fn field_validation_knows_every_built_in_kind() {
+        let unknown: Vec<String> = crate::builtin::ALL
+            .iter()
+            .filter(|b| root_of(b.group, b.version, b.kind).is_none())
+            .map(|b| format!("{} {}", b.api_version(), b.kind))
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+    }
+
     fn path(text: &str) -> Vec<String> {
         text.split('.').map(str::to_owned).collect()
     }

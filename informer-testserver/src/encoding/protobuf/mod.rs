@@ -52,3 +52,36 @@ pub(crate) fn watch_frame(line: &[u8]) -> Option<Vec<u8>> {
         .encode(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kinds newer than k8s-pb's messages: answered in JSON even when protobuf is asked
+    /// for first (clients that ask for protobuf also accept JSON).
+    const WITHOUT_PROTOBUF: &[&str] = &[
+        "certificates.k8s.io/v1 ClusterTrustBundle",
+        "certificates.k8s.io/v1 PodCertificateRequest",
+        "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy",
+        "admissionregistration.k8s.io/v1 MutatingAdmissionPolicyBinding",
+        "resource.k8s.io/v1 DeviceTaintRule",
+        "storagemigration.k8s.io/v1 StorageVersionMigration",
+    ];
+
+    #[test]
+    fn every_built_in_kind_but_the_newest_has_a_protobuf_form() {
+        let missing: Vec<String> = crate::builtin::ALL
+            .iter()
+            .filter(|b| {
+                let object = serde_json::json!({
+                    "apiVersion": b.api_version(),
+                    "kind": b.kind,
+                    "metadata": {"name": "x"},
+                });
+                encode_answer(&object).is_none()
+            })
+            .map(|b| format!("{} {}", b.api_version(), b.kind))
+            .collect();
+        assert_eq!(missing, WITHOUT_PROTOBUF);
+    }
+}

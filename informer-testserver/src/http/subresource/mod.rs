@@ -1,25 +1,30 @@
-//! The subresources of built-in core types that kube-apiserver serves itself, besides `status`
-//! and `scale`: `pods/eviction`, `pods/binding` (and the legacy `bindings` resource),
-//! `pods/ephemeralcontainers`, `serviceaccounts/token`, and the subresources a kubelet or a
-//! backend answers (`pods/log`, `exec`, `attach`, `portforward`, `proxy`, `nodes/proxy`,
-//! `services/proxy`), which answer as kube-apiserver does when it cannot reach one.
+//! The subresources but `status` (which the verbs' handlers serve on the object's status):
+//! `scale` ([`serve_scale`]), CertificateSigningRequests' `approval` ([`serve_approval`]), and
+//! those of built-in core types that kube-apiserver serves itself: `pods/eviction`,
+//! `pods/binding` (and the legacy `bindings` resource), `pods/ephemeralcontainers`,
+//! `pods/resize`, `serviceaccounts/token`, and the subresources a kubelet or a backend answers
+//! (`pods/log`, `exec`, `attach`, `portforward`, `proxy`, `nodes/proxy`, `services/proxy`),
+//! which answer as kube-apiserver does when it cannot reach one.
 //!
-//! [`table`] says which type serves which (for routing and discovery); [`serve`] decodes a
-//! request and answers it, writing through the `WriteSession` methods of `write/`
-//! (`eviction.rs`, `binding.rs`, `ephemeral_containers.rs`); `token.rs` and `connect.rs` only
-//! read.
+//! Which type serves which, and which handler answers each, is in the resource's description
+//! ([`crate::builtin`]); [`serve`] decodes a request and answers it, writing through the
+//! `WriteSession` methods of `write/` (`eviction.rs`, `binding.rs`,
+//! `ephemeral_containers.rs`, `resize.rs`); `token.rs` and `connect.rs` only read.
 
+mod approval;
 mod call;
 mod connect;
+mod scale;
 #[cfg(test)]
 mod status_flags;
 mod token;
 
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Method, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::admission::context::WriteContext;
+use crate::builtin::subresource::{Handler, Subresource};
 use crate::http::body::{parse_json, parse_object};
 use crate::http::request::ResourceRequest;
 use crate::http::response::{Body, full, warned};
@@ -33,136 +38,51 @@ use crate::write::session::WriteSession;
 
 use self::call::{Call, check_namespace, only, success};
 
-/// A subresource as discovery lists it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Subresource {
-    /// The name after the object's name, e.g. `eviction`.
-    pub(crate) name: &'static str,
-    /// Group of the kind it takes or answers (empty: the resource's own).
-    pub(crate) group: &'static str,
-    /// Version of that kind (empty: the resource's own).
-    pub(crate) version: &'static str,
-    /// The kind it takes or answers.
-    pub(crate) kind: &'static str,
-    /// Its verbs, as discovery lists them.
-    pub(crate) verbs: &'static [&'static str],
-}
-
-const fn sub(name: &'static str, kind: &'static str, verbs: &'static [&'static str]) -> Subresource {
-    Subresource {
-        name,
-        group: "",
-        version: "",
-        kind,
-        verbs,
-    }
-}
-
-/// The verbs of a connect subresource that proxies any request.
-const PROXY_VERBS: &[&str] = &["create", "delete", "get", "patch", "update"];
-
-/// Those of `pods`, in kube-apiserver's discovery order (status and scale are listed apart).
-const POD_SUBRESOURCES: &[Subresource] = &[
-    sub("attach", "PodAttachOptions", &["create", "get"]),
-    sub("binding", "Binding", &["create"]),
-    sub("ephemeralcontainers", "Pod", &["get", "patch", "update"]),
-    Subresource {
-        name: "eviction",
-        group: "policy",
-        version: "v1",
-        kind: "Eviction",
-        verbs: &["create"],
-    },
-    sub("exec", "PodExecOptions", &["create", "get"]),
-    sub("log", "Pod", &["get"]),
-    sub("portforward", "PodPortForwardOptions", &["create", "get"]),
-    sub("proxy", "PodProxyOptions", PROXY_VERBS),
-    sub("resize", "Pod", &["get", "patch", "update"]),
-];
-const NODE_SUBRESOURCES: &[Subresource] = &[sub("proxy", "NodeProxyOptions", PROXY_VERBS)];
-const SERVICE_SUBRESOURCES: &[Subresource] = &[sub("proxy", "ServiceProxyOptions", PROXY_VERBS)];
-const SERVICE_ACCOUNT_SUBRESOURCES: &[Subresource] = &[Subresource {
-    name: "token",
-    group: "authentication.k8s.io",
-    version: "v1",
-    kind: "TokenRequest",
-    verbs: &["create"],
-}];
-
-/// The subresources `rt` serves besides `status` and `scale`.
-pub(crate) fn table(rt: &ResourceType) -> &'static [Subresource] {
-    if !rt.group.is_empty() || rt.version != "v1" {
-        return &[];
-    }
-    match rt.plural.as_str() {
-        "pods" => POD_SUBRESOURCES,
-        "nodes" => NODE_SUBRESOURCES,
-        "services" => SERVICE_SUBRESOURCES,
-        "serviceaccounts" => SERVICE_ACCOUNT_SUBRESOURCES,
-        _ => &[],
-    }
-}
-
-/// Whether `rt` serves the subresource `name` here.
-pub(crate) fn serves(rt: &ResourceType, name: &str) -> bool {
-    table(rt).iter().any(|s| s.name == name)
-}
-
-/// Whether a request to the subresource `name` carries an object (or a patch) to decode;
-/// connect subresources pass their bodies to a backend.
-pub(crate) fn decodes_body(name: &str) -> bool {
-    matches!(
-        name,
-        "eviction" | "binding" | "ephemeralcontainers" | "resize" | "token"
-    )
-}
-
-/// Whether `rt` is the legacy `bindings` resource.
-pub(crate) fn is_legacy_bindings(rt: &ResourceType) -> bool {
-    rt.group.is_empty() && rt.version == "v1" && rt.plural == "bindings"
-}
+pub(crate) use self::approval::serve_approval;
+pub(crate) use self::scale::serve_scale;
 
 /// Serves the subresource `subresource` of the object `name` of the request's type.
 pub(crate) fn serve(
     request: &ResourceRequest<'_>,
     name: Option<&str>,
-    subresource: &str,
+    subresource: &Subresource,
 ) -> Result<Response<Body>, ApiError> {
     let name = name.ok_or_else(ApiError::unknown_path)?;
     let rt = &request.rt;
     if rt.namespaced && request.ns().is_none() {
         return Err(ApiError::unknown_path());
     }
-    let call = decoded(request, name, decodes_body(subresource))?;
+    let call = decoded(request, name, subresource.handler.decodes_body())?;
     check_namespace(&call.body, call.namespace)?;
     let ns = call.namespace.unwrap_or_default();
     let created = |answer: Result<(), ApiError>| answer.map(|()| request.answer(201, &success()));
-    match (rt.plural.as_str(), subresource) {
-        ("pods", "eviction") => {
+    match subresource.handler {
+        Handler::Eviction => {
             only(call.method, &[Method::POST])?;
             let (options, dry_run) = eviction_options(&call.body, call.dry_run)?;
             let mut state = request.shared.lock();
             let mut session = WriteSession::new(&mut state, dry(dry_run));
             created(session.evict(rt, ns, name, &call.body, options))
         }
-        ("pods", "binding") => {
+        Handler::Binding => {
             only(call.method, &[Method::POST])?;
             let dry_run = dry_run::requested(call.dry_run, None, OptionsKind::Create)?;
             let mut state = request.shared.lock();
             created(WriteSession::new(&mut state, dry(dry_run)).bind(rt, ns, Some(name), &call.body))
         }
-        ("pods", "ephemeralcontainers") => pod_part(request, &call, |session, rt, ns, name, wanted| {
+        Handler::EphemeralContainers => pod_part(request, &call, |session, rt, ns, name, wanted| {
             session.update_ephemeral_containers(rt, ns, name, wanted)
         }),
-        ("pods", "resize") => pod_part(request, &call, |session, rt, ns, name, wanted| {
+        Handler::Resize => pod_part(request, &call, |session, rt, ns, name, wanted| {
             session.resize(rt, ns, name, wanted)
         }),
-        ("serviceaccounts", "token") => {
+        Handler::Token => {
             only(call.method, &[Method::POST])?;
             let answered = token::request(&request.shared.lock(), rt, ns, name, call.body)?;
             Ok(request.answer(201, &answered))
         }
-        _ => connect::serve(&request.shared.lock(), rt, subresource, &call).map(text),
+        Handler::Connect => connect::serve(&request.shared.lock(), rt, subresource.name, &call).map(text),
+        Handler::Status | Handler::Scale | Handler::Approval => Err(ApiError::unknown_path()),
     }
 }
 
@@ -256,34 +176,4 @@ fn text(text: String) -> Response<Body> {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     response
-}
-
-/// The discovery document of a subresource of `rt` (legacy `APIResource`).
-pub(crate) fn legacy_document(rt: &ResourceType, sub: &Subresource) -> Value {
-    let mut doc = json!({
-        "name": format!("{}/{}", rt.plural, sub.name),
-        "singularName": "",
-        "namespaced": rt.namespaced,
-    });
-    if !sub.group.is_empty() {
-        doc["group"] = json!(sub.group);
-        doc["version"] = json!(sub.version);
-    }
-    doc["kind"] = json!(sub.kind);
-    doc["verbs"] = json!(sub.verbs);
-    doc
-}
-
-/// The aggregated discovery document of a subresource of `rt`.
-pub(crate) fn aggregated_document(rt: &ResourceType, sub: &Subresource) -> Value {
-    let (group, version) = if sub.group.is_empty() {
-        (rt.group.as_str(), rt.version.as_str())
-    } else {
-        (sub.group, sub.version)
-    };
-    json!({
-        "subresource": sub.name,
-        "responseKind": {"group": group, "version": version, "kind": sub.kind},
-        "verbs": sub.verbs,
-    })
 }

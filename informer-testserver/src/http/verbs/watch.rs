@@ -39,7 +39,7 @@ pub(crate) fn watch(request: &ResourceRequest<'_>) -> Result<Response<Body>, Api
         current,
     )?
     .with_lag(lag);
-    let (shape, content_type) = watch_shape(shared, rt, request.query, request.accept)?;
+    let (shape, content_type) = watch_shape(shared, rt, request.query, request.negotiated)?;
     let lines = futures::stream::unfold(stream, |mut stream| async move {
         stream.next_line().await.map(|line| (line, stream))
     })

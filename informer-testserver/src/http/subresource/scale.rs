@@ -14,7 +14,7 @@ use crate::write::session::WriteSession;
 
 /// Serves the `Scale` of the object `name`.
 pub(crate) fn serve_scale(request: &ResourceRequest<'_>, name: &str) -> Result<Response<Body>, ApiError> {
-    crate::encoding::transform::negotiate(request.accept)?;
+    request.negotiated.target()?;
     let (rt, ns) = (&request.rt, request.ns());
     let dry = |kind| -> Result<WriteContext, ApiError> {
         Ok(WriteContext {

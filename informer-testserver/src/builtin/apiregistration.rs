@@ -1,0 +1,8 @@
+//! The `apiregistration.k8s.io` group.
+
+use super::BuiltinResource;
+
+pub(crate) const API_SERVICE: BuiltinResource =
+    BuiltinResource::cluster("apiregistration.k8s.io", "v1", "APIService", "apiservices")
+        .categories(&["api-extensions"])
+        .status();

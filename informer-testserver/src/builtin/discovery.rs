@@ -1,0 +1,7 @@
+//! The `discovery.k8s.io` group.
+
+use super::{BuiltinResource, Generation};
+
+pub(crate) const ENDPOINT_SLICE: BuiltinResource =
+    BuiltinResource::namespaced("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices")
+        .generation(Generation::SpecAnd("labels"));

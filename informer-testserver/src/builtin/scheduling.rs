@@ -1,0 +1,8 @@
+//! The `scheduling.k8s.io` group.
+
+use super::{BuiltinResource, Generation};
+
+pub(crate) const PRIORITY_CLASS: BuiltinResource =
+    BuiltinResource::cluster("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses")
+        .short_names(&["pc"])
+        .generation(Generation::OnCreate);
