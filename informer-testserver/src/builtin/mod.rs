@@ -158,6 +158,11 @@ impl BuiltinResource {
         }
     }
 
+    /// The same resource served at another version of its group.
+    const fn at_version(self, version: &'static str) -> Self {
+        Self { version, ..self }
+    }
+
     const fn short_names(self, short_names: &'static [&'static str]) -> Self {
         Self { short_names, ..self }
     }
