@@ -329,6 +329,7 @@ mod encoding;
 mod faults;
 mod http;
 mod key_order;
+pub mod kubelet;
 pub mod proxy;
 pub mod registry;
 pub mod seed;
