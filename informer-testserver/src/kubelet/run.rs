@@ -72,16 +72,21 @@ impl Runner {
         mut changes: watch::Receiver<u64>,
         mut stop: watch::Receiver<bool>,
     ) {
+        let mut registered = self.handle.subscribe();
         loop {
             let next = {
                 let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
                 changes.mark_unchanged();
-                self.pass(&mut state, Instant::now())
+                let next = self.pass(&mut state, Instant::now());
+                registered.mark_unchanged();
+                next
             };
             let sleep = tokio::time::sleep_until(next.unwrap_or_else(|| Instant::now() + IDLE).into());
             tokio::select! {
                 _ = sleep => {}
                 changed = changes.changed() => if changed.is_err() { return },
+                // A stage the test set.
+                _ = registered.changed() => {}
                 _ = stop.changed() => return,
             }
         }
