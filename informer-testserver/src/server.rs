@@ -250,7 +250,9 @@ async fn accept_loop(
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut epoch: watch::Receiver<u64>) {
     epoch.mark_unchanged();
     let service = service_fn(move |request| handler::handle(shared.clone(), request));
-    let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let connection = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     tokio::pin!(connection);
     tokio::select! {
         _ = connection.as_mut() => return,

@@ -58,7 +58,8 @@ pub(crate) async fn handle(
 }
 
 async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response<Body>, ApiError> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    let on_upgrade = std::sync::Mutex::new(parts.extensions.remove::<hyper::upgrade::OnUpgrade>());
     let query: HashMap<String, String> = parts
         .uri
         .query()
@@ -189,6 +190,9 @@ async fn serve(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respon
                 body: &body,
                 upgrade: parts.headers.contains_key(header::UPGRADE),
                 authorization: &authorization,
+                headers: &parts.headers,
+                raw_query: parts.uri.query().unwrap_or_default(),
+                on_upgrade: &on_upgrade,
             };
             serve_resource(&request, path.name.as_deref(), watch || path.watch_prefix)
         }

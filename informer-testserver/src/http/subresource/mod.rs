@@ -11,6 +11,7 @@
 
 mod call;
 mod connect;
+mod pod_logs;
 #[cfg(test)]
 mod status_flags;
 mod token;
@@ -162,6 +163,10 @@ pub(crate) fn serve(
             let answered = token::request(&request.shared.lock(), rt, ns, name, call.body)?;
             Ok(request.answer(201, &answered))
         }
+        ("pods", "log") => match pod_logs::serve(request.shared, rt, &call)? {
+            Some(response) => Ok(response),
+            None => connect::serve(&request.shared.lock(), rt, subresource, &call).map(text),
+        },
         _ => connect::serve(&request.shared.lock(), rt, subresource, &call).map(text),
     }
 }
