@@ -12,6 +12,7 @@
 mod call;
 mod connect;
 mod pod_logs;
+mod pod_streams;
 #[cfg(test)]
 mod status_flags;
 mod token;
@@ -164,6 +165,10 @@ pub(crate) fn serve(
             Ok(request.answer(201, &answered))
         }
         ("pods", "log") => match pod_logs::serve(request.shared, rt, &call)? {
+            Some(response) => Ok(response),
+            None => connect::serve(&request.shared.lock(), rt, subresource, &call).map(text),
+        },
+        ("pods", "exec" | "attach") => match pod_streams::serve(request, rt, subresource, &call)? {
             Some(response) => Ok(response),
             None => connect::serve(&request.shared.lock(), rt, subresource, &call).map(text),
         },
