@@ -60,7 +60,10 @@ impl Plugin for GracefulPodDeletion {
                     .map(|t| t.as_second())
                     .unwrap_or(now + current);
                 let meta = metadata_mut(&mut new);
-                meta.insert("deletionTimestamp".into(), json!(rfc3339(marked - current + grace)));
+                meta.insert(
+                    "deletionTimestamp".into(),
+                    json!(rfc3339(marked - current + grace)),
+                );
                 meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
             }
             _ => {
@@ -111,7 +114,10 @@ mod tests {
         assert_eq!(grace_period(&bound, &Value::Null), 5);
         assert_eq!(grace_period(&bound, &json!({"gracePeriodSeconds": 2})), 2);
         assert_eq!(grace_period(&bound, &json!({"gracePeriodSeconds": -3})), 1);
-        assert_eq!(grace_period(&json!({"spec": {"nodeName": "n1"}}), &Value::Null), 30);
+        assert_eq!(
+            grace_period(&json!({"spec": {"nodeName": "n1"}}), &Value::Null),
+            30
+        );
         let unbound = json!({"spec": {"terminationGracePeriodSeconds": 5}});
         assert_eq!(grace_period(&unbound, &Value::Null), 0);
         let done = json!({"spec": {"nodeName": "n1"}, "status": {"phase": "Succeeded"}});

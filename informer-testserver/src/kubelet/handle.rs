@@ -148,10 +148,7 @@ impl KubeletHandle {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Registrations> {
-        self.inner
-            .registrations
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.inner.registrations.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Tells log followers that something changed.

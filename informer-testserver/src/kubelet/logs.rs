@@ -66,7 +66,13 @@ impl Logs {
     }
 
     /// The lines of a container's log, `None` when nothing was registered.
-    pub(crate) fn lines(&self, namespace: &str, pod: &str, container: &str, previous: bool) -> Option<&[LogLine]> {
+    pub(crate) fn lines(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        previous: bool,
+    ) -> Option<&[LogLine]> {
         let logs = if previous { &self.previous } else { &self.current };
         logs.get(&key(namespace, pod, container)).map(Vec::as_slice)
     }
@@ -86,7 +92,10 @@ pub(crate) fn render(lines: &[LogLine], options: &LogOptions) -> String {
         .tail_lines
         .map(|tail| selected.len().saturating_sub(tail))
         .unwrap_or(0);
-    let text: String = selected[skip..].iter().map(|line| format_line(line, options.timestamps)).collect();
+    let text: String = selected[skip..]
+        .iter()
+        .map(|line| format_line(line, options.timestamps))
+        .collect();
     cut(text, options.limit_bytes)
 }
 
@@ -125,11 +134,21 @@ mod tests {
         logs.append("d", "p", "c", "ee\n");
         let lines = logs.lines("d", "p", "c", false).unwrap_or_default();
         assert_eq!(render(lines, &LogOptions::default()), "one\ntwo\nthree\n");
-        let tail = LogOptions { tail_lines: Some(2), ..LogOptions::default() };
+        let tail = LogOptions {
+            tail_lines: Some(2),
+            ..LogOptions::default()
+        };
         assert_eq!(render(lines, &tail), "two\nthree\n");
-        let limited = LogOptions { limit_bytes: Some(5), ..LogOptions::default() };
+        let limited = LogOptions {
+            limit_bytes: Some(5),
+            ..LogOptions::default()
+        };
         assert_eq!(render(lines, &limited), "one\nt");
-        let stamped = LogOptions { timestamps: true, tail_lines: Some(1), ..LogOptions::default() };
+        let stamped = LogOptions {
+            timestamps: true,
+            tail_lines: Some(1),
+            ..LogOptions::default()
+        };
         let text = render(lines, &stamped);
         assert!(text.ends_with("Z three\n") && text.contains('T'), "{text}");
         assert!(logs.lines("d", "p", "c", true).is_none());

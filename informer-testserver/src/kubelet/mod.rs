@@ -49,7 +49,7 @@ mod tracker;
 
 pub use config::Kubelet;
 pub use error::KubeletError;
-pub use exec::{ExecOutput, ExecRequest};
 pub(crate) use exec::ExecHandler;
+pub use exec::{ExecOutput, ExecRequest};
 pub use handle::KubeletHandle;
 pub use stage::{PodMatch, Stage};

@@ -117,8 +117,14 @@ mod tests {
             .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
             .cloned()
             .unwrap_or_default();
-        assert_eq!((ready["status"].as_str(), ready["reason"].as_str()), (Some("True"), Some("KubeletReady")));
-        assert_eq!(node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
+        assert_eq!(
+            (ready["status"].as_str(), ready["reason"].as_str()),
+            (Some("True"), Some("KubeletReady"))
+        );
+        assert_eq!(
+            node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"],
+            10250
+        );
         assert_eq!(node["status"]["addresses"][0]["address"], "10.0.0.2");
         assert_eq!(node["metadata"]["labels"]["kubernetes.io/hostname"], "node-1");
     }

@@ -51,7 +51,11 @@ fn conditions(old: &Value, track: &PodTrack, phase: &str) -> Value {
     } else if phase == "Succeeded" || phase == "Failed" {
         (false, "PodCompleted", String::new())
     } else {
-        (false, "ContainersNotReady", format!("containers with unready status: {}", list(&unready)))
+        (
+            false,
+            "ContainersNotReady",
+            format!("containers with unready status: {}", list(&unready)),
+        )
     };
     let initialized = if uninitialized.is_empty() {
         (true, "", String::new())

@@ -125,7 +125,9 @@ impl Runner {
                 continue;
             };
             if deleting && track.removal.is_none() {
-                let grace = pod["metadata"]["deletionGracePeriodSeconds"].as_u64().unwrap_or(0);
+                let grace = pod["metadata"]["deletionGracePeriodSeconds"]
+                    .as_u64()
+                    .unwrap_or(0);
                 track.stop(now, grace, self.handle.config());
             } else {
                 track.advance(now, self.handle.config(), stage);
@@ -135,8 +137,14 @@ impl Runner {
                 let mut updated = pod.clone();
                 updated["status"] = render(&pod, track);
                 let (ns, name) = (track.namespace.clone(), track.name.clone());
-                if let Err(e) = state.write().update(&pods, Some(&ns), &name, updated, UpdateMode::Status) {
-                    self.handle.lock().errors.push(format!("failed to update the status of pod {ns}/{name}: {}", e.message));
+                if let Err(e) = state
+                    .write()
+                    .update(&pods, Some(&ns), &name, updated, UpdateMode::Status)
+                {
+                    self.handle.lock().errors.push(format!(
+                        "failed to update the status of pod {ns}/{name}: {}",
+                        e.message
+                    ));
                 }
                 wrote = true;
             }
@@ -144,7 +152,10 @@ impl Runner {
                 let (ns, name) = (track.namespace.clone(), track.name.clone());
                 let options = json!({"gracePeriodSeconds": 0, "preconditions": {"uid": uid}});
                 if let Err(e) = state.write().delete(&pods, Some(&ns), &name, &options) {
-                    self.handle.lock().errors.push(format!("failed to remove pod {ns}/{name}: {}", e.message));
+                    self.handle
+                        .lock()
+                        .errors
+                        .push(format!("failed to remove pod {ns}/{name}: {}", e.message));
                 }
                 self.tracks.remove(&uid);
                 self.removed.insert(uid);
@@ -203,7 +214,11 @@ impl Runner {
                     });
                     match state.write().bind(pods, &ns, None, &binding) {
                         Ok(()) => *running.entry(node).or_default() += 1,
-                        Err(e) => self.handle.lock().errors.push(format!("failed to bind pod {ns}/{name}: {}", e.message)),
+                        Err(e) => self
+                            .handle
+                            .lock()
+                            .errors
+                            .push(format!("failed to bind pod {ns}/{name}: {}", e.message)),
                     }
                     wrote = true;
                 }
@@ -218,7 +233,10 @@ impl Runner {
     fn unschedulable(&mut self, state: &mut State, pods: &ResourceType, pod: &Value, message: &str) -> bool {
         let said = pod["status"]["conditions"].as_array().is_some_and(|conditions| {
             conditions.iter().any(|c| {
-                c["type"] == "PodScheduled" && c["status"] == "False" && c["reason"] == "Unschedulable" && c["message"] == message
+                c["type"] == "PodScheduled"
+                    && c["status"] == "False"
+                    && c["reason"] == "Unschedulable"
+                    && c["message"] == message
             })
         });
         if said {
@@ -246,19 +264,22 @@ impl Runner {
         if updated["status"]["phase"].is_null() {
             updated["status"]["phase"] = json!("Pending");
         }
-        if let Err(e) = state.write().update(pods, Some(&ns), &name, updated, UpdateMode::Status) {
-            self.handle
-                .lock()
-                .errors
-                .push(format!("failed to update the status of pod {ns}/{name}: {}", e.message));
+        if let Err(e) = state
+            .write()
+            .update(pods, Some(&ns), &name, updated, UpdateMode::Status)
+        {
+            self.handle.lock().errors.push(format!(
+                "failed to update the status of pod {ns}/{name}: {}",
+                e.message
+            ));
         }
         if let Ok(events) = core(state, "events") {
             let event = failed_scheduling(pod, message);
             if let Err(e) = state.write().create(&events, Some(&ns), event) {
-                self.handle
-                    .lock()
-                    .errors
-                    .push(format!("failed to record an event for pod {ns}/{name}: {}", e.message));
+                self.handle.lock().errors.push(format!(
+                    "failed to record an event for pod {ns}/{name}: {}",
+                    e.message
+                ));
             }
         }
         true
@@ -297,9 +318,14 @@ fn failed_scheduling(pod: &Value, message: &str) -> Value {
 
 /// The core/v1 type of `plural`, or the 404 the store would answer.
 fn core(state: &State, plural: &str) -> Result<ResourceType, (String, ApiError)> {
-    state
-        .registry
-        .get("", "v1", plural)
-        .cloned()
-        .ok_or_else(|| (plural.to_string(), ApiError::new(404, "NotFound", format!("the server could not find the resource {plural}"))))
+    state.registry.get("", "v1", plural).cloned().ok_or_else(|| {
+        (
+            plural.to_string(),
+            ApiError::new(
+                404,
+                "NotFound",
+                format!("the server could not find the resource {plural}"),
+            ),
+        )
+    })
 }

@@ -34,7 +34,11 @@ pub(crate) fn wants_scheduling(pod: &Value) -> bool {
 
 /// The node `pod` goes to, or kube-scheduler's message telling why none fits. `running` counts
 /// the pods each node runs.
-pub(crate) fn choose(pod: &Value, nodes: &[Value], running: &HashMap<String, usize>) -> Result<String, String> {
+pub(crate) fn choose(
+    pod: &Value,
+    nodes: &[Value],
+    running: &HashMap<String, usize>,
+) -> Result<String, String> {
     if nodes.is_empty() {
         return Err("no nodes available to schedule pods".to_string());
     }
@@ -69,7 +73,10 @@ pub(crate) fn choose(pod: &Value, nodes: &[Value], running: &HashMap<String, usi
 
 /// Why `node` does not fit `pod`, in the order kube-scheduler's filters run; `None`: it fits.
 fn misfit(pod: &Value, node: &Value, running: usize) -> Option<&'static str> {
-    let tolerations = pod["spec"]["tolerations"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let tolerations = pod["spec"]["tolerations"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     if node["spec"]["unschedulable"].as_bool() == Some(true)
         && !tolerations
             .iter()
@@ -134,8 +141,7 @@ fn selected(pod: &Value, node: &Value) -> bool {
     if !selector_ok {
         return false;
     }
-    let terms = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        ["nodeSelectorTerms"];
+    let terms = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
     match terms.as_array() {
         None => true,
         Some(terms) => terms.iter().any(|term| term_matches(term, node)),
@@ -145,16 +151,26 @@ fn selected(pod: &Value, node: &Value) -> bool {
 /// A node selector term: every expression on labels and fields holds (a term with none
 /// matches nothing, as in kube-scheduler).
 fn term_matches(term: &Value, node: &Value) -> bool {
-    let labels = term["matchExpressions"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let fields = term["matchFields"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let labels = term["matchExpressions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let fields = term["matchFields"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     if labels.is_empty() && fields.is_empty() {
         return false;
     }
     let name = node["metadata"]["name"].as_str();
-    labels
+    labels.iter().all(|e| {
+        requirement(
+            e,
+            node["metadata"]["labels"][e["key"].as_str().unwrap_or_default()].as_str(),
+        )
+    }) && fields
         .iter()
-        .all(|e| requirement(e, node["metadata"]["labels"][e["key"].as_str().unwrap_or_default()].as_str()))
-        && fields.iter().all(|e| e["key"] == "metadata.name" && requirement(e, name))
+        .all(|e| e["key"] == "metadata.name" && requirement(e, name))
 }
 
 /// One `NodeSelectorRequirement` on the value `actual` (`None`: no such label).
@@ -169,8 +185,12 @@ fn requirement(expression: &Value, actual: Option<&str>) -> bool {
         "NotIn" => actual.is_none_or(|a| !values.contains(&a)),
         "Exists" => actual.is_some(),
         "DoesNotExist" => actual.is_none(),
-        "Gt" => matches!((actual.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a > b),
-        "Lt" => matches!((actual.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b),
+        "Gt" => {
+            matches!((actual.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a > b)
+        }
+        "Lt" => {
+            matches!((actual.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b)
+        }
         _ => false,
     }
 }
@@ -194,7 +214,10 @@ mod tests {
     fn pods_go_to_the_least_busy_node_that_fits() {
         let nodes = [node("a", json!({})), node("b", json!({}))];
         let running = HashMap::from([("a".to_string(), 2)]);
-        assert_eq!(choose(&json!({"spec": {}}), &nodes, &running), Ok("b".to_string()));
+        assert_eq!(
+            choose(&json!({"spec": {}}), &nodes, &running),
+            Ok("b".to_string())
+        );
         let pinned = json!({"spec": {"nodeSelector": {"kubernetes.io/hostname": "a"}}});
         assert_eq!(choose(&pinned, &nodes, &running), Ok("a".to_string()));
     }
@@ -202,7 +225,10 @@ mod tests {
     #[test]
     fn no_fit_gives_kube_schedulers_message() {
         let nodes = [
-            node("a", json!({"spec": {"taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]}})),
+            node(
+                "a",
+                json!({"spec": {"taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]}}),
+            ),
             node("b", json!({"spec": {"unschedulable": true}})),
             node("c", json!({})),
         ];
@@ -212,7 +238,10 @@ mod tests {
             Err("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.".to_string())
         );
         let tolerant = json!({"spec": {"tolerations": [{"key": "gpu", "operator": "Exists"}]}});
-        assert_eq!(choose(&tolerant, &nodes[..1], &HashMap::new()), Ok("a".to_string()));
+        assert_eq!(
+            choose(&tolerant, &nodes[..1], &HashMap::new()),
+            Ok("a".to_string())
+        );
     }
 
     #[test]

@@ -156,9 +156,7 @@ pub(crate) fn stage_of(rules: &[StageRule], pod: &Value, container: &str) -> Sta
     rules
         .iter()
         .rev()
-        .find(|rule| {
-            rule.container.as_deref().is_none_or(|c| c == container) && rule.pods.matches(pod)
-        })
+        .find(|rule| rule.container.as_deref().is_none_or(|c| c == container) && rule.pods.matches(pod))
         .map(|rule| rule.stage)
         .unwrap_or_else(|| default_stage(pod))
 }

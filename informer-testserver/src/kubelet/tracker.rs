@@ -66,7 +66,9 @@ impl Container {
     }
 
     fn start(&mut self, now: Instant, config: &Kubelet) {
-        self.run = Run::Running { started_at: timestamp() };
+        self.run = Run::Running {
+            started_at: timestamp(),
+        };
         self.container_id = Some(format!("containerd://{}", new_uid().replace('-', "")));
         self.ready = self.stage != Stage::NotReady;
         self.due = self.stage.exit_code().map(|_| now + config.run_time);
@@ -145,12 +147,18 @@ impl PodTrack {
             })
             .collect();
         Self {
-            namespace: pod["metadata"]["namespace"].as_str().unwrap_or_default().to_string(),
+            namespace: pod["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             name: pod["metadata"]["name"].as_str().unwrap_or_default().to_string(),
             host_ip,
             pod_ip,
             start_time: crate::storage::state::now_rfc3339(),
-            restart_policy: pod["spec"]["restartPolicy"].as_str().unwrap_or("Always").to_string(),
+            restart_policy: pod["spec"]["restartPolicy"]
+                .as_str()
+                .unwrap_or("Always")
+                .to_string(),
             sandbox: false,
             init,
             containers,
@@ -266,8 +274,13 @@ impl PodTrack {
 
     /// The pod's phase, from its containers' states as a kubelet computes it.
     pub(crate) fn phase(&self) -> &'static str {
-        if !self.init.iter().all(|c| matches!(&c.run, Run::Terminated(e) if e.exit_code == 0))
-            || self.containers.iter().all(|c| c.run == Run::Waiting("ContainerCreating") || c.run == Run::Waiting("PodInitializing"))
+        if !self
+            .init
+            .iter()
+            .all(|c| matches!(&c.run, Run::Terminated(e) if e.exit_code == 0))
+            || self.containers.iter().all(|c| {
+                c.run == Run::Waiting("ContainerCreating") || c.run == Run::Waiting("PodInitializing")
+            })
         {
             return "Pending";
         }

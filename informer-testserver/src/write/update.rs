@@ -86,7 +86,10 @@ impl WriteSession<'_> {
         // As kube-apiserver's `shouldDeleteDuringUpdate`: only an object whose deletion has no
         // grace period left (a pod in graceful deletion stays until its kubelet removes it).
         let finalized = new["metadata"]["deletionTimestamp"].is_string()
-            && old["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0
+            && old["metadata"]["deletionGracePeriodSeconds"]
+                .as_i64()
+                .unwrap_or(0)
+                == 0
             && new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
             && !self.held(rt, &new);
         if finalized {

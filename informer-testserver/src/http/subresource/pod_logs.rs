@@ -148,7 +148,10 @@ fn options(call: &Call<'_>) -> Result<LogOptions, ApiError> {
         ApiError::new(
             422,
             "Invalid",
-            format!("PodLogOptions \"{}\" is invalid: {field}: Invalid value: {value}: {why}", call.name),
+            format!(
+                "PodLogOptions \"{}\" is invalid: {field}: Invalid value: {value}: {why}",
+                call.name
+            ),
         )
     };
     let tail_lines = number("tailLines")?;
@@ -205,7 +208,9 @@ impl Follower {
                     .unwrap_or_default();
                 let new = lines.get(self.sent..).unwrap_or_default();
                 self.sent = lines.len();
-                new.iter().map(|line| format_line(line, self.timestamps)).collect()
+                new.iter()
+                    .map(|line| format_line(line, self.timestamps))
+                    .collect()
             };
             let text = cut(text, self.bytes_left);
             if let Some(left) = self.bytes_left.as_mut() {
