@@ -20,7 +20,7 @@ use crate::faults::{Failure, Stall};
 use crate::http::handler;
 use crate::http::shared::{CLIENT_NAME_HEADER, RequestRecord, Shared};
 use crate::kubelet::run::Runner;
-use crate::kubelet::{Kubelet, KubeletHandle};
+use crate::kubelet::{Kubelet, KubeletError, KubeletHandle};
 use crate::registry::{Registry, ResourceType, builtin_types};
 use crate::seed::{self, SeedError};
 use crate::status::ApiError;
@@ -57,6 +57,9 @@ pub enum ServerError {
         #[source]
         source: Box<ApiError>,
     },
+    /// The simulated kubelet could not register its nodes.
+    #[error("failed to start the simulated kubelet")]
+    Kubelet(#[source] KubeletError),
 }
 
 /// Configures and starts a [`TestServer`].
@@ -188,12 +191,7 @@ impl TestServerBuilder {
         let kubelet = self.kubelet.map(KubeletHandle::new);
         let runner = match &kubelet {
             Some(handle) => {
-                let runner = Runner::start(&mut state, handle.clone()).map_err(|(object, source)| {
-                    ServerError::Bootstrap {
-                        object,
-                        source: Box::new(source),
-                    }
-                })?;
+                let runner = Runner::start(&mut state, handle.clone()).map_err(ServerError::Kubelet)?;
                 Some((runner, state.store.changes()))
             }
             None => None,

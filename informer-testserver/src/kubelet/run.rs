@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::error::KubeletError;
 use super::handle::KubeletHandle;
 use super::node::{node_ip, node_lease, node_object};
 use super::pod_status::render;
@@ -17,7 +18,6 @@ use super::scheduler::{SCHEDULER_NAME, choose, wants_scheduling};
 use super::stage::stage_of;
 use super::tracker::PodTrack;
 use crate::registry::ResourceType;
-use crate::status::ApiError;
 use crate::storage::state::{State, UpdateMode, new_uid, now_rfc3339};
 use crate::storage::store::meta_str;
 
@@ -37,22 +37,29 @@ pub(crate) struct Runner {
 
 impl Runner {
     /// Registers the simulated nodes (and their leases) in `state`.
-    pub(crate) fn start(state: &mut State, handle: KubeletHandle) -> Result<Self, (String, ApiError)> {
+    pub(crate) fn start(state: &mut State, handle: KubeletHandle) -> Result<Self, KubeletError> {
         let names = handle.node_names();
         let mut nodes = HashMap::new();
-        let nodes_rt = core(state, "nodes")?;
+        let nodes_rt = core(state, "nodes").ok_or(KubeletError::NotServed("nodes"))?;
         for (index, name) in names.iter().enumerate() {
             let node = node_object(name, index);
-            let created = state
-                .write()
-                .create(&nodes_rt, None, node)
-                .map_err(|e| (format!("nodes/{name}"), e))?;
+            let created =
+                state
+                    .write()
+                    .create(&nodes_rt, None, node)
+                    .map_err(|e| KubeletError::Register {
+                        object: format!("nodes/{name}"),
+                        source: Box::new(e),
+                    })?;
             let uid = meta_str(&created, "uid").unwrap_or_default().to_string();
             if let Some(leases) = state.registry.get("coordination.k8s.io", "v1", "leases").cloned() {
                 state
                     .write()
                     .create(&leases, Some("kube-node-lease"), node_lease(name, &uid))
-                    .map_err(|e| (format!("leases/kube-node-lease/{name}"), e))?;
+                    .map_err(|e| KubeletError::Register {
+                        object: format!("leases/kube-node-lease/{name}"),
+                        source: Box::new(e),
+                    })?;
             }
             state.simulated_nodes.insert(name.clone());
             nodes.insert(name.clone(), index);
@@ -94,7 +101,7 @@ impl Runner {
 
     /// One pass; returns when the next step is due.
     pub(crate) fn pass(&mut self, state: &mut State, now: Instant) -> Option<Instant> {
-        let (Ok(pods), Ok(nodes)) = (core(state, "pods"), core(state, "nodes")) else {
+        let (Some(pods), Some(nodes)) = (core(state, "pods"), core(state, "nodes")) else {
             return None;
         };
         let mut wrote = self.schedule(state, &pods, &nodes);
@@ -273,7 +280,7 @@ impl Runner {
                 e.message
             ));
         }
-        if let Ok(events) = core(state, "events") {
+        if let Some(events) = core(state, "events") {
             let event = failed_scheduling(pod, message);
             if let Err(e) = state.write().create(&events, Some(&ns), event) {
                 self.handle.lock().errors.push(format!(
@@ -316,16 +323,7 @@ fn failed_scheduling(pod: &Value, message: &str) -> Value {
     })
 }
 
-/// The core/v1 type of `plural`, or the 404 the store would answer.
-fn core(state: &State, plural: &str) -> Result<ResourceType, (String, ApiError)> {
-    state.registry.get("", "v1", plural).cloned().ok_or_else(|| {
-        (
-            plural.to_string(),
-            ApiError::new(
-                404,
-                "NotFound",
-                format!("the server could not find the resource {plural}"),
-            ),
-        )
-    })
+/// The core/v1 type of `plural` (`None` when a type given to the builder replaced it).
+fn core(state: &State, plural: &str) -> Option<ResourceType> {
+    state.registry.get("", "v1", plural).cloned()
 }
