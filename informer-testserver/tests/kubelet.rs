@@ -601,3 +601,97 @@ async fn exec_runs_the_registered_command_over_websocket() {
     process.join().await.expect("join");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_namespace_ends_once_the_kubelet_removed_its_pods() {
+    let server = server(1).await;
+    server.create_namespace("shop").expect("namespace");
+    let client = server.client().expect("client");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "shop");
+    pods.create(&PostParams::default(), &pod("till", json!({})))
+        .await
+        .expect("create");
+    await_pod(&pods, "till", "Ready", is_ready).await;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+    namespaces
+        .delete("shop", &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    let gone = async {
+        while namespaces.get_opt("shop").await.expect("get").is_some() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, gone)
+        .await
+        .expect("the namespace ends");
+    assert!(server.kubelet().expect("kubelet").errors().is_empty());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn exec_reads_stdin_and_attach_sends_the_registered_output() {
+    let server = server(1).await;
+    let kubelet = server.kubelet().expect("kubelet");
+    kubelet.on_exec(PodMatch::all(), |request| {
+        ExecOutput::stdout(String::from_utf8_lossy(&request.stdin).to_uppercase())
+    });
+    kubelet.on_attach(PodMatch::named("default", "cat"), "attached\n");
+    let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
+    pods.create(&PostParams::default(), &pod("cat", json!({})))
+        .await
+        .expect("create");
+    await_pod(&pods, "cat", "Ready", is_ready).await;
+
+    let params = kube::api::AttachParams::default().stdin(true).stderr(false);
+    let mut process = pods.exec("cat", ["cat"], &params).await.expect("exec");
+    let mut stdin = process.stdin().expect("stdin");
+    let mut stdout = process.stdout().expect("stdout");
+    {
+        use tokio::io::AsyncWriteExt;
+        stdin.write_all(b"shout\n").await.expect("write stdin");
+        stdin.shutdown().await.expect("close stdin");
+    }
+    drop(stdin);
+    let mut out = String::new();
+    {
+        use tokio::io::AsyncReadExt;
+        tokio::time::timeout(PATIENCE, stdout.read_to_string(&mut out))
+            .await
+            .expect("stdout ends")
+            .expect("read stdout");
+    }
+    assert_eq!(out, "SHOUT\n");
+    process.join().await.expect("join");
+
+    let mut attached = pods
+        .attach("cat", &kube::api::AttachParams::default().stderr(false))
+        .await
+        .expect("attach");
+    let mut out = String::new();
+    {
+        use tokio::io::AsyncReadExt;
+        let mut stdout = attached.stdout().expect("stdout");
+        stdout.read_to_string(&mut out).await.expect("read");
+    }
+    assert_eq!(out, "attached\n");
+    attached.join().await.expect("join");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_a_registration_exec_answers_as_an_unreachable_kubelet() {
+    let server = server(1).await;
+    let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
+    pods.create(&PostParams::default(), &pod("mute", json!({})))
+        .await
+        .expect("create");
+    await_pod(&pods, "mute", "Ready", is_ready).await;
+    let err = pods
+        .exec("mute", ["true"], &kube::api::AttachParams::default())
+        .await
+        .err()
+        .expect("no exec answer registered");
+    assert!(format!("{err:?}").contains("500"), "{err:?}");
+    server.shutdown().await;
+}

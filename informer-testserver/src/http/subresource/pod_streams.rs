@@ -282,3 +282,36 @@ fn exec_status(command: &[String], code: i32) -> Value {
         "details": {"causes": [{"reason": "ExitCode", "message": code.to_string()}]},
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_keeps_its_order_and_a_stream_is_required() {
+        let flags = Flags::of("command=sh&command=-c&command=echo%20hi&stdout=true").expect("valid");
+        assert_eq!(flags.command, ["sh", "-c", "echo hi"]);
+        assert!(flags.stdout && !flags.stdin && !flags.stderr);
+        let err = Flags::of("command=ls").err().expect("no stream");
+        assert_eq!(
+            err.message,
+            "you must specify at least 1 of stdin, stdout, stderr"
+        );
+    }
+
+    #[test]
+    fn a_non_zero_exit_is_kube_apiservers_failure() {
+        assert_eq!(exec_status(&["true".into()], 0)["status"], "Success");
+        let failed = exec_status(&["sh".into(), "-c".into(), "exit 3".into()], 3);
+        assert_eq!(failed["reason"], "NonZeroExitCode");
+        assert_eq!(
+            failed["details"]["causes"][0],
+            json!({"reason": "ExitCode", "message": "3"})
+        );
+        assert_eq!(
+            failed["message"],
+            "command terminated with non-zero exit code: error executing command [sh -c exit 3], exit code 3"
+        );
+        assert_eq!(framed(STDOUT, b"x"), Message::binary(vec![1, b'x']));
+    }
+}
