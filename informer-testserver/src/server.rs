@@ -498,7 +498,9 @@ impl TestServer {
             .collect())
     }
 
-    /// Deletes an object (objects with finalizers are only marked for deletion).
+    /// Deletes an object (objects with finalizers are only marked for deletion; so are pods on
+    /// the nodes of the [simulated kubelet](TestServerBuilder::kubelet), with their grace
+    /// period, until the kubelet removes them).
     pub fn delete(
         &self,
         api_version: &str,

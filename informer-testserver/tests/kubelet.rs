@@ -695,3 +695,31 @@ async fn without_a_registration_exec_answers_as_an_unreachable_kubelet() {
     assert!(format!("{err:?}").contains("500"), "{err:?}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn finalizers_hold_a_pod_the_kubelet_removed_until_they_go() {
+    let server = server(1).await;
+    let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
+    let mut held = pod("held", json!({}));
+    held.metadata.finalizers = Some(vec!["example.com/keep".into()]);
+    pods.create(&PostParams::default(), &held).await.expect("create");
+    await_pod(&pods, "held", "Ready", is_ready).await;
+    pods.delete("held", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let released = await_pod(&pods, "held", "grace period over", |p| {
+        p.metadata.deletion_grace_period_seconds == Some(0)
+    })
+    .await;
+    assert!(released.metadata.deletion_timestamp.is_some());
+    let patch = json!({"metadata": {"finalizers": null}});
+    pods.patch(
+        "held",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .expect("remove the finalizer");
+    assert!(pods.get_opt("held").await.expect("get").is_none());
+    server.shutdown().await;
+}

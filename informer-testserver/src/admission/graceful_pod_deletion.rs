@@ -6,7 +6,8 @@
 //! A graceful deletion only marks the pod: `deletionTimestamp` is now plus the grace period,
 //! `deletionGracePeriodSeconds` the grace period, and the kubelet removes the pod once its
 //! containers have stopped (a delete with grace period 0). Deleting a pod already marked again
-//! may shorten its grace period, never lengthen it.
+//! may shorten its grace period, never lengthen it; shortening it to 0 removes the pod, or,
+//! while finalizers hold it, leaves it for the update that removes the last one.
 //!
 //! Without a kubelet (no simulated node), and for pods bound to another node, deletion stays
 //! immediate: nothing would ever finish it.
@@ -16,7 +17,7 @@ use serde_json::{Value, json};
 use super::plugin::{Cascade, Plugin};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
-use crate::storage::state::with_type;
+use crate::storage::state::{State, with_type};
 use crate::storage::store::metadata_mut;
 
 /// The grace period of a pod whose spec names none (kube-apiserver's default).
@@ -43,7 +44,7 @@ impl Plugin for GracefulPodDeletion {
         }
         let grace = grace_period(old, options);
         if grace == 0 {
-            return Ok(None);
+            return Ok(finish_now(state, rt, old));
         }
         let now = jiff::Timestamp::now().as_second();
         let mut new = old.clone();
@@ -80,6 +81,29 @@ impl Plugin for GracefulPodDeletion {
         let stored = state.store.put(rt, new);
         Ok(Some(with_type(stored, rt)))
     }
+}
+
+/// A deletion with no grace period of a pod whose finalizers hold it: its grace period drops
+/// to 0 (so the update removing the last finalizer removes it); `None` leaves the deletion to
+/// the write path (a pod without finalizers is removed at once).
+fn finish_now(state: &mut State, rt: &ResourceType, old: &Value) -> Option<Value> {
+    let held = old["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty());
+    let graceful = old["metadata"]["deletionGracePeriodSeconds"]
+        .as_i64()
+        .is_some_and(|g| g > 0);
+    if !(held && graceful) {
+        return None;
+    }
+    let mut new = old.clone();
+    let meta = metadata_mut(&mut new);
+    meta.insert(
+        "deletionTimestamp".into(),
+        json!(rfc3339(jiff::Timestamp::now().as_second())),
+    );
+    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+    Some(with_type(state.store.put(rt, new), rt))
 }
 
 /// The grace period kube-apiserver's pod strategy gives the deletion of `pod` with these

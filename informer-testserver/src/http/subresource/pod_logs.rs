@@ -1,8 +1,8 @@
 //! `pods/log` of a pod on a node of the simulated kubelet: the log the test registered
 //! ([`KubeletHandle::set_logs`](crate::kubelet::KubeletHandle::set_logs)), shaped by
 //! `container`, `tailLines`, `timestamps`, `limitBytes`, `sinceSeconds` and `previous`; with
-//! `follow=true`, a chunked stream of what is appended, ending once the container has
-//! terminated or the pod is gone. Pods elsewhere are `connect.rs`'s.
+//! `follow=true`, a chunked stream of what is appended, ending once the container's run has
+//! ended (terminated, or restarted) or the pod is gone. Pods elsewhere are `connect.rs`'s.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -84,6 +84,7 @@ pub(crate) fn serve(
         namespace: ns,
         pod: pod_name.to_string(),
         uid: pod["metadata"]["uid"].as_str().unwrap_or_default().to_string(),
+        container_id: status["containerID"].clone(),
         container,
         timestamps: options.timestamps,
         bytes_left: options.limit_bytes.map(|limit| limit.saturating_sub(text.len())),
@@ -182,6 +183,8 @@ struct Follower {
     namespace: String,
     pod: String,
     uid: String,
+    /// The run followed: a restart ends the stream, as the run's end does.
+    container_id: Value,
     container: String,
     timestamps: bool,
     bytes_left: Option<usize>,
@@ -238,7 +241,10 @@ impl Follower {
         else {
             return true;
         };
+        let status = container_status(&pod, &self.container);
         pod["metadata"]["uid"] != self.uid.as_str()
-            || !container_status(&pod, &self.container)["state"]["terminated"].is_null()
+            || !status["state"]["terminated"].is_null()
+            || !status["state"]["running"].is_object()
+            || status["containerID"] != self.container_id
     }
 }
