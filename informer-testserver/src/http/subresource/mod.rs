@@ -2,12 +2,14 @@
 //! and `scale`: `pods/eviction`, `pods/binding` (and the legacy `bindings` resource),
 //! `pods/ephemeralcontainers`, `serviceaccounts/token`, and the subresources a kubelet or a
 //! backend answers (`pods/log`, `exec`, `attach`, `portforward`, `proxy`, `nodes/proxy`,
-//! `services/proxy`), which answer as kube-apiserver does when it cannot reach one.
+//! `services/proxy`), which answer as kube-apiserver does when it cannot reach one, except
+//! the `log`, `exec` and `attach` of pods the simulated kubelet runs.
 //!
 //! [`table`] says which type serves which (for routing and discovery); [`serve`] decodes a
 //! request and answers it, writing through the `WriteSession` methods of `write/`
 //! (`eviction.rs`, `binding.rs`, `ephemeral_containers.rs`); `token.rs` and `connect.rs` only
-//! read.
+//! read; `pod_logs.rs` and `pod_streams.rs` answer for the simulated kubelet, from what the
+//! test registered on it.
 
 mod call;
 mod connect;
