@@ -50,7 +50,10 @@
 //!   ReplicationControllers and custom resources whose CRD declares it (`kubectl scale`);
 //! - garbage collection of dependents through `ownerReferences`: background, foreground
 //!   (`foregroundDeletion`, `blockOwnerDeletion`) and orphan propagation;
-//! - [faults](#fault-injection) for the paths that real clusters rarely take on demand.
+//! - [faults](#fault-injection) for the paths that real clusters rarely take on demand;
+//! - opt-in, a [simulated kubelet and scheduler](#a-simulated-kubelet) in the manner of KWOK:
+//!   Ready nodes, pods scheduled, run and made Ready, graceful pod deletion, and the logs,
+//!   exec and attach answers a test registers.
 //!
 //! Each server has its own store and revision counter, so tests running in parallel each start
 //! their own.
@@ -62,7 +65,8 @@
 //!
 //! | What differs | What a test should not rely on |
 //! |------|--------------------------------|
-//! | No controllers, scheduler or kubelet. Garbage collection and namespace deletion run within the delete request; deletion is immediate unless finalizers hold the object (no grace period); connect subresources (`log`, `exec`, `attach`, `portforward`, `proxy`) answer kube-apiserver's errors for an unreachable kubelet | Objects a controller would write (replica sets of deployments, endpoints of services, pod status); dependents or namespace contents still there after the delete answered; logs, exec sessions, proxied answers |
+//! | No controllers. Garbage collection and namespace deletion run within the delete request; deletion is immediate unless finalizers hold the object (no grace period) | Objects a controller would write (replica sets of deployments, pods of jobs, endpoints of services); dependents or namespace contents still there after the delete answered |
+//! | No scheduler or kubelet unless [`TestServerBuilder::kubelet`] asks for the [simulated one](#a-simulated-kubelet): without it pods never get a node or a status, deleting a pod is immediate, and connect subresources (`log`, `exec`, `attach`, `portforward`, `proxy`) answer kube-apiserver's errors for an unreachable kubelet. With it, scheduling knows node selectors, required node affinity, taints and the pod count only; containers do what the test's stages say, logs and exec answer what it registers; `portforward`, `proxy`, SPDY streams, probes and resources are not simulated, and node heartbeats and Leases are written once, at start | Pending pods you did not make unschedulable; scheduling by CPU or memory requests, pod (anti-)affinity or topology spread; preemption; a node going NotReady or evicting pods; fresh node heartbeats or lease renewals; port-forwarding; exec over SPDY (kubectl before 1.30) |
 //! | Plain HTTP with no authentication, authorization or priority and fairness: the caller is whoever its credentials name, unchecked, and every review allows; requested tokens carry a random signature | `403`s from RBAC (inject them with [`TestServer::fail_next`]); a review that denies; authenticating with a requested token |
 //! | The GA group versions of Kubernetes 1.37 only; `componentstatuses` are always healthy; OpenAPI v3 without schemas, no `/openapi/v2` | Beta or alpha APIs; `kubectl explain`; unhealthy components |
 //! | At start: the system namespaces, `default/kubernetes` and the bootstrap RBAC roles and bindings for users, with `admin`, `edit` and `view` aggregated once | The roles of nodes, components and controllers; priority classes, flow schemas, the API server's lease; a role labelled later joining `admin`, `edit` or `view` |
@@ -248,6 +252,58 @@
 //! resets them with a TCP RST on demand: all at once, after some bytes of each response, or as
 //! the next ones are being opened. See the [`proxy`] module.
 //!
+//! # A simulated kubelet
+//!
+//! [`TestServerBuilder::kubelet`] with a [`Kubelet`](kubelet::Kubelet) runs, inside the
+//! server, what a cluster's scheduler and kubelets would do to pods, as KWOK does for a real
+//! API server:
+//!
+//! - nodes `node-1` .. `node-N` are registered at start, Ready (with capacity, addresses,
+//!   node info, the kubelet's port and labels), each with its Lease in `kube-node-lease`;
+//! - a pod without `spec.nodeName` (for the default scheduler) is bound to the node that fits
+//!   with the fewest pods (node selector, required node affinity, taints and tolerations,
+//!   `spec.unschedulable`, the `pods` allocatable); when none fits it stays Pending with
+//!   `PodScheduled=False` (reason `Unschedulable`, kube-scheduler's message) and a
+//!   `FailedScheduling` Event, and is tried again after every change;
+//! - a pod bound to a simulated node starts: sandbox, init containers one after the other,
+//!   then its containers, each step a status write (phase, addresses, start time, QoS class,
+//!   conditions, container statuses) that watches see, tens of milliseconds apart;
+//! - what each container does next is its [`Stage`](kubelet::Stage): ready (the default), not
+//!   ready, complete or fail, restarted as `restartPolicy` says (a crash loop counts
+//!   `restartCount`, waiting in `CrashLoopBackOff`); pods owned by a Job complete;
+//! - deleting a pod on a simulated node is graceful, by kube-apiserver's rules for pods
+//!   (`gracePeriodSeconds`, else `spec.terminationGracePeriodSeconds`, else 30 s; at once for
+//!   an unscheduled or finished pod): it gets a `deletionTimestamp`, its containers stop, and
+//!   the kubelet removes it after the shorter of the grace period and
+//!   [`Kubelet::stop_time`](kubelet::Kubelet::stop_time) (as if its processes exited on
+//!   SIGTERM);
+//! - `pods/log` answers the text registered for the container (with `tailLines`,
+//!   `timestamps`, `limitBytes`, `sinceSeconds`, `previous`, and `follow`, which streams what
+//!   is appended), `pods/exec` runs a registered function of the command, `pods/attach`
+//!   sends registered output, over the WebSocket protocol kube-rs and kubectl 1.30+ use.
+//!
+//! Tests change stages and register logs and exec answers on [`TestServer::kubelet`]:
+//!
+//! ```
+//! use informer_testserver::TestServer;
+//! use informer_testserver::kubelet::{ExecOutput, Kubelet, PodMatch, Stage};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = TestServer::builder().kubelet(Kubelet::with_nodes(2)).start().await?;
+//! let kubelet = server.kubelet().expect("a kubelet");
+//! // Pods labelled app=db never become ready; those of app=batch fail with exit code 2.
+//! kubelet.set_stage(PodMatch::labels("app=db")?, Stage::NotReady);
+//! kubelet.set_stage(PodMatch::labels("app=batch")?, Stage::Fail { exit_code: 2 });
+//! kubelet.set_logs("default", "web-0", "app", "started\n");
+//! kubelet.on_exec(PodMatch::named("default", "web-0"), |run| match run.command.as_slice() {
+//!     [cmd, ..] if cmd == "hostname" => ExecOutput::stdout("web-0\n"),
+//!     _ => ExecOutput::stderr("command not found\n").exit_code(127),
+//! });
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Replicas of a sharded controller
 //!
 //! `informer_runtime::replicas` (the runtime's `replicas` feature) runs N replicas of
@@ -258,6 +314,8 @@
 //!
 //! The entry points are at the root; the modules hold what goes with them:
 //!
+//! - [`kubelet`]: the simulated kubelet's configuration ([`kubelet::Kubelet`]), its handle
+//!   ([`kubelet::KubeletHandle`]), stages, exec answers and errors;
 //! - [`proxy`]: [`ResetProxy`], its counters ([`proxy::ProxyStats`]) and its errors;
 //! - [`registry`]: [`ResourceType`] and the built-in types every server serves;
 //! - [`seed`]: the parser behind [`TestServer::seed_str`], for tests that want the objects
@@ -285,27 +343,35 @@
 //!    answers through `shape.rs` (as stored, `PartialObjectMetadata`, `Table`) and
 //!    `response.rs` (JSON, YAML or protobuf, `Warning` headers). Discovery and OpenAPI
 //!    documents are `discovery.rs` and `openapi.rs`.
-//! 2. **`write/`** holds the verbs that change objects, as methods of a `WriteSession` (the
+//! 2. **`kubelet/`** (after `http/`, which serves its logs and exec; before `write/`, which
+//!    it writes through) is the simulated kubelet and scheduler: `config.rs` and `handle.rs` are
+//!    its public face, `run.rs` its loop (woken by every write, through `Store::changes`),
+//!    `scheduler.rs`, `tracker.rs` (each pod's containers) and `pod_status.rs` what it
+//!    decides and writes; the graceful deletion of its pods is an admission plugin
+//!    (`admission/graceful_pod_deletion.rs`), its HTTP answers `http/subresource/pod_logs.rs`
+//!    and `pod_streams.rs`.
+//! 3. **`write/`** holds the verbs that change objects, as methods of a `WriteSession` (the
 //!    locked state and the request's context): `create.rs`, `update.rs`, `patch.rs` (with
 //!    `patch_document.rs` and `strategic_merge.rs`), `apply.rs`, `delete.rs`, `scale.rs`. Each
 //!    sets the server-owned metadata and calls the admission plugins at its steps.
-//! 3. **`admission/`** holds what checks and changes objects on the way in, and what a write
+//! 4. **`admission/`** holds what checks and changes objects on the way in, and what a write
 //!    sets off: each feature is a `Plugin` (`plugin.rs`: admit a create, admit an update, hold
 //!    a deleted object, take a deletion over, act once stored or removed), listed in order in
 //!    `admission::plugins()`: object names and owner references, namespace lifecycle, custom
-//!    resource schemas, field ownership, CRDs, garbage collection. Cascades (a namespace's
+//!    resource schemas, field ownership, CRDs, CSRs, the graceful deletion of the simulated
+//!    kubelet's pods, garbage collection. Cascades (a namespace's
 //!    contents, an owner's dependents) write through the `Cascade` trait, so they run every
 //!    plugin too.
-//! 4. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
+//! 5. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
 //!    (`accept.rs`; `transform.rs` for kube-apiserver's `406` and the shape of every verb's
 //!    answer), protobuf, metadata-only objects, tables. JSON answers and watch events are
 //!    written with the key order of `key_order.rs` (Go's struct order of built-in types, from
 //!    a generated table).
-//! 5. **`storage/`** holds the state (served types and objects behind one lock), the store with
+//! 6. **`storage/`** holds the state (served types and objects behind one lock), the store with
 //!    its history and resourceVersions, lists, watches, list options and field labels (the
 //!    values an object shows to field selectors in `selector/field_values.rs`);
 //!    [`registry`] holds the served resource types.
-//! 6. **`builtin/`** describes what kube-apiserver serves built in, one named description per
+//! 7. **`builtin/`** describes what kube-apiserver serves built in, one named description per
 //!    resource in a file per API group (`builtin/core.rs`'s `POD`, `builtin/apps.rs`'s
 //!    `DEPLOYMENT`, ...): scope, short names, categories, verbs, whether it is stored or
 //!    computed, its subresources and their handlers, and its strategy's generation rule. The
@@ -332,7 +398,8 @@
 //! With the `cli` feature, the `informer-testserver` binary serves the same server on a port
 //! (`--port`, default any free port), creates the objects of a `--seed` file, prints
 //! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
-//! and programs in other languages can use it.
+//! and programs in other languages can use it. `--nodes N` runs the simulated kubelet with N
+//! nodes.
 
 mod admission;
 mod bootstrap;
@@ -341,6 +408,7 @@ mod encoding;
 mod faults;
 mod http;
 mod key_order;
+pub mod kubelet;
 pub mod proxy;
 pub mod registry;
 pub mod seed;

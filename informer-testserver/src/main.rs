@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use informer_testserver::TestServer;
+use informer_testserver::kubelet::Kubelet;
 
 /// An in-memory Kubernetes API server for tests and demos.
 #[derive(Debug, Parser)]
@@ -22,16 +23,22 @@ struct Args {
     /// is refused with 404, as kube-apiserver refuses it).
     #[arg(long)]
     auto_create_namespaces: bool,
+    /// Run a simulated kubelet and scheduler with this many Ready nodes (`node-1`, ...): pods
+    /// are scheduled, run and become Ready, and deleting one is graceful.
+    #[arg(long)]
+    nodes: Option<usize>,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let server = TestServer::builder()
+    let mut builder = TestServer::builder()
         .port(args.port)
-        .auto_create_namespaces(args.auto_create_namespaces)
-        .start()
-        .await?;
+        .auto_create_namespaces(args.auto_create_namespaces);
+    if let Some(nodes) = args.nodes {
+        builder = builder.kubelet(Kubelet::with_nodes(nodes));
+    }
+    let server = builder.start().await?;
     if let Some(seed) = &args.seed {
         server.seed_file(seed)?;
     }

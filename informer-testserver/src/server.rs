@@ -19,6 +19,8 @@ use crate::bootstrap;
 use crate::faults::{Failure, Stall};
 use crate::http::handler;
 use crate::http::shared::{CLIENT_NAME_HEADER, RequestRecord, Shared};
+use crate::kubelet::run::Runner;
+use crate::kubelet::{Kubelet, KubeletError, KubeletHandle};
 use crate::registry::{Registry, ResourceType, builtin_types};
 use crate::seed::{self, SeedError};
 use crate::status::ApiError;
@@ -55,6 +57,9 @@ pub enum ServerError {
         #[source]
         source: Box<ApiError>,
     },
+    /// The simulated kubelet could not register its nodes.
+    #[error("failed to start the simulated kubelet")]
+    Kubelet(#[source] KubeletError),
 }
 
 /// Configures and starts a [`TestServer`].
@@ -66,6 +71,7 @@ pub struct TestServerBuilder {
     body_limit: usize,
     auto_create_namespaces: bool,
     types: Vec<ResourceType>,
+    kubelet: Option<Kubelet>,
 }
 
 impl Default for TestServerBuilder {
@@ -77,6 +83,7 @@ impl Default for TestServerBuilder {
             body_limit: 3 * 1024 * 1024,
             auto_create_namespaces: false,
             types: builtin_types(),
+            kubelet: None,
         }
     }
 }
@@ -136,6 +143,28 @@ impl TestServerBuilder {
         self
     }
 
+    /// Runs a simulated kubelet and scheduler (see [`kubelet`](crate::kubelet)): its nodes are
+    /// registered at start, pods are scheduled to them and run, deleting a pod on them is
+    /// graceful, and `pods/log`, `exec` and `attach` answer what the test registers on
+    /// [`TestServer::kubelet`]. Without it (the default) pods never get a node or a status.
+    ///
+    /// ```
+    /// use informer_testserver::TestServer;
+    /// use informer_testserver::kubelet::Kubelet;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = TestServer::builder().kubelet(Kubelet::with_nodes(2)).start().await?;
+    /// let node = server.get("v1", "Node", None, "node-1")?;
+    /// assert_eq!(node["metadata"]["labels"]["kubernetes.io/os"], "linux");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn kubelet(mut self, kubelet: Kubelet) -> Self {
+        self.kubelet = Some(kubelet);
+        self
+    }
+
     /// Serves one more resource type.
     pub fn resource(mut self, rt: ResourceType) -> Self {
         self.types.push(rt);
@@ -159,14 +188,26 @@ impl TestServerBuilder {
             .map_err(|(object, source)| ServerError::Bootstrap { object, source })?;
         state.register_local_api_services();
         state.auto_create_namespaces = self.auto_create_namespaces;
+        let kubelet = self.kubelet.map(KubeletHandle::new);
+        let runner = match &kubelet {
+            Some(handle) => {
+                let runner = Runner::start(&mut state, handle.clone()).map_err(ServerError::Kubelet)?;
+                Some((runner, state.store.changes()))
+            }
+            None => None,
+        };
         let shared = Arc::new(Shared::new(
             state,
             self.bookmark_interval,
             self.body_limit,
             addr.to_string(),
+            kubelet,
         ));
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (epoch, epoch_rx) = watch::channel(0u64);
+        if let Some((runner, changes)) = runner {
+            tokio::spawn(runner.run(shared.state(), changes, shutdown_rx.clone()));
+        }
         let task = tokio::spawn(accept_loop(listener, shared.clone(), shutdown_rx, epoch_rx));
         Ok(TestServer {
             shared,
@@ -207,7 +248,9 @@ async fn accept_loop(
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut epoch: watch::Receiver<u64>) {
     epoch.mark_unchanged();
     let service = service_fn(move |request| handler::handle(shared.clone(), request));
-    let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let connection = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     tokio::pin!(connection);
     tokio::select! {
         _ = connection.as_mut() => return,
@@ -316,6 +359,12 @@ impl TestServer {
         K::Scope: 'static,
     {
         self.register(ResourceType::of::<K>());
+    }
+
+    /// The simulated kubelet, when the server was built with one
+    /// ([`TestServerBuilder::kubelet`]): register what pods do, their logs and exec answers.
+    pub fn kubelet(&self) -> Option<KubeletHandle> {
+        self.shared.kubelet.clone()
     }
 
     /// Every request received so far, oldest first.
@@ -449,7 +498,9 @@ impl TestServer {
             .collect())
     }
 
-    /// Deletes an object (objects with finalizers are only marked for deletion).
+    /// Deletes an object (objects with finalizers are only marked for deletion; so are pods on
+    /// the nodes of the [simulated kubelet](TestServerBuilder::kubelet), with their grace
+    /// period, until the kubelet removes them).
     pub fn delete(
         &self,
         api_version: &str,

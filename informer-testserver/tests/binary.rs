@@ -82,3 +82,21 @@ async fn binary_refuses_missing_namespaces_unless_asked_to_create_them() {
     assert_eq!(namespace.json()["status"]["phase"], "Active");
     lenient.kill().await.expect("kill");
 }
+
+#[tokio::test]
+async fn binary_runs_a_kubelet_with_nodes() {
+    let (mut child, addr) = start(&["--port".as_ref(), "0".as_ref(), "--nodes".as_ref(), "2".as_ref()]).await;
+    let nodes = support::get(addr, "/api/v1/nodes").await;
+    assert_eq!(nodes.status, 200);
+    let names: Vec<String> = nodes.json()["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(names, ["node-1", "node-2"]);
+    child.kill().await.expect("kill");
+}

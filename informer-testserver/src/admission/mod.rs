@@ -14,6 +14,7 @@ pub(crate) mod custom_resources;
 pub(crate) mod field_ownership;
 pub(crate) mod field_validation;
 pub(crate) mod garbage_collector;
+pub(crate) mod graceful_pod_deletion;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
 pub(crate) mod validation;
@@ -29,7 +30,8 @@ use plugin::Plugin;
 /// 4. field ownership (`managedFields`), recorded once the object is final;
 /// 5. CustomResourceDefinitions: their validation and status, and the types they serve;
 /// 6. CertificateSigningRequests: a new one records its creator;
-/// 7. garbage collection: a delete's propagation and the dependents of removed objects.
+/// 7. graceful deletion of pods on the simulated kubelet's nodes;
+/// 8. garbage collection: a delete's propagation and the dependents of removed objects.
 pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
     &[
         &validation::ObjectMetadata,
@@ -38,6 +40,7 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &field_ownership::ManagedFields,
         &crd::CustomResourceDefinitions,
         &csr_conditions::CertificateSigningRequests,
+        &graceful_pod_deletion::GracefulPodDeletion,
         &garbage_collector::GarbageCollector,
     ]
 }

@@ -39,7 +39,13 @@ pub(crate) enum Handler {
     Resize,
     /// `serviceaccounts/token`: a TokenRequest answered with a token.
     Token,
-    /// `pods/log`, `exec`, `attach`, `portforward` and the `proxy` of pods, nodes and services.
+    /// `pods/log`: the simulated kubelet's registered log, else an unreachable kubelet's answer.
+    Log,
+    /// `pods/exec` and `attach`: the simulated kubelet's streams, else an unreachable kubelet's
+    /// answer.
+    Stream,
+    /// `pods/portforward` and the `proxy` of pods, nodes and services: an unreachable kubelet's
+    /// or backend's answer.
     Connect,
 }
 
@@ -90,7 +96,7 @@ pub(crate) const SCALE: Subresource = Subresource {
 
 /// Those of `pods`, in kube-apiserver's discovery order.
 pub(crate) const POD_SUBRESOURCES: &[Subresource] = &[
-    own("attach", "PodAttachOptions", &["create", "get"], Handler::Connect),
+    own("attach", "PodAttachOptions", &["create", "get"], Handler::Stream),
     own("binding", "Binding", &["create"], Handler::Binding),
     own(
         "ephemeralcontainers",
@@ -106,8 +112,8 @@ pub(crate) const POD_SUBRESOURCES: &[Subresource] = &[
         verbs: &["create"],
         handler: Handler::Eviction,
     },
-    own("exec", "PodExecOptions", &["create", "get"], Handler::Connect),
-    own("log", "Pod", &["get"], Handler::Connect),
+    own("exec", "PodExecOptions", &["create", "get"], Handler::Stream),
+    own("log", "Pod", &["get"], Handler::Log),
     own(
         "portforward",
         "PodPortForwardOptions",

@@ -107,7 +107,8 @@ async fn serve(
     headers: &Headers,
     negotiated: &Negotiated,
 ) -> Result<Response<Body>, ApiError> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    let on_upgrade = std::sync::Mutex::new(parts.extensions.remove::<hyper::upgrade::OnUpgrade>());
     let raw_query = parts.uri.query().unwrap_or_default();
     let Query { last: query, dry_run } = Query::of(raw_query);
     let route = {
@@ -208,6 +209,9 @@ async fn serve(
                 body: &body,
                 upgrade: headers.upgrade,
                 authorization: &headers.authorization,
+                headers: &parts.headers,
+                raw_query,
+                on_upgrade: &on_upgrade,
             };
             serve_resource(&request, path.name.as_deref(), watch || path.watch_prefix)
         }

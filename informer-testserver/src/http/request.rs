@@ -49,6 +49,12 @@ pub(crate) struct ResourceRequest<'a> {
     pub(crate) upgrade: bool,
     /// The `Authorization` header (empty when absent), naming the caller.
     pub(crate) authorization: &'a str,
+    /// Every header (the WebSocket handshake of `exec` and `attach` reads its own).
+    pub(crate) headers: &'a http::HeaderMap,
+    /// The query string, undecoded (`exec` takes every `command` parameter, in order).
+    pub(crate) raw_query: &'a str,
+    /// The connection once upgraded, for the one handler that takes it (`exec`, `attach`).
+    pub(crate) on_upgrade: &'a std::sync::Mutex<Option<hyper::upgrade::OnUpgrade>>,
 }
 
 impl ResourceRequest<'_> {

@@ -1,15 +1,16 @@
 //! What the connections and the `TestServer` handle share: the state, the fault switches and
 //! the record of requests.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::faults::Faults;
+use crate::kubelet::KubeletHandle;
 use crate::storage::state::State;
 
 /// State shared by the connections and the `TestServer` handle.
 pub(crate) struct Shared {
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
     faults: Mutex<Faults>,
     /// Every request served, oldest first.
     requests: Mutex<Vec<RequestRecord>>,
@@ -19,13 +20,22 @@ pub(crate) struct Shared {
     pub(crate) body_limit: usize,
     /// `host:port` of the listener.
     pub(crate) address: String,
+    /// The simulated kubelet, when the server runs one.
+    pub(crate) kubelet: Option<KubeletHandle>,
 }
 
 impl Shared {
     /// Shared state around `state`, with no faults and no requests yet.
-    pub(crate) fn new(state: State, bookmark_interval: Duration, body_limit: usize, address: String) -> Self {
+    pub(crate) fn new(
+        state: State,
+        bookmark_interval: Duration,
+        body_limit: usize,
+        address: String,
+        kubelet: Option<KubeletHandle>,
+    ) -> Self {
         Self {
-            state: Mutex::new(state),
+            state: Arc::new(Mutex::new(state)),
+            kubelet,
             faults: Mutex::new(Faults::default()),
             requests: Mutex::new(Vec::new()),
             bookmark_interval,
@@ -42,6 +52,11 @@ impl Shared {
     /// Locks the registry and the store (a poisoned lock is still usable: writes are atomic).
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state's lock itself, for tasks that outlive a request (the kubelet's loop).
+    pub(crate) fn state(&self) -> Arc<Mutex<State>> {
+        self.state.clone()
     }
 
     /// Locks the fault switches.

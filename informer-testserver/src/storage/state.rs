@@ -28,6 +28,9 @@ pub(crate) struct State {
     /// Creating an object in a namespace that does not exist first creates the namespace
     /// (otherwise it is refused with 404, as kube-apiserver refuses it).
     pub(crate) auto_create_namespaces: bool,
+    /// The nodes a simulated kubelet runs: deleting a pod bound to one of them is graceful
+    /// (see `admission::graceful_pod_deletion`). Empty without a kubelet.
+    pub(crate) simulated_nodes: std::collections::BTreeSet<String>,
 }
 
 /// Current time as RFC 3339 with second precision, like `metav1.Time`.
@@ -92,6 +95,7 @@ impl State {
             registry,
             store: Store::new(history_limit),
             auto_create_namespaces: false,
+            simulated_nodes: std::collections::BTreeSet::new(),
         }
     }
 

@@ -83,6 +83,9 @@ pub(crate) struct Store {
     dry_run: bool,
     /// The objects naming each uid in their `ownerReferences`, for garbage collection.
     dependents: HashMap<String, BTreeSet<(StorageKey, ObjectKey)>>,
+    /// The revision of the latest write, for what reacts to writes inside the server (the
+    /// simulated kubelet); unlike watchers, never closed by faults.
+    changes: Option<tokio::sync::watch::Sender<u64>>,
 }
 
 /// The uids an object's `ownerReferences` name.
@@ -150,6 +153,7 @@ impl Store {
             close_watches_after: None,
             dry_run: false,
             dependents: HashMap::new(),
+            changes: None,
         }
     }
 
@@ -315,6 +319,9 @@ impl Store {
     }
 
     fn record(&mut self, event: Event) {
+        if let Some(changes) = &self.changes {
+            changes.send_replace(event.rv);
+        }
         let event = Arc::new(event);
         self.history.push_back(event.clone());
         while self.history.len() > self.history_limit {
@@ -387,6 +394,15 @@ impl Store {
         let (tx, rx) = mpsc::unbounded_channel();
         self.watchers.push(Watcher { key: storage, tx });
         Ok((replay, rx))
+    }
+
+    /// A receiver told the revision of every write from now on (one channel per store,
+    /// created on first use).
+    pub(crate) fn changes(&mut self) -> tokio::sync::watch::Receiver<u64> {
+        let rv = self.rv;
+        self.changes
+            .get_or_insert_with(|| tokio::sync::watch::channel(rv).0)
+            .subscribe()
     }
 
     /// Ends every open watch.

@@ -83,7 +83,13 @@ impl WriteSession<'_> {
         if without_rv(&new) == without_rv(&old) {
             return Ok(with_type(old, rt));
         }
+        // As kube-apiserver's `shouldDeleteDuringUpdate`: only an object whose deletion has no
+        // grace period left (a pod in graceful deletion stays until its kubelet removes it).
         let finalized = new["metadata"]["deletionTimestamp"].is_string()
+            && old["metadata"]["deletionGracePeriodSeconds"]
+                .as_i64()
+                .unwrap_or(0)
+                == 0
             && new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
             && !self.held(rt, &new);
         if finalized {

@@ -267,7 +267,7 @@ fn is_valid_address(state: &State, ns: Option<&str>, address: &Value) -> bool {
 }
 
 /// The container a request names, or the only one; the 400 of kube-apiserver otherwise.
-fn container_of(pod: &Value, asked: Option<&String>) -> Result<String, ApiError> {
+pub(super) fn container_of(pod: &Value, asked: Option<&String>) -> Result<String, ApiError> {
     let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default();
     let names: Vec<&str> = ["initContainers", "containers", "ephemeralContainers"]
         .iter()

@@ -4,16 +4,21 @@
 //! `pods/binding` (and the legacy `bindings` resource), `pods/ephemeralcontainers`,
 //! `pods/resize`, `serviceaccounts/token`, and the subresources a kubelet or a backend answers
 //! (`pods/log`, `exec`, `attach`, `portforward`, `proxy`, `nodes/proxy`, `services/proxy`),
-//! which answer as kube-apiserver does when it cannot reach one.
+//! which answer as kube-apiserver does when it cannot reach one, except the `log`, `exec` and
+//! `attach` of pods the simulated kubelet runs.
 //!
 //! Which type serves which, and which handler answers each, is in the resource's description
 //! ([`crate::builtin`]); [`serve`] decodes a request and answers it, writing through the
 //! `WriteSession` methods of `write/` (`eviction.rs`, `binding.rs`,
-//! `ephemeral_containers.rs`, `resize.rs`); `token.rs` and `connect.rs` only read.
+//! `ephemeral_containers.rs`, `resize.rs`); `token.rs` and `connect.rs` only read;
+//! `pod_logs.rs` and `pod_streams.rs` answer for the simulated kubelet, from what the test
+//! registered on it.
 
 mod approval;
 mod call;
 mod connect;
+mod pod_logs;
+mod pod_streams;
 mod scale;
 #[cfg(test)]
 mod status_flags;
@@ -81,9 +86,28 @@ pub(crate) fn serve(
             let answered = token::request(&request.shared.lock(), rt, ns, name, call.body)?;
             Ok(request.answer(201, &answered))
         }
-        Handler::Connect => connect::serve(&request.shared.lock(), rt, subresource.name, &call).map(text),
+        Handler::Log => match pod_logs::serve(request.shared, rt, &call)? {
+            Some(response) => Ok(response),
+            None => unreachable_backend(request, rt, subresource, &call),
+        },
+        Handler::Stream => match pod_streams::serve(request, rt, subresource.name, &call)? {
+            Some(response) => Ok(response),
+            None => unreachable_backend(request, rt, subresource, &call),
+        },
+        Handler::Connect => unreachable_backend(request, rt, subresource, &call),
         Handler::Status | Handler::Scale | Handler::Approval => Err(ApiError::unknown_path()),
     }
+}
+
+/// A connect subresource answered as kube-apiserver answers when nothing listens at the
+/// kubelet or backend it would reach.
+fn unreachable_backend(
+    request: &ResourceRequest<'_>,
+    rt: &ResourceType,
+    subresource: &Subresource,
+    call: &Call<'_>,
+) -> Result<Response<Body>, ApiError> {
+    connect::serve(&request.shared.lock(), rt, subresource.name, call).map(text)
 }
 
 /// `POST /api/v1/namespaces/{ns}/bindings`, the legacy form of `pods/binding`.

@@ -1,0 +1,131 @@
+//! The Node objects of the simulated kubelet: registered Ready, with the capacity, addresses,
+//! labels and node info a kubelet reports.
+
+use serde_json::{Value, json};
+
+use crate::storage::state::now_rfc3339;
+
+/// The kubelet port every simulated node reports.
+pub(crate) const KUBELET_PORT: u16 = 10250;
+/// The number of pods a simulated node takes (a kubelet's default `maxPods`).
+pub(crate) const MAX_PODS: usize = 110;
+/// The version the simulated kubelets report.
+const KUBELET_VERSION: &str = "v1.37.0";
+
+/// The InternalIP of the `index`-th node (from 0).
+pub(crate) fn node_ip(index: usize) -> String {
+    format!("10.0.{}.{}", index / 250, index % 250 + 2)
+}
+
+/// The Node object of the `index`-th simulated node, named `name`, as its kubelet registers it.
+pub(crate) fn node_object(name: &str, index: usize) -> Value {
+    let now = now_rfc3339();
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| {
+        json!({
+            "type": kind,
+            "status": status,
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        })
+    };
+    let resources = json!({
+        "cpu": "4",
+        "memory": "16Gi",
+        "pods": MAX_PODS.to_string(),
+        "ephemeral-storage": "100Gi",
+    });
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/os": "linux",
+                "beta.kubernetes.io/arch": "amd64",
+                "type": "simulated",
+            },
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+        },
+        "spec": {"podCIDR": pod_cidr(index), "podCIDRs": [pod_cidr(index)]},
+        "status": {
+            "capacity": resources.clone(),
+            "allocatable": resources,
+            "conditions": [
+                condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ],
+            "addresses": [
+                {"type": "InternalIP", "address": node_ip(index)},
+                {"type": "Hostname", "address": name},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+            "nodeInfo": {
+                "machineID": format!("{:032x}", index + 1),
+                "systemUUID": format!("{:032x}", index + 1),
+                "bootID": format!("{:032x}", index + 1),
+                "kernelVersion": "6.8.0",
+                "osImage": "Simulated Linux",
+                "containerRuntimeVersion": "containerd://2.1.0",
+                "kubeletVersion": KUBELET_VERSION,
+                "kubeProxyVersion": "",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
+        },
+    })
+}
+
+/// The pod CIDR of the `index`-th node: the addresses of its pods.
+pub(crate) fn pod_cidr(index: usize) -> String {
+    format!("10.244.{index}.0/24")
+}
+
+/// The Lease of a node in `kube-node-lease`, as its kubelet renews it.
+pub(crate) fn node_lease(name: &str, node_uid: &str) -> Value {
+    json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "namespace": "kube-node-lease",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node_uid}],
+        },
+        "spec": {
+            "holderIdentity": name,
+            "leaseDurationSeconds": 40,
+            "renewTime": jiff::Timestamp::now().to_string(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_ready_and_reports_its_kubelet() {
+        let node = node_object("node-1", 0);
+        let ready = node["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            (ready["status"].as_str(), ready["reason"].as_str()),
+            (Some("True"), Some("KubeletReady"))
+        );
+        assert_eq!(
+            node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"],
+            10250
+        );
+        assert_eq!(node["status"]["addresses"][0]["address"], "10.0.0.2");
+        assert_eq!(node["metadata"]["labels"]["kubernetes.io/hostname"], "node-1");
+    }
+}
