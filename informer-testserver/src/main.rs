@@ -27,6 +27,39 @@ struct Args {
     /// are scheduled, run and become Ready, and deleting one is graceful.
     #[arg(long)]
     nodes: Option<usize>,
+    /// The log of a container the simulated kubelet runs, as `NAMESPACE/POD/CONTAINER=FILE`
+    /// (repeatable; needs `--nodes`): `kubectl logs` of that container prints the file.
+    #[arg(long = "pod-log", value_name = "NAMESPACE/POD/CONTAINER=FILE", value_parser = parse_pod_log)]
+    pod_logs: Vec<PodLog>,
+}
+
+/// A `--pod-log` registration: whose log, and the file it is read from.
+#[derive(Debug, Clone)]
+struct PodLog {
+    namespace: String,
+    pod: String,
+    container: String,
+    file: PathBuf,
+}
+
+/// Parses `NAMESPACE/POD/CONTAINER=FILE`.
+fn parse_pod_log(text: &str) -> Result<PodLog, String> {
+    let usage = || format!("failed to read --pod-log {text:?}: expected NAMESPACE/POD/CONTAINER=FILE");
+    let (who, file) = text.split_once('=').ok_or_else(usage)?;
+    let parts: Vec<&str> = who.split('/').collect();
+    match parts[..] {
+        [namespace, pod, container]
+            if !namespace.is_empty() && !pod.is_empty() && !container.is_empty() && !file.is_empty() =>
+        {
+            Ok(PodLog {
+                namespace: namespace.to_owned(),
+                pod: pod.to_owned(),
+                container: container.to_owned(),
+                file: PathBuf::from(file),
+            })
+        }
+        _ => Err(usage()),
+    }
 }
 
 #[tokio::main]
@@ -38,7 +71,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(nodes) = args.nodes {
         builder = builder.kubelet(Kubelet::with_nodes(nodes));
     }
+    if !args.pod_logs.is_empty() && args.nodes.is_none() {
+        return Err("failed to register --pod-log: it needs the simulated kubelet (--nodes N)".into());
+    }
     let server = builder.start().await?;
+    if let Some(kubelet) = server.kubelet() {
+        for log in &args.pod_logs {
+            let text = std::fs::read_to_string(&log.file)
+                .map_err(|e| format!("failed to read the --pod-log file {}: {e}", log.file.display()))?;
+            kubelet.set_logs(&log.namespace, &log.pod, &log.container, &text);
+        }
+    }
     if let Some(seed) = &args.seed {
         server.seed_file(seed)?;
     }
@@ -48,4 +91,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::signal::ctrl_c().await?;
     server.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_logs_name_a_container_and_a_file() {
+        let log = parse_pod_log("default/web/main=/tmp/web.log").expect("valid");
+        assert_eq!(
+            (log.namespace.as_str(), log.pod.as_str(), log.container.as_str()),
+            ("default", "web", "main")
+        );
+        assert_eq!(log.file, PathBuf::from("/tmp/web.log"));
+        for bad in [
+            "default/web=/tmp/x",
+            "default/web/main",
+            "a/b/c/d=f",
+            "default//main=f",
+            "a/b/c=",
+        ] {
+            let error = parse_pod_log(bad).expect_err(bad);
+            assert!(error.contains("expected NAMESPACE/POD/CONTAINER=FILE"), "{error}");
+        }
+    }
 }
