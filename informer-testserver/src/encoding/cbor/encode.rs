@@ -1,0 +1,70 @@
+//! Answers and watch events written as apimachinery's encoding mode (`modes.Encode`) writes
+//! the unstructured content of an object: see the [module](super) docs.
+
+use ciborium::Value as Cbor;
+use serde_json::Value;
+
+use super::{Error, SELF_DESCRIBED};
+
+/// A string as a byte string (`StringToByteString`).
+fn bytes(text: &str) -> Cbor {
+    Cbor::Bytes(text.as_bytes().to_vec())
+}
+
+/// `item` enclosed in the self-described tag.
+fn self_described(item: Cbor) -> Cbor {
+    Cbor::Tag(SELF_DESCRIBED, Box::new(item))
+}
+
+/// The CBOR form of a JSON value.
+fn item(value: &Value) -> Cbor {
+    match value {
+        Value::Null => Cbor::Null,
+        Value::Bool(value) => Cbor::Bool(*value),
+        Value::Number(number) => match (number.as_i64(), number.as_u64()) {
+            (Some(integer), _) => Cbor::Integer(integer.into()),
+            // past int64, Go's unstructured decoding of the JSON made it a float64
+            (None, Some(integer)) => Cbor::Float(integer as f64),
+            (None, None) => Cbor::Float(number.as_f64().unwrap_or_default()),
+        },
+        Value::String(text) => bytes(text),
+        Value::Array(items) => Cbor::Array(items.iter().map(item).collect()),
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            // bytewise order of the encoded keys: all byte strings, so the shorter first
+            entries.sort_by(|(a, _), (b, _)| {
+                a.len()
+                    .cmp(&b.len())
+                    .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+            });
+            Cbor::Map(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (bytes(key), item(value)))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Writes one data item.
+fn write(item: &Cbor) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    ciborium::ser::into_writer(item, &mut out).map_err(|error| Error::Encode(format!("{error:?}")))?;
+    Ok(out)
+}
+
+/// `value` as one self-described data item.
+pub(crate) fn to_vec(value: &Value) -> Result<Vec<u8>, Error> {
+    write(&self_described(item(value)))
+}
+
+/// A `WatchEvent` (`{type, object}`, keys in the encoder's order) as one self-described data
+/// item, its object embedded with its own self-described tag.
+pub(crate) fn watch_event(event_type: &str, object: &Value) -> Result<Vec<u8>, Error> {
+    let event = Cbor::Map(vec![
+        (bytes("type"), bytes(event_type)),
+        (bytes("object"), self_described(item(object))),
+    ]);
+    write(&self_described(event))
+}
