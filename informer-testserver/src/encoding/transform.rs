@@ -44,7 +44,8 @@ const MEDIA_TYPES: &str =
 
 /// The stream media types kube-apiserver serves watches in, as its `406` lists them (CBOR's is a
 /// CBOR sequence, with no `stream` parameter).
-const STREAM_MEDIA_TYPES: &str = "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq";
+const STREAM_MEDIA_TYPES: &str =
+    "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq";
 
 /// kube-apiserver's `406` when no clause of `Accept` is acceptable.
 fn not_acceptable(message: String) -> ApiError {

@@ -71,7 +71,11 @@ impl Expected {
 
 /// The `DeleteOptions` of a delete or deletecollection body, in JSON, YAML or protobuf (as
 /// client-go sends it with protobuf content type) or CBOR.
-pub(crate) fn delete_options(content_type: &str, body: &Bytes, expected: &Expected) -> Result<Value, ApiError> {
+pub(crate) fn delete_options(
+    content_type: &str,
+    body: &Bytes,
+    expected: &Expected,
+) -> Result<Value, ApiError> {
     if body.is_empty() {
         Ok(Value::Null)
     } else {
@@ -134,7 +138,11 @@ fn cbor_body_error(failure: &cbor::BodyError, body: &[u8], expected: &Expected) 
     }
     // a value not built at all (a text string that is not UTF-8) names no kind: the request's
     let (api_version, kind) = failure.type_meta.clone().unwrap_or_default();
-    let kind = if kind.is_empty() { expected.kind.clone() } else { kind };
+    let kind = if kind.is_empty() {
+        expected.kind.clone()
+    } else {
+        kind
+    };
     let (group, version) = match api_version.rsplit_once('/') {
         Some((group, version)) => (group.to_owned(), version.to_owned()),
         None => (String::new(), api_version),

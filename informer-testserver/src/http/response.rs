@@ -10,8 +10,8 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
-use crate::encoding::{cbor, protobuf};
 use crate::encoding::transform::Negotiated;
+use crate::encoding::{cbor, protobuf};
 use crate::status::ApiError;
 
 /// Response body: a full JSON document or a watch stream.

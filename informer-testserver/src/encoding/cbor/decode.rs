@@ -128,9 +128,11 @@ fn convert(item: Cbor, later: Later, top_level: bool) -> Result<Value, Error> {
             let fits = i64::try_from(value).map_err(|_| Error::IntegerOverflow { value })?;
             Value::from(fits)
         }
-        Cbor::Float(value) => {
-            Value::Number(Number::from_f64(value).ok_or(if value.is_nan() { Error::NaN } else { Error::Infinity })?)
-        }
+        Cbor::Float(value) => Value::Number(Number::from_f64(value).ok_or(if value.is_nan() {
+            Error::NaN
+        } else {
+            Error::Infinity
+        })?),
         Cbor::Text(text) => Value::String(text),
         Cbor::Bytes(bytes) => Value::String(match later {
             Later::AsIs => String::from_utf8_lossy(&bytes).into_owned(),

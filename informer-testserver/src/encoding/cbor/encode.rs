@@ -32,11 +32,8 @@ fn item(value: &Value) -> Cbor {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             // bytewise order of the encoded keys: all byte strings, so the shorter first
-            entries.sort_by(|(a, _), (b, _)| {
-                a.len()
-                    .cmp(&b.len())
-                    .then_with(|| a.as_bytes().cmp(b.as_bytes()))
-            });
+            entries
+                .sort_by(|(a, _), (b, _)| a.len().cmp(&b.len()).then_with(|| a.as_bytes().cmp(b.as_bytes())));
             Cbor::Map(
                 entries
                     .into_iter()

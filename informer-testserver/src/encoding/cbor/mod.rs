@@ -175,9 +175,9 @@ impl Error {
             Self::TagContent { tag: 0, got } => {
                 format!("cbor: tag number 0 must be followed by text string, got {got}")
             }
-            Self::TagContent { tag: 1, got } => format!(
-                "cbor: tag number 1 must be followed by integer or floating-point number, got {got}"
-            ),
+            Self::TagContent { tag: 1, got } => {
+                format!("cbor: tag number 1 must be followed by integer or floating-point number, got {got}")
+            }
             Self::TagContent { got, .. } => {
                 format!("cbor: tag number 2 or 3 must be followed by byte string, got {got}")
             }
@@ -189,8 +189,14 @@ impl Error {
                 format!("cbor: found duplicate map key {key:?} at map element index {index}")
             }
             Self::IntegerOverflow { value } => {
-                let major = if *value < 0 { "negative integer" } else { "positive integer" };
-                format!("cbor: cannot unmarshal {major} into Go value of type int64 ({value} overflows Go's int64)")
+                let major = if *value < 0 {
+                    "negative integer"
+                } else {
+                    "positive integer"
+                };
+                format!(
+                    "cbor: cannot unmarshal {major} into Go value of type int64 ({value} overflows Go's int64)"
+                )
             }
             Self::InvalidTime { tag } => format!("cbor: tag number {tag} encloses no valid time"),
             Self::NotAnObject(major) => {

@@ -156,7 +156,10 @@ fn strings_decode_to_strings() {
 fn maps_need_unique_string_keys() {
     assert_eq!(decoded("9f9f8080ff9f8080ffff"), Ok(json!([[[], []], [[], []]])));
     assert_eq!(decoded("a143414243187b"), Ok(json!({"ABC": 123})));
-    assert_eq!(decoded("bf61610161629f0203ffff"), Ok(json!({"a": 1, "b": [2, 3]})));
+    assert_eq!(
+        decoded("bf61610161629f0203ffff"),
+        Ok(json!({"a": 1, "b": [2, 3]}))
+    );
     let duplicate = "cbor: found duplicate map key \"A\" at map element index 1";
     assert_eq!(decoded("a2614101614102"), Err(duplicate.to_owned()));
     assert_eq!(decoded("a2414101414102"), Err(duplicate.to_owned()));

@@ -140,8 +140,9 @@ impl Reader<'_> {
             let (_, chunk) = self.pull()?;
             match (string, chunk) {
                 (_, Header::Break) => return Ok(()),
-                (Header::Bytes(_), Header::Bytes(Some(len)))
-                | (Header::Text(_), Header::Text(Some(len))) => self.skip(len)?,
+                (Header::Bytes(_), Header::Bytes(Some(len))) | (Header::Text(_), Header::Text(Some(len))) => {
+                    self.skip(len)?
+                }
                 (_, chunk) => {
                     return Err(Error::IndefiniteChunk {
                         major,
