@@ -8,7 +8,10 @@
 //!   bytewise by their encoding (`SortBytewiseLexical`: all keys being byte strings, shorter
 //!   keys first, then by their bytes); integers and floats take their shortest form that keeps
 //!   the value (`ShortestFloat16`); no indefinite lengths. A JSON integer past `i64` is a float,
-//!   as Go's decoding of an unstructured object makes it;
+//!   as Go's decoding of an unstructured object makes it. The `[]byte` fields of built-in kinds
+//!   (base64 strings in JSON: a Secret's `data`, `caBundle`s, ...) are byte strings of the
+//!   bytes enclosed in tag 22, "expected later encoding: base64" (`ByteSliceLaterFormatBase64`),
+//!   for the kinds the protobuf table knows;
 //! - **watch events** ([`watch_item`]) are `application/cbor-seq` (RFC 8742): one such data
 //!   item per event, nothing between them, each a `WatchEvent` map `{type, object}` whose
 //!   object is the encoded object with its own self-described tag (a `RawExtension` is

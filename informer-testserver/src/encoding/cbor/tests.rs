@@ -299,3 +299,27 @@ fn arbitrary_bytes_never_panic() {
         Err("unexpected EOF".to_owned())
     );
 }
+
+/// `TestEncode` "[]byte marshalled to byte string in expected base64 encoding tag": the `[]byte`
+/// fields of built-in kinds, in objects and lists; a custom resource's strings stay strings.
+#[test]
+fn byte_slice_fields_are_tagged_byte_strings() {
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "data": {"k": "AQI="}});
+    // {'data': {'k': 22(h'0102')}, 'kind': 'Secret', 'apiVersion': 'v1'}
+    assert_eq!(
+        encoded(secret),
+        concat!(
+            "a3",
+            "4464617461",
+            "a1416bd6420102",
+            "446b696e64",
+            "46536563726574",
+            "4a61706956657273696f6e",
+            "427631",
+        )
+    );
+    let list = json!({"apiVersion": "v1", "kind": "SecretList", "items": [{"data": {"k": "AQI="}}]});
+    assert!(encoded(list).contains("a1416bd6420102"));
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "data": {"k": "AQI="}});
+    assert!(encoded(widget).contains("a1416b444151493d"));
+}
