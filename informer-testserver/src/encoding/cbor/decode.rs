@@ -175,7 +175,7 @@ fn convert(item: Cbor, later: Later, top_level: bool) -> Result<Value, Error> {
         Cbor::Tag(TAG_BASE16, content) => convert(*content, Later::Base16, top_level)?,
         // the self-described tag and unrecognized tags: their content
         Cbor::Tag(_, content) => convert(*content, later, top_level)?,
-        _ => return Err(Error::KeyType("primitives")),
+        _ => return Err(Error::Unsupported),
     })
 }
 

@@ -137,6 +137,9 @@ pub(crate) enum Error {
     /// The body is not a map.
     #[error("failed to decode CBOR: the body is a {0}, not a map")]
     NotAnObject(&'static str),
+    /// A data item of a kind the reader gave that this server does not turn into JSON.
+    #[error("failed to decode CBOR: a data item this server does not read")]
+    Unsupported,
     /// The answer could not be written.
     #[error("failed to encode CBOR: {0}")]
     Encode(String),
@@ -205,6 +208,7 @@ impl Error {
             Self::NotAnObject(major) => {
                 format!("cbor: cannot unmarshal {major} into Go value of type v1.TypeMeta")
             }
+            Self::Unsupported => "cbor: unsupported data item".to_owned(),
             Self::Encode(message) => message.clone(),
         }
     }
@@ -218,6 +222,7 @@ impl Error {
             | Self::KeyType(_)
             | Self::IntegerOverflow { .. }
             | Self::InvalidTime { .. }
+            | Self::Unsupported
             | Self::Encode(_) => false,
             Self::DuplicateKey { top_level, .. } => *top_level,
             _ => true,

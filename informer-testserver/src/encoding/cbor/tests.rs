@@ -194,7 +194,17 @@ fn nan_infinity_and_unknown_simple_values_are_refused() {
         decoded("f7"),
         Err("cbor: data item of cbor type primitives is not accepted by protocol: simple value 23 is not recognized".to_owned())
     );
-    assert!(decoded("f0").is_err());
+    for (data, value) in [("e0", 0), ("f3", 19), ("f820", 32), ("f8ff", 255)] {
+        assert_eq!(
+            decoded(data),
+            Err(format!(
+                "cbor: data item of cbor type primitives is not accepted by protocol: simple value {value} is not recognized"
+            )),
+            "{data}"
+        );
+    }
+    // reserved: two-byte forms of the one-byte simple values
+    assert!(decoded("f818").is_err());
 }
 
 /// `TestDecode` "tag": times become RFC 3339 strings, bignums are refused, other tags are

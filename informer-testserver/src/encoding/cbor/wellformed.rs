@@ -47,6 +47,7 @@ fn head_name(header: &Header) -> &'static str {
     })
 }
 
+/// The heads of one body, read in order.
 struct Reader<'a> {
     decoder: Decoder<&'a [u8]>,
     data: &'a [u8],
