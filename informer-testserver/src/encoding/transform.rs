@@ -118,10 +118,11 @@ impl Negotiated {
         self.0.clone().map(|(target, _)| target)
     }
 
-    /// The target and media subtype of a watch: as [`target`](Self::target), refused with
-    /// kube-apiserver's `406` (listing the stream media types) when nothing is acceptable or the
-    /// media type chosen has no stream form (YAML). A `PartialObjectMetadataList` cannot be
-    /// made of one event's object, so kube-apiserver sends the objects as stored.
+    /// The target and media subtype of a watch: as [`target`](Self::target) (whose `406`
+    /// kube-apiserver's list handler answers first, listing the media types), refused with the
+    /// `406` of its watch handler (listing the stream media types) when the media type chosen
+    /// has no stream form (YAML). A `PartialObjectMetadataList` cannot be made of one event's
+    /// object, so kube-apiserver sends the objects as stored.
     pub(crate) fn watch(&self) -> Result<(Target, &'static str), ApiError> {
         let stream_not_acceptable = || {
             not_acceptable(format!(
@@ -131,7 +132,6 @@ impl Negotiated {
         let (target, subtype) = match &self.0 {
             Ok((_, "yaml")) => return Err(stream_not_acceptable()),
             Ok(chosen) => *chosen,
-            Err(e) if e.code == 406 => return Err(stream_not_acceptable()),
             Err(e) => return Err(e.clone()),
         };
         let target = match target {

@@ -46,12 +46,9 @@ pub(crate) fn serve_resource(
             _ => return subresource::serve(request, name, sub),
         }
     }
+    // as kube-apiserver, a 406 before anything is read or written
+    request.negotiated.target()?;
     let method = request.method;
-    // as kube-apiserver, a 406 before anything is read or written (a watch's lists the stream
-    // media types, when its stream is set up)
-    if !(*method == Method::GET && name.is_none() && watch) {
-        request.negotiated.target()?;
-    }
     match (method, name) {
         (&Method::GET, None) if watch => watch::watch(request),
         (&Method::GET, None) => list::list(request),
