@@ -444,6 +444,41 @@ async fn cbor_bodies_create_update_and_apply() {
 }
 
 #[tokio::test]
+async fn deletes_take_cbor_delete_options() {
+    let server = TestServer::start().await.expect("start");
+    server.create(config_map("settings")).expect("config map");
+    let options = json!({"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]});
+    let response = send(
+        &server,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/settings",
+        CBOR,
+        &body_of(&options),
+    )
+    .await;
+    assert_eq!(cbor_answer(&response, 200)["metadata"]["name"], "settings");
+    // a dry run: still there
+    assert!(server.get("v1", "ConfigMap", Some("default"), "settings").is_ok());
+    let response = send(
+        &server,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/settings",
+        CBOR,
+        &hex("a2614101614102"),
+    )
+    .await;
+    let status = cbor_answer(&response, 400);
+    assert!(
+        status["message"]
+            .as_str()
+            .expect("message")
+            .starts_with("the object provided is unrecognized (must be of type DeleteOptions): unable to determine group/version/kind: cbor: found duplicate map key \"A\""),
+        "{status}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn media_types_without_a_cbor_form_are_unsupported() {
     let server = TestServer::start().await.expect("start");
     server.create(config_map("settings")).expect("config map");
@@ -460,6 +495,16 @@ async fn media_types_without_a_cbor_form_are_unsupported() {
         status["message"],
         "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json, application/apply-patch+cbor; got \"application/merge-patch+cbor\""
     );
+    // a CBOR document is no patch type
+    let plain = send(
+        &server,
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/settings",
+        CBOR,
+        &body_of(&json!({"data": {"a": "b"}})),
+    )
+    .await;
+    assert_eq!(cbor_answer(&plain, 415)["reason"], "UnsupportedMediaType");
     let text = send(
         &server,
         "POST",
