@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+	v1 "informer-cbor-check/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	kjson "sigs.k8s.io/json"
 )
@@ -377,6 +378,38 @@ func checkMalformed(ns string) error {
 		message, _ := status.(map[string]any)["message"].(string)
 		if !strings.Contains(message, goErr.Error()) {
 			problems = append(problems, fmt.Errorf("%s: message %q does not quote %q", name, message, goErr.Error()))
+		}
+	}
+	// bodies whose kind apimachinery cannot read (its lax decoding into TypeMeta fails; these
+	// bodies hold nothing else, so the strict decoding into TypeMeta gives the same error; not
+	// a key that is neither a string nor an integer, which the strict decoding reports as an
+	// unknown field)
+	kindless := map[string][]byte{
+		"integer-kind":      fromHex("d9d9f7a1446b696e6405"),
+		"invalid-utf8-key":  fromHex("d9d9f7a161ff4178"),
+		"invalid-utf8-kind": fromHex("d9d9f7a1446b696e6461ff"),
+		"array":             fromHex("d9d9f78101"),
+	}
+	for name, data := range kindless {
+		var into v1.TypeMeta
+		goErr := direct.Unmarshal(data, &into)
+		if goErr == nil {
+			problems = append(problems, fmt.Errorf("%s: apimachinery accepts it", name))
+			continue
+		}
+		a, err := do("POST", ns+"/configmaps", cborType, cborType, data)
+		if err != nil {
+			return err
+		}
+		status, err := decodeAnswer(a, 400)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		message, _ := status.(map[string]any)["message"].(string)
+		want := "unable to determine group/version/kind: " + goErr.Error()
+		if !strings.Contains(message, want) {
+			problems = append(problems, fmt.Errorf("%s: message %q does not quote %q", name, message, want))
 		}
 	}
 	return errors.Join(problems...)

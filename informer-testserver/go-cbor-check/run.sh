@@ -82,6 +82,8 @@ program=$gopath/src/informer-cbor-check
 rm -rf "$program"
 mkdir -p "$program" "$cache/bin"
 cp "$here"/*.go "$program"/
+mkdir -p "$program/v1"
+cp "$here"/v1/*.go "$program/v1/"
 check_bin=$cache/bin/informer-cbor-check
 say "building the check program ($("$go" version))"
 (

@@ -56,9 +56,7 @@ impl Expected {
             _ => own(&rt.kind, &rt.group, &rt.version),
         }
     }
-}
 
-impl Expected {
     /// What a delete or deletecollection decodes its body as: `DeleteOptions`.
     pub(crate) fn delete_options() -> Self {
         Self {

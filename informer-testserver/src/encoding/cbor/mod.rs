@@ -20,9 +20,10 @@
 //!   first ([`wellformed`]) reads the data item's heads as fxamacker/cbor's well-formedness
 //!   check does: truncation, reserved heads, misplaced `break`, extraneous data, nesting
 //!   depth, NaN and infinite floats, bignum tags (2, 3) and the content types of tags 0 to 3,
-//!   simple values other than `false`, `true` and `null`. An error there means the kind of the
-//!   body cannot be read (kube-apiserver's "unable to determine group/version/kind"). The
-//!   second ([`decode`]) builds the JSON value: text strings must be valid UTF-8, map keys must
+//!   simple values other than `false`, `true` and `null`. An error there, or in the lax
+//!   reading of the body's top level for its kind ([`interpret`]), means the kind of the body
+//!   cannot be read (kube-apiserver's "unable to determine group/version/kind"). The second
+//!   ([`decode`]) builds the JSON value: text strings must be valid UTF-8, map keys must
 //!   be strings (text or byte) and unique, integers must fit `int64`; byte strings become
 //!   strings (base64, base64url or hex when enclosed in the "expected later encoding" tags 22,
 //!   21, 23), time tags RFC 3339 strings, other tags their content. Indefinite-length items
@@ -33,6 +34,7 @@
 
 pub(crate) mod decode;
 pub(crate) mod encode;
+pub(crate) mod interpret;
 pub(crate) mod wellformed;
 
 use serde_json::Value;
@@ -109,6 +111,21 @@ pub(crate) enum Error {
     /// A text string that is not valid UTF-8.
     #[error("failed to decode CBOR: a text string is not valid UTF-8")]
     InvalidUtf8,
+    /// A top-level key, or the value of `apiVersion` or `kind`, is a text string that is not
+    /// valid UTF-8.
+    #[error("failed to decode CBOR: a text string of the body's kind is not valid UTF-8")]
+    InvalidUtf8InTypeMeta,
+    /// A top-level key that is neither a string nor an integer.
+    #[error("failed to decode CBOR: a top-level key is a {0}")]
+    KeyNotAField(&'static str),
+    /// `apiVersion` or `kind` is not a string.
+    #[error("failed to decode CBOR: {field} is a {got}, not a string")]
+    TypeMetaField {
+        /// The field.
+        field: &'static str,
+        /// Its type, as Go names it.
+        got: &'static str,
+    },
     /// A map key that is not a string.
     #[error("failed to decode CBOR: a map key is a {0}, not a string")]
     KeyType(&'static str),
@@ -187,7 +204,13 @@ impl Error {
             Self::TagContent { got, .. } => {
                 format!("cbor: tag number 2 or 3 must be followed by byte string, got {got}")
             }
-            Self::InvalidUtf8 => "cbor: invalid UTF-8 string".to_owned(),
+            Self::InvalidUtf8 | Self::InvalidUtf8InTypeMeta => "cbor: invalid UTF-8 string".to_owned(),
+            Self::KeyNotAField(major) => format!(
+                "cbor: cannot unmarshal {major} into Go value of type string (map key is of type {major} and cannot be used to match struct field name)"
+            ),
+            Self::TypeMetaField { field, got } => format!(
+                "cbor: cannot unmarshal {got} into Go struct field v1.TypeMeta.{field} of type string"
+            ),
             Self::KeyType(major) => {
                 format!("cbor: cannot unmarshal {major} into Go value of type string")
             }
@@ -206,7 +229,11 @@ impl Error {
             }
             Self::InvalidTime { tag } => format!("cbor: tag number {tag} encloses no valid time"),
             Self::NotAnObject(major) => {
-                format!("cbor: cannot unmarshal {major} into Go value of type v1.TypeMeta")
+                let mut text = format!("cbor: cannot unmarshal {major} into Go value of type v1.TypeMeta");
+                if *major == "array" {
+                    text.push_str(" (cannot decode CBOR array to struct without toarray option)");
+                }
+                text
             }
             Self::Unsupported => "cbor: unsupported data item".to_owned(),
             Self::Encode(message) => message.clone(),
@@ -214,8 +241,9 @@ impl Error {
     }
 
     /// Whether kube-apiserver fails to read the body's kind at all (its first, lax decoding into
-    /// `TypeMeta` fails): the body is not well-formed, not a map, or its top level repeats a
-    /// key. Other errors come after the kind is known.
+    /// `TypeMeta` fails): the body is not well-formed, or its top level is not a map of unique
+    /// string (or integer) keys with string `apiVersion` and `kind`. Other errors come after
+    /// the kind is known.
     pub(crate) fn hides_kind(&self) -> bool {
         match self {
             Self::InvalidUtf8
@@ -262,10 +290,12 @@ pub(crate) struct BodyError {
 /// Decodes a CBOR request body (an object, as create and update send it) into the JSON value
 /// the rest of the server works with.
 pub(crate) fn decode_object(body: &[u8]) -> Result<Value, BodyError> {
-    wellformed::check(body).map_err(|error| BodyError {
-        error,
-        type_meta: None,
-    })?;
+    wellformed::check(body)
+        .and_then(|()| interpret::check(body))
+        .map_err(|error| BodyError {
+            error,
+            type_meta: None,
+        })?;
     decode::object(body)
 }
 

@@ -275,8 +275,36 @@ fn which_errors_hide_the_kind_of_a_body() {
     let array = decode_object(&hex("80")).expect_err("not a map");
     assert_eq!(
         array.error.go_text(),
-        "cbor: cannot unmarshal array into Go value of type v1.TypeMeta"
+        "cbor: cannot unmarshal array into Go value of type v1.TypeMeta (cannot decode CBOR array to struct without toarray option)"
     );
+    // the top level as the lax decoding into TypeMeta reads it
+    let cases = [
+        // {3.14: 'x'}
+        (
+            "a1fb40091eb851eb851f4178",
+            "cbor: cannot unmarshal primitives into Go value of type string (map key is of type primitives and cannot be used to match struct field name)",
+        ),
+        // {'kind': 5}
+        (
+            "a1446b696e6405",
+            "cbor: cannot unmarshal positive integer into Go struct field v1.TypeMeta.kind of type string",
+        ),
+        // {"\xff": 1}
+        ("a161ff01", "cbor: invalid UTF-8 string"),
+        // {'kind': "\xff"}
+        ("a1446b696e6461ff", "cbor: invalid UTF-8 string"),
+    ];
+    for (data, text) in cases {
+        let error = decode_object(&hex(data)).expect_err(data).error;
+        assert!(error.hides_kind(), "{data}");
+        assert_eq!(error.go_text(), text, "{data}");
+    }
+    // integer keys and a null kind are passed over: the kind is read (empty)
+    let integer_key = decode_object(&hex("a20101446b696e6441570a")).expect_err("extraneous");
+    assert!(integer_key.error.hides_kind());
+    let read = decode_object(&hex("a2446b696e64f601a0")).expect_err("integer key");
+    assert_eq!(read.error, Error::KeyType("positive integer"));
+    assert!(!read.error.hides_kind());
     // a string that is not UTF-8 is found after the kind was read
     let utf8 = decode_object(&hex("a2646b696e646157647370656361ff")).expect_err("utf-8");
     assert_eq!(utf8.error, Error::InvalidUtf8);

@@ -18,10 +18,7 @@ const ACCEPTED_SIMPLE: [u8; 3] = [20, 21, 22];
 /// Checks that `data` is exactly one well-formed data item that apimachinery's decoding mode
 /// accepts before decoding (see the [module](super) docs for what that covers).
 pub(crate) fn check(data: &[u8]) -> Result<(), Error> {
-    let mut reader = Reader {
-        decoder: Decoder::from(data),
-        data,
-    };
+    let mut reader = Reader::new(data);
     reader.item(0)?;
     let consumed = reader.decoder.offset();
     if consumed < data.len() {
@@ -34,7 +31,7 @@ pub(crate) fn check(data: &[u8]) -> Result<(), Error> {
 }
 
 /// The major type of a head, as Go names it.
-fn head_name(header: &Header) -> &'static str {
+pub(super) fn head_name(header: &Header) -> &'static str {
     major_name(match header {
         Header::Positive(_) => 0,
         Header::Negative(_) => 1,
@@ -48,14 +45,57 @@ fn head_name(header: &Header) -> &'static str {
 }
 
 /// The heads of one body, read in order.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     decoder: Decoder<&'a [u8]>,
     data: &'a [u8],
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    /// A reader at the start of `data`.
+    pub(super) fn new(data: &'a [u8]) -> Self {
+        Self {
+            decoder: Decoder::from(data),
+            data,
+        }
+    }
+
+    /// Puts a head back, to be pulled again.
+    pub(super) fn push(&mut self, header: Header) {
+        self.decoder.push(header);
+    }
+
+    /// The content of a string whose head was just pulled (its chunks joined when it has an
+    /// indefinite length), as bytes.
+    pub(super) fn string(&mut self, header: &Header) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        match header {
+            Header::Bytes(Some(len)) | Header::Text(Some(len)) => self.take(*len, &mut out)?,
+            // the chunks, up to the `break` (well-formed: chunks of the string's type)
+            _ => {
+                while let (_, Header::Bytes(Some(len)) | Header::Text(Some(len))) = self.pull()? {
+                    self.take(len, &mut out)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Appends the next `len` bytes to `out`.
+    fn take(&mut self, len: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+        let mut scratch = [0u8; 4096];
+        let mut left = len;
+        while left > 0 {
+            let step = left.min(scratch.len());
+            ciborium_io::Read::read_exact(&mut self.decoder, &mut scratch[..step])
+                .map_err(|_| Error::Truncated)?;
+            out.extend_from_slice(&scratch[..step]);
+            left -= step;
+        }
+        Ok(())
+    }
+
     /// The next head; a malformed one is reported with its initial byte.
-    fn pull(&mut self) -> Result<(usize, Header), Error> {
+    pub(super) fn pull(&mut self) -> Result<(usize, Header), Error> {
         let offset = self.decoder.offset();
         match self.decoder.pull() {
             Ok(header) => Ok((offset, header)),
@@ -80,7 +120,7 @@ impl Reader<'_> {
     }
 
     /// One data item, at a depth of `depth` enclosing arrays, maps and tags.
-    fn item(&mut self, depth: usize) -> Result<(), Error> {
+    pub(super) fn item(&mut self, depth: usize) -> Result<(), Error> {
         let (offset, header) = self.pull()?;
         match header {
             Header::Positive(_) | Header::Negative(_) => Ok(()),
