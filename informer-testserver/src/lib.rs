@@ -307,8 +307,8 @@
 //!    plugin too.
 //! 4. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
 //!    (`accept.rs`; `transform.rs` for kube-apiserver's `406` and the shape of every verb's
-//!    answer), protobuf, CBOR (`cbor/`: the encoding mode, and the decoding mode's checks in two
-//!    steps, `wellformed.rs` then `decode.rs`), metadata-only objects, tables. JSON answers and watch events are
+//!    answer), protobuf, CBOR (`cbor/`: the encoding mode, and the decoding mode's checks in three
+//!    steps, `wellformed.rs`, `interpret.rs` for the body's kind, then `decode.rs`), metadata-only objects, tables. JSON answers and watch events are
 //!    written with the key order of `key_order.rs` (Go's struct order of built-in types, from
 //!    a generated table).
 //! 5. **`storage/`** holds the state (served types and objects behind one lock), the store with
