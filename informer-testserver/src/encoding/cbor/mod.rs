@@ -27,7 +27,8 @@
 //!   be strings (text or byte) and unique, integers must fit `int64`; byte strings become
 //!   strings (base64, base64url or hex when enclosed in the "expected later encoding" tags 22,
 //!   21, 23), time tags RFC 3339 strings, other tags their content. Indefinite-length items
-//!   are accepted.
+//!   are accepted. A byte string that is not UTF-8 becomes a string with U+FFFD in place of
+//!   the bad bytes (Go keeps them in its string, and its JSON writes the same replacements).
 //!
 //! The data items are read and written by `ciborium` (`ciborium-ll` for the heads of the first
 //! step); this module adds the modes' checks and choices.
