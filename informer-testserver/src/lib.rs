@@ -28,9 +28,18 @@
 //! - objects of built-in kinds stored as kube-apiserver stores them (decoded into Go's types,
 //!   kept in protobuf): empty lists and maps and zero values of `omitempty` fields are in no
 //!   answer, so the JSON and the protobuf answers of an object decode alike;
-//! - answers in JSON, YAML or protobuf (built-in kinds) as `Accept` chooses, written with
+//! - answers in JSON, YAML, protobuf (built-in kinds) or CBOR as `Accept` chooses, written with
 //!   kube-apiserver's key order (Go's struct order for built-in types: `kind`, `apiVersion`,
 //!   `metadata`, `spec`, `status`; sorted keys for custom resources);
+//! - CBOR (`application/cbor`) as kube-apiserver 1.37 speaks it with `CBORServingAndStorage`
+//!   (KEP-4222), for built-in kinds and custom resources: objects, lists, metadata-only
+//!   answers and `Status` errors in apimachinery's encoding mode (one data item in the
+//!   self-described tag, byte strings, keys in bytewise order, shortest integers and floats,
+//!   `[]byte` fields of built-in kinds in the base64 tag); watches as `application/cbor-seq`
+//!   (a CBOR sequence of `WatchEvent`s) when `Accept` asks for `application/cbor`; CBOR bodies
+//!   of creates, updates, deletes and `application/apply-patch+cbor` applies, checked as
+//!   apimachinery's decoding mode checks them (well-formedness, duplicate and non-string keys,
+//!   UTF-8, NaN and infinities, bignums, `int64` range), with kube-apiserver's `400` messages;
 //! - label selectors, and field selectors with each type's field labels and Go's zero values
 //!   for unset fields (`spec.unschedulable=false` selects a node without the field);
 //!   `limit`/`continue` paging over consistent snapshots,
@@ -73,7 +82,7 @@
 //! | Admission is [`admission::plugins`](#contributing-how-a-request-flows-and-where-to-change-it): names and owner references, namespace lifecycle, custom resource schemas, field ownership, CRDs, CSRs and garbage collection; built-in types are neither defaulted nor validated beyond their metadata's names and owner references | Webhooks, quotas, limit ranges, pod security; defaulted fields (a pod's `restartPolicy`); `422`s for invalid built-in specs |
 //! | CRD schemas prune and check types, `nullable`, `required`, `enum`, bounds and lengths; not `pattern`, `format`, CEL rules, defaults or list uniqueness; versions share objects without conversion | Custom resources refused by `pattern`, `format` or CEL, or defaulted; conversion webhooks |
 //! | Lists in strategic merge patches and `managedFields` are keyed by k8s-openapi's one merge key per list; `managedFields` record leaves only, for writes over HTTP; duplicate fields are found in JSON bodies only | Items of lists keyed by several fields owned apart; duplicate YAML fields reported |
-//! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR gets `415`; discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `null` for an empty list or map of a field without `omitempty` (left out here); `406` for discovery |
+//! | Protobuf only for the kinds k8s-pb 0.9 has (not the six newest: ClusterTrustBundle, PodCertificateRequest, MutatingAdmissionPolicy and its binding, DeviceTaintRule, StorageVersionMigration), holding what the JSON form holds; CBOR for every kind, always on (kube-apiserver needs `CBORServingAndStorage`), written from the JSON form (the `[]byte` fields of those six kinds are text strings of base64; a CBOR float that is whole stays a float); CBOR bodies nested deeper than 256 levels are refused (10000 in kube-apiserver), and `fieldValidation` reports their unknown fields of built-in kinds as for JSON (`unknown field "spec.x"`, where kube-apiserver's CBOR decoder gives the field's index in its map); discovery is never `406` | Protobuf answers of those kinds; zero values of non-pointer fields in protobuf; `null` for an empty list or map of a field without `omitempty` (left out here); `415` for CBOR from a cluster without the feature; the text of CBOR unknown-field errors; `406` for discovery |
 //! | Tables have the columns and cells of kube-apiserver's printers for the built-in kinds `kubectl get` users look at, CRD printer columns, `Name` and `Created At` for the others | The printer columns of IP addresses and storage version migrations |
 //! | Label selectors have no numeric `>` and `<`; types registered without a CRD are selected by `metadata.name` and `metadata.namespace` only | `>`/`<` in `labelSelector`; an aggregated API's own field labels |
 //!
@@ -341,7 +350,7 @@
 //!    resource (the reviews, `componentstatuses`), to `computed.rs`. A write handler builds
 //!    the request's `WriteContext` (field manager, `force`, `fieldValidation`, `dryRun`) and
 //!    answers through `shape.rs` (as stored, `PartialObjectMetadata`, `Table`) and
-//!    `response.rs` (JSON, YAML or protobuf, `Warning` headers). Discovery and OpenAPI
+//!    `response.rs` (JSON, YAML, protobuf or CBOR, `Warning` headers). Discovery and OpenAPI
 //!    documents are `discovery.rs` and `openapi.rs`.
 //! 2. **`kubelet/`** (after `http/`, which serves its logs and exec; before `write/`, which
 //!    it writes through) is the simulated kubelet and scheduler: `config.rs` and `handle.rs` are
@@ -364,7 +373,8 @@
 //!    plugin too.
 //! 5. **`encoding/`** turns stored objects into what `Accept` asks for: negotiation
 //!    (`accept.rs`; `transform.rs` for kube-apiserver's `406` and the shape of every verb's
-//!    answer), protobuf, metadata-only objects, tables. JSON answers and watch events are
+//!    answer), protobuf, CBOR (`cbor/`: the encoding mode, and the decoding mode's checks in three
+//!    steps, `wellformed.rs`, `interpret.rs` for the body's kind, then `decode.rs`), metadata-only objects, tables. JSON answers and watch events are
 //!    written with the key order of `key_order.rs` (Go's struct order of built-in types, from
 //!    a generated table).
 //! 6. **`storage/`** holds the state (served types and objects behind one lock), the store with

@@ -12,7 +12,7 @@ const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 const TABLE_V1BETA1: &str = "application/json;as=Table;v=v1beta1;g=meta.k8s.io";
 const PARTIAL: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const PARTIAL_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
-const NOT_ACCEPTABLE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+const NOT_ACCEPTABLE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor";
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 
@@ -438,7 +438,7 @@ async fn watches_negotiate_a_stream() {
     let status: Value = serde_saphyr::from_str(std::str::from_utf8(&yaml.body).expect("text")).expect("YAML");
     assert_eq!(
         status["message"],
-        "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+        "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq"
     );
     let first_object = |answer: &RawResponse| -> Value {
         let text = String::from_utf8_lossy(&answer.body).into_owned();

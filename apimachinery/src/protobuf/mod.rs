@@ -48,6 +48,7 @@
 //! # Ok::<_, protobuf::Error>(())
 //! ```
 
+mod bytes_fields;
 mod de;
 mod encode;
 mod envelope;
@@ -64,6 +65,7 @@ mod text;
 mod watch_event;
 mod wire;
 
+pub use bytes_fields::bytes_values;
 pub use de::from_slice;
 pub use encode::to_vec;
 pub use envelope::{Envelope, MAGIC};

@@ -6,9 +6,10 @@
 //! subresources).
 //!
 //! Negotiation comes first, before a write is made: the `Accept` clauses in order of `q`
-//! (then the more specific first); a clause is acceptable when its media type is JSON, YAML
-//! or protobuf and what it asks to convert to (`as`, `g`, `v`) is `Table` (JSON or YAML only)
-//! or `PartialObjectMetadata`/`PartialObjectMetadataList` of `meta.k8s.io` `v1` or `v1beta1`.
+//! (then the more specific first); a clause is acceptable when its media type is JSON, YAML,
+//! protobuf or CBOR (served last, as kube-apiserver appends it with `CBORServingAndStorage`)
+//! and what it asks to convert to (`as`, `g`, `v`) is `Table` (JSON or YAML only) or
+//! `PartialObjectMetadata`/`PartialObjectMetadataList` of `meta.k8s.io` `v1` or `v1beta1`.
 //! When none is, the answer is kube-apiserver's `406 NotAcceptable`. A clause is taken before
 //! the answer is known to be one object or a list, so asking for a `PartialObjectMetadata` of a
 //! list (or a `PartialObjectMetadataList` of one object) is a `406` too. `Status` answers (a
@@ -38,7 +39,13 @@ pub(crate) enum Target {
 }
 
 /// The media types kube-apiserver serves built-in resources in, as its `406` lists them.
-const MEDIA_TYPES: &str = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+const MEDIA_TYPES: &str =
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor";
+
+/// The stream media types kube-apiserver serves watches in, as its `406` lists them (CBOR's is a
+/// CBOR sequence, with no `stream` parameter).
+const STREAM_MEDIA_TYPES: &str =
+    "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq";
 
 /// kube-apiserver's `406` when no clause of `Accept` is acceptable.
 fn not_acceptable(message: String) -> ApiError {
@@ -48,7 +55,12 @@ fn not_acceptable(message: String) -> ApiError {
 /// The media types a clause can be served in (JSON first, as kube-apiserver lists them):
 /// `(subtype, streams)`.
 fn served(clause: &MediaRange<'_>) -> impl Iterator<Item = (&'static str, bool)> {
-    let all = [("json", true), ("yaml", false), ("vnd.kubernetes.protobuf", true)];
+    let all = [
+        ("json", true),
+        ("yaml", false),
+        ("vnd.kubernetes.protobuf", true),
+        ("cbor", true),
+    ];
     let any_type = clause.kind == "*";
     let any_subtype = clause.subtype == "*";
     let matching = move |(subtype, _): &(&str, bool)| {
@@ -106,27 +118,32 @@ impl Negotiated {
         self.0.clone().map(|(target, _)| target)
     }
 
-    /// The target and media type of a watch: as [`target`](Self::target), refused with
-    /// kube-apiserver's `406` when the media type chosen has no stream form (YAML); whether it
-    /// is protobuf. A `PartialObjectMetadataList` cannot be made of one event's object, so
-    /// kube-apiserver sends the objects as stored.
-    pub(crate) fn watch(&self) -> Result<(Target, bool), ApiError> {
-        let (target, subtype) = self.0.clone()?;
-        if subtype == "yaml" {
-            return Err(not_acceptable(
-                "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
-                    .to_owned(),
-            ));
-        }
+    /// The target and media subtype of a watch: as [`target`](Self::target) (whose `406`
+    /// kube-apiserver's list handler answers first, listing the media types), refused with the
+    /// `406` of its watch handler (listing the stream media types) when the media type chosen
+    /// has no stream form (YAML). A `PartialObjectMetadataList` cannot be made of one event's
+    /// object, so kube-apiserver sends the objects as stored.
+    pub(crate) fn watch(&self) -> Result<(Target, &'static str), ApiError> {
+        let stream_not_acceptable = || {
+            not_acceptable(format!(
+                "only the following media types are accepted: {STREAM_MEDIA_TYPES}"
+            ))
+        };
+        let (target, subtype) = match &self.0 {
+            Ok((_, "yaml")) => return Err(stream_not_acceptable()),
+            Ok(chosen) => *chosen,
+            Err(e) => return Err(e.clone()),
+        };
         let target = match target {
             Target::PartialObjectMetadataList(_) => Target::AsStored,
             other => other,
         };
-        Ok((target, subtype == "vnd.kubernetes.protobuf"))
+        Ok((target, subtype))
     }
 
-    /// The media subtype of an object, list or error answer: `json`, `yaml` or
-    /// `vnd.kubernetes.protobuf` (JSON when nothing is acceptable, as the `406` itself is).
+    /// The media subtype of an object, list or error answer: `json`, `yaml`,
+    /// `vnd.kubernetes.protobuf` or `cbor` (JSON when nothing is acceptable, as the `406`
+    /// itself is).
     pub(crate) fn subtype(&self) -> &'static str {
         self.0.as_ref().map_or("json", |(_, subtype)| subtype)
     }
@@ -244,7 +261,7 @@ mod tests {
         Negotiated::of(accept).subtype()
     }
 
-    const NOT_ACCEPTABLE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+    const NOT_ACCEPTABLE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor";
 
     #[test]
     fn protobuf_is_answered_when_asked_for_first() {

@@ -34,7 +34,7 @@ pub(crate) fn serve_computed(
         if rt.namespaced && request.ns().is_none() {
             return Err(ApiError::unknown_path());
         }
-        let object = parse_object(request.content_type, request.body)?;
+        let object = parse_object(request.content_type, request.body, &request.expected())?;
         let answered = review::answer(rt, request.ns(), object, &caller(request.authorization))?;
         return Ok(Some(request.answer(201, &answered)));
     }

@@ -13,6 +13,7 @@ use crate::admission::context::WriteContext;
 use crate::admission::field_ownership::writer_of;
 use crate::admission::field_validation::{self, Findings};
 use crate::encoding::transform::Negotiated;
+use crate::http::body::Expected;
 use crate::http::caller::caller;
 use crate::http::response::{Body, answer};
 use crate::http::shape::shaped;
@@ -58,6 +59,11 @@ pub(crate) struct ResourceRequest<'a> {
 }
 
 impl ResourceRequest<'_> {
+    /// What the body of a create or update of this request is decoded as.
+    pub(crate) fn expected(&self) -> Expected {
+        Expected::of(&self.rt, self.subresource.as_deref())
+    }
+
     /// The URL's namespace.
     pub(crate) fn ns(&self) -> Option<&str> {
         self.namespace.as_deref()

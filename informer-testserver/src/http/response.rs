@@ -1,4 +1,5 @@
-//! Responses: objects and lists in the encoding `Accept` asks for (JSON, YAML or protobuf),
+//! Responses: objects and lists in the encoding `Accept` asks for (JSON, YAML, protobuf or
+//! CBOR),
 //! `Status` errors, and `Warning` headers.
 
 use std::convert::Infallible;
@@ -9,8 +10,8 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
-use crate::encoding::protobuf;
 use crate::encoding::transform::Negotiated;
+use crate::encoding::{cbor, protobuf};
 use crate::status::ApiError;
 
 /// Response body: a full JSON document or a watch stream.
@@ -35,8 +36,8 @@ fn encoded_response(code: u16, body: impl Into<Bytes>, content_type: &str) -> Re
     response
 }
 
-/// The response kube-apiserver sends for an error: the `Status` with its code, in protobuf when
-/// `Accept` asks for protobuf first.
+/// The response kube-apiserver sends for an error: the `Status` with its code, in protobuf or
+/// CBOR when `Accept` asks for it first.
 pub(crate) fn error_response(error: &ApiError, negotiated: &Negotiated) -> Response<Body> {
     let mut response = answer(negotiated, error.code, &error.to_status());
     if let Some(seconds) = error.retry_after {
@@ -60,7 +61,7 @@ pub(crate) fn warned(mut response: Response<Body>, warnings: Vec<String>) -> Res
 
 /// An object, list or error answer in the media type `Accept` chooses: YAML (keys sorted, as
 /// kube-apiserver's YAML serializer writes them), protobuf when the kind has a protobuf form,
-/// JSON otherwise.
+/// CBOR (any kind), JSON otherwise.
 pub(crate) fn answer(negotiated: &Negotiated, code: u16, value: &Value) -> Response<Body> {
     let encoded = match negotiated.subtype() {
         "yaml" => serde_saphyr::to_string(value)
@@ -69,6 +70,9 @@ pub(crate) fn answer(negotiated: &Negotiated, code: u16, value: &Value) -> Respo
         "vnd.kubernetes.protobuf" => {
             protobuf::encode_answer(value).map(|bytes| (bytes, protobuf::MEDIA_TYPE))
         }
+        "cbor" => cbor::encode_answer(value)
+            .ok()
+            .map(|bytes| (bytes, cbor::MEDIA_TYPE)),
         _ => None,
     };
     match encoded {

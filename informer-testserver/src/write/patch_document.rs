@@ -35,7 +35,9 @@ impl PatchType {
         match mime {
             "application/merge-patch+json" => Some(Self::Merge),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
-            "application/apply-patch+yaml" | "application/apply-patch+json" => Some(Self::Apply),
+            "application/apply-patch+yaml"
+            | "application/apply-patch+json"
+            | "application/apply-patch+cbor" => Some(Self::Apply),
             "application/json-patch+json" => Some(Self::Json),
             _ => None,
         }

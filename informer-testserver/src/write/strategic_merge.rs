@@ -38,7 +38,8 @@ pub(crate) fn unsupported() -> ApiError {
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: \
-         application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+         application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, \
+         application/apply-patch+cbor",
     )
 }
 

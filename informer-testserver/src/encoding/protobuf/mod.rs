@@ -19,7 +19,7 @@ impl From<Error> for ApiError {
                 415,
                 "UnsupportedMediaType",
                 format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {MEDIA_TYPE:?} for {kind}"
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/cbor; got {MEDIA_TYPE:?} for {kind}"
                 ),
             ),
             other => ApiError::bad_request(other.to_string()),

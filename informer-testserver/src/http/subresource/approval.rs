@@ -18,7 +18,7 @@ pub(crate) fn serve_approval(request: &ResourceRequest<'_>, name: &str) -> Resul
         Method::GET => request.shared.lock().get(rt, None, name)?,
         Method::PUT => {
             let context = request.write_context(OptionsKind::Update, false)?;
-            let object = parse_object(request.content_type, request.body)?;
+            let object = parse_object(request.content_type, request.body, &request.expected())?;
             let mut state = request.shared.lock();
             WriteSession::new(&mut state, context).update_approval(rt, name, &object)?
         }

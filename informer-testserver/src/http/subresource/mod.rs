@@ -179,7 +179,10 @@ fn decoded<'a>(request: &'a ResourceRequest<'a>, name: &'a str, decode: bool) ->
                 .ok_or_else(|| ApiError::unsupported_media_type(request.content_type))?;
             (parse_json(request.body)?, Some(patch_type))
         }
-        _ => (parse_object(request.content_type, request.body)?, None),
+        _ => (
+            parse_object(request.content_type, request.body, &request.expected())?,
+            None,
+        ),
     };
     Ok(Call {
         method: request.method,

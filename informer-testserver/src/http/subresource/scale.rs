@@ -3,7 +3,7 @@
 use http::{Method, Response};
 
 use crate::admission::context::WriteContext;
-use crate::http::body::{parse_json, parse_object, parse_yaml};
+use crate::http::body::{parse_apply_patch, parse_json, parse_object};
 use crate::http::request::ResourceRequest;
 use crate::http::response::Body;
 use crate::status::ApiError;
@@ -26,7 +26,7 @@ pub(crate) fn serve_scale(request: &ResourceRequest<'_>, name: &str) -> Result<R
         Method::GET => get_scale(&request.shared.lock(), rt, ns, name)?,
         Method::PUT => {
             let context = dry(OptionsKind::Update)?;
-            let body = parse_object(request.content_type, request.body)?;
+            let body = parse_object(request.content_type, request.body, &request.expected())?;
             let mut state = request.shared.lock();
             WriteSession::new(&mut state, context).update_scale(rt, ns, name, &body)?
         }
@@ -34,9 +34,7 @@ pub(crate) fn serve_scale(request: &ResourceRequest<'_>, name: &str) -> Result<R
             let patch_type = PatchType::from_content_type(request.content_type)
                 .ok_or_else(|| ApiError::unsupported_media_type(request.content_type))?;
             let patch = match patch_type {
-                PatchType::Apply => {
-                    serde_json::from_slice(request.body).or_else(|_| parse_yaml(request.body))?
-                }
+                PatchType::Apply => parse_apply_patch(request.content_type, request.body)?,
                 _ => parse_json(request.body)?,
             };
             let context = dry(OptionsKind::Patch)?;

@@ -12,7 +12,7 @@ use crate::write::session::WriteSession;
 /// Creates the body's object; answers 201 with it.
 pub(crate) fn create(request: &ResourceRequest<'_>) -> Result<Response<Body>, ApiError> {
     let mut context = request.write_context(OptionsKind::Create, false)?;
-    let object = parse_object(request.content_type, request.body)?;
+    let object = parse_object(request.content_type, request.body, &request.expected())?;
     let object = request.validated("CreateOptions", object, &mut context)?;
     let mut state = request.shared.lock();
     let mut session = WriteSession::new(&mut state, context);

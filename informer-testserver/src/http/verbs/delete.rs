@@ -3,7 +3,7 @@
 use http::Response;
 
 use crate::admission::context::WriteContext;
-use crate::http::body::delete_options;
+use crate::http::body::{Expected, delete_options};
 use crate::http::request::ResourceRequest;
 use crate::http::response::Body;
 use crate::status::ApiError;
@@ -13,7 +13,7 @@ use crate::write::session::WriteSession;
 /// Deletes the object `name`; answers with it as deleted (or as marked, while finalizers or
 /// dependents hold it).
 pub(crate) fn delete(request: &ResourceRequest<'_>, name: &str) -> Result<Response<Body>, ApiError> {
-    let options = delete_options(request.content_type, request.body)?;
+    let options = delete_options(request.content_type, request.body, &Expected::delete_options())?;
     let context = WriteContext {
         dry_run: dry_run::requested(request.dry_run, Some(&options), OptionsKind::Delete)?,
         ..WriteContext::default()

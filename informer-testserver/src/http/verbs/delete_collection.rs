@@ -4,7 +4,7 @@ use http::Response;
 use serde_json::json;
 
 use crate::admission::context::WriteContext;
-use crate::http::body::delete_options;
+use crate::http::body::{Expected, delete_options};
 use crate::http::request::ResourceRequest;
 use crate::http::response::Body;
 use crate::status::ApiError;
@@ -17,7 +17,7 @@ use crate::write::session::WriteSession;
 pub(crate) fn delete_collection(request: &ResourceRequest<'_>) -> Result<Response<Body>, ApiError> {
     let rt = &request.rt;
     let options = ListOptions::parse(request.query, request.ns())?;
-    let delete_options = delete_options(request.content_type, request.body)?;
+    let delete_options = delete_options(request.content_type, request.body, &Expected::delete_options())?;
     let context = WriteContext {
         dry_run: dry_run::requested(request.dry_run, Some(&delete_options), OptionsKind::Delete)?,
         ..WriteContext::default()

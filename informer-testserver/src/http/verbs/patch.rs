@@ -4,7 +4,7 @@
 use http::Response;
 
 use crate::admission::field_validation;
-use crate::http::body::{parse_json, parse_yaml};
+use crate::http::body::{parse_apply_patch, parse_json};
 use crate::http::request::ResourceRequest;
 use crate::http::response::{Body, warned};
 use crate::status::ApiError;
@@ -17,7 +17,7 @@ pub(crate) fn patch(request: &ResourceRequest<'_>, name: &str) -> Result<Respons
     let patch_type = PatchType::from_content_type(request.content_type)
         .ok_or_else(|| ApiError::unsupported_media_type(request.content_type))?;
     let patch = match patch_type {
-        PatchType::Apply => serde_json::from_slice(request.body).or_else(|_| parse_yaml(request.body))?,
+        PatchType::Apply => parse_apply_patch(request.content_type, request.body)?,
         _ => parse_json(request.body)?,
     };
     let mut context = request.write_context(OptionsKind::Patch, patch_type == PatchType::Apply)?;

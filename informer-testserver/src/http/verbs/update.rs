@@ -18,7 +18,7 @@ pub(crate) fn update(request: &ResourceRequest<'_>, name: &str) -> Result<Respon
         UpdateMode::Main
     };
     let mut context = request.write_context(OptionsKind::Update, false)?;
-    let object = parse_object(request.content_type, request.body)?;
+    let object = parse_object(request.content_type, request.body, &request.expected())?;
     let object = request.validated("UpdateOptions", object, &mut context)?;
     let mut state = request.shared.lock();
     let mut session = WriteSession::new(&mut state, context);
