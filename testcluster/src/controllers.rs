@@ -1,0 +1,150 @@
+//! Which controllers run, and running them on a manager against any API server.
+
+use std::{collections::BTreeSet, fmt, time::Duration};
+
+use informer_runtime::{Manager, manager};
+use tokio::{sync::oneshot, task::JoinHandle};
+
+use crate::replicaset;
+
+/// A controller of kube-controller-manager that this crate implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ControllerKind {
+    /// Pods for ReplicaSets.
+    ReplicaSet,
+}
+
+impl ControllerKind {
+    /// Every kind, in the order they are started.
+    pub const ALL: [Self; 1] = [Self::ReplicaSet];
+
+    /// The controller's name in logs (kube-controller-manager's, without `-controller`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReplicaSet => replicaset::NAME,
+        }
+    }
+}
+
+impl fmt::Display for ControllerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What fails starting or stopping the controllers.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The manager could not be built or ended with an error.
+    #[error("failed to run the controllers: {0}")]
+    Manager(#[from] manager::Error),
+    /// The manager's task panicked or was cancelled.
+    #[error("failed to stop the controllers: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// The controllers to run, and their settings: a builder.
+///
+/// ```
+/// use informer_testcluster::{ControllerKind, Controllers};
+///
+/// let only_workloads = Controllers::none().with(ControllerKind::ReplicaSet);
+/// assert!(only_workloads.runs(ControllerKind::ReplicaSet));
+/// assert!(!Controllers::all().without(ControllerKind::ReplicaSet).runs(ControllerKind::ReplicaSet));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Controllers {
+    kinds: BTreeSet<ControllerKind>,
+}
+
+impl Default for Controllers {
+    fn default() -> Self {
+        Self::all()
+    }
+}
+
+impl Controllers {
+    /// Every controller.
+    pub fn all() -> Self {
+        Self {
+            kinds: ControllerKind::ALL.into_iter().collect(),
+        }
+    }
+
+    /// No controller; add them with [`with`](Self::with).
+    pub fn none() -> Self {
+        Self {
+            kinds: BTreeSet::new(),
+        }
+    }
+
+    /// Runs `kind` too.
+    pub fn with(mut self, kind: ControllerKind) -> Self {
+        self.kinds.insert(kind);
+        self
+    }
+
+    /// Does not run `kind`.
+    pub fn without(mut self, kind: ControllerKind) -> Self {
+        self.kinds.remove(&kind);
+        self
+    }
+
+    /// Whether `kind` runs.
+    pub fn runs(&self, kind: ControllerKind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    /// Starts the controllers on a [`Manager`] of `client`, in a task of the current Tokio
+    /// runtime: they run until [`RunningControllers::shutdown`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Manager`] if the manager cannot be built.
+    pub fn start(self, client: kube::Client) -> Result<RunningControllers, Error> {
+        let mut manager = Manager::builder(client)
+            .graceful_shutdown_timeout(Duration::from_secs(5))
+            .build()?;
+        for kind in &self.kinds {
+            match kind {
+                ControllerKind::ReplicaSet => replicaset::register(&mut manager),
+            }
+        }
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(manager.run(async move {
+            let _ = stopped.await;
+        }));
+        Ok(RunningControllers {
+            kinds: self.kinds,
+            stop,
+            task,
+        })
+    }
+}
+
+/// Controllers running in a task: stop them with [`shutdown`](Self::shutdown) (dropping the
+/// handle stops them too, without waiting).
+#[derive(Debug)]
+pub struct RunningControllers {
+    kinds: BTreeSet<ControllerKind>,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<manager::Result<()>>,
+}
+
+impl RunningControllers {
+    /// The controllers that run.
+    pub fn kinds(&self) -> impl Iterator<Item = ControllerKind> + '_ {
+        self.kinds.iter().copied()
+    }
+
+    /// Stops the controllers (running reconciles finish) and their informers.
+    ///
+    /// # Errors
+    ///
+    /// What the manager ended with.
+    pub async fn shutdown(self) -> Result<(), Error> {
+        let _ = self.stop.send(());
+        Ok(self.task.await??)
+    }
+}
