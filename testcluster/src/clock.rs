@@ -4,10 +4,6 @@ use std::time::Duration;
 
 use k8s_openapi::{apimachinery::pkg::apis::meta::v1::Time, jiff::Timestamp};
 
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the Deployment and Job controllers write it")
-)]
 /// Now, as the API writes it (whole seconds, as kube-apiserver serializes `Time`).
 pub(crate) fn now() -> Time {
     let now = Timestamp::now();

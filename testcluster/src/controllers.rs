@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::replicaset;
+use crate::{deployment, replicaset};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -13,16 +13,19 @@ use crate::replicaset;
 pub enum ControllerKind {
     /// Pods for ReplicaSets.
     ReplicaSet,
+    /// ReplicaSets for Deployments, with rolling updates.
+    Deployment,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 1] = [Self::ReplicaSet];
+    pub const ALL: [Self; 2] = [Self::ReplicaSet, Self::Deployment];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
     pub fn name(self) -> &'static str {
         match self {
             Self::ReplicaSet => replicaset::NAME,
+            Self::Deployment => deployment::NAME,
         }
     }
 }
@@ -109,6 +112,7 @@ impl Controllers {
         for kind in &self.kinds {
             match kind {
                 ControllerKind::ReplicaSet => replicaset::register(&mut manager),
+                ControllerKind::Deployment => deployment::register(&mut manager),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

@@ -6,6 +6,8 @@ mod api;
 mod clock;
 mod cluster;
 mod controllers;
+mod deployment;
+mod hash;
 mod owner;
 mod pod;
 mod replicaset;

@@ -3,7 +3,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::{
-    future::Future,
     sync::atomic::{AtomicU32, Ordering},
     time::Duration,
 };
@@ -29,12 +28,8 @@ pub async fn cluster() -> TestCluster {
 
 /// Waits until `condition` holds, for at most [`TIMEOUT`], checking it every few
 /// milliseconds.
-pub async fn wait_for<F, Fut>(what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    informer_testserver::wait::eventually_async(what, TIMEOUT, async || condition().await)
+pub async fn wait_for(what: &str, condition: impl AsyncFnMut() -> bool) {
+    informer_testserver::wait::eventually_async(what, TIMEOUT, condition)
         .await
         .unwrap_or_else(|timed_out| panic!("{timed_out}"));
 }
