@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::{deployment, replicaset};
+use crate::{deployment, job, replicaset};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -15,17 +15,20 @@ pub enum ControllerKind {
     ReplicaSet,
     /// ReplicaSets for Deployments, with rolling updates.
     Deployment,
+    /// Pods for Jobs, counted to completion or failure.
+    Job,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 2] = [Self::ReplicaSet, Self::Deployment];
+    pub const ALL: [Self; 3] = [Self::ReplicaSet, Self::Deployment, Self::Job];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
     pub fn name(self) -> &'static str {
         match self {
             Self::ReplicaSet => replicaset::NAME,
             Self::Deployment => deployment::NAME,
+            Self::Job => job::NAME,
         }
     }
 }
@@ -59,6 +62,7 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct Controllers {
     kinds: BTreeSet<ControllerKind>,
+    job_backoff: Duration,
 }
 
 impl Default for Controllers {
@@ -72,6 +76,7 @@ impl Controllers {
     pub fn all() -> Self {
         Self {
             kinds: ControllerKind::ALL.into_iter().collect(),
+            job_backoff: job::DEFAULT_BACKOFF,
         }
     }
 
@@ -79,6 +84,7 @@ impl Controllers {
     pub fn none() -> Self {
         Self {
             kinds: BTreeSet::new(),
+            ..Self::all()
         }
     }
 
@@ -99,6 +105,13 @@ impl Controllers {
         self.kinds.contains(&kind)
     }
 
+    /// The delay before a Job replaces its first failed pod, doubled for each further failure
+    /// up to ten minutes (10 s by default, kube-controller-manager's; tests shorten it).
+    pub fn job_pod_failure_backoff(mut self, delay: Duration) -> Self {
+        self.job_backoff = delay;
+        self
+    }
+
     /// Starts the controllers on a [`Manager`] of `client`, in a task of the current Tokio
     /// runtime: they run until [`RunningControllers::shutdown`].
     ///
@@ -113,6 +126,7 @@ impl Controllers {
             match kind {
                 ControllerKind::ReplicaSet => replicaset::register(&mut manager),
                 ControllerKind::Deployment => deployment::register(&mut manager),
+                ControllerKind::Job => job::register(&mut manager, self.job_backoff),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

@@ -8,6 +8,7 @@ mod cluster;
 mod controllers;
 mod deployment;
 mod hash;
+mod job;
 mod owner;
 mod pod;
 mod replicaset;

@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use informer_testcluster::TestCluster;
+use informer_testcluster::{Controllers, TestCluster};
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
@@ -21,9 +21,14 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// A result of a test.
 pub type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
-/// Starts a cluster with every controller.
+/// Starts a cluster with every controller, and a Job pod failure backoff of milliseconds.
 pub async fn cluster() -> TestCluster {
-    TestCluster::builder().start().await.expect("the cluster starts")
+    let controllers = Controllers::all().job_pod_failure_backoff(Duration::from_millis(50));
+    TestCluster::builder()
+        .controllers(controllers)
+        .start()
+        .await
+        .expect("the cluster starts")
 }
 
 /// Waits until `condition` holds, for at most [`TIMEOUT`], checking it every few
