@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::{deployment, job, replicaset};
+use crate::{deployment, endpoints, endpointslice, job, replicaset};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -17,11 +17,21 @@ pub enum ControllerKind {
     Deployment,
     /// Pods for Jobs, counted to completion or failure.
     Job,
+    /// Endpoints of Services with a selector.
+    Endpoints,
+    /// EndpointSlices of Services with a selector.
+    EndpointSlice,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 3] = [Self::ReplicaSet, Self::Deployment, Self::Job];
+    pub const ALL: [Self; 5] = [
+        Self::ReplicaSet,
+        Self::Deployment,
+        Self::Job,
+        Self::Endpoints,
+        Self::EndpointSlice,
+    ];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
     pub fn name(self) -> &'static str {
@@ -29,6 +39,8 @@ impl ControllerKind {
             Self::ReplicaSet => replicaset::NAME,
             Self::Deployment => deployment::NAME,
             Self::Job => job::NAME,
+            Self::Endpoints => endpoints::NAME,
+            Self::EndpointSlice => endpointslice::NAME,
         }
     }
 }
@@ -127,6 +139,8 @@ impl Controllers {
                 ControllerKind::ReplicaSet => replicaset::register(&mut manager),
                 ControllerKind::Deployment => deployment::register(&mut manager),
                 ControllerKind::Job => job::register(&mut manager, self.job_backoff),
+                ControllerKind::Endpoints => endpoints::register(&mut manager),
+                ControllerKind::EndpointSlice => endpointslice::register(&mut manager),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

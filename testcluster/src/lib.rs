@@ -7,11 +7,14 @@ mod clock;
 mod cluster;
 mod controllers;
 mod deployment;
+mod endpoints;
+mod endpointslice;
 mod hash;
 mod job;
 mod owner;
 mod pod;
 mod replicaset;
+mod service;
 
 pub use cluster::{Error, TestCluster, TestClusterBuilder};
 pub use controllers::{ControllerKind, Controllers, Error as ControllersError, RunningControllers};
