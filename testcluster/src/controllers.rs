@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::{deployment, endpoints, endpointslice, job, replicaset};
+use crate::{daemonset, deployment, endpoints, endpointslice, job, replicaset};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -21,16 +21,19 @@ pub enum ControllerKind {
     Endpoints,
     /// EndpointSlices of Services with a selector.
     EndpointSlice,
+    /// A pod per fitting node for DaemonSets.
+    DaemonSet,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::ReplicaSet,
         Self::Deployment,
         Self::Job,
         Self::Endpoints,
         Self::EndpointSlice,
+        Self::DaemonSet,
     ];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
@@ -41,6 +44,7 @@ impl ControllerKind {
             Self::Job => job::NAME,
             Self::Endpoints => endpoints::NAME,
             Self::EndpointSlice => endpointslice::NAME,
+            Self::DaemonSet => daemonset::NAME,
         }
     }
 }
@@ -141,6 +145,7 @@ impl Controllers {
                 ControllerKind::Job => job::register(&mut manager, self.job_backoff),
                 ControllerKind::Endpoints => endpoints::register(&mut manager),
                 ControllerKind::EndpointSlice => endpointslice::register(&mut manager),
+                ControllerKind::DaemonSet => daemonset::register(&mut manager),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

@@ -116,6 +116,7 @@ mod api;
 mod clock;
 mod cluster;
 mod controllers;
+mod daemonset;
 mod deployment;
 mod endpoints;
 mod endpointslice;
