@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::{daemonset, deployment, endpoints, endpointslice, job, replicaset};
+use crate::{daemonset, deployment, endpoints, endpointslice, job, replicaset, statefulset};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,17 +23,20 @@ pub enum ControllerKind {
     EndpointSlice,
     /// A pod per fitting node for DaemonSets.
     DaemonSet,
+    /// Ordered, stably named pods for StatefulSets.
+    StatefulSet,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::ReplicaSet,
         Self::Deployment,
         Self::Job,
         Self::Endpoints,
         Self::EndpointSlice,
         Self::DaemonSet,
+        Self::StatefulSet,
     ];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
@@ -45,6 +48,7 @@ impl ControllerKind {
             Self::Endpoints => endpoints::NAME,
             Self::EndpointSlice => endpointslice::NAME,
             Self::DaemonSet => daemonset::NAME,
+            Self::StatefulSet => statefulset::NAME,
         }
     }
 }
@@ -146,6 +150,7 @@ impl Controllers {
                 ControllerKind::Endpoints => endpoints::register(&mut manager),
                 ControllerKind::EndpointSlice => endpointslice::register(&mut manager),
                 ControllerKind::DaemonSet => daemonset::register(&mut manager),
+                ControllerKind::StatefulSet => statefulset::register(&mut manager),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

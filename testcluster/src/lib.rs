@@ -126,6 +126,7 @@ mod owner;
 mod pod;
 mod replicaset;
 mod service;
+mod statefulset;
 
 pub use cluster::{Error, TestCluster, TestClusterBuilder};
 pub use controllers::{ControllerKind, Controllers, Error as ControllersError, RunningControllers};
