@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::{daemonset, deployment, endpoints, endpointslice, job, replicaset, statefulset};
+use crate::{cronjob, daemonset, deployment, endpoints, endpointslice, job, replicaset, statefulset};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -25,11 +25,13 @@ pub enum ControllerKind {
     DaemonSet,
     /// Ordered, stably named pods for StatefulSets.
     StatefulSet,
+    /// Jobs on a schedule for CronJobs.
+    CronJob,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::ReplicaSet,
         Self::Deployment,
         Self::Job,
@@ -37,6 +39,7 @@ impl ControllerKind {
         Self::EndpointSlice,
         Self::DaemonSet,
         Self::StatefulSet,
+        Self::CronJob,
     ];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
@@ -49,6 +52,7 @@ impl ControllerKind {
             Self::EndpointSlice => endpointslice::NAME,
             Self::DaemonSet => daemonset::NAME,
             Self::StatefulSet => statefulset::NAME,
+            Self::CronJob => cronjob::NAME,
         }
     }
 }
@@ -151,6 +155,7 @@ impl Controllers {
                 ControllerKind::EndpointSlice => endpointslice::register(&mut manager),
                 ControllerKind::DaemonSet => daemonset::register(&mut manager),
                 ControllerKind::StatefulSet => statefulset::register(&mut manager),
+                ControllerKind::CronJob => cronjob::register(&mut manager),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

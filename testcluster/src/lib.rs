@@ -116,6 +116,7 @@ mod api;
 mod clock;
 mod cluster;
 mod controllers;
+mod cronjob;
 mod daemonset;
 mod deployment;
 mod endpoints;
