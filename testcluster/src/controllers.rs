@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt, time::Duration};
 use informer_runtime::{Manager, manager};
 use tokio::{sync::oneshot, task::JoinHandle};
 
-use crate::{cronjob, daemonset, deployment, endpoints, endpointslice, job, replicaset, statefulset};
+use crate::{cronjob, daemonset, deployment, endpoints, endpointslice, job, replicaset, statefulset, token};
 
 /// A controller of kube-controller-manager that this crate implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,11 +27,13 @@ pub enum ControllerKind {
     StatefulSet,
     /// Jobs on a schedule for CronJobs.
     CronJob,
+    /// Tokens in service account token Secrets.
+    ServiceAccountToken,
 }
 
 impl ControllerKind {
     /// Every kind, in the order they are started.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::ReplicaSet,
         Self::Deployment,
         Self::Job,
@@ -40,6 +42,7 @@ impl ControllerKind {
         Self::DaemonSet,
         Self::StatefulSet,
         Self::CronJob,
+        Self::ServiceAccountToken,
     ];
 
     /// The controller's name in logs (kube-controller-manager's, without `-controller`).
@@ -53,6 +56,7 @@ impl ControllerKind {
             Self::DaemonSet => daemonset::NAME,
             Self::StatefulSet => statefulset::NAME,
             Self::CronJob => cronjob::NAME,
+            Self::ServiceAccountToken => token::NAME,
         }
     }
 }
@@ -156,6 +160,7 @@ impl Controllers {
                 ControllerKind::DaemonSet => daemonset::register(&mut manager),
                 ControllerKind::StatefulSet => statefulset::register(&mut manager),
                 ControllerKind::CronJob => cronjob::register(&mut manager),
+                ControllerKind::ServiceAccountToken => token::register(&mut manager),
             }
         }
         let (stop, stopped) = oneshot::channel::<()>();

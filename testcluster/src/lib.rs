@@ -128,6 +128,7 @@ mod pod;
 mod replicaset;
 mod service;
 mod statefulset;
+mod token;
 
 pub use cluster::{Error, TestCluster, TestClusterBuilder};
 pub use controllers::{ControllerKind, Controllers, Error as ControllersError, RunningControllers};
