@@ -67,6 +67,11 @@ where
     Ok(())
 }
 
+/// A count as the API's `int32`.
+pub(crate) fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
 /// Whether `a` and `b` say the same once stored: the API server leaves zero values, empty
 /// lists and maps out of what it stores (Go's `omitempty`), so `Some(0)` written reads back
 /// as `None`.

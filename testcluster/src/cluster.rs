@@ -62,9 +62,9 @@ impl TestClusterBuilder {
 }
 
 /// An in-memory API server ([`TestServer`]) with kube-controller-manager's core controllers
-/// running against it: Deployments make ReplicaSets, ReplicaSets and Jobs make pods, Services
-/// get Endpoints and EndpointSlices. Nothing runs pods: a test sets their status (see the
-/// [crate documentation](crate)).
+/// running against it: Deployments make ReplicaSets; ReplicaSets, StatefulSets, DaemonSets and
+/// Jobs make pods; CronJobs make Jobs; Services get Endpoints and EndpointSlices. Nothing runs
+/// pods: a test sets their status (see the [crate documentation](crate)).
 pub struct TestCluster {
     server: TestServer,
     client: kube::Client,

@@ -22,7 +22,7 @@ use k8s_openapi::{
 use kube::{Api, ResourceExt, api::PostParams, core::Selector};
 use serde_json::json;
 
-use crate::{api, hash, owner, pod, replicaset::count};
+use crate::{api, api::count, hash, owner, pod};
 
 /// The controller's name in logs.
 pub(crate) const NAME: &str = "daemonset";

@@ -21,7 +21,7 @@ use k8s_openapi::api::{
 use kube::{Api, ResourceExt, core::Selector};
 use serde_json::json;
 
-use crate::{api, clock, owner, pod, replicaset::count};
+use crate::{api, api::count, clock, owner, pod};
 
 /// The controller's name in logs.
 pub(crate) const NAME: &str = "job";

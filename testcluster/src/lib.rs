@@ -1,8 +1,9 @@
 //! kube-controller-manager's core controllers, built on `informer-runtime`, running against
 //! the in-memory API server of `informer-testserver`: a cluster in the test process, in which
-//! Deployments make ReplicaSets, ReplicaSets and Jobs make pods, and Services get Endpoints and
-//! EndpointSlices, with the names, labels, annotations, status fields and conditions
-//! kube-controller-manager writes.
+//! Deployments make ReplicaSets; ReplicaSets, StatefulSets, DaemonSets and Jobs make pods;
+//! CronJobs make Jobs; Services get Endpoints and EndpointSlices; token Secrets get tokens;
+//! with the names, labels, annotations, status fields and conditions kube-controller-manager
+//! writes.
 //!
 //! # Start a cluster, create a Deployment, wait for it to be Available
 //!
@@ -87,6 +88,13 @@
 //! | `Job` | `NonIndexed` and `Indexed` pods (`batch.kubernetes.io/job-completion-index`) for `completions` and `parallelism`, labelled with the job's uid and name (`batch.kubernetes.io/controller-uid`, `batch.kubernetes.io/job-name`, `controller-uid`, `job-name`), held by the `batch.kubernetes.io/job-tracking` finalizer until counted; `backoffLimit` with an exponential delay before replacing failed pods ([`Controllers::job_pod_failure_backoff`]); `activeDeadlineSeconds`; status `active`, `ready`, `terminating`, `succeeded`, `failed`, `completedIndexes`, `startTime`, `completionTime`; `SuccessCriteriaMet` then `Complete`, `FailureTarget` then `Failed`; `ttlSecondsAfterFinished` |
 //! | `Endpoints` | an Endpoints object per Service with a selector: ready pods in `addresses`, others in `notReadyAddresses` (all in `addresses` with `publishNotReadyAddresses`), target ports by number or container port name, subsets grouped by port set; Services without a selector (`default/kubernetes`) left alone; endpoints of deleted Services deleted |
 //! | `EndpointSlice` | EndpointSlices per Service with a selector, at most 100 endpoints each, with `ready`, `serving` and `terminating` conditions, owned by the Service and labelled `kubernetes.io/service-name` and `endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io`; an empty placeholder slice when no pod backs the Service |
+//! | `DaemonSet` | a pod per Node that fits the template's `nodeSelector` and whose `NoSchedule`/`NoExecute` taints it tolerates (with the tolerations kube adds to daemon pods), pinned to the node by required node affinity on `metadata.name`; pods on nodes that no longer fit deleted; `RollingUpdate` within `maxUnavailable`, `OnDelete`; status `desiredNumberScheduled`, `currentNumberScheduled`, `numberMisscheduled`, `numberReady`, `numberAvailable`, `numberUnavailable`, `updatedNumberScheduled` |
+//! | `StatefulSet` | pods `<name>-<ordinal>` (from `ordinals.start`) labelled `statefulset.kubernetes.io/pod-name`, `apps.kubernetes.io/pod-index` and `controller-revision-hash`, with the pod name as hostname and `serviceName` as subdomain; `OrderedReady` creates each once the one before runs and is ready, `Parallel` all at once; removal from the highest ordinal down; `RollingUpdate` from the highest ordinal down above `partition`, `OnDelete`; status counts, `currentRevision`, `updateRevision` |
+//! | `CronJob` | a Job `<cronjob>-<minutes since the epoch>` for the most recent schedule missed (within `startingDeadlineSeconds`), annotated `batch.kubernetes.io/cronjob-scheduled-timestamp`; `Allow`, `Forbid`, `Replace`; `suspend`; `successfulJobsHistoryLimit` and `failedJobsHistoryLimit`; status `active`, `lastScheduleTime`, `lastSuccessfulTime` |
+//! | `ServiceAccountToken` | Secrets of type `kubernetes.io/service-account-token` naming a ServiceAccount get its uid annotation and `token` (a JWT with a legacy token's claims, unsigned), `namespace` and `ca.crt`; those naming a missing account are deleted |
+//!
+//! Pods only run where a test says so: to put a DaemonSet's pods on nodes, create Nodes; a
+//! StatefulSet waits for each pod to be running and ready before the next.
 //!
 //! Each is a [`Controller`](informer_runtime::Controller) on the shared informers of one
 //! [`Manager`](informer_runtime::Manager): its own type reconciled, its children owned, the
@@ -106,8 +114,12 @@
 //! - Jobs: no `suspend`, pod failure policy, success policy, `backoffLimitPerIndex` or
 //!   `podReplacementPolicy`; orphan pods are not adopted.
 //! - EndpointSlices have no topology hints, and are not packed as kube packs them.
-//! - Not implemented: DaemonSets, StatefulSets, CronJobs, service account token secrets, the
-//!   garbage collector (the server collects within delete requests), nodes, scheduling.
+//! - DaemonSets and StatefulSets make no ControllerRevisions (their revision label is this
+//!   crate's template hash); StatefulSets make no PersistentVolumeClaims from
+//!   `volumeClaimTemplates`; neither has `maxSurge`/`maxUnavailable` beyond what the table says.
+//! - CronJob schedules are evaluated in UTC: `timeZone` and `TZ=` are not supported.
+//! - Not implemented: the garbage collector (the server collects within delete requests), the
+//!   node lifecycle, scheduling, namespaces' deletion (the server does it), HPA, PDB status.
 //! - The controllers follow the newest Kubernetes version of k8s-openapi (`DeploymentCondition`'s
 //!   fields as of 1.37).
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -14,7 +14,7 @@ use kube::{Api, ResourceExt, api::PostParams, core::Selector};
 use serde_json::json;
 
 use crate::{
-    api,
+    api::{self, count},
     owner::{self, Claim},
     pod,
 };
@@ -241,11 +241,6 @@ fn calculate_status(rs: &ReplicaSet, active: &[Arc<Pod>]) -> (ReplicaSetStatus, 
     status.ready_replicas = Some(ready);
     status.available_replicas = Some(available);
     (status, wait)
-}
-
-/// A count as the API's `int32`.
-pub(crate) fn count(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use k8s_openapi::api::{
 use kube::{Api, ResourceExt, api::PostParams, core::Selector};
 use serde_json::json;
 
-use crate::{api, hash, owner, pod, replicaset::count};
+use crate::{api, api::count, hash, owner, pod};
 
 /// The controller's name in logs.
 pub(crate) const NAME: &str = "statefulset";

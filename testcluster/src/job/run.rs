@@ -15,7 +15,7 @@ use super::{
     COMPLETION_INDEX, CONTROLLER_UID, Error, JOB_NAME, MAX_BACKOFF, Sync, TRACKING_FINALIZER, add_condition,
     condition, has_condition, has_finalizer, index_of, indexes, is_failed, is_indexed,
 };
-use crate::{api, clock, owner, pod, replicaset::count};
+use crate::{api, api::count, clock, owner, pod};
 
 /// Why a job fails: reason and message of its `FailureTarget` and `Failed` conditions.
 type Failure = (&'static str, &'static str);
