@@ -406,3 +406,61 @@ async fn a_paused_deployment_does_not_roll_out() -> TestResult {
     cluster.shutdown().await?;
     Ok(())
 }
+
+/// A kubeconfig for `url` in a file of its own.
+fn kubeconfig(url: &str, test: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "informer-testcluster-{test}-{}.kubeconfig",
+        std::process::id()
+    ));
+    let config = format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: test, cluster: {{server: \"{url}\"}}}}]\nusers: [{{name: test, user: {{}}}}]\ncontexts: [{{name: test, context: {{cluster: test, user: test, namespace: default}}}}]\ncurrent-context: test\n"
+    );
+    std::fs::write(&path, config).expect("the kubeconfig written");
+    path
+}
+
+// `kubectl rollout status` reads what the controllers write: it returns once the rollout is
+// complete. Skipped, saying so, where kubectl is not installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_rollout_status_follows_the_rollout() -> TestResult {
+    if std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: kubectl is not installed");
+        return Ok(());
+    }
+    let cluster = support::cluster().await;
+    let client = cluster.client();
+    let api: Api<Deployment> = Api::default_namespaced(client.clone());
+    api.create(
+        &PostParams::default(),
+        &deployment("kubectl", 2, rolling(json!(1), json!(0))),
+    )
+    .await?;
+    let config = kubeconfig(&cluster.server().url(), "rollout");
+    let status = {
+        let config = config.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new("kubectl")
+                .args(["rollout", "status", "deployment/kubectl", "--timeout=20s"])
+                .env("KUBECONFIG", &config)
+                .output()
+        })
+    };
+    roll_out(&client, "kubectl", |_, _| {}).await;
+    let output = status.await??;
+    let _ = std::fs::remove_file(&config);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "kubectl failed: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("successfully rolled out"), "{stdout}");
+    cluster.shutdown().await?;
+    Ok(())
+}
