@@ -368,8 +368,8 @@ async fn a_stuck_rollout_exceeds_its_progress_deadline() -> TestResult {
     Ok(())
 }
 
-// kube: sync_test.go, TestPausedDeployment-like: a paused deployment does not roll out a
-// changed template and says so in Progressing.
+// kube's checkPausedConditions (pkg/controller/deployment/progress.go): a paused deployment
+// does not roll out a changed template and says so in Progressing; resumed, it does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_deployment_does_not_roll_out() -> TestResult {
     let cluster = support::cluster().await;

@@ -102,9 +102,9 @@ fn ip_of(pod: &Pod) -> String {
         .unwrap_or_default()
 }
 
-// kube: pkg/controller/endpoint/endpoints_controller_test.go, TestSyncEndpointsItemsPreserveNoSelector's
-// counterpart TestSyncEndpointsItems / TestSyncEndpointsNamedPorts-like cases and
-// pkg/controller/endpointslice's TestSyncServicePodSelection, over HTTP.
+// kube: pkg/controller/endpoint/endpoints_controller_test.go, TestSyncEndpointsItems (ready
+// and not-ready addresses, named and numbered ports) and pkg/controller/endpointslice's
+// TestSyncServicePodSelection, over HTTP.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endpoints_and_slices_follow_pod_readiness() -> TestResult {
     let cluster = support::cluster().await;

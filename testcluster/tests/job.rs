@@ -144,9 +144,9 @@ async fn a_job_completes_when_its_pods_succeed() -> TestResult {
     Ok(())
 }
 
-// kube: job_controller_test.go, TestControllerSyncJob's "too many job failures" case and
-// test/integration/job's TestJobPodFailurePolicy-free backoff path: more failures than
-// backoffLimit fail the job, FailureTarget first.
+// kube: job_controller_test.go, TestControllerSyncJob's "too many job failures" case: more
+// failures than backoffLimit fail the job, FailureTarget first; a failed pod is replaced
+// after the backoff.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_fails_past_its_backoff_limit() -> TestResult {
     let cluster = support::cluster().await;
@@ -275,7 +275,7 @@ async fn a_job_past_its_active_deadline_fails() -> TestResult {
     Ok(())
 }
 
-// kube: pkg/controller/ttlafterfinished's TestTTLAfterFinished: a finished job with
+// kube's ttlafterfinished controller (pkg/controller/ttlafterfinished): a finished job with
 // ttlSecondsAfterFinished 0 is deleted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_job_is_deleted_after_its_ttl() -> TestResult {

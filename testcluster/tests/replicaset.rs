@@ -151,8 +151,8 @@ async fn scales_down_deleting_pods_that_are_not_ready_first() -> TestResult {
     Ok(())
 }
 
-// kube: replica_set_test.go, TestPodControllerLookup / TestControllerUpdateStatusWithFailure's
-// adoption path (ClaimPods): orphans matching the selector are adopted, not duplicated.
+// kube: replica_set_test.go, TestPodControllerLookup, and the adoption of ClaimPods
+// (controller_ref_manager.go): orphans matching the selector are adopted, not duplicated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adopts_matching_orphans_and_leaves_other_pods_alone() -> TestResult {
     let cluster = support::cluster().await;

@@ -49,8 +49,8 @@ pub(crate) fn format(indexes: &BTreeSet<i32>) -> String {
 mod tests {
     use super::*;
 
-    // kube: pkg/controller/job/indexed_job_utils_test.go, TestCalculateSucceededIndexes and
-    // the interval formatting of TestSucceededIndexesToString.
+    // kube: pkg/controller/job/indexed_job_utils_test.go, TestCalculateSucceededIndexes, and
+    // the interval form of `status.completedIndexes`.
     #[test]
     fn indexes_round_trip_through_their_text_form() {
         let indexes = parse(Some("0-2,5,7-8"));

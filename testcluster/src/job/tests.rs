@@ -28,8 +28,8 @@ fn pod(phase: &str, finalizer: bool, index: Option<i32>) -> Arc<Pod> {
     Arc::new(pod)
 }
 
-// kube: pkg/controller/job/job_controller_test.go, TestIsPodFailed (in part): a pod deleted
-// before it succeeded counts as failed.
+// kube's isPodFailed (pkg/controller/job/job_controller.go): a pod deleted before it
+// succeeded counts as failed.
 #[test]
 fn deleted_pods_that_did_not_succeed_count_as_failed() {
     assert!(is_failed(&pod("Failed", true, None)));
