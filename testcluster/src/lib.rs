@@ -120,8 +120,10 @@
 //! - CronJob schedules are evaluated in UTC: `timeZone` and `TZ=` are not supported.
 //! - Not implemented: the garbage collector (the server collects within delete requests), the
 //!   node lifecycle, scheduling, namespaces' deletion (the server does it), HPA, PDB status.
-//! - The controllers follow the newest Kubernetes version of k8s-openapi (`DeploymentCondition`'s
-//!   fields as of 1.37).
+//! - The crate builds against k8s-openapi's Kubernetes 1.37 types only, the newest of
+//!   k8s-openapi 0.29 (the `latest` feature, which the binary or test crate using it selects):
+//!   it reads the workloads' `spec` as the required field and `DeploymentCondition`'s fields as
+//!   the optional ones they are there, which earlier versions' types declare otherwise.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod api;
