@@ -89,7 +89,7 @@
 //! | `Endpoints` | an Endpoints object per Service with a selector: ready pods in `addresses`, others in `notReadyAddresses` (all in `addresses` with `publishNotReadyAddresses`), target ports by number or container port name, subsets grouped by port set; Services without a selector (`default/kubernetes`) left alone; endpoints of deleted Services deleted |
 //! | `EndpointSlice` | EndpointSlices per Service with a selector, at most 100 endpoints each, with `ready`, `serving` and `terminating` conditions, owned by the Service and labelled `kubernetes.io/service-name` and `endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io`; an empty placeholder slice when no pod backs the Service |
 //! | `DaemonSet` | a pod per Node that fits the template's `nodeSelector` and whose `NoSchedule`/`NoExecute` taints it tolerates (with the tolerations kube adds to daemon pods), pinned to the node by required node affinity on `metadata.name`; pods on nodes that no longer fit deleted; `RollingUpdate` within `maxUnavailable`, `OnDelete`; status `desiredNumberScheduled`, `currentNumberScheduled`, `numberMisscheduled`, `numberReady`, `numberAvailable`, `numberUnavailable`, `updatedNumberScheduled` |
-//! | `StatefulSet` | pods `<name>-<ordinal>` (from `ordinals.start`) labelled `statefulset.kubernetes.io/pod-name`, `apps.kubernetes.io/pod-index` and `controller-revision-hash`, with the pod name as hostname and `serviceName` as subdomain; `OrderedReady` creates each once the one before runs and is ready, `Parallel` all at once; removal from the highest ordinal down; `RollingUpdate` from the highest ordinal down above `partition`, `OnDelete`; status counts, `currentRevision`, `updateRevision` |
+//! | `StatefulSet` | pods `<name>-<ordinal>` (from `ordinals.start`) labelled `statefulset.kubernetes.io/pod-name`, `apps.kubernetes.io/pod-index` and `controller-revision-hash`, with the pod name as hostname and `serviceName` as subdomain, its claims `<template>-<pod>` from `volumeClaimTemplates`; `OrderedReady` creates each once the one before runs and is ready, `Parallel` all at once; removal from the highest ordinal down; `RollingUpdate` from the highest ordinal down above `partition`, `OnDelete`; status counts, `currentRevision`, `updateRevision` |
 //! | `CronJob` | a Job `<cronjob>-<minutes since the epoch>` for the most recent schedule missed (within `startingDeadlineSeconds`), annotated `batch.kubernetes.io/cronjob-scheduled-timestamp`; `Allow`, `Forbid`, `Replace`; `suspend`; `successfulJobsHistoryLimit` and `failedJobsHistoryLimit`; status `active`, `lastScheduleTime`, `lastSuccessfulTime` |
 //! | `ServiceAccountToken` | Secrets of type `kubernetes.io/service-account-token` naming a ServiceAccount get its uid annotation and `token` (a JWT with a legacy token's claims, unsigned), `namespace` and `ca.crt`; those naming a missing account are deleted |
 //!
@@ -115,8 +115,8 @@
 //!   `podReplacementPolicy`; orphan pods are not adopted.
 //! - EndpointSlices have no topology hints, and are not packed as kube packs them.
 //! - DaemonSets and StatefulSets make no ControllerRevisions (their revision label is this
-//!   crate's template hash); StatefulSets make no PersistentVolumeClaims from
-//!   `volumeClaimTemplates`; neither has `maxSurge`/`maxUnavailable` beyond what the table says.
+//!   crate's template hash); StatefulSets keep their claims (no retention policy `Delete`);
+//!   neither has `maxSurge`/`maxUnavailable` beyond what the table says.
 //! - CronJob schedules are evaluated in UTC: `timeZone` and `TZ=` are not supported.
 //! - Not implemented: the garbage collector (the server collects within delete requests), the
 //!   node lifecycle, scheduling, namespaces' deletion (the server does it), HPA, PDB status.

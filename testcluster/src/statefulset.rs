@@ -4,16 +4,20 @@
 //! updated from the highest ordinal down, one at a time, above `partition`; status counts and
 //! revisions (kube's `pkg/controller/statefulset`).
 //!
+//! Each pod's claims are created from `volumeClaimTemplates` before it, named
+//! `<template>-<pod>`, and mounted in its volume of the template's name; they stay when pods
+//! and the set go (the default `Retain` policy).
+//!
 //! Not implemented: ControllerRevisions (a revision is named `<name>-<template hash>` after
-//! this crate's hash, without the object), PersistentVolumeClaims from
-//! `volumeClaimTemplates`, `maxUnavailable`, and the adoption of orphan pods.
+//! this crate's hash, without the object), `persistentVolumeClaimRetentionPolicy`'s `Delete`,
+//! `maxUnavailable`, and the adoption of orphan pods.
 
 use std::{collections::BTreeMap, sync::Arc};
 
 use informer_runtime::{Action, Controller, Manager, ScopedLister, scope};
 use k8s_openapi::api::{
     apps::v1::{StatefulSet, StatefulSetStatus},
-    core::v1::Pod,
+    core::v1::{PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, Volume},
 };
 use kube::{Api, ResourceExt, api::PostParams, core::Selector};
 use serde_json::json;
@@ -107,6 +111,9 @@ async fn reconcile(sts: Arc<StatefulSet>, context: Arc<Context>) -> Result<Actio
     for step in steps(&sts, &pods, &update_revision) {
         match step {
             Step::Create(ordinal) => {
+                create_claims(&sts, ordinal, &context.client)
+                    .await
+                    .map_err(write_error("create a claim"))?;
                 let new_pod = stateful_pod(&sts, ordinal, &update_revision);
                 api.create(&PostParams::default(), &new_pod)
                     .await
@@ -236,9 +243,46 @@ fn stateful_pod(sts: &StatefulSet, ordinal: i32, revision: &str) -> Pod {
     new_pod.metadata.generate_name = None;
     new_pod.metadata.name = Some(name.clone());
     let spec = new_pod.spec.get_or_insert_with(Default::default);
-    spec.hostname = Some(name);
     spec.subdomain.clone_from(&sts.spec.service_name);
+    let volumes = spec.volumes.get_or_insert_with(Vec::new);
+    for claim in sts.spec.volume_claim_templates.iter().flatten() {
+        let template = claim.name_any();
+        volumes.retain(|volume| volume.name != template);
+        volumes.push(Volume {
+            name: template.clone(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: format!("{template}-{name}"),
+                read_only: None,
+            }),
+            ..Volume::default()
+        });
+    }
+    spec.hostname = Some(name);
     new_pod
+}
+
+/// Creates the claims of the pod of `ordinal` from `volumeClaimTemplates`, named
+/// `<template>-<pod>` and labelled with the template's and the selector's labels; a claim that
+/// exists already is kept (kube's `createPersistentVolumeClaims`).
+async fn create_claims(sts: &StatefulSet, ordinal: i32, client: &kube::Client) -> kube::Result<()> {
+    let namespace = sts.namespace().unwrap_or_default();
+    let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &namespace);
+    let pod_name = format!("{}-{ordinal}", sts.name_any());
+    for template in sts.spec.volume_claim_templates.iter().flatten() {
+        let mut claim = template.clone();
+        claim.metadata.name = Some(format!("{}-{pod_name}", template.name_any()));
+        claim.metadata.namespace = Some(namespace.clone());
+        let labels = claim.metadata.labels.get_or_insert_with(BTreeMap::new);
+        labels.extend(sts.spec.selector.match_labels.clone().unwrap_or_default());
+        claim.status = None;
+        match api.create(&PostParams::default(), &claim).await {
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            other => {
+                other?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// kube's status of a stateful set, from its pods before this reconcile's writes: the

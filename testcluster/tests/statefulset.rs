@@ -2,7 +2,7 @@
 
 mod support;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::{apps::v1::StatefulSet, core::v1::PersistentVolumeClaim};
 use kube::{
     Api, ResourceExt,
     api::{Patch, PatchParams, PostParams},
@@ -19,6 +19,10 @@ fn stateful_set(policy: &str, replicas: i32) -> StatefulSet {
             "podManagementPolicy": policy,
             "selector": {"matchLabels": {"app": "db"}},
             "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "main", "image": "db:1"}]}},
+            "volumeClaimTemplates": [{
+                "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+            }],
         },
     }))
     .expect("a valid stateful set")
@@ -33,7 +37,8 @@ async fn names(client: &kube::Client) -> Vec<String> {
 }
 
 // kube: pkg/controller/statefulset/stateful_set_control_test.go, CreatesPods and
-// ScalesDown (OrderedReady), over HTTP: each pod waits for the one before to be ready.
+// ScalesDown (OrderedReady), over HTTP: each pod waits for the one before to be ready, and
+// gets its claim from volumeClaimTemplates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordered_ready_creates_and_removes_pods_in_order() -> TestResult {
     let cluster = support::cluster().await;
@@ -51,6 +56,19 @@ async fn ordered_ready_creates_and_removes_pods_in_order() -> TestResult {
         kubelet.run(&format!("db-{ordinal}"), true).await;
     }
     let db1 = pods(&client, "default", "app=db").await.remove(1);
+    let claims: Api<PersistentVolumeClaim> = Api::default_namespaced(client.clone());
+    let claim = claims.get("data-db-1").await?;
+    assert_eq!(claim.labels().get("app").map(String::as_str), Some("db"));
+    let volumes = db1
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.clone())
+        .unwrap_or_default();
+    let data = volumes
+        .iter()
+        .find(|v| v.name == "data")
+        .and_then(|v| v.persistent_volume_claim.clone());
+    assert_eq!(data.map(|c| c.claim_name).as_deref(), Some("data-db-1"));
     assert_eq!(
         db1.labels()
             .get("statefulset.kubernetes.io/pod-name")
