@@ -11,7 +11,10 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use futures::future::join_all;
-use informer_runtime::{Action, Controller, Manager, ObjectKey, ScopedLister, scope};
+use informer_runtime::{
+    Action, Controller, Manager, ObjectKey, Predicate, ScopedLister, controller::Watches, predicate::Event,
+    scope,
+};
 use k8s_openapi::{
     api::{
         apps::v1::{DaemonSet, DaemonSetStatus},
@@ -73,18 +76,35 @@ pub(crate) fn register(manager: &mut Manager) {
     let controller = Controller::<DaemonSet>::new(&factory)
         .name(NAME)
         .owns::<Pod>()
-        .watches::<Node, _>(move |_| {
-            let all = daemon_sets.list(&Selector::default()).unwrap_or_default();
-            all.iter()
-                .map(|ds| ObjectKey::new(&ds.namespace().unwrap_or_default(), &ds.name_any()))
-                .collect::<Vec<_>>()
-        });
+        .relation(
+            Watches::new(move |_: &Node| every_daemon_set(&daemon_sets)).predicate(placement_changed()),
+        );
     let context = Arc::new(Context {
         client: manager.client(),
         pods: factory.informer::<Pod>().lister(),
         nodes: factory.informer::<Node>().lister(),
     });
     manager.add_controller(controller, reconcile, api::retry, context);
+}
+
+/// Every daemon set: a node's change concerns them all.
+fn every_daemon_set(daemon_sets: &ScopedLister<DaemonSet>) -> Vec<ObjectKey> {
+    let all = daemon_sets.list(&Selector::default()).unwrap_or_default();
+    all.iter()
+        .map(|ds| ObjectKey::new(&ds.namespace().unwrap_or_default(), &ds.name_any()))
+        .collect()
+}
+
+/// Node events that can change where daemon pods belong: creations, deletions, and updates of
+/// labels or taints (not the status a kubelet reports).
+fn placement_changed() -> Predicate<Node> {
+    Predicate::labels_changed().or(Predicate::new("taints changed", |event| match event {
+        Event::Update { old, new } => {
+            let taints = |node: &Node| node.spec.as_ref().and_then(|spec| spec.taints.clone());
+            taints(old) != taints(new)
+        }
+        _ => true,
+    }))
 }
 
 /// A node and the daemon set's pods on it.
