@@ -117,22 +117,27 @@ async fn reconcile(svc: Arc<Service>, context: Arc<Context>) -> Result<Action, E
 /// deleted service).
 async fn delete_orphan(endpoints: Arc<Endpoints>, context: Arc<Context>) -> Result<Action, Error> {
     let namespace = endpoints.namespace().unwrap_or_default();
-    if context
-        .services
-        .by_namespace(&namespace)
-        .get(&endpoints.name_any())?
+    let name = endpoints.name_any();
+    if context.services.by_namespace(&namespace).get(&name)?.is_some() {
+        return Ok(Action::await_change());
+    }
+    let write_error = |action| {
+        let name = name.clone();
+        move |source| Error::Write { action, name, source }
+    };
+    // the service cache may trail the endpoints' (a service and its endpoints written
+    // together): only the server says the service is gone
+    let services: Api<Service> = Api::namespaced(context.client.clone(), &namespace);
+    if services
+        .get_opt(&name)
+        .await
+        .map_err(write_error("find the service of"))?
         .is_some()
     {
         return Ok(Action::await_change());
     }
     let api: Api<Endpoints> = Api::namespaced(context.client.clone(), &namespace);
-    api::delete(&api, &endpoints.name_any())
-        .await
-        .map_err(|source| Error::Write {
-            action: "delete",
-            name: endpoints.name_any(),
-            source,
-        })?;
+    api::delete(&api, &name).await.map_err(write_error("delete"))?;
     Ok(Action::await_change())
 }
 

@@ -114,8 +114,26 @@ async fn delete_orphan(slice: Arc<EndpointSlice>, context: Arc<Context>) -> Resu
         return Ok(Action::await_change());
     };
     let namespace = slice.namespace().unwrap_or_default();
-    let current = context.services.by_namespace(&namespace).get(&owner.name)?;
-    if current.is_some_and(|svc| svc.uid().as_deref() == Some(owner.uid.as_str())) {
+    let owns = |svc: &Service| svc.uid().as_deref() == Some(owner.uid.as_str());
+    if context
+        .services
+        .by_namespace(&namespace)
+        .get(&owner.name)?
+        .is_some_and(|svc| owns(&svc))
+    {
+        return Ok(Action::await_change());
+    }
+    // the service cache may trail the slice's: only the server says the service is gone
+    let services: Api<Service> = Api::namespaced(context.client.clone(), &namespace);
+    let current = services
+        .get_opt(&owner.name)
+        .await
+        .map_err(|source| Error::Write {
+            action: "read the service of an",
+            service: owner.name.clone(),
+            source,
+        })?;
+    if current.is_some_and(|svc| owns(&svc)) {
         return Ok(Action::await_change());
     }
     let api: Api<EndpointSlice> = Api::namespaced(context.client.clone(), &namespace);
