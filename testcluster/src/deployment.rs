@@ -3,10 +3,8 @@
 //! with revisions, history cleanup, pausing, and the status and conditions `kubectl rollout
 //! status` reads (kube's `pkg/controller/deployment`).
 //!
-//! Scaling a deployment in the middle of a rollout scales the new replica set up (within
-//! `maxSurge`) and the old ones down (within `maxUnavailable`) rather than proportionally, and
-//! a paused deployment is scaled only when one replica set is active: kube's proportional
-//! scaling is not implemented.
+//! A deployment scaled in the middle of a rollout (or while paused) scales its active replica
+//! sets in proportion, as kube's `scale` does.
 
 mod rollout;
 mod status;
@@ -170,6 +168,8 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Result
         sync.check_paused_conditions();
         if deployment.spec.paused == Some(true) {
             sync.paused().await?;
+        } else if sync.is_scaling_event() {
+            sync.scale_event().await?;
         } else if rollout::is_recreate(&deployment) {
             sync.recreate().await?;
         } else {

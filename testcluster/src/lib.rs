@@ -109,8 +109,6 @@
 //!   renders it; kube hashes Go's `spew` dump of the template, so the value differs from a real
 //!   cluster's for the same template (names have the same form, and a template change changes
 //!   them).
-//! - A Deployment scaled during a rollout is not scaled proportionally across its ReplicaSets;
-//!   a paused Deployment is scaled only when one ReplicaSet is active.
 //! - Jobs: no `suspend`, pod failure policy, success policy, `backoffLimitPerIndex` or
 //!   `podReplacementPolicy`; orphan pods are not adopted.
 //! - EndpointSlices have no topology hints, and are not packed as kube packs them.

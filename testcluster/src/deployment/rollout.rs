@@ -147,3 +147,79 @@ pub(crate) fn scale_down_old(
     }
     targets
 }
+
+/// kube's proportional scaling (`scale` in `sync.go`): the sizes of the `active` replica sets
+/// (oldest first) when the deployment's size changes during a rollout. What the deployment
+/// may run now (`spec.replicas` plus `maxSurge`) minus what they ask for is spread over them
+/// in proportion to the size each had for the deployment's size when last scaled (its
+/// `max-replicas` annotation), the largest first; the rest goes to the largest.
+pub(crate) fn proportional_sizes(deployment: &Deployment, active: &[&ReplicaSet]) -> Vec<i32> {
+    let desired = replicas(deployment);
+    let allowed = if desired > 0 {
+        desired + max_surge(deployment)
+    } else {
+        0
+    };
+    let mut sizes: Vec<i32> = active.iter().map(|rs| rs_replicas(rs)).collect();
+    let to_add = allowed - sizes.iter().sum::<i32>();
+    if to_add == 0 {
+        return sizes;
+    }
+    let mut order: Vec<usize> = (0..active.len()).collect();
+    // larger first; among equals the newer first when growing, the older when shrinking
+    order.sort_by(|&a, &b| {
+        let by_age = if to_add > 0 { b.cmp(&a) } else { a.cmp(&b) };
+        sizes[b].cmp(&sizes[a]).then(by_age)
+    });
+    let mut added = 0;
+    for &index in &order {
+        let share = proportion(deployment, active[index], to_add, added);
+        sizes[index] += share;
+        added += share;
+    }
+    if let Some(&largest) = order.first() {
+        sizes[largest] = (sizes[largest] + to_add - added).max(0);
+    }
+    sizes
+}
+
+/// kube's `GetProportion`: the replicas `rs` gains or loses, within what is left to add.
+fn proportion(deployment: &Deployment, rs: &ReplicaSet, to_add: i32, added: i32) -> i32 {
+    let current = rs_replicas(rs);
+    if current == 0 || to_add == added {
+        return 0;
+    }
+    let fraction = fraction(deployment, rs);
+    let allowed = to_add - added;
+    if to_add > 0 {
+        fraction.min(allowed)
+    } else {
+        fraction.max(allowed)
+    }
+}
+
+/// kube's `getReplicaSetFraction`: the size `rs` would have for the deployment's size now,
+/// scaled from the size it was made for, minus its size.
+fn fraction(deployment: &Deployment, rs: &ReplicaSet) -> i32 {
+    let current = rs_replicas(rs);
+    let desired = replicas(deployment);
+    if desired == 0 {
+        return -current;
+    }
+    let now = desired + max_surge(deployment);
+    let annotated = rs
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get("deployment.kubernetes.io/max-replicas"))
+        .and_then(|value| value.parse::<i32>().ok())
+        .unwrap_or_else(|| deployment.status.as_ref().and_then(|s| s.replicas).unwrap_or(0));
+    if annotated <= 0 {
+        return 0;
+    }
+    let scaled = f64::from(current) * f64::from(now) / f64::from(annotated);
+    // kube's integer.RoundToInt32: half away from zero
+    #[allow(clippy::cast_possible_truncation)]
+    let rounded = scaled.round() as i32;
+    rounded - current
+}

@@ -47,22 +47,79 @@ impl Sync<'_> {
         self.cleanup_if_complete().await
     }
 
-    /// kube's `sync` for a paused deployment: scaled when one replica set is active, history
-    /// cleaned, no rollout.
+    /// kube's `sync` for a paused deployment: scaled, history cleaned, no rollout.
     pub(super) async fn paused(&mut self) -> Result<(), Error> {
         self.find_or_create_new(false).await?;
+        self.scale_to_size().await?;
+        self.cleanup().await
+    }
+
+    /// kube's `isScalingEvent`: an active replica set was scaled for another size of the
+    /// deployment than `spec.replicas`.
+    pub(super) fn is_scaling_event(&self) -> bool {
+        let desired = rollout::replicas(self.deployment).to_string();
+        self.all
+            .iter()
+            .filter(|rs| rollout::rs_replicas(rs) > 0)
+            .any(|rs| {
+                rs.annotations()
+                    .get(super::DESIRED_REPLICAS)
+                    .is_some_and(|annotated| *annotated != desired)
+            })
+    }
+
+    /// kube's `sync` for a scaling event: the replica sets scaled, no rollout.
+    pub(super) async fn scale_event(&mut self) -> Result<(), Error> {
+        self.find_or_create_new(false).await?;
+        self.scale_to_size().await
+    }
+
+    /// kube's `scale`: the one active (or latest) replica set to `spec.replicas`; the old ones
+    /// to zero once the new one is saturated; otherwise every active one in proportion.
+    async fn scale_to_size(&mut self) -> Result<(), Error> {
+        let desired = rollout::replicas(self.deployment);
         let active: Vec<usize> = (0..self.all.len())
             .filter(|i| rollout::rs_replicas(&self.all[*i]) > 0)
             .collect();
-        let target = match active.as_slice() {
-            [only] => Some(*only),
-            [] => self.new,
+        let only = match active.as_slice() {
+            [] => self.new.or_else(|| self.old().last().map(|(index, _)| *index)),
+            [one] => Some(*one),
             _ => None,
         };
-        if let Some(index) = target {
-            self.scale(index, rollout::replicas(self.deployment)).await?;
+        if let Some(index) = only {
+            self.scale(index, desired).await?;
+            return Ok(());
         }
-        self.cleanup().await
+        if self.is_saturated() {
+            let new = self.new;
+            for index in active.into_iter().filter(|i| Some(*i) != new) {
+                self.scale(index, 0).await?;
+            }
+            return Ok(());
+        }
+        if rollout::is_recreate(self.deployment) {
+            return Ok(());
+        }
+        let sets: Vec<&ReplicaSet> = active.iter().map(|i| self.all[*i].as_ref()).collect();
+        let sizes = rollout::proportional_sizes(self.deployment, &sets);
+        for (index, size) in active.into_iter().zip(sizes) {
+            self.scale(index, size).await?;
+        }
+        Ok(())
+    }
+
+    /// kube's `IsSaturated`: the new replica set has all the deployment's replicas, available.
+    fn is_saturated(&self) -> bool {
+        let desired = rollout::replicas(self.deployment);
+        self.new_rs().is_some_and(|rs| {
+            let annotated = rs
+                .annotations()
+                .get(super::DESIRED_REPLICAS)
+                .and_then(|v| v.parse::<i32>().ok());
+            rollout::rs_replicas(rs) == desired
+                && annotated == Some(desired)
+                && rollout::rs_available(rs) == desired
+        })
     }
 
     /// kube's `getNewReplicaSet`: the replica set of the current template, its revision

@@ -150,3 +150,33 @@ fn new_replica_sets_carry_the_hash_revision_and_replica_annotations() {
     );
     assert!(same_template(&rs, &d.spec.template));
 }
+
+fn annotated(replicas: i32, max_replicas: i32) -> ReplicaSet {
+    let mut rs = rs(replicas, replicas);
+    rs.metadata.annotations = Some([(MAX_REPLICAS.to_owned(), max_replicas.to_string())].into());
+    rs
+}
+
+// kube: pkg/controller/deployment/sync_test.go, TestScale's "proportional scaling: 5 -> 10"
+// and "proportional scaling: 10 -> 5" cases (new replica set newer, listed last).
+#[test]
+fn scaling_mid_rollout_is_proportional() {
+    let (old, new) = (annotated(3, 5), annotated(2, 5));
+    assert_eq!(
+        rollout::proportional_sizes(&deployment(10, "0", "1"), &[&old, &new]),
+        vec![6, 4]
+    );
+    let (old, new) = (annotated(6, 10), annotated(4, 10));
+    assert_eq!(
+        rollout::proportional_sizes(&deployment(5, "0", "1"), &[&old, &new]),
+        vec![3, 2]
+    );
+    // the leftover of rounding goes to the largest
+    let (old, new) = (annotated(1, 3), annotated(1, 3));
+    assert_eq!(
+        rollout::proportional_sizes(&deployment(4, "0", "1"), &[&old, &new])
+            .iter()
+            .sum::<i32>(),
+        4
+    );
+}
