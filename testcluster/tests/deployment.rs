@@ -464,3 +464,42 @@ async fn kubectl_rollout_status_follows_the_rollout() -> TestResult {
     cluster.shutdown().await?;
     Ok(())
 }
+
+// kube: sync_test.go, TestScale, end to end: a deployment scaled in the middle of a rollout
+// scales both replica sets in proportion, then completes the rollout at its new size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_during_a_rollout_is_proportional() -> TestResult {
+    let cluster = support::cluster().await;
+    let client = cluster.client();
+    let api: Api<Deployment> = Api::default_namespaced(client.clone());
+    api.create(
+        &PostParams::default(),
+        &deployment("grow", 4, rolling(json!(2), json!(0))),
+    )
+    .await?;
+    roll_out(&client, "grow", |_, _| {}).await;
+    change_image(&client, "grow", "app:2").await;
+    // the new replica set surged to 2 next to the old 4
+    wait_for("the surge", async || {
+        let sets = replica_sets(&client, "grow").await;
+        sets.len() == 2 && sets[1].spec.replicas == Some(2) && sets[0].spec.replicas == Some(4)
+    })
+    .await;
+    api.patch(
+        "grow",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"replicas": 8}})),
+    )
+    .await?;
+    // 8 + a surge of 2 allows 10, 4 more: each grows by its share of 6 -> 10, 4 -> 7 and 2 -> 3
+    wait_for("both replica sets grown", async || {
+        let sets = replica_sets(&client, "grow").await;
+        sets.len() == 2 && sets[0].spec.replicas == Some(7) && sets[1].spec.replicas == Some(3)
+    })
+    .await;
+    roll_out(&client, "grow", |_, _| {}).await;
+    let sets = replica_sets(&client, "grow").await;
+    assert_eq!((sets[0].spec.replicas, sets[1].spec.replicas), (Some(0), Some(8)));
+    cluster.shutdown().await?;
+    Ok(())
+}
