@@ -5,7 +5,8 @@
 //! conditions of Kubernetes 1.31 and later, and `ttlSecondsAfterFinished` (kube's
 //! `pkg/controller/job` and `pkg/controller/ttlafterfinished`).
 //!
-//! Not implemented: `suspend`, pod failure policies, success policies, `backoffLimitPerIndex`,
+//! `suspend` deletes the active pods and sets the `Suspended` condition. Not implemented: pod
+//! failure policies, success policies, `backoffLimitPerIndex`,
 //! `podReplacementPolicy`, and the adoption of orphan pods (a job's pods are those it created).
 
 mod indexes;

@@ -296,3 +296,56 @@ async fn a_finished_job_is_deleted_after_its_ttl() -> TestResult {
     cluster.shutdown().await?;
     Ok(())
 }
+
+// kube: job_controller_test.go, TestControllerSyncJob's "suspending a job with
+// satisfied expectations" and "resuming a suspended job" cases.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspended_job_runs_no_pods_until_resumed() -> TestResult {
+    let cluster = support::cluster().await;
+    let client = cluster.client();
+    let api: Api<Job> = Api::default_namespaced(client.clone());
+    api.create(&PostParams::default(), &job("later", json!({"suspend": true})))
+        .await?;
+    let suspended = |job: &Job| {
+        conditions(job)
+            .iter()
+            .any(|(t, s, r)| t == "Suspended" && s == "True" && r.as_deref() == Some("JobSuspended"))
+    };
+    wait_for("the Suspended condition", async || {
+        suspended(&api.get("later").await.expect("job"))
+    })
+    .await;
+    assert!(job_pods(&client, "later").await.is_empty());
+    assert!(
+        api.get("later")
+            .await?
+            .status
+            .and_then(|s| s.start_time)
+            .is_none()
+    );
+
+    let resume = json!({"spec": {"suspend": false}});
+    api.patch(
+        "later",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&resume),
+    )
+    .await?;
+    wait_for("a pod", async || job_pods(&client, "later").await.len() == 1).await;
+    wait_for("resumed", async || {
+        let resumed = api.get("later").await.expect("job");
+        let condition = conditions(&resumed)
+            .into_iter()
+            .find(|(t, _, _)| t == "Suspended");
+        condition
+            == Some((
+                "Suspended".to_owned(),
+                "False".to_owned(),
+                Some("JobResumed".to_owned()),
+            ))
+            && resumed.status.and_then(|s| s.start_time).is_some()
+    })
+    .await;
+    cluster.shutdown().await?;
+    Ok(())
+}

@@ -24,8 +24,14 @@ impl Sync<'_> {
     /// Decides success or failure; a job that has decided removes its active pods and then
     /// finishes, one that has not gets its pods. When to look again, if at all.
     pub(super) async fn run(&mut self) -> Result<Option<Duration>, Error> {
-        self.status.start_time.get_or_insert_with(clock::now);
         let active: Vec<Arc<Pod>> = self.pods.iter().filter(|p| pod::is_active(p)).cloned().collect();
+        let suspended = self.job.spec.as_ref().and_then(|spec| spec.suspend) == Some(true);
+        self.set_suspended(suspended);
+        if suspended {
+            self.delete_pods(&active).await?;
+            return Ok(None);
+        }
+        self.status.start_time.get_or_insert_with(clock::now);
         if !has_condition(&self.status, "FailureTarget") && !has_condition(&self.status, "SuccessCriteriaMet")
         {
             if let Some((reason, message)) = self.failure() {
@@ -50,6 +56,34 @@ impl Sync<'_> {
 
     fn spec_value(&self, field: fn(&k8s_openapi::api::batch::v1::JobSpec) -> Option<i32>) -> Option<i32> {
         self.job.spec.as_ref().and_then(field)
+    }
+
+    /// kube's handling of `suspend`: a suspended job has a `Suspended` condition (reason
+    /// `JobSuspended`) and no start time, and its active pods go; resumed, the condition turns
+    /// `False` (`JobResumed`) and the job starts anew.
+    fn set_suspended(&mut self, suspended: bool) {
+        let conditions = self.status.conditions.get_or_insert_with(Vec::new);
+        let current = conditions.iter_mut().find(|c| c.type_ == "Suspended");
+        let (status, reason, message) = if suspended {
+            ("True", "JobSuspended", "Job suspended")
+        } else {
+            ("False", "JobResumed", "Job resumed")
+        };
+        match current {
+            Some(condition) if condition.status == status => return,
+            Some(condition) => {
+                condition.status = status.to_owned();
+                condition.reason = Some(reason.to_owned());
+                condition.message = Some(message.to_owned());
+                condition.last_probe_time = Some(clock::now());
+                condition.last_transition_time = Some(clock::now());
+            }
+            None if suspended => add_condition(&mut self.status, "Suspended", reason, message),
+            None => return,
+        }
+        if suspended {
+            self.status.start_time = None;
+        }
     }
 
     /// kube's `pastBackoffLimitOnFailure` and `pastActiveDeadline`.
@@ -316,6 +350,10 @@ impl Sync<'_> {
         let mut status = serde_json::to_value(&self.status).unwrap_or_default();
         // a merge patch keeps lists it does not name: clear the recorded uids explicitly
         status["uncountedTerminatedPods"] = json!({"succeeded": null, "failed": null});
+        if self.status.start_time.is_none() {
+            // suspended: the start time goes
+            status["startTime"] = serde_json::Value::Null;
+        }
         api::merge_status(&self.jobs_api, &self.job_name(), &json!({"status": status}))
             .await
             .map(drop)
