@@ -1,8 +1,12 @@
 //! [`TestCluster`]: an in-memory API server with the controllers running against it.
 
+use informer_testserver::kubelet::Kubelet;
 use informer_testserver::{ServerError, TestServer, TestServerBuilder};
 
 use crate::controllers::{self, ControllerKind, Controllers, RunningControllers};
+
+/// The simulated nodes of a cluster's default server.
+pub const DEFAULT_NODES: usize = 3;
 
 /// What fails starting or stopping a cluster.
 #[derive(Debug, thiserror::Error)]
@@ -23,8 +27,10 @@ pub struct TestClusterBuilder {
 }
 
 impl TestClusterBuilder {
-    /// Starts the API server from `server` (a port, resource types, the history size, ...)
-    /// instead of [`TestServer::builder`]'s defaults.
+    /// Starts the API server from `server` (a port, resource types, the history size, what it
+    /// simulates, ...) instead of [`TestClusterBuilder::default_server`]. Without a
+    /// [`kubelet`](TestServerBuilder::kubelet) nothing runs the pods the controllers create:
+    /// a test then sets their status itself.
     pub fn server(mut self, server: TestServerBuilder) -> Self {
         self.server = Some(server);
         self
@@ -34,6 +40,13 @@ impl TestClusterBuilder {
     pub fn controllers(mut self, controllers: Controllers) -> Self {
         self.controllers = controllers;
         self
+    }
+
+    /// The server a cluster starts unless given another: a default [`TestServer`] with a
+    /// simulated kubelet of [`DEFAULT_NODES`] nodes, which schedules and runs the pods the
+    /// controllers create (Job pods complete; see [`informer_testserver::kubelet`]).
+    pub fn default_server() -> TestServerBuilder {
+        TestServer::builder().kubelet(Kubelet::with_nodes(DEFAULT_NODES))
     }
 
     /// Does not run the controller of `kind`.
@@ -50,7 +63,7 @@ impl TestClusterBuilder {
     /// [`Error::Server`] if the server does not start; [`Error::Controllers`] if the
     /// controllers cannot be set up.
     pub async fn start(self) -> Result<TestCluster, Error> {
-        let server = self.server.unwrap_or_else(TestServer::builder).start().await?;
+        let server = self.server.unwrap_or_else(Self::default_server).start().await?;
         let client = server.client()?;
         let controllers = self.controllers.start(server.client()?)?;
         Ok(TestCluster {
@@ -63,8 +76,8 @@ impl TestClusterBuilder {
 
 /// An in-memory API server ([`TestServer`]) with kube-controller-manager's core controllers
 /// running against it: Deployments make ReplicaSets; ReplicaSets, StatefulSets, DaemonSets and
-/// Jobs make pods; CronJobs make Jobs; Services get Endpoints and EndpointSlices. Nothing runs
-/// pods: a test sets their status (see the [crate documentation](crate)).
+/// Jobs make pods; CronJobs make Jobs; Services get Endpoints and EndpointSlices. The default
+/// server's simulated kubelet schedules and runs the pods (see the [crate documentation](crate)).
 pub struct TestCluster {
     server: TestServer,
     client: kube::Client,
@@ -81,7 +94,8 @@ impl std::fmt::Debug for TestCluster {
 }
 
 impl TestCluster {
-    /// A cluster of a default server and every controller.
+    /// A cluster of the default server (with a simulated kubelet of [`DEFAULT_NODES`] nodes)
+    /// and every controller.
     ///
     /// # Errors
     ///
@@ -90,7 +104,7 @@ impl TestCluster {
         Self::builder().start().await
     }
 
-    /// A builder: every controller and a default server unless told otherwise.
+    /// A builder: every controller and the default server unless told otherwise.
     pub fn builder() -> TestClusterBuilder {
         TestClusterBuilder::default()
     }

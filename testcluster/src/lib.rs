@@ -7,26 +7,25 @@
 //!
 //! # Start a cluster, create a Deployment, wait for it to be Available
 //!
-//! [`TestCluster::start`] starts a [`TestServer`](informer_testserver::TestServer) and every
-//! controller against it, over HTTP through a `kube::Client` like any other client. Nothing
-//! runs the pods the controllers create: no scheduler, no kubelet. A test plays the kubelet by
-//! setting a pod's status through the `status` subresource (its phase, its `Ready` condition,
-//! its IP), and the controllers count what it set:
+//! [`TestCluster::start`] starts a [`TestServer`](informer_testserver::TestServer) with a
+//! simulated kubelet of [`DEFAULT_NODES`] Ready nodes, and every controller against it, over
+//! HTTP through a `kube::Client` like any other client. The kubelet schedules the pods the
+//! controllers create, runs them and makes them Ready (Job pods run to completion), so a test
+//! creates what its own controller would and waits, as against a cluster:
 //!
 //! ```
 //! use std::time::Duration;
 //!
 //! use informer_testcluster::TestCluster;
 //! use informer_testserver::wait::eventually_async;
-//! use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
-//! use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+//! use k8s_openapi::api::apps::v1::Deployment;
+//! use kube::api::{Api, PostParams};
 //! use serde_json::json;
 //!
 //! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let cluster = TestCluster::start().await?;
 //! let deployments: Api<Deployment> = Api::default_namespaced(cluster.client());
-//! let pods: Api<Pod> = Api::default_namespaced(cluster.client());
 //!
 //! let web: Deployment = serde_json::from_value(json!({
 //!     "metadata": {"name": "web"},
@@ -41,18 +40,7 @@
 //! }))?;
 //! deployments.create(&PostParams::default(), &web).await?;
 //!
-//! // The kubelet's part: every pod of the deployment runs and is ready.
-//! let ready = json!({"status": {
-//!     "phase": "Running",
-//!     "podIP": "10.0.0.1",
-//!     "conditions": [{"type": "Ready", "status": "True"}],
-//! }});
-//! eventually_async("the deployment to be available", Duration::from_secs(20), async || {
-//!     let listed = pods.list(&ListParams::default().labels("app=web")).await.map(|l| l.items).unwrap_or_default();
-//!     for pod in listed.iter().filter(|pod| pod.status.is_none()) {
-//!         let name = pod.metadata.name.as_deref().unwrap_or_default();
-//!         let _ = pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&ready)).await;
-//!     }
+//! eventually_async("the rollout to complete", Duration::from_secs(20), async || {
 //!     let Ok(web) = deployments.get("web").await else { return false };
 //!     let conditions = web.status.and_then(|status| status.conditions).unwrap_or_default();
 //!     conditions.iter().any(|c| c.type_.as_deref() == Some("Available") && c.status.as_deref() == Some("True"))
@@ -93,8 +81,13 @@
 //! | `CronJob` | a Job `<cronjob>-<minutes since the epoch>` for the most recent schedule missed (within `startingDeadlineSeconds`), annotated `batch.kubernetes.io/cronjob-scheduled-timestamp`; `Allow`, `Forbid`, `Replace`; `suspend`; `successfulJobsHistoryLimit` and `failedJobsHistoryLimit`; status `active`, `lastScheduleTime`, `lastSuccessfulTime` |
 //! | `ServiceAccountToken` | Secrets of type `kubernetes.io/service-account-token` naming a ServiceAccount get its uid annotation and `token` (a JWT with a legacy token's claims, unsigned), `namespace` and `ca.crt`; those naming a missing account are deleted |
 //!
-//! Pods only run where a test says so: to put a DaemonSet's pods on nodes, create Nodes; a
-//! StatefulSet waits for each pod to be running and ready before the next.
+//! Pods run where the server's kubelet runs them: on the default server, every pod bound to a
+//! simulated node runs and becomes Ready, and what a pod's containers do instead (never
+//! ready, fail, crash-loop, complete) is set on the kubelet's handle
+//! ([`TestServer::kubelet`](informer_testserver::TestServer::kubelet)). On a server started
+//! without a kubelet ([`TestClusterBuilder::server`]) nothing runs them: a test sets their
+//! status through the `status` subresource (phase, `Ready` condition, IP), and creates Nodes
+//! for DaemonSets. A StatefulSet waits for each pod to be running and ready before the next.
 //!
 //! Each is a [`Controller`](informer_runtime::Controller) on the shared informers of one
 //! [`Manager`](informer_runtime::Manager): its own type reconciled, its children owned, the
@@ -142,5 +135,5 @@ mod service;
 mod statefulset;
 mod token;
 
-pub use cluster::{Error, TestCluster, TestClusterBuilder};
+pub use cluster::{DEFAULT_NODES, Error, TestCluster, TestClusterBuilder};
 pub use controllers::{ControllerKind, Controllers, Error as ControllersError, RunningControllers};

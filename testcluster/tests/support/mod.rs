@@ -8,6 +8,7 @@ use std::{
 };
 
 use informer_testcluster::{Controllers, TestCluster};
+use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
@@ -21,10 +22,12 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// A result of a test.
 pub type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
-/// Starts a cluster with every controller, and a Job pod failure backoff of milliseconds.
+/// Starts a cluster with every controller, a Job pod failure backoff of milliseconds, and no
+/// kubelet: the test plays it ([`Kubelet`]), to choose when each pod runs and is ready.
 pub async fn cluster() -> TestCluster {
     let controllers = Controllers::all().job_pod_failure_backoff(Duration::from_millis(50));
     TestCluster::builder()
+        .server(TestServer::builder())
         .controllers(controllers)
         .start()
         .await
