@@ -1,6 +1,6 @@
 //! The `admissionregistration.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const MUTATING_ADMISSION_POLICY: BuiltinResource = BuiltinResource::cluster(
     "admissionregistration.k8s.io",

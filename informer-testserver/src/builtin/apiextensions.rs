@@ -1,6 +1,6 @@
 //! The `apiextensions.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const CUSTOM_RESOURCE_DEFINITION: BuiltinResource = BuiltinResource::cluster(
     "apiextensions.k8s.io",

@@ -1,6 +1,6 @@
 //! The `apiregistration.k8s.io` group.
 
-use super::BuiltinResource;
+use super::description::BuiltinResource;
 
 pub(crate) const API_SERVICE: BuiltinResource =
     BuiltinResource::cluster("apiregistration.k8s.io", "v1", "APIService", "apiservices")

@@ -1,6 +1,6 @@
 //! The `apps` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const DEPLOYMENT: BuiltinResource =
     BuiltinResource::namespaced("apps", "v1", "Deployment", "deployments")

@@ -1,6 +1,6 @@
 //! The `authentication.k8s.io` group.
 
-use super::{BuiltinResource, ServedAs};
+use super::description::{BuiltinResource, ServedAs};
 
 pub(crate) const SELF_SUBJECT_REVIEW: BuiltinResource = BuiltinResource::cluster(
     "authentication.k8s.io",

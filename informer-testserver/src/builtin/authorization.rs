@@ -1,6 +1,6 @@
 //! The `authorization.k8s.io` group.
 
-use super::{BuiltinResource, ServedAs};
+use super::description::{BuiltinResource, ServedAs};
 
 pub(crate) const LOCAL_SUBJECT_ACCESS_REVIEW: BuiltinResource = BuiltinResource::namespaced(
     "authorization.k8s.io",

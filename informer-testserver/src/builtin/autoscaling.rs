@@ -1,6 +1,6 @@
 //! The `autoscaling` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const HORIZONTAL_POD_AUTOSCALER_V2: BuiltinResource = BuiltinResource::namespaced(
     "autoscaling",

@@ -1,6 +1,6 @@
 //! The `batch` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const JOB: BuiltinResource = BuiltinResource::namespaced("batch", "v1", "Job", "jobs")
     .categories(&["all"])

@@ -1,6 +1,6 @@
 //! The `certificates.k8s.io` group.
 
-use super::BuiltinResource;
+use super::description::BuiltinResource;
 use super::subresource::CSR_SUBRESOURCES;
 
 pub(crate) const CERTIFICATE_SIGNING_REQUEST: BuiltinResource = BuiltinResource::cluster(

@@ -1,9 +1,9 @@
 //! The core group (`/api/v1`): pods, services, nodes, namespaces and the rest of `pkg/registry/core`.
 
+use super::description::{BuiltinResource, Generation, NAMESPACE_VERBS, ServedAs};
 use super::subresource::{
     NODE_SUBRESOURCES, POD_SUBRESOURCES, SERVICE_ACCOUNT_SUBRESOURCES, SERVICE_SUBRESOURCES,
 };
-use super::{BuiltinResource, Generation, NAMESPACE_VERBS, ServedAs};
 
 pub(crate) const NAMESPACE: BuiltinResource = BuiltinResource::cluster("", "v1", "Namespace", "namespaces")
     .short_names(&["ns"])

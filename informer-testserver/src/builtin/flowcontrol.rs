@@ -1,6 +1,6 @@
 //! The `flowcontrol.apiserver.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const FLOW_SCHEMA: BuiltinResource =
     BuiltinResource::cluster("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas")

@@ -1,6 +1,6 @@
 //! The `networking.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const IP_ADDRESS: BuiltinResource =
     BuiltinResource::cluster("networking.k8s.io", "v1", "IPAddress", "ipaddresses").short_names(&["ip"]);

@@ -1,6 +1,6 @@
 //! The `policy` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const POD_DISRUPTION_BUDGET: BuiltinResource =
     BuiltinResource::namespaced("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")

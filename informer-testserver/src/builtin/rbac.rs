@@ -1,6 +1,6 @@
 //! The `rbac.authorization.k8s.io` group.
 
-use super::BuiltinResource;
+use super::description::BuiltinResource;
 
 pub(crate) const ROLE: BuiltinResource =
     BuiltinResource::namespaced("rbac.authorization.k8s.io", "v1", "Role", "roles");

@@ -1,6 +1,6 @@
 //! The `resource.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const DEVICE_CLASS: BuiltinResource =
     BuiltinResource::cluster("resource.k8s.io", "v1", "DeviceClass", "deviceclasses")

@@ -1,6 +1,6 @@
 //! The `scheduling.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const PRIORITY_CLASS: BuiltinResource =
     BuiltinResource::cluster("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses")

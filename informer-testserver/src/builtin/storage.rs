@@ -1,6 +1,6 @@
 //! The `storage.k8s.io` group.
 
-use super::{BuiltinResource, Generation};
+use super::description::{BuiltinResource, Generation};
 
 pub(crate) const CSI_NODE: BuiltinResource =
     BuiltinResource::cluster("storage.k8s.io", "v1", "CSINode", "csinodes");

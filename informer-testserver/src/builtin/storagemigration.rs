@@ -1,6 +1,6 @@
 //! The `storagemigration.k8s.io` group.
 
-use super::BuiltinResource;
+use super::description::BuiltinResource;
 
 pub(crate) const STORAGE_VERSION_MIGRATION: BuiltinResource = BuiltinResource::cluster(
     "storagemigration.k8s.io",

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ciborium::Value as Cbor;
 use serde_json::{Map, Number, Value};
 
-use super::{BodyError, Error, MAX_NESTED_LEVELS};
+use super::error::{BodyError, Error, MAX_NESTED_LEVELS};
 
 /// The "expected later encoding" tags (RFC 8949 section 3.4.5.2).
 const TAG_BASE64URL: u64 = 21;

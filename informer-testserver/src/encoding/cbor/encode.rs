@@ -8,7 +8,7 @@ use ciborium::Value as Cbor;
 use informer_apimachinery::protobuf::bytes_values;
 use serde_json::Value;
 
-use super::{Error, SELF_DESCRIBED};
+use super::error::{Error, SELF_DESCRIBED};
 
 /// The "expected later encoding: base64" tag (RFC 8949 section 3.4.5.2), which apimachinery's
 /// encoder puts on the byte strings of Go `[]byte` fields (`ByteSliceLaterFormatBase64`).

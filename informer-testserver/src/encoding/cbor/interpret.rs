@@ -6,8 +6,8 @@
 
 use ciborium_ll::Header;
 
+use super::error::{Error, major_name};
 use super::wellformed::{Reader, head_name};
-use super::{Error, major_name};
 
 /// The fields of `TypeMeta`, as keys.
 const TYPE_META: [&str; 2] = ["apiVersion", "kind"];

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use super::error::MAX_NESTED_LEVELS;
 use super::*;
 
 fn hex(text: &str) -> Vec<u8> {

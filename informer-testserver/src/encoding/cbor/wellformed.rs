@@ -4,7 +4,7 @@
 
 use ciborium_ll::{Decoder, Header};
 
-use super::{Error, MAX_NESTED_LEVELS, major_name};
+use super::error::{Error, MAX_NESTED_LEVELS, major_name};
 
 /// The tag numbers the check looks into.
 const TAG_RFC3339: u64 = 0;
