@@ -70,10 +70,28 @@ pub(crate) enum CborError {
 }
 
 /// The bytes a scan reads: one slice, or a frame's start and the chunk that continues it.
+trait Source: Copy {
+    fn len(&self) -> usize;
+    fn get(&self, at: usize) -> Option<u8>;
+}
+
+impl Source for &[u8] {
+    #[inline]
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+
+    #[inline]
+    fn get(&self, at: usize) -> Option<u8> {
+        <[u8]>::get(self, at).copied()
+    }
+}
+
+/// A frame's start and the chunk that continues it.
 #[derive(Clone, Copy)]
 struct Joined<'a>(&'a [u8], &'a [u8]);
 
-impl Joined<'_> {
+impl Source for Joined<'_> {
     fn len(&self) -> usize {
         self.0.len() + self.1.len()
     }
@@ -94,7 +112,8 @@ struct Head {
 }
 
 /// The head at `at`; `Ok(None)` when the bytes end inside it.
-fn head(bytes: Joined<'_>, at: usize) -> Result<Option<Head>, CborError> {
+#[inline]
+fn head(bytes: impl Source, at: usize) -> Result<Option<Head>, CborError> {
     let Some(initial) = bytes.get(at) else {
         return Ok(None);
     };
@@ -134,31 +153,38 @@ fn head(bytes: Joined<'_>, at: usize) -> Result<Option<Head>, CborError> {
     }))
 }
 
+/// Items still to read at an open level that ends with a `break`.
+const UNTIL_BREAK: u64 = u64::MAX;
+
 /// Where the data item starting at `start` ends, read from its heads (no value is decoded);
 /// `Ok(None)` when the bytes end first. `max` bounds the item's length.
-fn item_end(bytes: Joined<'_>, start: usize, max: usize) -> Result<Option<usize>, CborError> {
-    // Items still to read at each open level; `None`: until a `break`.
-    let mut levels: Vec<Option<u64>> = vec![Some(1)];
+fn item_end(bytes: impl Source, start: usize, max: usize) -> Result<Option<usize>, CborError> {
+    // Items still to read at each open level (`UNTIL_BREAK`: until a `break`), on the stack.
+    let mut levels = [0u64; MAX_DEPTH + 2];
+    levels[0] = 1;
+    let mut depth = 1;
     let mut at = start;
+    let too_long = || CborError::TooLong { max };
     loop {
-        while let Some(Some(0)) = levels.last() {
-            levels.pop();
+        while depth > 0 && levels[depth - 1] == 0 {
+            depth -= 1;
         }
-        if levels.is_empty() {
+        if depth == 0 {
             return Ok(Some(at));
         }
         if at - start > max {
-            return Err(CborError::TooLong { max });
+            return Err(too_long());
         }
         let Some(head) = head(bytes, at)? else {
             return Ok(None);
         };
         let initial_at = at;
         at += head.len;
+        let top = &mut levels[depth - 1];
         if head.major == 7 && head.argument.is_none() {
             // a break ends the innermost indefinite-length item
-            if levels.last() == Some(&None) {
-                levels.pop();
+            if *top == UNTIL_BREAK {
+                depth -= 1;
                 continue;
             }
             return Err(CborError::Malformed {
@@ -166,34 +192,41 @@ fn item_end(bytes: Joined<'_>, start: usize, max: usize) -> Result<Option<usize>
                 initial: 0xff,
             });
         }
-        if let Some(Some(left)) = levels.last_mut() {
-            *left -= 1;
+        if *top != UNTIL_BREAK {
+            *top -= 1;
         }
         let open = match (head.major, head.argument) {
             (2 | 3, Some(len)) => {
                 at = usize::try_from(len)
                     .ok()
                     .and_then(|len| at.checked_add(len))
-                    .ok_or(CborError::TooLong { max })?;
+                    .ok_or_else(too_long)?;
                 if at > bytes.len() {
                     return if at - start > max {
-                        Err(CborError::TooLong { max })
+                        Err(too_long())
                     } else {
                         Ok(None)
                     };
                 }
                 continue;
             }
-            (2..=5, None) => None,
-            (4, Some(n)) => Some(n),
-            (5, Some(n)) => Some(n.checked_mul(2).ok_or(CborError::TooLong { max })?),
-            (6, Some(_)) => Some(1),
+            (2..=5, None) => UNTIL_BREAK,
+            (4, Some(n)) => n,
+            (5, Some(n)) => n
+                .checked_mul(2)
+                .filter(|n| *n != UNTIL_BREAK)
+                .ok_or_else(too_long)?,
+            (6, Some(_)) => 1,
             _ => continue,
         };
-        if levels.len() > MAX_DEPTH {
+        if open == UNTIL_BREAK && head.argument.is_some() {
+            return Err(too_long());
+        }
+        if depth > MAX_DEPTH {
             return Err(CborError::TooDeep);
         }
-        levels.push(open);
+        levels[depth] = open;
+        depth += 1;
     }
 }
 
@@ -202,7 +235,7 @@ fn item_end(bytes: Joined<'_>, start: usize, max: usize) -> Result<Option<usize>
 fn untagged(bytes: &[u8]) -> Result<&[u8], CborError> {
     let mut at = 0;
     loop {
-        match head(Joined(bytes, &[]), at)? {
+        match head(bytes, at)? {
             Some(Head { major: 6, len, .. }) => at += len,
             Some(_) => return Ok(&bytes[at..]),
             None => return Err(CborError::Truncated),
@@ -212,7 +245,7 @@ fn untagged(bytes: &[u8]) -> Result<&[u8], CborError> {
 
 /// Decodes `bytes`, one data item (in the self-described tag or not), into `T`.
 pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CborError> {
-    let end = item_end(Joined(bytes, &[]), 0, usize::MAX)?.ok_or(CborError::Truncated)?;
+    let end = item_end(bytes, 0, usize::MAX)?.ok_or(CborError::Truncated)?;
     if end < bytes.len() {
         return Err(CborError::Trailing(bytes.len() - end));
     }
@@ -263,7 +296,7 @@ pub(crate) struct Items {
 
 impl Framing for Items {
     fn frame(&self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
-        Ok(item_end(Joined(bytes, &[]), 0, self.max)
+        Ok(item_end(bytes, 0, self.max)
             .map_err(decode_error)?
             .map(|end| Frame {
                 payload: 0..end,
@@ -332,7 +365,7 @@ pub(crate) fn decode_event<K: DeserializeOwned>(item: &[u8]) -> Result<WatchEven
 /// The `type` and the `object` item of a watch event, found by their heads.
 fn event_parts(item: &[u8]) -> Result<(&[u8], &[u8]), CborError> {
     let item = untagged(item)?;
-    let bytes = Joined(item, &[]);
+    let bytes = item;
     let map = head(bytes, 0)?.ok_or(CborError::Truncated)?;
     if map.major != 5 {
         return Err(CborError::NotAnEvent("is not a map"));
@@ -346,7 +379,13 @@ fn event_parts(item: &[u8]) -> Result<(&[u8], &[u8]), CborError> {
         }
         let key_end = item_end(bytes, at, usize::MAX)?.ok_or(CborError::Truncated)?;
         let key = string_value(&item[at..key_end]);
-        let value_end = item_end(bytes, key_end, usize::MAX)?.ok_or(CborError::Truncated)?;
+        // the last value of a definite-length map ends where the item ends (the framing
+        // found that end): kube-apiserver writes the object last, so it is not scanned again
+        let value_end = if left == Some(1) {
+            item.len()
+        } else {
+            item_end(bytes, key_end, usize::MAX)?.ok_or(CborError::Truncated)?
+        };
         match key {
             Some(b"type") => event_type = string_value(untagged(&item[key_end..value_end])?),
             Some(b"object") => object = Some(&item[key_end..value_end]),
@@ -364,7 +403,7 @@ fn event_parts(item: &[u8]) -> Result<(&[u8], &[u8]), CborError> {
 
 /// The bytes of a definite-length text or byte string item.
 fn string_value(item: &[u8]) -> Option<&[u8]> {
-    let head = head(Joined(item, &[]), 0).ok()??;
+    let head = head(item, 0).ok()??;
     match (head.major, head.argument) {
         (2 | 3, Some(len)) => item.get(head.len..head.len + usize::try_from(len).ok()?),
         _ => None,

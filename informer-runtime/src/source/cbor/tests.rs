@@ -94,6 +94,13 @@ fn items_are_cut_by_their_heads() {
     let bytes = item(&config_map("a", 1));
     let whole = Joined(&bytes, &[]);
     assert_eq!(item_end(whole, 0, usize::MAX).ok().flatten(), Some(bytes.len()));
+    assert_eq!(
+        item_end(bytes.as_slice(), 0, usize::MAX).ok().flatten(),
+        Some(bytes.len())
+    );
+    // an array claiming as many items as a length can say is cut short, not a sentinel
+    let huge = [0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00];
+    assert!(item_end(&huge[..], 0, usize::MAX).is_err());
     for cut in 0..bytes.len() {
         assert!(
             matches!(item_end(Joined(&bytes[..cut], &[]), 0, usize::MAX), Ok(None)),
