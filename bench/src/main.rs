@@ -60,6 +60,10 @@
 //! simd-json, with kube-rs's framing and ours on the watch lines (see [`decode`]); and the
 //! protobuf watch frames with prost and with ours (see [`decode_protobuf`]).
 //!
+//! The custom resource phase (`--only custom`; part of every run unless `--only` leaves it out)
+//! reads a 6.8 KiB CRD type over JSON and CBOR: the floors, kube-rs and ours, each in a child
+//! process (`--custom-child`), and the CBOR crates' decoding (see [`custom`]).
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:

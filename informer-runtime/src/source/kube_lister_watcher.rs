@@ -57,7 +57,8 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// the text finds every array's length, which serde then allocates at once): a cache holds no
 /// room left by a vector's doubling, without a copy of each object. Built-in types are read in
 /// protobuf by default ([`Encoding`], [`encoding`](Self::encoding)), as client-go's
-/// controllers read them, also with every `Vec` at its length.
+/// controllers read them, also with every `Vec` at its length; custom resources in JSON, or in
+/// CBOR with [`Encoding::Cbor`].
 ///
 /// For `kube::core::PartialObjectMeta<K>` it asks for metadata only (client-go's metadata
 /// client): the server sends `PartialObjectMetadata` objects, with `metadata` and nothing
@@ -132,7 +133,9 @@ impl<K> KubeListerWatcher<K> {
 
     /// What to ask the API server for: [`Encoding::Protobuf`] (the default: protobuf for
     /// built-in types and metadata-only objects, decoded straight into `K` by the decoders
-    /// `k8s-protobuf` generates) or [`Encoding::Json`].
+    /// `k8s-protobuf` generates), [`Encoding::Cbor`] (CBOR for custom resources and
+    /// metadata-only objects, decoded straight into `K`; not with fields to
+    /// [skip](Self::skip_fields), which keep custom resources in JSON) or [`Encoding::Json`].
     #[must_use]
     pub fn encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;
