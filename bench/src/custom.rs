@@ -1026,6 +1026,37 @@ pub(crate) fn phase(objects: usize, events: usize, rounds: usize) -> (String, Ve
 mod tests {
     use super::*;
 
+    /// Allocations of `decode` over every sampled object, per object.
+    fn allocations(rendered: &Rendered, decode: impl Fn(&str, &[u8]) -> BenchApp) -> f64 {
+        let counted = allocation_counter::measure(|| {
+            for (json, cbor) in &rendered.sample {
+                drop(decode(json, cbor));
+            }
+        });
+        counted.count_total as f64 / rendered.sample.len() as f64
+    }
+
+    /// The decoders' allocations per object (printed with `--nocapture`): the CBOR paths
+    /// allocate what the object holds, no more than serde_json does.
+    #[test]
+    fn cbor_decoders_allocate_no_more_than_serde_json() {
+        let rendered = Rendered::new(200, 0, 200);
+        let json = allocations(&rendered, |json, _| serde_json::from_str(json).expect("JSON"));
+        let cbor4ii = allocations(&rendered, |_, cbor| cbor4ii_decode(cbor));
+        let ciborium = allocations(&rendered, |_, cbor| {
+            let ViaTexts(app) = ciborium::de::from_reader::<ViaTexts<BenchApp>, _>(cbor).expect("ciborium");
+            app
+        });
+        let runtime = allocations(&rendered, |_, cbor| decode_cbor(cbor).expect("the runtime"));
+        println!(
+            "allocations per object: serde_json {json:.1}, cbor4ii {cbor4ii:.1}, ciborium {ciborium:.1}, runtime {runtime:.1}"
+        );
+        assert!(
+            cbor4ii <= json && runtime <= json,
+            "{cbor4ii} {runtime} against {json}"
+        );
+    }
+
     #[test]
     fn objects_are_of_a_large_operators_size_and_every_form_decodes_alike() {
         let rendered = Rendered::new(600, 3, 600);

@@ -105,8 +105,9 @@ use crate::{
     server::Server,
 };
 
-/// With `--features mimalloc`, every consumer allocates with mimalloc.
-#[cfg(feature = "mimalloc")]
+/// With `--features mimalloc`, every consumer allocates with mimalloc (not in test builds, which
+/// count allocations).
+#[cfg(all(feature = "mimalloc", not(test)))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
