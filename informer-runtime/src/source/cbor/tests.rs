@@ -341,3 +341,30 @@ proptest! {
         let _ = describe(&runtime.block_on(decode_body(&body, 13)));
     }
 }
+
+#[test]
+fn dynamic_objects_decode_as_from_json() {
+    use kube::core::DynamicObject;
+
+    let value = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w", "namespace": "default", "resourceVersion": "5"},
+                       "spec": {"size": 3, "ratio": 0.5, "tags": ["a"], "nested": {"x": null}}});
+    let from_json: DynamicObject = serde_json::from_value(value.clone()).expect("json");
+    let from_cbor: DynamicObject = from_slice(&item(&value)).expect("cbor");
+    assert_eq!(
+        from_cbor, from_json,
+        "flattened fields are buffered and read as JSON reads them"
+    );
+    let mut body = event("ADDED", &value);
+    body.extend(event("DELETED", &value));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let events: Vec<Result<WatchEvent<DynamicObject>, Error>> = runtime.block_on(
+        decode_frames(chunks(&body, 11), Items { max: 1 << 20 }, CborEvents(PhantomData)).collect(),
+    );
+    assert!(
+        matches!(&events[..], [Ok(WatchEvent::Added(a)), Ok(WatchEvent::Deleted(d))] if *a == from_json && *d == from_json),
+        "{events:?}"
+    );
+}
