@@ -9,7 +9,7 @@
 //! wanted (as serde_json reads a JSON string): the presence rules are those of JSON (missing
 //! fields are `None` or defaults, unknown fields are passed over).
 
-use std::{fmt, marker::PhantomData};
+use std::{fmt, marker::PhantomData, sync::Mutex};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::core::{ObjectList, Status, TypeMeta, WatchEvent, watch::Bookmark};
@@ -159,74 +159,97 @@ const UNTIL_BREAK: u64 = u64::MAX;
 /// Where the data item starting at `start` ends, read from its heads (no value is decoded);
 /// `Ok(None)` when the bytes end first. `max` bounds the item's length.
 fn item_end(bytes: impl Source, start: usize, max: usize) -> Result<Option<usize>, CborError> {
-    // Items still to read at each open level (`UNTIL_BREAK`: until a `break`), on the stack.
-    let mut levels = [0u64; MAX_DEPTH + 2];
-    levels[0] = 1;
-    let mut depth = 1;
-    let mut at = start;
-    let too_long = || CborError::TooLong { max };
-    loop {
-        while depth > 0 && levels[depth - 1] == 0 {
-            depth -= 1;
+    Scan::new(start).run(bytes, start, max)
+}
+
+/// How far the heads of an item were read: a scan stopped where the bytes ended goes on from
+/// there when more come.
+#[derive(Clone)]
+struct Scan {
+    /// The next head.
+    at: usize,
+    /// Open levels.
+    depth: usize,
+    /// Items still to read at each open level (`UNTIL_BREAK`: until a `break`).
+    levels: [u64; MAX_DEPTH + 2],
+}
+
+impl Scan {
+    /// A scan of the item at `start`.
+    fn new(start: usize) -> Self {
+        let mut levels = [0u64; MAX_DEPTH + 2];
+        levels[0] = 1;
+        Self {
+            at: start,
+            depth: 1,
+            levels,
         }
-        if depth == 0 {
-            return Ok(Some(at));
-        }
-        if at - start > max {
-            return Err(too_long());
-        }
-        let Some(head) = head(bytes, at)? else {
-            return Ok(None);
-        };
-        let initial_at = at;
-        at += head.len;
-        let top = &mut levels[depth - 1];
-        if head.major == 7 && head.argument.is_none() {
-            // a break ends the innermost indefinite-length item
-            if *top == UNTIL_BREAK {
-                depth -= 1;
-                continue;
+    }
+
+    /// Reads heads until the item ends (its end) or the bytes do (`Ok(None)`: call again with
+    /// the same bytes and more after them).
+    fn run(&mut self, bytes: impl Source, start: usize, max: usize) -> Result<Option<usize>, CborError> {
+        let too_long = || CborError::TooLong { max };
+        loop {
+            if self.at - start > max {
+                return Err(too_long());
             }
-            return Err(CborError::Malformed {
-                offset: initial_at,
-                initial: 0xff,
-            });
-        }
-        if *top != UNTIL_BREAK {
-            *top -= 1;
-        }
-        let open = match (head.major, head.argument) {
-            (2 | 3, Some(len)) => {
-                at = usize::try_from(len)
-                    .ok()
-                    .and_then(|len| at.checked_add(len))
-                    .ok_or_else(too_long)?;
-                if at > bytes.len() {
-                    return if at - start > max {
-                        Err(too_long())
-                    } else {
-                        Ok(None)
-                    };
+            if self.at > bytes.len() {
+                // inside a string whose bytes have not all come
+                return Ok(None);
+            }
+            while self.depth > 0 && self.levels[self.depth - 1] == 0 {
+                self.depth -= 1;
+            }
+            if self.depth == 0 {
+                return Ok(Some(self.at));
+            }
+            let Some(head) = head(bytes, self.at)? else {
+                return Ok(None);
+            };
+            let initial_at = self.at;
+            self.at += head.len;
+            let top = &mut self.levels[self.depth - 1];
+            if head.major == 7 && head.argument.is_none() {
+                // a break ends the innermost indefinite-length item
+                if *top == UNTIL_BREAK {
+                    self.depth -= 1;
+                    continue;
                 }
-                continue;
+                return Err(CborError::Malformed {
+                    offset: initial_at,
+                    initial: 0xff,
+                });
             }
-            (2..=5, None) => UNTIL_BREAK,
-            (4, Some(n)) => n,
-            (5, Some(n)) => n
-                .checked_mul(2)
-                .filter(|n| *n != UNTIL_BREAK)
-                .ok_or_else(too_long)?,
-            (6, Some(_)) => 1,
-            _ => continue,
-        };
-        if open == UNTIL_BREAK && head.argument.is_some() {
-            return Err(too_long());
+            if *top != UNTIL_BREAK {
+                *top -= 1;
+            }
+            let open = match (head.major, head.argument) {
+                (2 | 3, Some(len)) => {
+                    self.at = usize::try_from(len)
+                        .ok()
+                        .and_then(|len| self.at.checked_add(len))
+                        .ok_or_else(too_long)?;
+                    continue;
+                }
+                (2..=5, None) => UNTIL_BREAK,
+                (4, Some(n)) => n,
+                (5, Some(n)) => n
+                    .checked_mul(2)
+                    .filter(|n| *n != UNTIL_BREAK)
+                    .ok_or_else(too_long)?,
+                (6, Some(_)) => 1,
+                _ => continue,
+            };
+            if open == UNTIL_BREAK && head.argument.is_some() {
+                return Err(too_long());
+            }
+            if self.depth > MAX_DEPTH {
+                return Err(CborError::TooDeep);
+            }
+            self.levels[self.depth] = open;
+            self.depth += 1;
         }
-        if depth > MAX_DEPTH {
-            return Err(CborError::TooDeep);
-        }
-        levels[depth] = open;
-        depth += 1;
     }
 }
 
@@ -287,27 +310,75 @@ fn decode_item<T: DeserializeOwned>(item: &[u8]) -> Result<T, CborError> {
 }
 
 /// A watch body's data items ([`Framing`] of CBOR sequences): each frame is one whole item,
-/// cut by its heads.
-#[derive(Debug, Clone, Copy)]
+/// cut by its heads. The scan of an item split across chunks goes on from where the last chunk
+/// ended, so each byte's head is read once however many chunks the item spans.
+#[derive(Debug)]
 pub(crate) struct Items {
     /// The longest item read; a longer one ends the body with an error.
-    pub(crate) max: usize,
+    max: usize,
+    /// The scan of the item being gathered across chunks.
+    resume: Mutex<Option<Box<Scan>>>,
+}
+
+impl fmt::Debug for Scan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scan")
+            .field("at", &self.at)
+            .field("depth", &self.depth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Items {
+    /// Items of at most `max` bytes.
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            max,
+            resume: Mutex::new(None),
+        }
+    }
+
+    fn resume(&self) -> std::sync::MutexGuard<'_, Option<Box<Scan>>> {
+        self.resume
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl Framing for Items {
     fn frame(&self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
-        Ok(item_end(bytes, 0, self.max)
-            .map_err(decode_error)?
-            .map(|end| Frame {
-                payload: 0..end,
-                next: end,
-            }))
+        let mut scan = Scan::new(0);
+        let end = scan.run(bytes, 0, self.max).map_err(decode_error)?;
+        let mut resume = self.resume();
+        match end {
+            Some(end) => {
+                *resume = None;
+                Ok(Some(Frame {
+                    payload: 0..end,
+                    next: end,
+                }))
+            }
+            None => {
+                // the bytes become the start of a frame gathered across chunks
+                *resume = Some(Box::new(scan));
+                Ok(None)
+            }
+        }
     }
 
     fn end_in(&self, started: &[u8], more: &[u8]) -> Result<Option<usize>, Error> {
-        Ok(item_end(Joined(started, more), 0, self.max)
+        let mut resume = self.resume();
+        let mut scan = resume.take().unwrap_or_else(|| Box::new(Scan::new(0)));
+        match scan
+            .run(Joined(started, more), 0, self.max)
             .map_err(decode_error)?
-            .map(|end| end - started.len()))
+        {
+            Some(end) => Ok(Some(end - started.len())),
+            None => {
+                *resume = Some(scan);
+                Ok(None)
+            }
+        }
     }
 
     fn reads_an_unended_last_frame(&self) -> bool {

@@ -351,7 +351,7 @@ where
             let chunks = body.into_data_stream().map_err(classify);
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
             if wire == Wire::Cbor {
-                let events = decode_frames(chunks, Items { max: MAX_CBOR_EVENT }, CborEvents(PhantomData));
+                let events = decode_frames(chunks, Items::new(MAX_CBOR_EVENT), CborEvents(PhantomData));
                 return Ok(events.take_until(deadline).boxed());
             }
             if wire == Wire::Protobuf {

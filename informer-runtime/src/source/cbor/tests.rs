@@ -220,13 +220,9 @@ fn chunks(
 use futures::Stream;
 
 async fn decode_body(body: &[u8], size: usize) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
-    decode_frames(
-        chunks(body, size),
-        Items { max: 1 << 20 },
-        CborEvents(PhantomData),
-    )
-    .collect()
-    .await
+    decode_frames(chunks(body, size), Items::new(1 << 20), CborEvents(PhantomData))
+        .collect()
+        .await
 }
 
 fn describe(events: &[Result<WatchEvent<ConfigMap>, Error>]) -> Vec<String> {
@@ -360,11 +356,37 @@ fn dynamic_objects_decode_as_from_json() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");
-    let events: Vec<Result<WatchEvent<DynamicObject>, Error>> = runtime.block_on(
-        decode_frames(chunks(&body, 11), Items { max: 1 << 20 }, CborEvents(PhantomData)).collect(),
-    );
+    let events: Vec<Result<WatchEvent<DynamicObject>, Error>> = runtime
+        .block_on(decode_frames(chunks(&body, 11), Items::new(1 << 20), CborEvents(PhantomData)).collect());
     assert!(
         matches!(&events[..], [Ok(WatchEvent::Added(a)), Ok(WatchEvent::Deleted(d))] if *a == from_json && *d == from_json),
         "{events:?}"
+    );
+}
+
+#[test]
+fn a_scan_split_across_chunks_goes_on_where_it_stopped() {
+    let mut body = event("ADDED", &config_map("a", 1));
+    body.extend(event("MODIFIED", &config_map("a", 2)));
+    let first = event("ADDED", &config_map("a", 1)).len();
+    let items = Items::new(1 << 20);
+    // the first chunk ends inside the first item: the scan stops there
+    assert_eq!(items.frame(&body[..5]).ok().flatten(), None);
+    let mut started = body[..5].to_vec();
+    let mut at = 5;
+    // more chunks, each read from where the last ended, until the item's end is in one
+    let end = loop {
+        let more = &body[at..(at + 3).min(body.len())];
+        if let Some(end) = items.end_in(&started, more).ok().flatten() {
+            break started.len() + end;
+        }
+        started.extend_from_slice(more);
+        at += more.len();
+    };
+    assert_eq!(end, first);
+    // the next frame starts afresh
+    assert_eq!(
+        items.frame(&body[first..]).ok().flatten().map(|f| f.next),
+        Some(body.len() - first)
     );
 }
