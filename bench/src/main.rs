@@ -60,6 +60,10 @@
 //! simd-json, with kube-rs's framing and ours on the watch lines (see [`decode`]); and the
 //! protobuf watch frames with prost and with ours (see [`decode_protobuf`]).
 //!
+//! The custom resource phase (`--only custom`; part of every run unless `--only` leaves it out)
+//! reads a 6.8 KiB CRD type over JSON and CBOR: the floors, kube-rs and ours, each in a child
+//! process (`--custom-child`), and the CBOR crates' decoding (see [`custom`]).
+//!
 //! To profile one consumer's watch phase: `--only ours3 --passes 1` (or `--only floor`) with
 //! `BENCH_PERF_CTL` set to a perf control FIFO; `enable` is written to it when the watch phase
 //! begins:
@@ -70,6 +74,7 @@
 //! ```
 
 mod cpu;
+mod custom;
 mod decode;
 mod decode_protobuf;
 mod floor;
@@ -100,8 +105,9 @@ use crate::{
     server::Server,
 };
 
-/// With `--features mimalloc`, every consumer allocates with mimalloc.
-#[cfg(feature = "mimalloc")]
+/// With `--features mimalloc`, every consumer allocates with mimalloc (not in test builds, which
+/// count allocations).
+#[cfg(all(feature = "mimalloc", not(test)))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -158,6 +164,9 @@ enum Timed {
     /// A controller sharded over 1, 2 and 4 shards (one process each): memory per shard and
     /// total reconciles per second. Only run when chosen.
     Sharding,
+    /// Custom resources of a large operator's size over JSON and CBOR: the floors, kube-rs and
+    /// ours, each in a child process, and the CBOR crates' decoding (see [`custom`]).
+    Custom,
 }
 
 /// Pods of the memory run at scale (our informer, full pods), besides the default size.
@@ -246,6 +255,10 @@ struct Args {
     /// three quarters of it, retry period a quarter).
     #[arg(long, default_value_t = 2000)]
     handover_lease_ms: u64,
+    /// Child mode: measure this consumer of the custom resource phase against `--url` (with
+    /// `--pods` objects and `--events` events).
+    #[arg(long, value_enum, requires = "url")]
+    custom_child: Option<custom::Consumer>,
     /// Child mode: run the hand-over part's sharder or a shard (`--shard-name`) against the
     /// test server at `--url` until standard input closes.
     #[arg(long, value_enum, requires = "url")]
@@ -352,7 +365,12 @@ impl Args {
             || self.only.iter().any(|t| {
                 !matches!(
                     t,
-                    Timed::Reconcile | Timed::Listers | Timed::Scoped | Timed::Priority | Timed::Sharding
+                    Timed::Reconcile
+                        | Timed::Listers
+                        | Timed::Scoped
+                        | Timed::Priority
+                        | Timed::Sharding
+                        | Timed::Custom
                 )
             })
     }
@@ -378,6 +396,11 @@ fn main() -> ExitCode {
     if let Some(queue) = args.priority_latency {
         let url = args.url.as_deref().unwrap_or_default();
         priority::child(queue, url, args.priority_settings());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(consumer) = args.custom_child {
+        let url = args.url.as_deref().unwrap_or_default();
+        custom::child(consumer, url, pods, args.events());
         return ExitCode::SUCCESS;
     }
     if let Some(role) = args.handover_role {
@@ -437,6 +460,20 @@ fn main() -> ExitCode {
             "both queues reconciled {} pods and saw every live change",
             settings.objects
         ));
+    }
+    if args.times(Timed::Custom) {
+        let (markdown, custom_problems) = custom::phase(
+            pods,
+            args.events(),
+            args.decode_rounds.unwrap_or(if args.quick { 1 } else { 3 }),
+        );
+        println!("{markdown}");
+        if custom_problems.is_empty() {
+            summary.push(format!(
+                "every custom resource consumer cached {pods} objects and the last event"
+            ));
+        }
+        problems.extend(custom_problems);
     }
     if args.runs_sharding_part(ShardingPart::Memory) {
         let settings = args.sharding_settings();

@@ -202,8 +202,9 @@ pub(crate) const SKIPPING_PREFIX: &str = "ours (protobuf, default, managedFields
 /// The consumer's name in the tables.
 fn consumer_name(handlers: usize, initial: InitialList, placement: Placement, reading: Reading) -> String {
     let mut name = match (reading.encoding, reading.skip_managed_fields) {
-        (Encoding::Protobuf, false) => PROTOBUF_PREFIX.to_owned(),
-        (Encoding::Protobuf, true) => SKIPPING_PREFIX.to_owned(),
+        // pods are protobuf with CBOR too
+        (Encoding::Protobuf | Encoding::Cbor, false) => PROTOBUF_PREFIX.to_owned(),
+        (Encoding::Protobuf | Encoding::Cbor, true) => SKIPPING_PREFIX.to_owned(),
         (Encoding::Json, _) => JSON_PREFIX.to_owned(),
     };
     name.push_str(&match initial {

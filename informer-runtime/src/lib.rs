@@ -168,11 +168,35 @@
 //! panics caught and retried, deleted objects not reconciled, its own writes seen before
 //! the next reconcile of an object, graceful shutdown).
 //!
+//! # Wire formats
+//!
+//! A [`KubeListerWatcher`](source::KubeListerWatcher) (and so every factory informer) asks
+//! for what [`source::Encoding`] says, set on the lister-watcher or on the factory's
+//! [`Builder::encoding`](factory::Builder::encoding):
+//!
+//! | encoding | built-in types | custom resources | metadata-only informers |
+//! |---|---|---|---|
+//! | [`Protobuf`](source::Encoding::Protobuf) (the default) | protobuf, by the decoders `k8s-protobuf` generates | JSON | protobuf `PartialObjectMetadata` |
+//! | [`Cbor`](source::Encoding::Cbor) | protobuf | CBOR (`application/cbor`; watches `application/cbor-seq`) | CBOR `PartialObjectMetadata` |
+//! | [`Json`](source::Encoding::Json) | JSON | JSON | JSON |
+//!
+//! Whatever was asked, the answer is read as its `Content-Type` says: a server that answers
+//! JSON (one without CBOR, before kube-apiserver's `CBORServingAndStorage`) is read as JSON.
+//! CBOR is read as kube-apiserver writes it (every string a byte string, keys included, the
+//! self-described tag on answers, events and their objects) straight into the caller's
+//! types, with JSON's presence rules: a missing field is `None` or its default, unknown fields
+//! are passed over. A watch body's items are cut by their heads as chunks arrive, without
+//! decoding them twice; an item cut short or malformed is a decode error, never a panic, and
+//! the reflector handles it as any other. A lister-watcher with fields to
+//! [skip](source::KubeListerWatcher::skip_fields) reads custom resources in JSON, where they
+//! are skipped. CBOR is opt-in: on the benchmark's custom resource it was no clearer win
+//! than run-to-run noise over JSON (`bench/README.md`).
+//!
 //! # Modules
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`source`] | the [`ListerWatcher`](source::ListerWatcher) contract and [`KubeListerWatcher`](source::KubeListerWatcher), its implementation on a [`kube::Api`], which reads built-in types in protobuf by default ([`source::Encoding`]) through the decoders `k8s-protobuf` generates, and skips the fields a [`source::FieldPath`] names as it reads |
+//! | [`source`] | the [`ListerWatcher`](source::ListerWatcher) contract and [`KubeListerWatcher`](source::KubeListerWatcher), its implementation on a [`kube::Api`], which reads built-in types in protobuf by default ([`source::Encoding`]) through the decoders `k8s-protobuf` generates (custom resources in JSON, or in CBOR when asked), and skips the fields a [`source::FieldPath`] names as it reads |
 //! | [`protobuf`] | Kubernetes' protobuf documents and watch frames, decoded into any `Deserialize` type by the serde decoder ([`protobuf::from_slice`], the reference the generated decoders are tested against), and encoded from JSON (re-exported from `informer-apimachinery`, which the test server shares) |
 //! | [`reflector`] | the [`Reflector`](reflector::Reflector): list, watch, relist, backoff |
 //! | [`key`] | [`ObjectKey`], the one name of an object in stores, queues, tombstones, handlers and controllers |

@@ -180,7 +180,9 @@ impl Builder {
 
     /// What the factory's informers ask the API server for: [`Encoding::Protobuf`] (the
     /// default: protobuf for built-in types, as client-go's controllers read them, JSON for
-    /// custom resources) or [`Encoding::Json`] (see [`Encoding`] for what each costs). Informers made
+    /// custom resources), [`Encoding::Cbor`] (protobuf for built-in types, CBOR for custom
+    /// resources and metadata-only informers) or [`Encoding::Json`] (JSON only; see
+    /// [`Encoding`] for what each costs). Informers made
     /// by [`informer_for`](super::SharedInformerFactory::informer_for) build their own lister-watcher:
     /// pass it [`InformerContext::encoding`](super::InformerContext::encoding).
     ///

@@ -3,6 +3,7 @@
 use std::{
     error::Error as StdError,
     fmt::Debug,
+    marker::PhantomData,
     sync::{
         Arc, OnceLock,
         atomic::{AtomicBool, Ordering},
@@ -22,7 +23,9 @@ use serde::de::DeserializeOwned;
 
 use crate::{
     protobuf,
-    source::encoding::{Asked, Encoding, is_protobuf, protobuf_accept},
+    source::body_frames::decode_frames,
+    source::cbor::{self, CborEvents, Items},
+    source::encoding::{Asked, Encoding, Wire, cbor_accept, protobuf_accept, wire},
     source::json_objects::JsonObjects,
     source::protobuf_objects::ProtobufObjects,
     source::protobuf_watch_body::decode_protobuf_watch_body,
@@ -33,6 +36,10 @@ use crate::{
 /// The client gives up on a watch this long after the server should have closed it: a
 /// connection that died silently is noticed, and the watch re-opened.
 const WATCH_IDLE_MARGIN: Duration = Duration::from_secs(5);
+
+/// The longest CBOR watch event read (an object is at most 1.5 MiB in etcd); a longer one
+/// means the stream is not what it claims to be.
+const MAX_CBOR_EVENT: usize = 64 << 20;
 
 /// The timeout of a watch whose options set none (kube's default).
 const DEFAULT_WATCH_TIMEOUT: u32 = 290;
@@ -50,7 +57,8 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// the text finds every array's length, which serde then allocates at once): a cache holds no
 /// room left by a vector's doubling, without a copy of each object. Built-in types are read in
 /// protobuf by default ([`Encoding`], [`encoding`](Self::encoding)), as client-go's
-/// controllers read them, also with every `Vec` at its length.
+/// controllers read them, also with every `Vec` at its length; custom resources in JSON, or in
+/// CBOR with [`Encoding::Cbor`].
 ///
 /// For `kube::core::PartialObjectMeta<K>` it asks for metadata only (client-go's metadata
 /// client): the server sends `PartialObjectMetadata` objects, with `metadata` and nothing
@@ -125,7 +133,9 @@ impl<K> KubeListerWatcher<K> {
 
     /// What to ask the API server for: [`Encoding::Protobuf`] (the default: protobuf for
     /// built-in types and metadata-only objects, decoded straight into `K` by the decoders
-    /// `k8s-protobuf` generates) or [`Encoding::Json`].
+    /// `k8s-protobuf` generates), [`Encoding::Cbor`] (CBOR for custom resources and
+    /// metadata-only objects, decoded straight into `K`; not with fields to
+    /// [skip](Self::skip_fields), which keep custom resources in JSON) or [`Encoding::Json`].
     #[must_use]
     pub fn encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;
@@ -154,12 +164,24 @@ impl<K> KubeListerWatcher<K> {
         self
     }
 
-    /// Asks for protobuf first in `request`'s `Accept` when the encoding and the type allow it.
+    /// Asks for protobuf or CBOR first in `request`'s `Accept` when the encoding and the type
+    /// allow it.
     fn negotiate(&self, request: &mut http::Request<Vec<u8>>, metadata: bool, asked: Asked) {
-        if self.encoding == Encoding::Json || self.json_from_now_on.load(Ordering::Relaxed) {
+        if self.encoding == Encoding::Json {
             return;
         }
-        if let Some(accept) = protobuf_accept(request.uri().path(), metadata, asked) {
+        let path = request.uri().path();
+        // CBOR objects are read whole: fields to skip are skipped by the JSON reader instead
+        let cbor = (self.encoding == Encoding::Cbor && self.skip_fields.is_empty())
+            .then(|| cbor_accept(path, metadata, asked))
+            .flatten();
+        let protobuf = || {
+            if self.json_from_now_on.load(Ordering::Relaxed) {
+                return None;
+            }
+            protobuf_accept(path, metadata, asked)
+        };
+        if let Some(accept) = cbor.or_else(protobuf) {
             request.headers_mut().insert(http::header::ACCEPT, accept);
         }
     }
@@ -289,15 +311,16 @@ where
             }
             .map_err(|source| build_error("list", url, source))?;
             self.negotiate(&mut request, K::metadata_api(), Asked::List);
-            let (in_protobuf, body) = self.send("list", request).await?;
+            let (wire, body) = self.send("list", request).await?;
             let bytes = body.collect().await.map_err(classify)?.to_bytes();
-            if in_protobuf {
-                return self
+            match wire {
+                Wire::Protobuf => self
                     .protobuf_objects()
                     .list(&bytes)
-                    .map_err(|err| protobuf_error(&self.json_from_now_on, url, err));
+                    .map_err(|err| protobuf_error(&self.json_from_now_on, url, err)),
+                Wire::Cbor => cbor::list(&bytes).map_err(|err| Error::Decode(Box::new(err))),
+                Wire::Json => self.json.list(&bytes).map_err(|err| Error::Decode(Box::new(err))),
             }
-            self.json.list(&bytes).map_err(|err| Error::Decode(Box::new(err)))
         }
         .boxed()
     }
@@ -324,10 +347,14 @@ where
                 http::HeaderValue::from_static("identity"),
             );
             self.negotiate(&mut request, K::metadata_api(), Asked::Watch);
-            let (in_protobuf, body) = self.send("watch", request).await?;
+            let (wire, body) = self.send("watch", request).await?;
             let chunks = body.into_data_stream().map_err(classify);
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
-            if in_protobuf {
+            if wire == Wire::Cbor {
+                let events = decode_frames(chunks, Items::new(MAX_CBOR_EVENT), CborEvents(PhantomData));
+                return Ok(events.take_until(deadline).boxed());
+            }
+            if wire == Wire::Protobuf {
                 let objects = self.protobuf_objects();
                 let (json_from_now_on, url) = (self.json_from_now_on.clone(), url.to_owned());
                 let events = decode_protobuf_watch_body(chunks, objects).map(move |event| match event {
@@ -383,7 +410,7 @@ where
 
 impl<K: Resource + Clone> KubeListerWatcher<K> {
     /// Sends `request` (see [`send`]).
-    async fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<(bool, Body), Error> {
+    async fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<(Wire, Body), Error> {
         send(
             self.api.clone().into_client(),
             self.response_timeout,
@@ -394,16 +421,16 @@ impl<K: Resource + Clone> KubeListerWatcher<K> {
     }
 }
 
-/// Sends `request` and returns whether its successful response is protobuf, and its body; an
-/// error response becomes its `Status` (or one built from its text when it is neither a JSON
-/// nor a protobuf `Status`). Gives up when no response starts within `response_timeout`. Not
+/// Sends `request` and returns what its successful response is (JSON, protobuf or CBOR), and
+/// its body; an error response becomes its `Status` (or one built from its text when it is no
+/// `Status` in the answer's encoding). Gives up when no response starts within `response_timeout`. Not
 /// generic: compiled once, whatever the lister-watcher's type.
 async fn send(
     client: Client,
     response_timeout: Duration,
     verb: &'static str,
     request: http::Request<Vec<u8>>,
-) -> Result<(bool, Body), Error> {
+) -> Result<(Wire, Body), Error> {
     let url = request.uri().path().to_owned();
     let response = tokio::time::timeout(response_timeout, client.send(request.map(Body::from)))
         .await
@@ -414,15 +441,15 @@ async fn send(
         })?
         .map_err(classify)?;
     let code = response.status();
-    let in_protobuf = is_protobuf(response.headers().get(http::header::CONTENT_TYPE));
+    let wire = wire(response.headers().get(http::header::CONTENT_TYPE));
     if code.is_success() {
-        return Ok((in_protobuf, response.into_body()));
+        return Ok((wire, response.into_body()));
     }
     let text = response.into_body().collect().await.map_err(classify)?.to_bytes();
-    let status = if in_protobuf {
-        protobuf::from_slice::<Status>(&text).ok()
-    } else {
-        serde_json::from_slice::<Status>(&text).ok()
+    let status = match wire {
+        Wire::Protobuf => protobuf::from_slice::<Status>(&text).ok(),
+        Wire::Cbor => cbor::from_slice::<Status>(&text).ok(),
+        Wire::Json => serde_json::from_slice::<Status>(&text).ok(),
     };
     Err(Error::Api(Box::new(
         status.filter(|status| status.code != 0).unwrap_or_else(|| {

@@ -4,6 +4,9 @@
 //! [`ListerWatcher`] to feed informers from anything else (the `testing` feature has a fake).
 
 mod body_frames;
+mod cbor;
+#[cfg(test)]
+mod cbor_tests;
 mod encoding;
 mod exact_json;
 mod field_path;

@@ -71,6 +71,38 @@ pub fn decode_text<T: DeserializeOwned>(text: &str) -> serde_json::Result<T> {
     exact_json::from_str(text)
 }
 
+/// Decodes one CBOR data item (an answer, in the self-described tag or not) as the
+/// lister-watcher decodes CBOR lists, for the workspace's benchmark.
+///
+/// # Errors
+///
+/// [`Error::Decode`] when the item is cut short, malformed, or does not fit `T`.
+#[cfg(feature = "unstable-watch-body")]
+pub fn decode_cbor<T: DeserializeOwned>(item: &[u8]) -> Result<T, Error> {
+    crate::source::cbor::from_slice(item).map_err(|err| Error::Decode(Box::new(err)))
+}
+
+/// Decodes one item of a CBOR watch body as the lister-watcher does, for the workspace's
+/// benchmark.
+///
+/// # Errors
+///
+/// As the watch body's decoder reports an item: [`Error::Decode`], or [`Error::Api`] for a
+/// `Status`.
+#[cfg(feature = "unstable-watch-body")]
+pub fn decode_cbor_event<K: DeserializeOwned>(item: &[u8]) -> Result<WatchEvent<K>, Error> {
+    crate::source::cbor::decode_event(item)
+}
+
+/// `deserializer` with its byte strings read as strings where a string is wanted (as the CBOR
+/// decoder reads kube-apiserver's CBOR), for comparing CBOR crates in the benchmark.
+#[cfg(feature = "unstable-watch-body")]
+pub fn cbor_texts<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> impl serde::Deserializer<'de, Error = D::Error> {
+    crate::source::cbor::Texts(deserializer)
+}
+
 /// [`decode_watch_body`], passing over what `skip` names in each event.
 pub(crate) fn decode_watch_body_skipping<K, S, E>(
     body: S,

@@ -32,7 +32,7 @@ use informer_runtime::{
     reflector::{self, InitialListStrategy, backoff},
     source::{ApiScope, KubeListerWatcher},
 };
-use informer_testserver::{Failure, ResetProxy, TestServer};
+use informer_testserver::{Failure, ResetProxy, ResourceType, TestServer};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::{
     Resource,
@@ -169,6 +169,13 @@ pub async fn run_schedule_with(schedule: &Schedule, options: RunOptions) -> Resu
         .await
         .expect("the test server starts");
     crate::create_namespaces(&server, NAMESPACES);
+    server.register(ResourceType::new(
+        "fault.example.com",
+        "v1",
+        Kind::ConfigMirrors.api_kind(),
+        Kind::ConfigMirrors.plural(),
+        true,
+    ));
     let mut revision = 0;
     for step in &schedule.setup {
         if step.is_workload() {
@@ -230,7 +237,7 @@ async fn tasks_end(before: usize) -> Result<(), Violation> {
 pub fn object_name(kind: Kind, index: u8) -> String {
     match kind {
         Kind::Pods => format!("pod-{index}"),
-        Kind::ConfigMaps => format!("cm-{index}"),
+        Kind::ConfigMaps | Kind::ConfigMirrors => format!("cm-{index}"),
     }
 }
 
@@ -258,12 +265,89 @@ fn new_object(kind: Kind, namespace: &str, name: &str, front: bool) -> Value {
             "metadata": metadata,
             "data": {"payload": "initial"},
         }),
+        Kind::ConfigMirrors => json!({
+            "apiVersion": Kind::ConfigMirrors.api_version(),
+            "kind": "ConfigMirror",
+            "metadata": metadata,
+            "spec": {"payload": "initial", "sizes": [1, 2, 3]},
+        }),
     }
+}
+
+/// A custom resource that mirrors each config map, read over CBOR by its own informer.
+pub mod mirror {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// The spec of a `ConfigMirror`.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+    #[kube(
+        group = "fault.example.com",
+        version = "v1",
+        kind = "ConfigMirror",
+        namespaced,
+        derive = "PartialEq"
+    )]
+    pub struct ConfigMirrorSpec {
+        /// A payload.
+        pub payload: String,
+        /// Some numbers.
+        #[serde(default)]
+        pub sizes: Vec<u32>,
+    }
+}
+
+/// Makes the server fail the requests a `Fail` or `Throttle` step names.
+fn fail(server: &TestServer, step: &Step) {
+    match *step {
+        Step::Fail {
+            code,
+            verb,
+            kind,
+            times,
+        } => server.fail_next(
+            Failure::new(code)
+                .verb(verb.as_str())
+                .resource(kind.plural())
+                .times(times),
+        ),
+        Step::Throttle { verb, kind } => server.fail_next(
+            Failure::new(429)
+                .verb(verb.as_str())
+                .resource(kind.plural())
+                .retry_after(1),
+        ),
+        _ => {}
+    }
+}
+
+/// The same step on the config map mirror, for a step on a config map.
+fn mirrored(step: &Step) -> Option<Step> {
+    let mut mirrored = *step;
+    let kind = match &mut mirrored {
+        Step::Create { kind, .. }
+        | Step::Update { kind, .. }
+        | Step::Relabel { kind, .. }
+        | Step::Poison { kind, .. }
+        | Step::Delete { kind, .. }
+        | Step::Fail { kind, .. }
+        | Step::Throttle { kind, .. } => kind,
+        _ => return None,
+    };
+    if *kind != Kind::ConfigMaps {
+        return None;
+    }
+    *kind = Kind::ConfigMirrors;
+    Some(mirrored)
 }
 
 /// Applies a workload step through the server's Rust API (so faults never hit the workload);
 /// a step that no longer applies (the object is missing, or already exists) is skipped.
 fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
+    if let Some(mirrored) = mirrored(step) {
+        apply_workload(server, &mirrored, &mut revision.clone());
+    }
     let target = |kind: Kind, namespace: u8, name: u8| {
         (
             kind,
@@ -290,7 +374,7 @@ fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
             *revision += 1;
             let revision = revision.to_string();
             server
-                .get("v1", kind.api_kind(), Some(namespace), &name)
+                .get(kind.api_version(), kind.api_kind(), Some(namespace), &name)
                 .and_then(|mut object| {
                     object["metadata"]["annotations"][REVISION_ANNOTATION] = json!(revision);
                     server.update(object).map(drop)
@@ -304,7 +388,7 @@ fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
         } => {
             let (kind, namespace, name) = target(kind, namespace, name);
             server
-                .get("v1", kind.api_kind(), Some(namespace), &name)
+                .get(kind.api_version(), kind.api_kind(), Some(namespace), &name)
                 .and_then(|mut object| {
                     object["metadata"]["labels"][TIER_LABEL] = json!(tier(front));
                     server.update(object).map(drop)
@@ -318,7 +402,7 @@ fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
         } => {
             let (kind, namespace, name) = target(kind, namespace, name);
             server
-                .get("v1", kind.api_kind(), Some(namespace), &name)
+                .get(kind.api_version(), kind.api_kind(), Some(namespace), &name)
                 .and_then(|mut object| {
                     match poison.annotation_value() {
                         Some(value) => object["metadata"]["annotations"][POISON_ANNOTATION] = json!(value),
@@ -338,7 +422,7 @@ fn apply_workload(server: &TestServer, step: &Step, revision: &mut u64) {
         } => {
             let (kind, namespace, name) = target(kind, namespace, name);
             server
-                .delete("v1", kind.api_kind(), Some(namespace), &name)
+                .delete(kind.api_version(), kind.api_kind(), Some(namespace), &name)
                 .map(drop)
         }
         _ => Ok(()),
@@ -498,7 +582,7 @@ impl<K: CachedObject> Observed<K> {
     fn server_state(&self, server: &TestServer) -> State<K> {
         let kind = self.id.kind();
         let objects = server
-            .list("v1", kind.api_kind(), self.id.namespace())
+            .list(kind.api_version(), kind.api_kind(), self.id.namespace())
             .expect("the server lists its objects");
         objects
             .into_iter()
@@ -791,6 +875,11 @@ impl World {
             .encoding(informer_runtime::source::Encoding::Json)
             .watch_error_handler(hook("namespaced"))
             .build();
+        // The config map mirrors, a custom resource, are read over CBOR.
+        let cbor = SharedInformerFactory::builder(client.clone())
+            .encoding(informer_runtime::source::Encoding::Cbor)
+            .watch_error_handler(hook("cbor"))
+            .build();
         let selected = SharedInformerFactory::builder(client)
             .tweak_list_options(|options| {
                 options.label_selector = Some(format!("{TIER_LABEL}={SELECTED_TIER}"));
@@ -803,9 +892,10 @@ impl World {
             observe::<ConfigMap>(&cluster, InformerId::ClusterConfigMaps, schedule, &synced),
             observe::<Pod>(&namespaced, InformerId::NamespacedPods, schedule, &synced),
             observe::<Pod>(&selected, InformerId::SelectedPods, schedule, &synced),
+            observe::<mirror::ConfigMirror>(&cbor, InformerId::ClusterMirrors, schedule, &synced),
         ];
         let world = Self {
-            factories: vec![cluster, namespaced, selected],
+            factories: vec![cluster, namespaced, selected, cbor],
             observed,
             census: HandlerCensus::default(),
             synced,
@@ -915,23 +1005,12 @@ impl World {
             Step::DropWatchesAfter { events } => server.drop_watches_after(events),
             Step::Restart => server.restart(),
             Step::Compact => server.compact(),
-            Step::Fail {
-                code,
-                verb,
-                kind,
-                times,
-            } => server.fail_next(
-                Failure::new(code)
-                    .verb(verb.as_str())
-                    .resource(kind.plural())
-                    .times(times),
-            ),
-            Step::Throttle { verb, kind } => server.fail_next(
-                Failure::new(429)
-                    .verb(verb.as_str())
-                    .resource(kind.plural())
-                    .retry_after(1),
-            ),
+            Step::Fail { .. } | Step::Throttle { .. } => {
+                fail(server, step);
+                if let Some(mirrored) = mirrored(step) {
+                    fail(server, &mirrored);
+                }
+            }
             Step::ClearFaults => server.clear_faults(),
             Step::Delay { millis: 0 } => server.set_delay(None),
             Step::Delay { millis } => server.set_delay(Some(Duration::from_millis(millis))),

@@ -43,6 +43,9 @@ pub enum Kind {
     Pods,
     /// `v1` config maps.
     ConfigMaps,
+    /// `fault.example.com/v1` `ConfigMirror`s, a custom resource: never named by a schedule's
+    /// steps, the harness copies every config map step onto a mirror of the same name.
+    ConfigMirrors,
 }
 
 impl Kind {
@@ -51,6 +54,15 @@ impl Kind {
         match self {
             Self::Pods => "pods",
             Self::ConfigMaps => "configmaps",
+            Self::ConfigMirrors => "configmirrors",
+        }
+    }
+
+    /// The `apiVersion` of the objects.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Self::Pods | Self::ConfigMaps => "v1",
+            Self::ConfigMirrors => "fault.example.com/v1",
         }
     }
 
@@ -59,6 +71,7 @@ impl Kind {
         match self {
             Self::Pods => "Pod",
             Self::ConfigMaps => "ConfigMap",
+            Self::ConfigMirrors => "ConfigMirror",
         }
     }
 }
@@ -115,10 +128,13 @@ pub enum InformerId {
     NamespacedPods,
     /// Pods of all namespaces labelled `tier=front`.
     SelectedPods,
+    /// Config map mirrors (a custom resource) of all namespaces, read over CBOR.
+    ClusterMirrors,
 }
 
 impl InformerId {
-    /// Every informer, in creation order.
+    /// Every informer a schedule's steps name, in creation order (the config map mirrors'
+    /// informer, created last, is never named: schedules stay what their seeds made them).
     pub const ALL: [Self; 4] = [
         Self::ClusterPods,
         Self::ClusterConfigMaps,
@@ -130,6 +146,7 @@ impl InformerId {
     pub fn kind(self) -> Kind {
         match self {
             Self::ClusterConfigMaps => Kind::ConfigMaps,
+            Self::ClusterMirrors => Kind::ConfigMirrors,
             _ => Kind::Pods,
         }
     }
@@ -148,6 +165,7 @@ impl InformerId {
             Self::ClusterPods | Self::ClusterConfigMaps => "cluster",
             Self::NamespacedPods => "namespaced",
             Self::SelectedPods => "selected",
+            Self::ClusterMirrors => "cbor",
         }
     }
 
@@ -163,6 +181,7 @@ impl InformerId {
             Self::ClusterConfigMaps => "cluster configmaps",
             Self::NamespacedPods => "namespaced pods",
             Self::SelectedPods => "selected pods",
+            Self::ClusterMirrors => "cluster configmirrors over CBOR",
         }
     }
 }
