@@ -11,8 +11,7 @@
 
 use std::{fmt, marker::PhantomData, sync::Mutex};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use kube::core::{ObjectList, Status, TypeMeta, WatchEvent, watch::Bookmark};
+use kube::core::{ObjectList, Status, WatchEvent, watch::Bookmark};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, IntoDeserializer, MapAccess,
     SeqAccess, Visitor, value::MapAccessDeserializer,
@@ -21,6 +20,7 @@ use serde::de::{
 use crate::source::{
     Error,
     body_frames::{Frame, FrameDecoder, Framing},
+    list_fields::ListFields,
 };
 
 /// The media type of a CBOR answer.
@@ -278,29 +278,8 @@ pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CborErr
 /// The list a CBOR answer holds, read as the JSON list is (a list without its kind is a `v1`
 /// `List`).
 pub(crate) fn list<K: DeserializeOwned + Clone>(bytes: &[u8]) -> Result<ObjectList<K>, CborError> {
-    let list: CborList<K> = from_slice(bytes)?;
-    Ok(ObjectList {
-        types: match (list.api_version, list.kind) {
-            (Some(api_version), Some(kind)) => TypeMeta { api_version, kind },
-            _ => TypeMeta {
-                api_version: "v1".to_owned(),
-                kind: "List".to_owned(),
-            },
-        },
-        metadata: list.metadata,
-        items: list.items.unwrap_or_default(),
-    })
-}
-
-/// A list's fields, each read where it is.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", bound = "K: DeserializeOwned")]
-struct CborList<K> {
-    api_version: Option<String>,
-    kind: Option<String>,
-    #[serde(default)]
-    metadata: ListMeta,
-    items: Option<Vec<K>>,
+    let list: ListFields<K> = from_slice(bytes)?;
+    Ok(list.into_object_list())
 }
 
 /// Decodes one untagged, complete data item.

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use kube::core::{ObjectList, TypeMeta};
+use kube::core::ObjectList;
 use serde::de::DeserializeOwned;
 
 use crate::source::{
     FieldPath,
     exact_json::{self, DecodeError, Skip},
+    list_fields::ListFields,
 };
 
 /// The JSON decoding of one lister-watcher's objects.
@@ -44,31 +44,9 @@ impl JsonObjects {
         &self,
         body: &[u8],
     ) -> Result<ObjectList<K>, DecodeError> {
-        let list: JsonList<K> = exact_json::decode_slice_skipping(body, self.list.as_deref())?;
-        Ok(ObjectList {
-            // as `ObjectList` reads a list without them
-            types: match (list.api_version, list.kind) {
-                (Some(api_version), Some(kind)) => TypeMeta { api_version, kind },
-                _ => TypeMeta {
-                    api_version: "v1".to_owned(),
-                    kind: "List".to_owned(),
-                },
-            },
-            metadata: list.metadata,
-            items: list.items.unwrap_or_default(),
-        })
+        let list: ListFields<K> = exact_json::decode_slice_skipping(body, self.list.as_deref())?;
+        Ok(list.into_object_list())
     }
-}
-
-/// A list's fields, each read where it is.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase", bound = "K: DeserializeOwned")]
-struct JsonList<K> {
-    api_version: Option<String>,
-    kind: Option<String>,
-    #[serde(default)]
-    metadata: ListMeta,
-    items: Option<Vec<K>>,
 }
 
 #[cfg(test)]

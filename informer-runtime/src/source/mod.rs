@@ -12,6 +12,7 @@ mod exact_json;
 mod field_path;
 mod json_objects;
 mod kube_lister_watcher;
+mod list_fields;
 pub(crate) mod pager;
 mod protobuf_objects;
 #[cfg(test)]
