@@ -22,15 +22,16 @@ pub(crate) trait Framing {
     ///
     /// A frame that cannot be read (it claims more bytes than a frame may have): the body
     /// ends there.
-    fn frame(&self, bytes: &[u8]) -> Result<Option<Frame>, Error>;
+    fn frame(&mut self, bytes: &[u8]) -> Result<Option<Frame>, Error>;
 
-    /// How many bytes of `more` end the frame that `started` (the bytes of it so far) begins;
-    /// `None` when `more` does not end it either.
+    /// The frame that `started` (the bytes of it so far) begins, once `more` ends it: where
+    /// its payload is and where it ends, in the bytes of `started` followed by `more`; `None`
+    /// when `more` does not end it either.
     ///
     /// # Errors
     ///
     /// As [`frame`](Self::frame).
-    fn end_in(&self, started: &[u8], more: &[u8]) -> Result<Option<usize>, Error>;
+    fn end_in(&mut self, started: &[u8], more: &[u8]) -> Result<Option<Frame>, Error>;
 
     /// Whether the bytes a body ends with, without their frame's end, are a frame (a last
     /// JSON line without its newline is; a length-prefixed frame cut short is not).
@@ -61,15 +62,18 @@ pub(crate) trait FrameDecoder {
 pub(crate) struct Lines;
 
 impl Framing for Lines {
-    fn frame(&self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
+    fn frame(&mut self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
         Ok(memchr::memchr(b'\n', bytes).map(|end| Frame {
             payload: 0..end,
             next: end + 1,
         }))
     }
 
-    fn end_in(&self, _started: &[u8], more: &[u8]) -> Result<Option<usize>, Error> {
-        Ok(memchr::memchr(b'\n', more).map(|end| end + 1))
+    fn end_in(&mut self, started: &[u8], more: &[u8]) -> Result<Option<Frame>, Error> {
+        Ok(memchr::memchr(b'\n', more).map(|end| Frame {
+            payload: 0..started.len() + end,
+            next: started.len() + end + 1,
+        }))
     }
 
     fn reads_an_unended_last_frame(&self) -> bool {
@@ -107,7 +111,7 @@ impl LengthPrefixed {
 }
 
 impl Framing for LengthPrefixed {
-    fn frame(&self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
+    fn frame(&mut self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
         let Some(length) = self.claimed(bytes)? else {
             return Ok(None);
         };
@@ -118,7 +122,7 @@ impl Framing for LengthPrefixed {
         }))
     }
 
-    fn end_in(&self, started: &[u8], more: &[u8]) -> Result<Option<usize>, Error> {
+    fn end_in(&mut self, started: &[u8], more: &[u8]) -> Result<Option<Frame>, Error> {
         let missing_prefix = 4usize.saturating_sub(started.len()).min(more.len());
         let mut prefix = [0; 4];
         let known = started.len().min(4);
@@ -127,8 +131,12 @@ impl Framing for LengthPrefixed {
         let Some(length) = self.claimed(&prefix[..known + missing_prefix])? else {
             return Ok(None);
         };
-        let needed = (4 + length).saturating_sub(started.len());
-        Ok((more.len() >= needed).then_some(needed))
+        let next = 4 + length;
+        let needed = next.saturating_sub(started.len());
+        Ok((more.len() >= needed).then_some(Frame {
+            payload: 4..next,
+            next,
+        }))
     }
 
     fn reads_an_unended_last_frame(&self) -> bool {
@@ -228,10 +236,11 @@ where
             match self.body.next().await {
                 Some(Ok(chunk)) if self.split.is_empty() => self.chunk = chunk,
                 Some(Ok(chunk)) => match self.framing.end_in(&self.split, &chunk) {
-                    Ok(Some(end)) => {
+                    Ok(Some(frame)) => {
+                        let end = frame.next - self.split.len();
                         self.split.extend_from_slice(&chunk[..end]);
                         self.chunk = chunk.slice(end..);
-                        if self.split_item(decode)? {
+                        if self.split_item(frame.payload, decode) {
                             return Ok(true);
                         }
                     }
@@ -244,13 +253,10 @@ where
         }
     }
 
-    /// Decodes the frame gathered in `split`, which is complete.
-    fn split_item(&mut self, decode: &mut Decode<'_>) -> Result<bool, Error> {
-        let decoded = match self.framing.frame(&self.split) {
-            Ok(Some(frame)) => Ok(decode(&self.split[frame.payload], false)),
-            Ok(None) => Ok(false),
-            Err(error) => Err(error),
-        };
+    /// Decodes the frame gathered in `split`, which is complete, with its payload where the
+    /// framing found it.
+    fn split_item(&mut self, payload: Range<usize>, decode: &mut Decode<'_>) -> bool {
+        let decoded = decode(&self.split[payload], false);
         self.clear_split();
         decoded
     }

@@ -9,7 +9,7 @@
 //! wanted (as serde_json reads a JSON string): the presence rules are those of JSON (missing
 //! fields are `None` or defaults, unknown fields are passed over).
 
-use std::{fmt, marker::PhantomData, sync::Mutex};
+use std::{fmt, marker::PhantomData};
 
 use kube::core::{ObjectList, Status, WatchEvent, watch::Bookmark};
 use serde::de::{
@@ -296,7 +296,7 @@ pub(crate) struct Items {
     /// The longest item read; a longer one ends the body with an error.
     max: usize,
     /// The scan of the item being gathered across chunks.
-    resume: Mutex<Option<Box<Scan>>>,
+    resume: Option<Box<Scan>>,
 }
 
 impl fmt::Debug for Scan {
@@ -311,27 +311,17 @@ impl fmt::Debug for Scan {
 impl Items {
     /// Items of at most `max` bytes.
     pub(crate) fn new(max: usize) -> Self {
-        Self {
-            max,
-            resume: Mutex::new(None),
-        }
-    }
-
-    fn resume(&self) -> std::sync::MutexGuard<'_, Option<Box<Scan>>> {
-        self.resume
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        Self { max, resume: None }
     }
 }
 
 impl Framing for Items {
-    fn frame(&self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
+    fn frame(&mut self, bytes: &[u8]) -> Result<Option<Frame>, Error> {
         let mut scan = Scan::new(0);
         let end = scan.run(bytes, 0, self.max).map_err(decode_error)?;
-        let mut resume = self.resume();
         match end {
             Some(end) => {
-                *resume = None;
+                self.resume = None;
                 Ok(Some(Frame {
                     payload: 0..end,
                     next: end,
@@ -339,22 +329,24 @@ impl Framing for Items {
             }
             None => {
                 // the bytes become the start of a frame gathered across chunks
-                *resume = Some(Box::new(scan));
+                self.resume = Some(Box::new(scan));
                 Ok(None)
             }
         }
     }
 
-    fn end_in(&self, started: &[u8], more: &[u8]) -> Result<Option<usize>, Error> {
-        let mut resume = self.resume();
-        let mut scan = resume.take().unwrap_or_else(|| Box::new(Scan::new(0)));
+    fn end_in(&mut self, started: &[u8], more: &[u8]) -> Result<Option<Frame>, Error> {
+        let mut scan = self.resume.take().unwrap_or_else(|| Box::new(Scan::new(0)));
         match scan
             .run(Joined(started, more), 0, self.max)
             .map_err(decode_error)?
         {
-            Some(end) => Ok(Some(end - started.len())),
+            Some(end) => Ok(Some(Frame {
+                payload: 0..end,
+                next: end,
+            })),
             None => {
-                *resume = Some(scan);
+                self.resume = Some(scan);
                 Ok(None)
             }
         }

@@ -369,7 +369,7 @@ fn a_scan_split_across_chunks_goes_on_where_it_stopped() {
     let mut body = event("ADDED", &config_map("a", 1));
     body.extend(event("MODIFIED", &config_map("a", 2)));
     let first = event("ADDED", &config_map("a", 1)).len();
-    let items = Items::new(1 << 20);
+    let mut items = Items::new(1 << 20);
     // the first chunk ends inside the first item: the scan stops there
     assert_eq!(items.frame(&body[..5]).ok().flatten(), None);
     let mut started = body[..5].to_vec();
@@ -377,8 +377,9 @@ fn a_scan_split_across_chunks_goes_on_where_it_stopped() {
     // more chunks, each read from where the last ended, until the item's end is in one
     let end = loop {
         let more = &body[at..(at + 3).min(body.len())];
-        if let Some(end) = items.end_in(&started, more).ok().flatten() {
-            break started.len() + end;
+        if let Some(frame) = items.end_in(&started, more).ok().flatten() {
+            assert_eq!(frame.payload, 0..frame.next, "an item is its own payload");
+            break frame.next;
         }
         started.extend_from_slice(more);
         at += more.len();
