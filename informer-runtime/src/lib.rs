@@ -187,9 +187,9 @@
 //! types, with JSON's presence rules: a missing field is `None` or its default, unknown fields
 //! are passed over. A watch body's items are cut by their heads as chunks arrive, without
 //! decoding them twice; an item cut short or malformed is a decode error, never a panic, and
-//! the reflector handles it as any other. A lister-watcher with fields to
-//! [skip](source::KubeListerWatcher::skip_fields) reads custom resources in JSON, where they
-//! are skipped. CBOR is opt-in: on the benchmark's custom resource it was no clearer win
+//! the reflector handles it as any other. Fields to
+//! [skip](source::KubeListerWatcher::skip_fields) are passed over by their heads, never built.
+//! CBOR is opt-in: on the benchmark's custom resource it was no clearer win
 //! than run-to-run noise over JSON (`bench/README.md`).
 //!
 //! # Modules

@@ -7,20 +7,23 @@
 //! Values are decoded straight into the caller's types by `cbor4ii`'s serde deserializer,
 //! seen through [`Texts`], which reads a byte string that is UTF-8 wherever a string is
 //! wanted (as serde_json reads a JSON string): the presence rules are those of JSON (missing
-//! fields are `None` or defaults, unknown fields are passed over).
+//! fields are `None` or defaults, unknown fields are passed over). Fields a lister-watcher
+//! skips ([`CborObjects`]) are passed over by their heads, never built.
 
-use std::{fmt, marker::PhantomData};
+mod texts;
+
+use std::{fmt, marker::PhantomData, sync::Arc};
 
 use kube::core::{ObjectList, Status, WatchEvent, watch::Bookmark};
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, IntoDeserializer, MapAccess,
-    SeqAccess, Visitor, value::MapAccessDeserializer,
-};
+use serde::de::DeserializeOwned;
+
+pub(crate) use texts::Texts;
 
 use crate::source::{
-    Error,
+    Error, FieldPath,
     body_frames::{Frame, FrameDecoder, Framing},
     list_fields::ListFields,
+    skip::Skip,
 };
 
 /// The media type of a CBOR answer.
@@ -268,24 +271,60 @@ fn untagged(bytes: &[u8]) -> Result<&[u8], CborError> {
 
 /// Decodes `bytes`, one data item (in the self-described tag or not), into `T`.
 pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CborError> {
+    from_slice_skipping(bytes, None)
+}
+
+/// [`from_slice`], passing over what `skip` names.
+fn from_slice_skipping<T: DeserializeOwned>(bytes: &[u8], skip: Option<&Skip>) -> Result<T, CborError> {
     let end = item_end(bytes, 0, usize::MAX)?.ok_or(CborError::Truncated)?;
     if end < bytes.len() {
         return Err(CborError::Trailing(bytes.len() - end));
     }
-    decode_item(untagged(bytes)?)
+    decode_item(untagged(bytes)?, skip)
 }
 
-/// The list a CBOR answer holds, read as the JSON list is (a list without its kind is a `v1`
-/// `List`).
-pub(crate) fn list<K: DeserializeOwned + Clone>(bytes: &[u8]) -> Result<ObjectList<K>, CborError> {
-    let list: ListFields<K> = from_slice(bytes)?;
-    Ok(list.into_object_list())
-}
-
-/// Decodes one untagged, complete data item.
-fn decode_item<T: DeserializeOwned>(item: &[u8]) -> Result<T, CborError> {
+/// Decodes one untagged, complete data item, passing over what `skip` names.
+fn decode_item<T: DeserializeOwned>(item: &[u8], skip: Option<&Skip>) -> Result<T, CborError> {
     let mut deserializer = cbor4ii::serde::Deserializer::new(cbor4ii::core::utils::SliceReader::new(item));
-    T::deserialize(Texts(&mut deserializer)).map_err(|err| CborError::Value(err.to_string()))
+    T::deserialize(Texts::skipping(&mut deserializer, skip)).map_err(|err| CborError::Value(err.to_string()))
+}
+
+/// The CBOR decoding of one lister-watcher's objects: lists and watch events, passing over
+/// the fields [`FieldPath`]s name in each object.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CborObjects {
+    /// What is skipped in a list.
+    list: Option<Arc<Skip>>,
+    /// What is skipped in each object.
+    object: Option<Arc<Skip>>,
+}
+
+impl CborObjects {
+    /// Skips `paths` in every object.
+    pub(crate) fn new(paths: &[FieldPath]) -> Self {
+        let Some(object) = Skip::of_objects(paths) else {
+            return Self::default();
+        };
+        Self {
+            list: Some(Arc::new(object.clone().in_list())),
+            object: Some(Arc::new(object)),
+        }
+    }
+
+    /// The list a CBOR answer holds, read as the JSON list is (a list without its kind is a
+    /// `v1` `List`).
+    pub(crate) fn list<K: DeserializeOwned + Clone>(&self, bytes: &[u8]) -> Result<ObjectList<K>, CborError> {
+        let list: ListFields<K> = from_slice_skipping(bytes, self.list.as_deref())?;
+        Ok(list.into_object_list())
+    }
+
+    /// The decoder of a watch body's items into events of `K`.
+    pub(crate) fn events<K>(&self) -> CborEvents<K> {
+        CborEvents {
+            skip: self.object.clone(),
+            _events: PhantomData,
+        }
+    }
 }
 
 /// A watch body's data items ([`Framing`] of CBOR sequences): each frame is one whole item,
@@ -363,7 +402,11 @@ fn decode_error(err: CborError) -> Error {
 }
 
 /// Decodes each item of a CBOR watch body into a watch event of `K`.
-pub(crate) struct CborEvents<K>(pub(crate) PhantomData<fn() -> K>);
+pub(crate) struct CborEvents<K> {
+    /// What is skipped in each event's object.
+    skip: Option<Arc<Skip>>,
+    _events: PhantomData<fn() -> K>,
+}
 
 impl<K: DeserializeOwned> FrameDecoder for CborEvents<K> {
     type Item = WatchEvent<K>;
@@ -372,18 +415,21 @@ impl<K: DeserializeOwned> FrameDecoder for CborEvents<K> {
         if last {
             return Some(Err(decode_error(CborError::Truncated)));
         }
-        Some(decode_event(item))
+        Some(decode_event(item, self.skip.as_deref()))
     }
 }
 
-/// Decodes one watch event item; an item that is a `Status` and not an event is
-/// [`Error::Api`].
-pub(crate) fn decode_event<K: DeserializeOwned>(item: &[u8]) -> Result<WatchEvent<K>, Error> {
+/// Decodes one watch event item, passing over what `skip` names in its object; an item that is
+/// a `Status` and not an event is [`Error::Api`].
+pub(crate) fn decode_event<K: DeserializeOwned>(
+    item: &[u8],
+    skip: Option<&Skip>,
+) -> Result<WatchEvent<K>, Error> {
     let (event_type, object) = match event_parts(item) {
         Ok(parts) => parts,
         Err(err) => {
             return Err(
-                match decode_item::<Status>(untagged(item).map_err(decode_error)?) {
+                match decode_item::<Status>(untagged(item).map_err(decode_error)?, None) {
                     Ok(status) if status.code != 0 || status.status.is_some() => Error::Api(Box::new(status)),
                     _ => decode_error(err),
                 },
@@ -392,11 +438,11 @@ pub(crate) fn decode_event<K: DeserializeOwned>(item: &[u8]) -> Result<WatchEven
     };
     let object = untagged(object).map_err(decode_error)?;
     let decoded = match event_type {
-        b"ADDED" => decode_item(object).map(WatchEvent::Added),
-        b"MODIFIED" => decode_item(object).map(WatchEvent::Modified),
-        b"DELETED" => decode_item(object).map(WatchEvent::Deleted),
-        b"BOOKMARK" => decode_item::<Bookmark>(object).map(WatchEvent::Bookmark),
-        b"ERROR" => decode_item::<Status>(object).map(|status| WatchEvent::Error(Box::new(status))),
+        b"ADDED" => decode_item(object, skip).map(WatchEvent::Added),
+        b"MODIFIED" => decode_item(object, skip).map(WatchEvent::Modified),
+        b"DELETED" => decode_item(object, skip).map(WatchEvent::Deleted),
+        b"BOOKMARK" => decode_item::<Bookmark>(object, None).map(WatchEvent::Bookmark),
+        b"ERROR" => decode_item::<Status>(object, None).map(|status| WatchEvent::Error(Box::new(status))),
         other => Err(CborError::UnknownEventType(
             String::from_utf8_lossy(other).into_owned(),
         )),
@@ -449,291 +495,6 @@ fn string_value(item: &[u8]) -> Option<&[u8]> {
     match (head.major, head.argument) {
         (2 | 3, Some(len)) => item.get(head.len..head.len + usize::try_from(len).ok()?),
         _ => None,
-    }
-}
-
-// What follows reads byte strings as strings: kube-apiserver writes every string as a byte
-// string, and a type that wants a string (a field name, a `String`, a `Time`) gets one when its
-// bytes are UTF-8. Everything else passes through to the CBOR deserializer.
-
-/// A deserializer whose byte strings are also strings.
-pub(crate) struct Texts<D>(pub(crate) D);
-
-/// A visitor given strings for the UTF-8 byte strings it is offered.
-struct TextVisitor<V>(V);
-
-/// A seed whose deserializer is seen through [`Texts`].
-struct TextSeed<S>(S);
-
-/// Sequence and map access whose elements are seen through [`Texts`].
-struct TextAccess<A>(A);
-
-/// A visitor of an enum written as a string (a unit variant) or a one-entry map.
-struct EnumVisitor<V>(V);
-
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for TextSeed<S> {
-    type Value = S::Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Value, D::Error> {
-        self.0.deserialize(Texts(deserializer))
-    }
-}
-
-impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for TextAccess<A> {
-    type Error = A::Error;
-
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, A::Error> {
-        self.0.next_element_seed(TextSeed(seed))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
-    }
-}
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for TextAccess<A> {
-    type Error = A::Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
-        self.0.next_key_seed(TextSeed(seed))
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
-        self.0.next_value_seed(TextSeed(seed))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
-    }
-}
-
-macro_rules! forward_visits {
-    ($($method:ident($ty:ty)),* $(,)?) => {
-        $(
-            fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
-                self.0.$method(v)
-            }
-        )*
-    };
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for TextVisitor<V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.expecting(f)
-    }
-
-    forward_visits!(
-        visit_bool(bool),
-        visit_i8(i8),
-        visit_i16(i16),
-        visit_i32(i32),
-        visit_i64(i64),
-        visit_i128(i128),
-        visit_u8(u8),
-        visit_u16(u16),
-        visit_u32(u32),
-        visit_u64(u64),
-        visit_u128(u128),
-        visit_f32(f32),
-        visit_f64(f64),
-        visit_char(char),
-        visit_str(&str),
-        visit_borrowed_str(&'de str),
-        visit_string(String),
-    );
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
-        match std::str::from_utf8(v) {
-            Ok(text) => self.0.visit_str(text),
-            Err(_) => self.0.visit_bytes(v),
-        }
-    }
-
-    fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Self::Value, E> {
-        match std::str::from_utf8(v) {
-            Ok(text) => self.0.visit_borrowed_str(text),
-            Err(_) => self.0.visit_borrowed_bytes(v),
-        }
-    }
-
-    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Self::Value, E> {
-        match String::from_utf8(v) {
-            Ok(text) => self.0.visit_string(text),
-            Err(err) => self.0.visit_byte_buf(err.into_bytes()),
-        }
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.0.visit_none()
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_some(Texts(deserializer))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.0.visit_unit()
-    }
-
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_newtype_struct(Texts(deserializer))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_seq(TextAccess(seq))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_map(TextAccess(map))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_enum(data)
-    }
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.expecting(f)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        self.0.visit_enum(v.into_deserializer())
-    }
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
-        match std::str::from_utf8(v) {
-            Ok(text) => self.visit_str(text),
-            Err(_) => Err(E::invalid_type(de::Unexpected::Bytes(v), &self)),
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_enum(MapAccessDeserializer::new(TextAccess(map)))
-    }
-}
-
-macro_rules! as_any {
-    ($($method:ident),* $(,)?) => {
-        $(
-            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-                self.0.deserialize_any(TextVisitor(visitor))
-            }
-        )*
-    };
-}
-
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Texts<D> {
-    type Error = D::Error;
-
-    // Strings may be byte strings, and numbers are read as JSON reads them (an integer where a
-    // float is wanted): the item itself says what it is.
-    as_any!(
-        deserialize_any,
-        deserialize_str,
-        deserialize_string,
-        deserialize_identifier,
-        deserialize_char,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
-        deserialize_f32,
-        deserialize_f64,
-    );
-
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_bool(visitor)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_bytes(visitor)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_byte_buf(visitor)
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_option(TextVisitor(visitor))
-    }
-
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_any(TextVisitor(visitor))
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_any(TextVisitor(visitor))
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_seq(TextVisitor(visitor))
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple(len, TextVisitor(visitor))
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple_struct(name, len, TextVisitor(visitor))
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_map(TextVisitor(visitor))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_struct(name, fields, TextVisitor(visitor))
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_any(EnumVisitor(visitor))
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_ignored_any(visitor)
-    }
-
-    fn is_human_readable(&self) -> bool {
-        // what the values were written from: JSON
-        true
     }
 }
 

@@ -244,16 +244,38 @@ async fn built_in_types_stay_protobuf_and_errors_are_cbor_statuses() {
 }
 
 #[tokio::test]
-async fn fields_to_skip_keep_custom_resources_in_json() {
+async fn fields_to_skip_are_passed_over_in_cbor() {
     use crate::source::FieldPath;
 
     let server = TestServer::start().await.expect("server");
     server.register(widget_type());
     let client = server.client().expect("client");
-    server.create(widget("a", 1)).expect("created");
+    let mut applied = widget("a", 1);
+    applied["metadata"]["annotations"][crate::source::LAST_APPLIED_ANNOTATION] = json!("{}");
+    server.create(applied).expect("created");
     let skipping = KubeListerWatcher::new(Api::<Widget>::all(client))
         .encoding(Encoding::Cbor)
-        .skip_fields([FieldPath::managed_fields()]);
-    skipping.list(&ListOptions::default()).await.expect("a list");
-    assert_eq!(last_accept(&server, "list"), "");
+        .skip_fields([
+            FieldPath::managed_fields(),
+            FieldPath::last_applied_configuration(),
+        ]);
+    let list = skipping.list(&ListOptions::default()).await.expect("a list");
+    assert!(last_accept(&server, "list").starts_with("application/json;q=0.9, application/cbor"));
+    let annotations = list.items[0].metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(annotations.keys().collect::<Vec<_>>(), ["unicode"]);
+    assert_eq!(list.items[0].metadata.managed_fields, None);
+    assert_eq!(list.items[0].spec.size, 1);
+
+    let from = list.metadata.resource_version.clone().unwrap_or_default();
+    let mut changed = widget("a", 2);
+    changed["metadata"]["annotations"][crate::source::LAST_APPLIED_ANNOTATION] = json!("{}");
+    server.update(changed).expect("updated");
+    let watched = events(&skipping, &from, 1).await;
+    assert!(last_accept(&server, "watch").starts_with("application/json;q=0.9, application/cbor"));
+    let [WatchEvent::Modified(widget)] = &watched[..] else {
+        panic!("one modification: {watched:?}");
+    };
+    let annotations = widget.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(annotations.keys().collect::<Vec<_>>(), ["unicode"]);
+    assert_eq!(widget.spec.size, 2);
 }

@@ -9,8 +9,9 @@ use serde::de::DeserializeOwned;
 
 use crate::source::{
     FieldPath,
-    exact_json::{self, DecodeError, Skip},
+    exact_json::{self, DecodeError},
     list_fields::ListFields,
+    skip::Skip,
 };
 
 /// The JSON decoding of one lister-watcher's objects.

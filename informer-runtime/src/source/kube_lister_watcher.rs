@@ -3,7 +3,6 @@
 use std::{
     error::Error as StdError,
     fmt::Debug,
-    marker::PhantomData,
     sync::{
         Arc, OnceLock,
         atomic::{AtomicBool, Ordering},
@@ -24,7 +23,7 @@ use serde::de::DeserializeOwned;
 use crate::{
     protobuf,
     source::body_frames::decode_frames,
-    source::cbor::{self, CborEvents, Items},
+    source::cbor::{self, CborObjects, Items},
     source::encoding::{Asked, Encoding, Wire, cbor_accept, protobuf_accept, wire},
     source::json_objects::JsonObjects,
     source::protobuf_objects::ProtobufObjects,
@@ -87,6 +86,8 @@ pub struct KubeListerWatcher<K> {
     skip_fields: Arc<[FieldPath]>,
     /// How JSON objects are read.
     json: JsonObjects,
+    /// How CBOR objects are read.
+    cbor: CborObjects,
     /// How protobuf objects are read, found at the first protobuf answer.
     protobuf_objects: OnceLock<Arc<ProtobufObjects<K>>>,
 }
@@ -102,14 +103,15 @@ impl<K> KubeListerWatcher<K> {
             json_from_now_on: Arc::default(),
             skip_fields: Arc::new([]),
             json: JsonObjects::default(),
+            cbor: CborObjects::default(),
             protobuf_objects: OnceLock::new(),
         }
     }
 
     /// Skips these fields of every object as it is read (see [`FieldPath`]): the objects come
     /// out as if a transform had removed the fields, but the fields cost almost nothing. In
-    /// protobuf (built-in types and metadata-only objects) they are passed over unread; in JSON
-    /// (custom resources) they are parsed but never built. A path that names no field of the
+    /// protobuf (built-in types and metadata-only objects) and CBOR they are passed over unread;
+    /// in JSON (custom resources) they are parsed but never built. A path that names no field of the
     /// type skips nothing in it (over protobuf a warning names the path and the type).
     ///
     /// ```no_run
@@ -127,6 +129,7 @@ impl<K> KubeListerWatcher<K> {
     pub fn skip_fields(mut self, paths: impl IntoIterator<Item = FieldPath>) -> Self {
         self.skip_fields = paths.into_iter().collect();
         self.json = JsonObjects::new(&self.skip_fields);
+        self.cbor = CborObjects::new(&self.skip_fields);
         self.protobuf_objects = OnceLock::new();
         self
     }
@@ -134,8 +137,7 @@ impl<K> KubeListerWatcher<K> {
     /// What to ask the API server for: [`Encoding::Protobuf`] (the default: protobuf for
     /// built-in types and metadata-only objects, decoded straight into `K` by the decoders
     /// `k8s-protobuf` generates), [`Encoding::Cbor`] (CBOR for custom resources and
-    /// metadata-only objects, decoded straight into `K`; not with fields to
-    /// [skip](Self::skip_fields), which keep custom resources in JSON) or [`Encoding::Json`].
+    /// metadata-only objects, decoded straight into `K`) or [`Encoding::Json`].
     #[must_use]
     pub fn encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;
@@ -171,8 +173,7 @@ impl<K> KubeListerWatcher<K> {
             return;
         }
         let path = request.uri().path();
-        // CBOR objects are read whole: fields to skip are skipped by the JSON reader instead
-        let cbor = (self.encoding == Encoding::Cbor && self.skip_fields.is_empty())
+        let cbor = (self.encoding == Encoding::Cbor)
             .then(|| cbor_accept(path, metadata, asked))
             .flatten();
         let protobuf = || {
@@ -318,7 +319,7 @@ where
                     .protobuf_objects()
                     .list(&bytes)
                     .map_err(|err| protobuf_error(&self.json_from_now_on, url, err)),
-                Wire::Cbor => cbor::list(&bytes).map_err(|err| Error::Decode(Box::new(err))),
+                Wire::Cbor => self.cbor.list(&bytes).map_err(|err| Error::Decode(Box::new(err))),
                 Wire::Json => self.json.list(&bytes).map_err(|err| Error::Decode(Box::new(err))),
             }
         }
@@ -351,7 +352,7 @@ where
             let chunks = body.into_data_stream().map_err(classify);
             let deadline = tokio::time::sleep(timeout + WATCH_IDLE_MARGIN);
             if wire == Wire::Cbor {
-                let events = decode_frames(chunks, Items::new(MAX_CBOR_EVENT), CborEvents(PhantomData));
+                let events = decode_frames(chunks, Items::new(MAX_CBOR_EVENT), self.cbor.events());
                 return Ok(events.take_until(deadline).boxed());
             }
             if wire == Wire::Protobuf {

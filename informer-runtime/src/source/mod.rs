@@ -18,6 +18,7 @@ mod protobuf_objects;
 #[cfg(test)]
 mod protobuf_tests;
 mod protobuf_watch_body;
+mod skip;
 #[cfg(feature = "unstable-watch-body")]
 #[cfg_attr(docsrs, doc(cfg(feature = "unstable-watch-body")))]
 pub mod watch_body;

@@ -19,7 +19,8 @@ use serde::de::DeserializeOwned;
 use crate::source::{
     BoxError, Error,
     body_frames::{FrameDecoder, Lines, decode_frames},
-    exact_json::{self, Skip},
+    exact_json,
+    skip::Skip,
 };
 
 /// The events in a watch body, given as a stream of its chunks
@@ -91,7 +92,7 @@ pub fn decode_cbor<T: DeserializeOwned>(item: &[u8]) -> Result<T, Error> {
 /// `Status`.
 #[cfg(feature = "unstable-watch-body")]
 pub fn decode_cbor_event<K: DeserializeOwned>(item: &[u8]) -> Result<WatchEvent<K>, Error> {
-    crate::source::cbor::decode_event(item)
+    crate::source::cbor::decode_event(item, None)
 }
 
 /// `deserializer` with its byte strings read as strings where a string is wanted (as the CBOR
@@ -100,7 +101,7 @@ pub fn decode_cbor_event<K: DeserializeOwned>(item: &[u8]) -> Result<WatchEvent<
 pub fn cbor_texts<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> impl serde::Deserializer<'de, Error = D::Error> {
-    crate::source::cbor::Texts(deserializer)
+    crate::source::cbor::Texts::new(deserializer)
 }
 
 /// [`decode_watch_body`], passing over what `skip` names in each event.

@@ -1,6 +1,6 @@
 use bytes::Bytes;
 use futures::{StreamExt, stream};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -198,11 +198,13 @@ fn lists_decode_with_their_kind_or_as_a_v1_list() {
         &json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "9"},
                              "items": [config_map("a", 1), config_map("b", 2)]}),
     );
-    let list: ObjectList<ConfigMap> = list(&body).expect("list");
+    let list: ObjectList<ConfigMap> = CborObjects::default().list(&body).expect("list");
     assert_eq!(list.types.kind, "ConfigMapList");
     assert_eq!(list.metadata.resource_version.as_deref(), Some("9"));
     assert_eq!((list.items.len(), list.items.capacity()), (2, 2));
-    let bare: ObjectList<ConfigMap> = super::list(&item(&json!({"items": null}))).expect("list");
+    let bare: ObjectList<ConfigMap> = CborObjects::default()
+        .list(&item(&json!({"items": null})))
+        .expect("list");
     assert_eq!((bare.types.kind.as_str(), bare.items.len()), ("List", 0));
 }
 
@@ -220,9 +222,13 @@ fn chunks(
 use futures::Stream;
 
 async fn decode_body(body: &[u8], size: usize) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
-    decode_frames(chunks(body, size), Items::new(1 << 20), CborEvents(PhantomData))
-        .collect()
-        .await
+    decode_frames(
+        chunks(body, size),
+        Items::new(1 << 20),
+        CborObjects::default().events(),
+    )
+    .collect()
+    .await
 }
 
 fn describe(events: &[Result<WatchEvent<ConfigMap>, Error>]) -> Vec<String> {
@@ -324,7 +330,7 @@ proptest! {
         let events = runtime.block_on(decode_body(&bytes, size));
         let _ = describe(&events);
         let _ = from_slice::<ConfigMap>(&bytes);
-        let _ = list::<ConfigMap>(&bytes);
+        let _ = CborObjects::default().list::<ConfigMap>(&bytes);
     }
 
     #[test]
@@ -356,8 +362,14 @@ fn dynamic_objects_decode_as_from_json() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");
-    let events: Vec<Result<WatchEvent<DynamicObject>, Error>> = runtime
-        .block_on(decode_frames(chunks(&body, 11), Items::new(1 << 20), CborEvents(PhantomData)).collect());
+    let events: Vec<Result<WatchEvent<DynamicObject>, Error>> = runtime.block_on(
+        decode_frames(
+            chunks(&body, 11),
+            Items::new(1 << 20),
+            CborObjects::default().events(),
+        )
+        .collect(),
+    );
     assert!(
         matches!(&events[..], [Ok(WatchEvent::Added(a)), Ok(WatchEvent::Deleted(d))] if *a == from_json && *d == from_json),
         "{events:?}"
@@ -390,4 +402,85 @@ fn a_scan_split_across_chunks_goes_on_where_it_stopped() {
         items.frame(&body[first..]).ok().flatten().map(|f| f.next),
         Some(body.len() - first)
     );
+}
+
+/// A pod as kube-apiserver writes one that was applied: managed fields, the last applied
+/// configuration among its annotations, and arrays after them.
+fn applied_pod(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": "default",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{\"big\": true}", "team": "a"},
+            "managedFields": [{"manager": "kubectl", "operation": "Apply", "fieldsType": "FieldsV1",
+                               "fieldsV1": {"f:metadata": {"f:labels": {}}}}],
+            "finalizers": ["a/b", "c/d"],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i", "args": ["x", "y", "z"]}]},
+    })
+}
+
+/// `applied_pod` as the skipping reader should give it.
+fn trimmed_pod(name: &str) -> Pod {
+    let mut pod: Pod = serde_json::from_value(applied_pod(name)).expect("a pod");
+    pod.metadata.managed_fields = None;
+    pod.metadata.annotations = Some([("team".to_owned(), "a".to_owned())].into());
+    pod
+}
+
+// The CBOR counterpart of `skipped_fields_are_left_out_of_lists_and_watch_events` (JSON).
+#[test]
+fn skipped_fields_are_passed_over_in_lists_and_watch_events() {
+    let objects = CborObjects::new(&[
+        FieldPath::managed_fields(),
+        FieldPath::last_applied_configuration(),
+    ]);
+    let body = item(
+        &json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "7"},
+                            "items": [applied_pod("a"), applied_pod("b")]}),
+    );
+    let list: ObjectList<Pod> = objects.list(&body).expect("a list");
+    assert_eq!(list.items, [trimmed_pod("a"), trimmed_pod("b")]);
+    assert_eq!(list.metadata.resource_version.as_deref(), Some("7"));
+
+    let body = [
+        event("MODIFIED", &applied_pod("a")),
+        event(
+            "BOOKMARK",
+            &json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "9"}}),
+        ),
+    ]
+    .concat();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let events: Vec<_> = runtime.block_on(
+        decode_frames(chunks(&body, 7), Items::new(1 << 20), objects.events::<Pod>()).collect::<Vec<_>>(),
+    );
+    assert!(
+        matches!(&events[..], [Ok(WatchEvent::Modified(pod)), Ok(WatchEvent::Bookmark(_))] if *pod == trimmed_pod("a")),
+        "{events:?}"
+    );
+    // nothing skipped: the same bytes read whole
+    let whole: ObjectList<Pod> = CborObjects::new(&[])
+        .list(&item(&json!({"items": [applied_pod("a")]})))
+        .expect("a list");
+    assert_eq!(
+        whole.items[0],
+        serde_json::from_value::<Pod>(applied_pod("a")).expect("a pod")
+    );
+}
+
+#[test]
+fn a_skipped_field_that_is_malformed_is_still_an_error() {
+    let objects = CborObjects::new(&[FieldPath::managed_fields()]);
+    let mut body = item(&json!({"items": [applied_pod("a")]}));
+    // cut inside the skipped managed fields: the list is truncated, not read without them
+    let at = body
+        .windows(b"managedFields".len())
+        .position(|w| w == b"managedFields")
+        .expect("managed fields")
+        + 20;
+    body.truncate(at);
+    assert!(objects.list::<Pod>(&body).is_err());
 }

@@ -19,7 +19,7 @@ use serde::de::{
     value::{BorrowedStrDeserializer, StringDeserializer},
 };
 
-use super::skip::{Entry, Skip};
+use crate::source::skip::{Entry, Skip};
 
 /// The array lengths of one text, taken in order.
 pub(crate) struct Lengths<'a> {

@@ -16,12 +16,11 @@ mod deserializer;
 mod scan;
 #[cfg(feature = "simd-json")]
 mod simd;
-mod skip;
-
 use serde::de::DeserializeOwned;
 
 use deserializer::{ExactDeserializer, Lengths};
-pub(crate) use skip::Skip;
+
+use crate::source::skip::Skip;
 
 /// Why a JSON text could not be decoded.
 #[derive(Debug, thiserror::Error)]

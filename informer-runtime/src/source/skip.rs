@@ -1,5 +1,7 @@
-//! Fields of a JSON text that decoding passes over without building them: their values are
-//! parsed (JSON gives no length to jump by) but nothing is allocated for them.
+//! Fields that decoding passes over without building them, whatever the wire format: the
+//! tree of what [`FieldPath`]s name in one object, a list or a watch event. A JSON value that is
+//! skipped is still parsed (JSON gives no length to jump by); a CBOR one is passed over by its
+//! heads. Nothing is allocated for either.
 
 use crate::source::FieldPath;
 
