@@ -132,6 +132,56 @@ async fn nodes_register_ready() {
 }
 
 #[tokio::test]
+async fn node_leases_are_renewed_and_created_again_when_deleted() {
+    use k8s_openapi::api::coordination::v1::Lease;
+
+    let server = TestServer::builder()
+        .kubelet(Kubelet::with_nodes(2).lease_renewal(Duration::from_millis(100)))
+        .start()
+        .await
+        .expect("server starts");
+    let leases: Api<Lease> = Api::namespaced(server.client().expect("client"), "kube-node-lease");
+    let renew_time = |lease: &Lease| lease.spec.as_ref().and_then(|s| s.renew_time.clone());
+    let first = leases.get("node-1").await.expect("node-1 has a lease");
+    let renewed = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let now = leases.get("node-1").await.expect("node-1 has a lease");
+            if renew_time(&now) > renew_time(&first) {
+                return now;
+            }
+        }
+    };
+    let renewed = tokio::time::timeout(PATIENCE, renewed)
+        .await
+        .expect("the lease of node-1 is renewed");
+    assert_eq!(
+        renewed.spec.as_ref().and_then(|s| s.holder_identity.as_deref()),
+        Some("node-1")
+    );
+    leases
+        .delete("node-2", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    let recreated = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if let Some(lease) = leases.get_opt("node-2").await.expect("readable") {
+                return lease;
+            }
+        }
+    };
+    let recreated = tokio::time::timeout(PATIENCE, recreated)
+        .await
+        .expect("the lease of node-2 is created again");
+    let owner = recreated.metadata.owner_references.unwrap_or_default();
+    assert_eq!(owner.first().map(|o| o.name.as_str()), Some("node-2"));
+    assert!(!owner[0].uid.is_empty(), "owned by the node's uid");
+    assert!(server.kubelet().expect("a kubelet").errors().is_empty());
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_pod_is_scheduled_and_becomes_running_and_ready() {
     let server = server(2).await;
     let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+/// How often a kubelet renews its node's Lease by default.
+const LEASE_RENEWAL: Duration = Duration::from_secs(10);
+
 /// Turns the simulated kubelet and scheduler on for a server
 /// ([`TestServerBuilder::kubelet`](crate::TestServerBuilder::kubelet)), and sets their pace.
 ///
@@ -10,7 +13,8 @@ use std::time::Duration;
 /// [`Stage`](crate::kubelet::Stage)) runs for [`run_time`](Kubelet::run_time) first; a
 /// container that restarts waits [`restart_backoff`](Kubelet::restart_backoff) in
 /// `CrashLoopBackOff`; a deleted pod's containers stop at once and the pod is removed after the
-/// shorter of its grace period and [`stop_time`](Kubelet::stop_time).
+/// shorter of its grace period and [`stop_time`](Kubelet::stop_time). Each node's kubelet
+/// renews its Lease in `kube-node-lease` every [`lease_renewal`](Kubelet::lease_renewal).
 ///
 /// ```
 /// use std::time::Duration;
@@ -35,12 +39,14 @@ pub struct Kubelet {
     pub(crate) run_time: Duration,
     pub(crate) restart_backoff: Duration,
     pub(crate) stop_time: Duration,
+    pub(crate) lease_renewal: Duration,
 }
 
 impl Kubelet {
     /// A kubelet running `nodes` nodes, named `node-1` to `node-N` (0: a scheduler with no
     /// node, every pod stays unschedulable), with the default pace: 20 ms per step, 100 ms of
-    /// running before a container exits, 50 ms of back-off, 50 ms to stop.
+    /// running before a container exits, 50 ms of back-off, 50 ms to stop, Leases renewed every
+    /// 10 s.
     pub fn with_nodes(nodes: usize) -> Self {
         Self {
             nodes,
@@ -48,6 +54,7 @@ impl Kubelet {
             run_time: Duration::from_millis(100),
             restart_backoff: Duration::from_millis(50),
             stop_time: Duration::from_millis(50),
+            lease_renewal: LEASE_RENEWAL,
         }
     }
 
@@ -73,6 +80,19 @@ impl Kubelet {
     /// removed after the shorter of this and its grace period.
     pub fn stop_time(mut self, stop_time: Duration) -> Self {
         self.stop_time = stop_time;
+        self
+    }
+
+    /// How often each node's kubelet renews its Lease in `kube-node-lease` (default 10 s, a
+    /// kubelet's: a quarter of the Lease's 40 s): its `renewTime` moves on, as controllers that
+    /// watch node heartbeats expect. A Lease deleted meanwhile is created again at the next
+    /// renewal, as a kubelet does. A zero duration is taken as the default.
+    pub fn lease_renewal(mut self, interval: Duration) -> Self {
+        self.lease_renewal = if interval.is_zero() {
+            LEASE_RENEWAL
+        } else {
+            interval
+        };
         self
     }
 

@@ -2,7 +2,7 @@
 //! ([`TestServerBuilder::kubelet`](crate::TestServerBuilder::kubelet) with a [`Kubelet`]).
 //!
 //! With it, a server registers Ready nodes (`node-1` .. `node-N`, with their Leases in
-//! `kube-node-lease`), binds the pods that wait for a node to one that fits (`scheduler.rs`),
+//! `kube-node-lease`, renewed every [`Kubelet::lease_renewal`]), binds the pods that wait for a node to one that fits (`scheduler.rs`),
 //! and runs the pods bound to its nodes: Pending, then Running with addresses, conditions and
 //! container statuses as a kubelet writes them (`tracker.rs`, `pod_status.rs`), each step a
 //! write the watches see. Deleting such a pod is graceful: it is marked, its containers stop,

@@ -87,20 +87,28 @@ pub(crate) fn pod_cidr(index: usize) -> String {
     format!("10.244.{index}.0/24")
 }
 
-/// The Lease of a node in `kube-node-lease`, as its kubelet renews it.
+/// The namespace of the nodes' Leases.
+pub(crate) const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+
+/// Now as a `MicroTime` (RFC 3339 with microseconds), as a kubelet writes `renewTime`.
+pub(crate) fn micro_time_now() -> String {
+    format!("{:.6}", jiff::Timestamp::now())
+}
+
+/// The Lease of a node in `kube-node-lease`, as its kubelet creates it.
 pub(crate) fn node_lease(name: &str, node_uid: &str) -> Value {
     json!({
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
         "metadata": {
             "name": name,
-            "namespace": "kube-node-lease",
+            "namespace": NODE_LEASE_NAMESPACE,
             "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node_uid}],
         },
         "spec": {
             "holderIdentity": name,
             "leaseDurationSeconds": 40,
-            "renewTime": jiff::Timestamp::now().to_string(),
+            "renewTime": micro_time_now(),
         },
     })
 }
@@ -127,5 +135,18 @@ mod tests {
         );
         assert_eq!(node["status"]["addresses"][0]["address"], "10.0.0.2");
         assert_eq!(node["metadata"]["labels"]["kubernetes.io/hostname"], "node-1");
+    }
+
+    #[test]
+    fn renew_times_are_micro_times() {
+        let lease = node_lease("node-1", "uid-1");
+        let renewed = lease["spec"]["renewTime"].as_str().unwrap_or_default();
+        // 2026-11-29T09:15:17.123456Z
+        assert_eq!(renewed.len(), 27, "{renewed}");
+        assert!(
+            renewed.ends_with('Z') && renewed.as_bytes()[19] == b'.',
+            "{renewed}"
+        );
+        assert!(renewed.parse::<jiff::Timestamp>().is_ok(), "{renewed}");
     }
 }

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::error::KubeletError;
 use super::handle::KubeletHandle;
-use super::node::{node_ip, node_lease, node_object};
+use super::node::{NODE_LEASE_NAMESPACE, micro_time_now, node_ip, node_lease, node_object};
 use super::pod_status::render;
 use super::scheduler::{SCHEDULER_NAME, choose, wants_scheduling};
 use super::stage::stage_of;
@@ -33,6 +33,8 @@ pub(crate) struct Runner {
     tracks: HashMap<String, PodTrack>,
     /// Pods whose removal was asked for, by uid.
     removed: BTreeSet<String>,
+    /// When the nodes' Leases are renewed next.
+    next_renewal: Instant,
 }
 
 impl Runner {
@@ -55,7 +57,7 @@ impl Runner {
             if let Some(leases) = state.registry.get("coordination.k8s.io", "v1", "leases").cloned() {
                 state
                     .write()
-                    .create(&leases, Some("kube-node-lease"), node_lease(name, &uid))
+                    .create(&leases, Some(NODE_LEASE_NAMESPACE), node_lease(name, &uid))
                     .map_err(|e| KubeletError::Register {
                         object: format!("leases/kube-node-lease/{name}"),
                         source: Box::new(e),
@@ -64,11 +66,13 @@ impl Runner {
             state.simulated_nodes.insert(name.clone());
             nodes.insert(name.clone(), index);
         }
+        let next_renewal = Instant::now() + handle.config().lease_renewal;
         Ok(Self {
             handle,
             nodes,
             tracks: HashMap::new(),
             removed: BTreeSet::new(),
+            next_renewal,
         })
     }
 
@@ -99,11 +103,15 @@ impl Runner {
         }
     }
 
-    /// One pass; returns when the next step is due.
+    /// One pass; returns when the next step (or Lease renewal) is due.
     pub(crate) fn pass(&mut self, state: &mut State, now: Instant) -> Option<Instant> {
         let (Some(pods), Some(nodes)) = (core(state, "pods"), core(state, "nodes")) else {
             return None;
         };
+        if now >= self.next_renewal {
+            self.renew_leases(state, &nodes);
+            self.next_renewal = now + self.handle.config().lease_renewal;
+        }
         let mut wrote = self.schedule(state, &pods, &nodes);
         let objects = state.store.snapshot(&pods, None).unwrap_or_default();
         let mut seen = BTreeSet::new();
@@ -175,7 +183,43 @@ impl Runner {
         if wrote || before != self.tracks.len() + self.removed.len() {
             self.handle.changed();
         }
-        self.tracks.values().filter_map(PodTrack::next_due).min()
+        let due = self.tracks.values().filter_map(PodTrack::next_due).min();
+        Some(due.map_or(self.next_renewal, |due| due.min(self.next_renewal)))
+    }
+
+    /// Renews every node's Lease (its `renewTime`), creating again the ones deleted.
+    fn renew_leases(&mut self, state: &mut State, nodes_rt: &ResourceType) {
+        let Some(leases) = state.registry.get("coordination.k8s.io", "v1", "leases").cloned() else {
+            return;
+        };
+        let mut names: Vec<&String> = self.nodes.keys().collect();
+        names.sort();
+        for name in names {
+            let renewed = match state.get(&leases, Some(NODE_LEASE_NAMESPACE), name) {
+                Ok(mut lease) => {
+                    lease["spec"]["renewTime"] = json!(micro_time_now());
+                    state
+                        .write()
+                        .update(&leases, Some(NODE_LEASE_NAMESPACE), name, lease, UpdateMode::Main)
+                }
+                Err(_) => {
+                    let uid = state
+                        .get(nodes_rt, None, name)
+                        .ok()
+                        .and_then(|node| meta_str(&node, "uid").map(str::to_string))
+                        .unwrap_or_default();
+                    state
+                        .write()
+                        .create(&leases, Some(NODE_LEASE_NAMESPACE), node_lease(name, &uid))
+                }
+            };
+            if let Err(e) = renewed {
+                self.handle
+                    .lock()
+                    .errors
+                    .push(format!("failed to renew the lease of node {name}: {}", e.message));
+            }
+        }
     }
 
     /// The lowest free address of the node's pod CIDR.
