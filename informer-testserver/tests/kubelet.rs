@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use informer_testserver::TestServer;
-use informer_testserver::kubelet::{ExecOutput, Kubelet, PodMatch, Stage};
+use informer_testserver::kubelet::{ExecOutput, Kubelet, KubeletError, PodMatch, Stage};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams, WatchEvent, WatchParams};
 use serde_json::{Value, json};
@@ -308,6 +308,59 @@ async fn an_unschedulable_pod_gets_the_condition_and_an_event() {
     let running = await_pod(&pods, "picky", "Ready", is_ready).await;
     assert_eq!(running.spec.and_then(|s| s.node_name).as_deref(), Some("node-2"));
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn requests_are_scheduled_within_what_nodes_can_allocate() {
+    let server = TestServer::builder()
+        .kubelet(Kubelet::with_nodes(2).allocatable("cpu", "1"))
+        .start()
+        .await
+        .expect("server starts");
+    let pods: Api<Pod> = Api::default_namespaced(server.client().expect("client"));
+    let asking = |cpu: &str| json!({"containers": [{"name": "app", "image": "busybox:1.36", "resources": {"requests": {"cpu": cpu}}}]});
+    for name in ["first", "second", "third"] {
+        pods.create(&PostParams::default(), &pod(name, asking("600m")))
+            .await
+            .expect("create");
+    }
+    let first = await_pod(&pods, "first", "Ready", is_ready).await;
+    let second = await_pod(&pods, "second", "Ready", is_ready).await;
+    let node_of = |pod: &Pod| pod.spec.as_ref().and_then(|s| s.node_name.clone());
+    assert_ne!(node_of(&first), node_of(&second), "one 600m pod per 1-CPU node");
+    let expected = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+    let pending = await_pod(&pods, "third", "unschedulable", |p| {
+        condition(p, "PodScheduled").is_some_and(|(s, _, _)| s == "False")
+    })
+    .await;
+    assert_eq!(
+        condition(&pending, "PodScheduled")
+            .and_then(|(_, _, message)| message)
+            .as_deref(),
+        Some(expected)
+    );
+
+    // The first pod gone, its CPU goes to the third.
+    pods.delete("first", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let third = await_pod(&pods, "third", "Ready", is_ready).await;
+    assert_eq!(node_of(&third), node_of(&first));
+    server.shutdown().await;
+
+    let refused = TestServer::builder()
+        .kubelet(Kubelet::with_nodes(1).allocatable("memory", "plenty"))
+        .start()
+        .await;
+    assert!(
+        matches!(
+            &refused,
+            Err(informer_testserver::ServerError::Kubelet(KubeletError::Allocatable { resource, quantity, .. }))
+                if resource == "memory" && quantity == "plenty"
+        ),
+        "{:?}",
+        refused.err()
+    );
 }
 
 #[tokio::test]

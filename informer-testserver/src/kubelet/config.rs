@@ -1,6 +1,6 @@
 //! [`Kubelet`]: how many simulated nodes a server starts with, and how fast their pods move.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 /// How often a kubelet renews its node's Lease by default.
 const LEASE_RENEWAL: Duration = Duration::from_secs(10);
@@ -40,6 +40,7 @@ pub struct Kubelet {
     pub(crate) restart_backoff: Duration,
     pub(crate) stop_time: Duration,
     pub(crate) lease_renewal: Duration,
+    pub(crate) allocatable: BTreeMap<String, String>,
 }
 
 impl Kubelet {
@@ -55,6 +56,15 @@ impl Kubelet {
             restart_backoff: Duration::from_millis(50),
             stop_time: Duration::from_millis(50),
             lease_renewal: LEASE_RENEWAL,
+            allocatable: [
+                ("cpu", "4"),
+                ("memory", "16Gi"),
+                ("pods", "110"),
+                ("ephemeral-storage", "100Gi"),
+            ]
+            .into_iter()
+            .map(|(resource, quantity)| (resource.to_owned(), quantity.to_owned()))
+            .collect(),
         }
     }
 
@@ -93,6 +103,24 @@ impl Kubelet {
         } else {
             interval
         };
+        self
+    }
+
+    /// Sets what every node can allocate of `resource` (its capacity says the same): by default
+    /// `cpu` 4, `memory` 16Gi, `pods` 110 and `ephemeral-storage` 100Gi; an extended resource
+    /// such as `nvidia.com/gpu` is added. The scheduler binds a pod only to a node whose
+    /// allocatable holds the pod's requests beside those of the pods already bound to it, and
+    /// marks it `Unschedulable` (`Insufficient cpu`) where none does. A quantity that is not
+    /// one fails the server's start ([`KubeletError::Allocatable`](crate::kubelet::KubeletError::Allocatable)).
+    ///
+    /// ```
+    /// use informer_testserver::kubelet::Kubelet;
+    ///
+    /// let gpus = Kubelet::with_nodes(2).allocatable("cpu", "2").allocatable("nvidia.com/gpu", "1");
+    /// # let _ = gpus;
+    /// ```
+    pub fn allocatable(mut self, resource: &str, quantity: &str) -> Self {
+        self.allocatable.insert(resource.to_owned(), quantity.to_owned());
         self
     }
 

@@ -18,6 +18,16 @@ pub enum KubeletError {
         #[source]
         source: Box<ApiError>,
     },
+    /// A node's [allocatable](super::Kubelet::allocatable) quantity is not a quantity.
+    #[error("failed to read the allocatable {resource} of the simulated nodes, {quantity:?}: {reason}")]
+    Allocatable {
+        /// The resource.
+        resource: String,
+        /// What was given.
+        quantity: String,
+        /// Why it is not a quantity.
+        reason: String,
+    },
     /// The server does not serve a core type the kubelet writes (a type given to
     /// [`TestServerBuilder::resource`](crate::TestServerBuilder::resource) replaced it).
     #[error("failed to find the core/v1 resource {0} among the served types")]

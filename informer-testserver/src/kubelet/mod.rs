@@ -42,6 +42,7 @@ mod handle;
 pub(crate) mod logs;
 mod node;
 mod pod_status;
+mod resources;
 pub(crate) mod run;
 mod scheduler;
 mod stage;

@@ -1,14 +1,14 @@
 //! The Node objects of the simulated kubelet: registered Ready, with the capacity, addresses,
 //! labels and node info a kubelet reports.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use crate::storage::state::now_rfc3339;
 
 /// The kubelet port every simulated node reports.
 pub(crate) const KUBELET_PORT: u16 = 10250;
-/// The number of pods a simulated node takes (a kubelet's default `maxPods`).
-pub(crate) const MAX_PODS: usize = 110;
 /// The version the simulated kubelets report.
 const KUBELET_VERSION: &str = "v1.37.0";
 
@@ -17,8 +17,9 @@ pub(crate) fn node_ip(index: usize) -> String {
     format!("10.0.{}.{}", index / 250, index % 250 + 2)
 }
 
-/// The Node object of the `index`-th simulated node, named `name`, as its kubelet registers it.
-pub(crate) fn node_object(name: &str, index: usize) -> Value {
+/// The Node object of the `index`-th simulated node, named `name`, as its kubelet registers it,
+/// with `allocatable` as its capacity and allocatable.
+pub(crate) fn node_object(name: &str, index: usize, allocatable: &BTreeMap<String, String>) -> Value {
     let now = now_rfc3339();
     let condition = |kind: &str, status: &str, reason: &str, message: &str| {
         json!({
@@ -30,12 +31,7 @@ pub(crate) fn node_object(name: &str, index: usize) -> Value {
             "message": message,
         })
     };
-    let resources = json!({
-        "cpu": "4",
-        "memory": "16Gi",
-        "pods": MAX_PODS.to_string(),
-        "ephemeral-storage": "100Gi",
-    });
+    let resources = json!(allocatable);
     json!({
         "apiVersion": "v1",
         "kind": "Node",
@@ -119,7 +115,7 @@ mod tests {
 
     #[test]
     fn a_node_is_ready_and_reports_its_kubelet() {
-        let node = node_object("node-1", 0);
+        let node = node_object("node-1", 0, &crate::kubelet::Kubelet::with_nodes(1).allocatable);
         let ready = node["status"]["conditions"]
             .as_array()
             .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))

@@ -14,7 +14,8 @@ use super::error::KubeletError;
 use super::handle::KubeletHandle;
 use super::node::{NODE_LEASE_NAMESPACE, micro_time_now, node_ip, node_lease, node_object};
 use super::pod_status::render;
-use super::scheduler::{SCHEDULER_NAME, choose, wants_scheduling};
+use super::resources::Resources;
+use super::scheduler::{NodeUsage, SCHEDULER_NAME, choose, wants_scheduling};
 use super::stage::stage_of;
 use super::tracker::PodTrack;
 use crate::registry::ResourceType;
@@ -40,11 +41,13 @@ pub(crate) struct Runner {
 impl Runner {
     /// Registers the simulated nodes (and their leases) in `state`.
     pub(crate) fn start(state: &mut State, handle: KubeletHandle) -> Result<Self, KubeletError> {
+        let allocatable = handle.config().allocatable.clone();
+        check_allocatable(&allocatable)?;
         let names = handle.node_names();
         let mut nodes = HashMap::new();
         let nodes_rt = core(state, "nodes").ok_or(KubeletError::NotServed("nodes"))?;
         for (index, name) in names.iter().enumerate() {
-            let node = node_object(name, index);
+            let node = node_object(name, index, &allocatable);
             let created =
                 state
                     .write()
@@ -245,18 +248,18 @@ impl Runner {
             .unwrap_or_default()
             .into_values()
             .collect();
-        let mut running: HashMap<String, usize> = HashMap::new();
+        let mut usage: HashMap<String, NodeUsage> = HashMap::new();
         for pod in all_pods.values() {
             let node = pod["spec"]["nodeName"].as_str().unwrap_or_default();
             if !node.is_empty() && !matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed")) {
-                *running.entry(node.to_string()).or_default() += 1;
+                use_node(&mut usage, node, pod);
             }
         }
         let mut wrote = false;
         for pod in waiting {
             let ns = meta_str(pod, "namespace").unwrap_or_default().to_string();
             let name = meta_str(pod, "name").unwrap_or_default().to_string();
-            match choose(pod, &nodes, &running) {
+            match choose(pod, &nodes, &usage) {
                 Ok(node) => {
                     let binding = json!({
                         "kind": "Binding",
@@ -264,7 +267,7 @@ impl Runner {
                         "target": {"kind": "Node", "name": node},
                     });
                     match state.write().bind(pods, &ns, None, &binding) {
-                        Ok(()) => *running.entry(node).or_default() += 1,
+                        Ok(()) => use_node(&mut usage, &node, pod),
                         Err(e) => self
                             .handle
                             .lock()
@@ -365,6 +368,34 @@ fn failed_scheduling(pod: &Value, message: &str) -> Value {
         "reportingComponent": SCHEDULER_NAME,
         "reportingInstance": format!("{SCHEDULER_NAME}-simulated"),
     })
+}
+
+/// Checks that every allocatable quantity is one (`pods` a count).
+fn check_allocatable(allocatable: &std::collections::BTreeMap<String, String>) -> Result<(), KubeletError> {
+    for (resource, quantity) in allocatable {
+        let reason = if resource == "pods" {
+            quantity.parse::<usize>().err().map(|err| err.to_string())
+        } else {
+            Resources::read(&json!({resource: quantity})).err()
+        };
+        if let Some(reason) = reason {
+            return Err(KubeletError::Allocatable {
+                resource: resource.clone(),
+                quantity: quantity.clone(),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Counts `pod`, bound to `node`, in what the node's pods take (a pod whose requests cannot be
+/// read counts as requesting nothing: it was bound by someone else).
+fn use_node(usage: &mut HashMap<String, NodeUsage>, node: &str, pod: &Value) {
+    let used = usage.entry(node.to_string()).or_default();
+    used.pods += 1;
+    used.requested
+        .add(&Resources::requested_by(pod).unwrap_or_default());
 }
 
 /// The core/v1 type of `plural` (`None` when a type given to the builder replaced it).

@@ -4,12 +4,16 @@
 //! A node fits when it is schedulable (`spec.unschedulable` is the taint
 //! `node.kubernetes.io/unschedulable:NoSchedule`), the pod tolerates its `NoSchedule` and
 //! `NoExecute` taints, its labels match the pod's `nodeSelector` and required node affinity,
-//! and it runs fewer pods than its `pods` allocatable. CPU and memory requests are not counted.
-//! Of the nodes that fit, the one running the fewest pods wins (then the first by name).
+//! it runs fewer pods than its `pods` allocatable, and its allocatable holds the pod's resource
+//! requests beside those of the pods bound to it (`resources.rs`: CPU, memory, ephemeral
+//! storage, huge pages and extended resources, as `NodeResourcesFit` counts them). Of the
+//! nodes that fit, the one running the fewest pods wins (then the first by name).
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
+
+use super::resources::Resources;
 
 /// The scheduler name a pod must name (or leave empty) to be scheduled here.
 pub(crate) const SCHEDULER_NAME: &str = "default-scheduler";
@@ -18,6 +22,17 @@ const UNSCHEDULABLE: &str = "node(s) were unschedulable";
 const TAINTED: &str = "node(s) had untolerated taint(s)";
 const NOT_SELECTED: &str = "node(s) didn't match Pod's node affinity/selector";
 const TOO_MANY_PODS: &str = "Too many pods";
+const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
+const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
+
+/// What the pods bound to a node take of it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeUsage {
+    /// The pods that have not finished.
+    pub(crate) pods: usize,
+    /// What they request.
+    pub(crate) requested: Resources,
+}
 
 /// Whether this scheduler is the one to schedule `pod`: not bound, not being deleted, no
 /// scheduling gates, not finished, and naming the default scheduler.
@@ -32,47 +47,100 @@ pub(crate) fn wants_scheduling(pod: &Value) -> bool {
         && !matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
 }
 
-/// The node `pod` goes to, or kube-scheduler's message telling why none fits. `running` counts
-/// the pods each node runs.
+/// The node `pod` goes to, or kube-scheduler's message telling why none fits. `usage` says
+/// what the pods bound to each node take of it.
 pub(crate) fn choose(
     pod: &Value,
     nodes: &[Value],
-    running: &HashMap<String, usize>,
+    usage: &HashMap<String, NodeUsage>,
 ) -> Result<String, String> {
     if nodes.is_empty() {
         return Err("no nodes available to schedule pods".to_string());
     }
-    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    let requested = Resources::requested_by(pod)?;
+    let idle = NodeUsage::default();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut preemption: BTreeMap<&str, usize> = BTreeMap::new();
     let mut best: Option<(usize, &str)> = None;
     for node in nodes {
         let name = node["metadata"]["name"].as_str().unwrap_or_default();
-        let count = running.get(name).copied().unwrap_or(0);
-        match misfit(pod, node, count) {
-            Some(reason) => *reasons.entry(reason).or_default() += 1,
-            None => {
-                if best.is_none_or(|(fewest, _)| count < fewest) {
-                    best = Some((count, name));
-                }
+        let used = usage.get(name).unwrap_or(&idle);
+        let Some(misfit) = misfit(pod, node, used, &requested) else {
+            if best.is_none_or(|(fewest, _)| used.pods < fewest) {
+                best = Some((used.pods, name));
             }
+            continue;
+        };
+        for reason in misfit.reasons {
+            *reasons.entry(reason).or_default() += 1;
         }
+        // no pod here has a lower priority to evict: preemption finds no victim where
+        // resources are short, and cannot help where the node itself refuses the pod
+        let outcome = if misfit.resolvable {
+            NO_VICTIMS
+        } else {
+            PREEMPTION_NOT_HELPFUL
+        };
+        *preemption.entry(outcome).or_default() += 1;
     }
     if let Some((_, name)) = best {
         return Ok(name.to_string());
     }
     let total = nodes.len();
-    let mut counted: Vec<String> = reasons
-        .iter()
-        .map(|(reason, count)| format!("{count} {reason}"))
-        .collect();
-    counted.sort();
     Err(format!(
-        "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling.",
-        counted.join(", ")
+        "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {}.",
+        counted(reasons.iter().map(|(reason, count)| (reason.as_str(), *count))),
+        counted(preemption.into_iter()),
     ))
 }
 
-/// Why `node` does not fit `pod`, in the order kube-scheduler's filters run; `None`: it fits.
-fn misfit(pod: &Value, node: &Value, running: usize) -> Option<&'static str> {
+/// `count reason` for each reason, sorted as kube-scheduler sorts them (as strings).
+fn counted<'r>(reasons: impl Iterator<Item = (&'r str, usize)>) -> String {
+    let mut counted: Vec<String> = reasons
+        .map(|(reason, count)| format!("{count} {reason}"))
+        .collect();
+    counted.sort();
+    counted.join(", ")
+}
+
+/// Why a node does not fit a pod.
+struct Misfit {
+    /// kube-scheduler's reasons.
+    reasons: Vec<String>,
+    /// Whether evicting pods of the node could make room (resources short), or the node
+    /// refuses the pod whatever runs on it.
+    resolvable: bool,
+}
+
+/// Why `node` does not fit `pod` (which requests `requested`), as the first of kube-scheduler's
+/// filters that fails says it; `None`: it fits.
+fn misfit(pod: &Value, node: &Value, used: &NodeUsage, requested: &Resources) -> Option<Misfit> {
+    if let Some(reason) = placement_misfit(pod, node) {
+        return Some(Misfit {
+            reasons: vec![reason.to_string()],
+            resolvable: false,
+        });
+    }
+    let capacity = node["status"]["allocatable"]["pods"]
+        .as_str()
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(usize::MAX);
+    let mut reasons = Vec::new();
+    if used.pods >= capacity {
+        reasons.push(TOO_MANY_PODS.to_string());
+    }
+    match Resources::read(&node["status"]["allocatable"]) {
+        Ok(allocatable) => reasons.extend(allocatable.insufficient(&used.requested, requested)),
+        Err(error) => reasons.push(error),
+    }
+    (!reasons.is_empty()).then_some(Misfit {
+        reasons,
+        resolvable: true,
+    })
+}
+
+/// Why `node` cannot take `pod` whatever its resources: cordoned, tainted, not selected.
+fn placement_misfit(pod: &Value, node: &Value) -> Option<&'static str> {
     let tolerations = pod["spec"]["tolerations"]
         .as_array()
         .map(Vec::as_slice)
@@ -103,13 +171,6 @@ fn misfit(pod: &Value, node: &Value, running: usize) -> Option<&'static str> {
     }
     if !selected(pod, node) {
         return Some(NOT_SELECTED);
-    }
-    let capacity = node["status"]["allocatable"]["pods"]
-        .as_str()
-        .and_then(|p| p.parse::<usize>().ok())
-        .unwrap_or(usize::MAX);
-    if running >= capacity {
-        return Some(TOO_MANY_PODS);
     }
     None
 }
@@ -203,7 +264,7 @@ mod tests {
 
     fn node(name: &str, extra: Value) -> Value {
         let mut node = json!({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"pods": "110"}}});
+            "status": {"allocatable": {"pods": "110", "cpu": "4", "memory": "16Gi"}}});
         if let (Some(node), Some(extra)) = (node.as_object_mut(), extra.as_object()) {
             node.extend(extra.clone());
         }
@@ -213,7 +274,13 @@ mod tests {
     #[test]
     fn pods_go_to_the_least_busy_node_that_fits() {
         let nodes = [node("a", json!({})), node("b", json!({}))];
-        let running = HashMap::from([("a".to_string(), 2)]);
+        let running = HashMap::from([(
+            "a".to_string(),
+            NodeUsage {
+                pods: 2,
+                ..NodeUsage::default()
+            },
+        )]);
         assert_eq!(
             choose(&json!({"spec": {}}), &nodes, &running),
             Ok("b".to_string())
@@ -242,6 +309,50 @@ mod tests {
             choose(&tolerant, &nodes[..1], &HashMap::new()),
             Ok("a".to_string())
         );
+    }
+
+    #[test]
+    fn requests_must_fit_beside_what_a_node_runs() {
+        let nodes = [
+            node("a", json!({})),
+            node("b", json!({"spec": {"unschedulable": true}})),
+        ];
+        let busy = |cpu: &str| {
+            let used =
+                json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}});
+            HashMap::from([(
+                "a".to_string(),
+                NodeUsage {
+                    pods: 1,
+                    requested: Resources::requested_by(&used).expect("requests"),
+                },
+            )])
+        };
+        let pod = json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "32Gi"}}}]}});
+        assert_eq!(
+            choose(&pod, &nodes, &busy("3500m")),
+            Err("0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.".to_string())
+        );
+        let small =
+            json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "500m"}}}]}});
+        assert_eq!(choose(&small, &nodes, &busy("3500m")), Ok("a".to_string()));
+        assert!(
+            choose(&small, &nodes, &busy("3600m")).is_err(),
+            "a limit stands for its request"
+        );
+        let full = HashMap::from([(
+            "a".to_string(),
+            NodeUsage {
+                pods: 110,
+                ..NodeUsage::default()
+            },
+        )]);
+        assert!(
+            choose(&json!({"spec": {}}), &nodes[..1], &full)
+                .is_err_and(|m| m.starts_with("0/1 nodes are available: 1 Too many pods."))
+        );
+        let bad = json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "two"}}}]}});
+        assert!(choose(&bad, &nodes, &HashMap::new()).is_err_and(|m| m.contains("\"two\" of cpu")));
     }
 
     #[test]
