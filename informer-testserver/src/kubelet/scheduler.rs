@@ -271,16 +271,17 @@ mod tests {
         node
     }
 
+    /// Node `a` running `pods` pods that request `cpu` in all.
+    fn on_a(pods: usize, cpu: &str) -> HashMap<String, NodeUsage> {
+        let used = json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}});
+        let requested = Resources::requested_by(&used).expect("requests");
+        HashMap::from([("a".to_string(), NodeUsage { pods, requested })])
+    }
+
     #[test]
     fn pods_go_to_the_least_busy_node_that_fits() {
         let nodes = [node("a", json!({})), node("b", json!({}))];
-        let running = HashMap::from([(
-            "a".to_string(),
-            NodeUsage {
-                pods: 2,
-                ..NodeUsage::default()
-            },
-        )]);
+        let running = on_a(2, "0");
         assert_eq!(
             choose(&json!({"spec": {}}), &nodes, &running),
             Ok("b".to_string())
@@ -317,17 +318,7 @@ mod tests {
             node("a", json!({})),
             node("b", json!({"spec": {"unschedulable": true}})),
         ];
-        let busy = |cpu: &str| {
-            let used =
-                json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}});
-            HashMap::from([(
-                "a".to_string(),
-                NodeUsage {
-                    pods: 1,
-                    requested: Resources::requested_by(&used).expect("requests"),
-                },
-            )])
-        };
+        let busy = |cpu: &str| on_a(1, cpu);
         let pod = json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "32Gi"}}}]}});
         assert_eq!(
             choose(&pod, &nodes, &busy("3500m")),
@@ -340,15 +331,8 @@ mod tests {
             choose(&small, &nodes, &busy("3600m")).is_err(),
             "a limit stands for its request"
         );
-        let full = HashMap::from([(
-            "a".to_string(),
-            NodeUsage {
-                pods: 110,
-                ..NodeUsage::default()
-            },
-        )]);
         assert!(
-            choose(&json!({"spec": {}}), &nodes[..1], &full)
+            choose(&json!({"spec": {}}), &nodes[..1], &on_a(110, "0"))
                 .is_err_and(|m| m.starts_with("0/1 nodes are available: 1 Too many pods."))
         );
         let bad = json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "two"}}}]}});
