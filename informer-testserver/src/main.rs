@@ -31,6 +31,23 @@ struct Args {
     /// (repeatable; needs `--nodes`): `kubectl logs` of that container prints the file.
     #[arg(long = "pod-log", value_name = "NAMESPACE/POD/CONTAINER=FILE", value_parser = parse_pod_log)]
     pod_logs: Vec<PodLog>,
+    /// What every simulated node can allocate of a resource, as `RESOURCE=QUANTITY`
+    /// (repeatable; needs `--nodes`; default `cpu=4`, `memory=16Gi`, `pods=110`,
+    /// `ephemeral-storage=100Gi`): pods are scheduled where their requests fit.
+    #[arg(long = "node-allocatable", value_name = "RESOURCE=QUANTITY", value_parser = parse_allocatable)]
+    node_allocatable: Vec<(String, String)>,
+}
+
+/// Parses `RESOURCE=QUANTITY` (the quantity is checked when the server starts).
+fn parse_allocatable(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((resource, quantity)) if !resource.is_empty() && !quantity.is_empty() => {
+            Ok((resource.to_owned(), quantity.to_owned()))
+        }
+        _ => Err(format!(
+            "failed to read --node-allocatable {text:?}: expected RESOURCE=QUANTITY, as cpu=2"
+        )),
+    }
 }
 
 /// A `--pod-log` registration: whose log, and the file it is read from.
@@ -69,10 +86,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .port(args.port)
         .auto_create_namespaces(args.auto_create_namespaces);
     if let Some(nodes) = args.nodes {
-        builder = builder.kubelet(Kubelet::with_nodes(nodes));
+        let kubelet = args
+            .node_allocatable
+            .iter()
+            .fold(Kubelet::with_nodes(nodes), |kubelet, (resource, quantity)| {
+                kubelet.allocatable(resource, quantity)
+            });
+        builder = builder.kubelet(kubelet);
     }
     if !args.pod_logs.is_empty() && args.nodes.is_none() {
         return Err("failed to register --pod-log: it needs the simulated kubelet (--nodes N)".into());
+    }
+    if !args.node_allocatable.is_empty() && args.nodes.is_none() {
+        return Err("failed to set --node-allocatable: it needs the simulated kubelet (--nodes N)".into());
     }
     let server = builder.start().await?;
     if let Some(kubelet) = server.kubelet() {
@@ -114,6 +140,18 @@ mod tests {
         ] {
             let error = parse_pod_log(bad).expect_err(bad);
             assert!(error.contains("expected NAMESPACE/POD/CONTAINER=FILE"), "{error}");
+        }
+    }
+
+    #[test]
+    fn node_allocatable_names_a_resource_and_a_quantity() {
+        assert_eq!(
+            parse_allocatable("nvidia.com/gpu=1"),
+            Ok(("nvidia.com/gpu".to_owned(), "1".to_owned()))
+        );
+        for bad in ["cpu", "=2", "cpu="] {
+            let error = parse_allocatable(bad).expect_err(bad);
+            assert!(error.contains("expected RESOURCE=QUANTITY"), "{error}");
         }
     }
 }
