@@ -268,10 +268,13 @@
 //! API server:
 //!
 //! - nodes `node-1` .. `node-N` are registered at start, Ready (with capacity, addresses,
-//!   node info, the kubelet's port and labels), each with its Lease in `kube-node-lease`;
+//!   node info, the kubelet's port and labels), each with its Lease in `kube-node-lease`,
+//!   renewed every [`Kubelet::lease_renewal`](kubelet::Kubelet::lease_renewal);
 //! - a pod without `spec.nodeName` (for the default scheduler) is bound to the node that fits
 //!   with the fewest pods (node selector, required node affinity, taints and tolerations,
-//!   `spec.unschedulable`, the `pods` allocatable); when none fits it stays Pending with
+//!   `spec.unschedulable`, the `pods` allocatable, and its resource requests beside those of
+//!   the node's pods within what the node can
+//!   [allocate](kubelet::Kubelet::allocatable)); when none fits it stays Pending with
 //!   `PodScheduled=False` (reason `Unschedulable`, kube-scheduler's message) and a
 //!   `FailedScheduling` Event, and is tried again after every change;
 //! - a pod bound to a simulated node starts: sandbox, init containers one after the other,
@@ -409,7 +412,8 @@
 //! (`--port`, default any free port), creates the objects of a `--seed` file, prints
 //! `listening on http://127.0.0.1:PORT` as its first line and serves until Ctrl-C: `kubectl`
 //! and programs in other languages can use it. `--nodes N` runs the simulated kubelet with N
-//! nodes.
+//! nodes, `--node-allocatable RESOURCE=QUANTITY` sets what each can allocate, and
+//! `--pod-log NAMESPACE/POD/CONTAINER=FILE` registers a container's log.
 
 mod admission;
 mod bootstrap;
