@@ -331,6 +331,7 @@ proptest! {
         let _ = describe(&events);
         let _ = from_slice::<ConfigMap>(&bytes);
         let _ = CborObjects::default().list::<ConfigMap>(&bytes);
+        let _ = skipping().list::<Pod>(&bytes);
     }
 
     #[test]
@@ -341,6 +342,23 @@ proptest! {
         body.truncate(cut.max(1).min(body.len()));
         let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
         let _ = describe(&runtime.block_on(decode_body(&body, 13)));
+    }
+
+    #[test]
+    fn damaged_objects_with_fields_to_skip_never_panic(at in 0usize..2000, byte in any::<u8>(), cut in 0usize..2000) {
+        let mut body = item(&json!({"items": [applied_pod("a")]}));
+        let at = at % body.len();
+        body[at] = byte;
+        body.truncate(cut.max(1).min(body.len()));
+        let _ = skipping().list::<Pod>(&body);
+        let mut events = event("MODIFIED", &applied_pod("a"));
+        let at = at % events.len();
+        events[at] = byte;
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+        let decoded: Vec<_> = runtime.block_on(
+            decode_frames(chunks(&events, 17), Items::new(1 << 20), skipping().events::<Pod>()).collect::<Vec<_>>(),
+        );
+        let _ = decoded.len();
     }
 }
 
@@ -428,13 +446,18 @@ fn trimmed_pod(name: &str) -> Pod {
     pod
 }
 
+/// A reader skipping what is usually skipped: managed fields and the last applied configuration.
+fn skipping() -> CborObjects {
+    CborObjects::new(&[
+        FieldPath::managed_fields(),
+        FieldPath::last_applied_configuration(),
+    ])
+}
+
 // The CBOR counterpart of `skipped_fields_are_left_out_of_lists_and_watch_events` (JSON).
 #[test]
 fn skipped_fields_are_passed_over_in_lists_and_watch_events() {
-    let objects = CborObjects::new(&[
-        FieldPath::managed_fields(),
-        FieldPath::last_applied_configuration(),
-    ]);
+    let objects = skipping();
     let body = item(
         &json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "7"},
                             "items": [applied_pod("a"), applied_pod("b")]}),
