@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use futures::StreamExt;
 use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::{
     api::core::v1::Pod,
@@ -18,7 +17,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::source::{Encoding, Error, KubeListerWatcher, ListOptions, ListerWatcher};
+use crate::source::{
+    Encoding, Error, KubeListerWatcher, ListOptions, ListerWatcher,
+    test_support::{last_accept, watched},
+};
 
 /// A widget's phase, a string enum.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -76,34 +78,6 @@ fn widget(name: &str, size: u32) -> Value {
     })
 }
 
-fn last_accept(server: &TestServer, verb: &str) -> String {
-    server
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| r.verb == verb && r.resource == "widgets")
-        .map(|r| r.accept)
-        .unwrap_or_default()
-}
-
-async fn events<K: Clone>(
-    lister_watcher: &KubeListerWatcher<K>,
-    from: &str,
-    count: usize,
-) -> Vec<WatchEvent<K>>
-where
-    KubeListerWatcher<K>: ListerWatcher<K>,
-{
-    let options = ListOptions {
-        resource_version: Some(from.to_owned()),
-        timeout_seconds: Some(5),
-        allow_watch_bookmarks: true,
-        ..ListOptions::default()
-    };
-    let stream = lister_watcher.watch(&options).await.expect("a watch");
-    stream.take(count).map(|e| e.expect("an event")).collect().await
-}
-
 fn describe(events: &[WatchEvent<Widget>]) -> Vec<(&'static str, Option<Widget>)> {
     events
         .iter()
@@ -130,7 +104,7 @@ async fn custom_resources_are_read_in_cbor_as_they_are_in_json() {
 
     let in_cbor = cbor.list(&ListOptions::default()).await.expect("a CBOR list");
     assert_eq!(
-        last_accept(&server, "list"),
+        last_accept(&server, "list", "widgets"),
         "application/json;q=0.9, application/cbor;q=1"
     );
     let in_json = json.list(&ListOptions::default()).await.expect("a JSON list");
@@ -164,8 +138,11 @@ async fn custom_resources_are_read_in_cbor_as_they_are_in_json() {
     server
         .delete("cbor.example.com/v1", "Widget", Some("default"), "b")
         .expect("deleted");
-    let (in_cbor, in_json) = (events(&cbor, &from, 3).await, events(&json, &from, 3).await);
-    assert_eq!(last_accept(&server, "watch"), "");
+    let (in_cbor, in_json) = (
+        watched(&cbor, &from, 3, true).await,
+        watched(&json, &from, 3, true).await,
+    );
+    assert_eq!(last_accept(&server, "watch", "widgets"), "");
     assert_eq!(describe(&in_cbor), describe(&in_json));
     assert_eq!(
         describe(&in_cbor).iter().map(|(t, _)| *t).collect::<Vec<_>>(),
@@ -181,9 +158,9 @@ async fn watches_ask_for_cbor_and_read_its_sequence() {
     let cbor = KubeListerWatcher::new(Api::<Widget>::all(client)).encoding(Encoding::Cbor);
     let from = server.resource_version().to_string();
     server.create(widget("a", 1)).expect("created");
-    let watched = events(&cbor, &from, 1).await;
+    let watched = watched(&cbor, &from, 1, true).await;
     assert_eq!(
-        last_accept(&server, "watch"),
+        last_accept(&server, "watch", "widgets"),
         "application/json;q=0.9, application/cbor;q=1"
     );
     assert!(matches!(&watched[..], [WatchEvent::Added(w)] if w.spec.size == 1 && w.spec.tags == ["a", "b"]));
@@ -199,7 +176,9 @@ async fn metadata_only_reads_are_cbor_partial_object_metadata() {
         .encoding(Encoding::Cbor);
     let json = KubeListerWatcher::new(Api::<PartialObjectMeta<Widget>>::all(client)).encoding(Encoding::Json);
     let in_cbor = cbor.list(&ListOptions::default()).await.expect("a CBOR list");
-    assert!(last_accept(&server, "list").starts_with("application/cbor;as=PartialObjectMetadataList"));
+    assert!(
+        last_accept(&server, "list", "widgets").starts_with("application/cbor;as=PartialObjectMetadataList")
+    );
     let in_json = json.list(&ListOptions::default()).await.expect("a JSON list");
     let metadata = |list: &ObjectList<PartialObjectMeta<Widget>>| {
         list.items.iter().map(|p| p.metadata.clone()).collect::<Vec<_>>()
@@ -208,8 +187,10 @@ async fn metadata_only_reads_are_cbor_partial_object_metadata() {
 
     let from = in_json.metadata.resource_version.clone().expect("a version");
     server.create(widget("b", 1)).expect("created");
-    let watched = events(&cbor, &from, 1).await;
-    assert!(last_accept(&server, "watch").starts_with("application/cbor;as=PartialObjectMetadata;"));
+    let watched = watched(&cbor, &from, 1, true).await;
+    assert!(
+        last_accept(&server, "watch", "widgets").starts_with("application/cbor;as=PartialObjectMetadata;")
+    );
     assert!(matches!(&watched[..], [WatchEvent::Added(p)] if p.metadata.name.as_deref() == Some("b")));
 }
 
@@ -260,7 +241,7 @@ async fn fields_to_skip_are_passed_over_in_cbor() {
             FieldPath::last_applied_configuration(),
         ]);
     let list = skipping.list(&ListOptions::default()).await.expect("a list");
-    assert!(last_accept(&server, "list").starts_with("application/json;q=0.9, application/cbor"));
+    assert!(last_accept(&server, "list", "widgets").starts_with("application/json;q=0.9, application/cbor"));
     let annotations = list.items[0].metadata.annotations.clone().unwrap_or_default();
     assert_eq!(annotations.keys().collect::<Vec<_>>(), ["unicode"]);
     assert_eq!(list.items[0].metadata.managed_fields, None);
@@ -270,8 +251,8 @@ async fn fields_to_skip_are_passed_over_in_cbor() {
     let mut changed = widget("a", 2);
     changed["metadata"]["annotations"][crate::source::LAST_APPLIED_ANNOTATION] = json!("{}");
     server.update(changed).expect("updated");
-    let watched = events(&skipping, &from, 1).await;
-    assert!(last_accept(&server, "watch").starts_with("application/json;q=0.9, application/cbor"));
+    let watched = watched(&skipping, &from, 1, true).await;
+    assert!(last_accept(&server, "watch", "widgets").starts_with("application/json;q=0.9, application/cbor"));
     let [WatchEvent::Modified(widget)] = &watched[..] else {
         panic!("one modification: {watched:?}");
     };

@@ -19,6 +19,8 @@ mod protobuf_objects;
 mod protobuf_tests;
 mod protobuf_watch_body;
 mod skip;
+#[cfg(test)]
+mod test_support;
 #[cfg(feature = "unstable-watch-body")]
 #[cfg_attr(docsrs, doc(cfg(feature = "unstable-watch-body")))]
 pub mod watch_body;

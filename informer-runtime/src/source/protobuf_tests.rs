@@ -2,7 +2,6 @@
 //! protobuf first for built-in types, and what it reads equals what it reads in JSON (the
 //! default).
 
-use futures::StreamExt;
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
@@ -11,7 +10,10 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-use crate::source::{Encoding, Error, KubeListerWatcher, ListOptions, ListerWatcher};
+use crate::source::{
+    Encoding, Error, KubeListerWatcher, ListOptions, ListerWatcher,
+    test_support::{last_accept, watched},
+};
 
 fn pod(name: &str, node: &str) -> Value {
     json!({
@@ -24,33 +26,6 @@ fn pod(name: &str, node: &str) -> Value {
                  "volumes": [{"name": "info", "downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]},
         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}]},
     })
-}
-
-fn last_accept(server: &TestServer, verb: &str) -> String {
-    server
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| r.verb == verb && r.resource == "pods")
-        .map(|r| r.accept)
-        .unwrap_or_default()
-}
-
-async fn events<K: Clone>(
-    lister_watcher: &KubeListerWatcher<K>,
-    from: &str,
-    count: usize,
-) -> Vec<WatchEvent<K>>
-where
-    KubeListerWatcher<K>: ListerWatcher<K>,
-{
-    let options = ListOptions {
-        resource_version: Some(from.to_owned()),
-        timeout_seconds: Some(5),
-        ..ListOptions::default()
-    };
-    let stream = lister_watcher.watch(&options).await.expect("a watch");
-    stream.take(count).map(|e| e.expect("an event")).collect().await
 }
 
 #[tokio::test]
@@ -67,9 +42,9 @@ async fn built_in_types_are_read_in_protobuf_as_they_are_in_json() {
         .list(&ListOptions::default())
         .await
         .expect("a protobuf list");
-    assert!(last_accept(&server, "list").starts_with("application/vnd.kubernetes.protobuf"));
+    assert!(last_accept(&server, "list", "pods").starts_with("application/vnd.kubernetes.protobuf"));
     let in_json = json.list(&ListOptions::default()).await.expect("a JSON list");
-    assert_eq!(last_accept(&server, "list"), "");
+    assert_eq!(last_accept(&server, "list", "pods"), "");
     assert_eq!(in_protobuf.items, in_json.items);
     assert_eq!(
         in_protobuf.metadata.resource_version,
@@ -94,8 +69,11 @@ async fn built_in_types_are_read_in_protobuf_as_they_are_in_json() {
     changed["metadata"]["labels"]["app"] = json!("db");
     server.update(changed).expect("updated");
     server.delete_typed::<Pod>(Some("default"), "b").expect("deleted");
-    let (in_protobuf, in_json) = (events(&protobuf, &from, 3).await, events(&json, &from, 3).await);
-    assert!(last_accept(&server, "watch").is_empty());
+    let (in_protobuf, in_json) = (
+        watched(&protobuf, &from, 3, false).await,
+        watched(&json, &from, 3, false).await,
+    );
+    assert!(last_accept(&server, "watch", "pods").is_empty());
     let describe = |events: &[WatchEvent<Pod>]| -> Vec<(String, Pod)> {
         events
             .iter()
@@ -138,7 +116,10 @@ async fn emptied_maps_and_lists_read_the_same_in_protobuf_and_json() {
     cured["spec"]["nodeName"] = json!("");
     server.update(cured).expect("updated");
 
-    let (in_protobuf, in_json) = (events(&protobuf, &from, 1).await, events(&json, &from, 1).await);
+    let (in_protobuf, in_json) = (
+        watched(&protobuf, &from, 1, false).await,
+        watched(&json, &from, 1, false).await,
+    );
     let modified = |events: &[WatchEvent<Pod>]| match events {
         [WatchEvent::Modified(pod)] => pod.clone(),
         other => panic!("expected one modification, got {other:?}"),
@@ -168,7 +149,7 @@ async fn metadata_only_reads_are_protobuf_partial_object_metadata() {
         .await
         .expect("a protobuf list");
     assert!(
-        last_accept(&server, "list")
+        last_accept(&server, "list", "pods")
             .starts_with("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList")
     );
     let in_json = json.list(&ListOptions::default()).await.expect("a JSON list");
@@ -183,9 +164,9 @@ async fn metadata_only_reads_are_protobuf_partial_object_metadata() {
 
     let from = in_json.metadata.resource_version.clone().expect("a version");
     server.create(pod("b", "n1")).expect("created");
-    let watched = events(&protobuf, &from, 1).await;
+    let watched = watched(&protobuf, &from, 1, false).await;
     assert!(
-        last_accept(&server, "watch")
+        last_accept(&server, "watch", "pods")
             .starts_with("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;")
     );
     assert!(matches!(&watched[..], [WatchEvent::Added(p)] if p.metadata.name.as_deref() == Some("b")));
@@ -250,7 +231,7 @@ async fn skipped_fields_are_left_out_in_protobuf_and_json() {
         let mut changed = annotated.clone();
         changed["metadata"]["labels"] = json!({"app": format!("{encoding:?}")});
         server.update(changed).expect("updated");
-        let watched = events(&skipping, &from, 1).await;
+        let watched = watched(&skipping, &from, 1, false).await;
         let [WatchEvent::Modified(pod)] = &watched[..] else {
             panic!("{encoding:?}: {watched:?}");
         };

@@ -171,20 +171,12 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
+    use crate::source::test_support::{body, describe};
 
     fn event_line(kind: &str, name: &str, rv: u32) -> String {
         format!(
             r#"{{"type":"{kind}","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","resourceVersion":"{rv}"}}}}}}"#
         ) + "\n"
-    }
-
-    fn chunks(parts: &[&[u8]]) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send + use<> {
-        stream::iter(
-            parts
-                .iter()
-                .map(|p| Ok(Bytes::copy_from_slice(p)))
-                .collect::<Vec<_>>(),
-        )
     }
 
     async fn decode_all<E: Into<BoxError>>(
@@ -193,35 +185,11 @@ mod tests {
         decode_watch_body::<ConfigMap, _, _>(body).collect().await
     }
 
-    fn names(events: &[Result<WatchEvent<ConfigMap>, Error>]) -> Vec<String> {
-        events
-            .iter()
-            .map(|event| match event {
-                Ok(WatchEvent::Added(cm)) => {
-                    format!("added {}", cm.metadata.name.as_deref().unwrap_or_default())
-                }
-                Ok(WatchEvent::Modified(cm)) => {
-                    format!("modified {}", cm.metadata.name.as_deref().unwrap_or_default())
-                }
-                Ok(WatchEvent::Deleted(cm)) => {
-                    format!("deleted {}", cm.metadata.name.as_deref().unwrap_or_default())
-                }
-                Ok(WatchEvent::Bookmark(b)) => format!("bookmark {}", b.metadata.resource_version),
-                Ok(WatchEvent::Error(status)) => format!("error event {}", status.code),
-                Err(Error::Api(status)) => format!("status {}", status.code),
-                Err(Error::Decode(_)) => "decode error".into(),
-                Err(Error::Transport(_)) => "transport error".into(),
-                Err(Error::Connect(_)) => "connect error".into(),
-                Err(other) => format!("other error {other}"),
-            })
-            .collect()
-    }
-
     #[tokio::test]
     async fn one_event_per_chunk() {
         let (a, b) = (event_line("ADDED", "a", 1), event_line("MODIFIED", "a", 2));
-        let events = decode_all(chunks(&[a.as_bytes(), b.as_bytes()])).await;
-        assert_eq!(names(&events), ["added a", "modified a"]);
+        let events = decode_all(body([a.as_bytes(), b.as_bytes()])).await;
+        assert_eq!(describe(&events), ["added a", "modified a"]);
     }
 
     #[tokio::test]
@@ -236,21 +204,16 @@ mod tests {
         // every way of cutting the body into three chunks decodes to the same events
         for first in [1, 10, a.len() - 1, a.len(), a.len() + 1, a.len() + b.len()] {
             let second = first + 7;
-            let events = decode_all(chunks(&[
-                &bytes[..first],
-                &bytes[first..second],
-                &bytes[second..],
-            ]))
-            .await;
+            let events = decode_all(body([&bytes[..first], &bytes[first..second], &bytes[second..]])).await;
             assert_eq!(
-                names(&events),
+                describe(&events),
                 ["added a", "added b", "deleted a"],
                 "cut at {first} and {second}"
             );
         }
         let one_byte_chunks: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(
-            names(&decode_all(chunks(&one_byte_chunks)).await),
+            describe(&decode_all(body(&one_byte_chunks)).await),
             ["added a", "added b", "deleted a"]
         );
     }
@@ -258,20 +221,20 @@ mod tests {
     #[tokio::test]
     async fn blank_lines_and_carriage_returns_are_skipped() {
         let a = event_line("ADDED", "a", 1).replace('\n', "\r\n");
-        let events = decode_all(chunks(&[b"\n", a.as_bytes(), b"\r\n \n"])).await;
-        assert_eq!(names(&events), ["added a"]);
+        let events = decode_all(body([b"\n", a.as_bytes(), b"\r\n \n"])).await;
+        assert_eq!(describe(&events), ["added a"]);
     }
 
     #[tokio::test]
     async fn a_last_line_without_newline_is_decoded_if_complete_and_dropped_if_cut() {
         let a = event_line("ADDED", "a", 1);
-        let events = decode_all(chunks(&[a.trim_end().as_bytes()])).await;
-        assert_eq!(names(&events), ["added a"]);
-        let events = decode_all(chunks(&[&a.as_bytes()[..20]])).await;
+        let events = decode_all(body([a.trim_end().as_bytes()])).await;
+        assert_eq!(describe(&events), ["added a"]);
+        let events = decode_all(body([&a.as_bytes()[..20]])).await;
         assert!(
             events.is_empty(),
             "a cut line ends the watch like a close: {:?}",
-            names(&events)
+            describe(&events)
         );
     }
 
@@ -279,28 +242,28 @@ mod tests {
     async fn error_events_and_status_lines() {
         let error_event = r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#.to_owned() + "\n";
         let status_line = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"forbidden","reason":"Forbidden","code":403}"#.to_owned() + "\n";
-        let events = decode_all(chunks(&[error_event.as_bytes(), status_line.as_bytes()])).await;
-        assert_eq!(names(&events), ["error event 410", "status 403"]);
+        let events = decode_all(body([error_event.as_bytes(), status_line.as_bytes()])).await;
+        assert_eq!(describe(&events), ["error event 410", "status 403"]);
     }
 
     #[tokio::test]
     async fn a_malformed_line_is_a_decode_error_and_later_lines_still_decode() {
         let b = event_line("ADDED", "b", 2);
-        let events = decode_all(chunks(&[
-            b"{\"type\":\"ADDED\",\"object\":{\"metadata\":\n",
+        let events = decode_all(body([
+            b"{\"type\":\"ADDED\",\"object\":{\"metadata\":\n" as &[u8],
             b"not json\n",
             b.as_bytes(),
         ]))
         .await;
-        assert_eq!(names(&events), ["decode error", "decode error", "added b"]);
+        assert_eq!(describe(&events), ["decode error", "decode error", "added b"]);
         // a JSON object that is neither an event nor a Status is not taken for an empty Status
-        let events = decode_all(chunks(&[b"{\"unexpected\":true}\n"])).await;
-        assert_eq!(names(&events), ["decode error"]);
-        let events = decode_all(chunks(&[
+        let events = decode_all(body([b"{\"unexpected\":true}\n"])).await;
+        assert_eq!(describe(&events), ["decode error"]);
+        let events = decode_all(body([
             b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xff\"}}}\n",
         ]))
         .await;
-        assert_eq!(names(&events), ["decode error"], "a line that is not UTF-8");
+        assert_eq!(describe(&events), ["decode error"], "a line that is not UTF-8");
     }
 
     #[tokio::test]
@@ -320,7 +283,7 @@ mod tests {
             ]);
             let events = decode_all(cut).await;
             assert_eq!(
-                names(&events),
+                describe(&events),
                 ["added a", "transport error"],
                 "{kind:?}: the cut line is dropped"
             );
@@ -337,7 +300,7 @@ mod tests {
         ]);
         let events = decode_all(other).await;
         assert_eq!(
-            names(&events),
+            describe(&events),
             ["added a", "transport error"],
             "nothing is read after an error"
         );
@@ -354,7 +317,7 @@ mod tests {
         );
         let body = stream::iter(vec![Err::<Bytes, _>(Error::Decode("not gzip".into()))]);
         assert_eq!(
-            names(&decode_all(body).await),
+            describe(&decode_all(body).await),
             ["decode error"],
             "not wrapped in a transport error"
         );

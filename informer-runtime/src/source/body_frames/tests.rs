@@ -3,6 +3,7 @@
 use futures::stream;
 
 use super::*;
+use crate::source::test_support::body;
 
 /// Frames as text; a blank line passes over; `last` marks the body's unended rest.
 struct Text;
@@ -19,17 +20,8 @@ impl FrameDecoder for Text {
     }
 }
 
-fn chunks(parts: Vec<Vec<u8>>) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send {
-    stream::iter(
-        parts
-            .into_iter()
-            .map(|part| Ok(Bytes::from(part)))
-            .collect::<Vec<_>>(),
-    )
-}
-
 async fn decode<F: Framing + Send>(framing: F, parts: Vec<Vec<u8>>) -> Vec<String> {
-    decode_frames(chunks(parts), framing, Text)
+    decode_frames(body(parts), framing, Text)
         .map(|item| item.unwrap_or_else(|error| format!("error: {error}")))
         .collect()
         .await
@@ -127,9 +119,9 @@ async fn a_body_error_ends_the_stream_dropping_the_frame_it_cut() {
 #[tokio::test]
 async fn a_long_split_frame_does_not_keep_its_buffer() {
     let long = "x".repeat(2 * KEPT_FRAME_CAPACITY);
-    let body = format!("{long}\nnext\n").into_bytes();
+    let text = format!("{long}\nnext\n").into_bytes();
     let mut frames = Frames {
-        body: chunks(vec![body[..100].to_vec(), body[100..].to_vec()]),
+        body: body([&text[..100], &text[100..]]),
         framing: Lines,
         chunk: Bytes::new(),
         split: Vec::new(),

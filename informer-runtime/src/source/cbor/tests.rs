@@ -1,11 +1,13 @@
-use bytes::Bytes;
-use futures::{StreamExt, stream};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::source::body_frames::decode_frames;
+use crate::source::{
+    body_frames::decode_frames,
+    test_support::{body_in_chunks_of, describe},
+};
 
 /// A head of `major` with `argument`, in its shortest form.
 fn head_bytes(out: &mut Vec<u8>, major: u8, argument: u64) {
@@ -208,47 +210,14 @@ fn lists_decode_with_their_kind_or_as_a_v1_list() {
     assert_eq!((bare.types.kind.as_str(), bare.items.len()), ("List", 0));
 }
 
-fn chunks(
-    body: &[u8],
-    size: usize,
-) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send + use<> {
-    let parts: Vec<_> = body
-        .chunks(size.max(1))
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    stream::iter(parts)
-}
-
-use futures::Stream;
-
 async fn decode_body(body: &[u8], size: usize) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
     decode_frames(
-        chunks(body, size),
+        body_in_chunks_of(body, size),
         Items::new(1 << 20),
         CborObjects::default().events(),
     )
     .collect()
     .await
-}
-
-fn describe(events: &[Result<WatchEvent<ConfigMap>, Error>]) -> Vec<String> {
-    events
-        .iter()
-        .map(|event| match event {
-            Ok(WatchEvent::Added(cm)) => format!("added {}", cm.metadata.name.as_deref().unwrap_or_default()),
-            Ok(WatchEvent::Modified(cm)) => {
-                format!("modified {}", cm.metadata.name.as_deref().unwrap_or_default())
-            }
-            Ok(WatchEvent::Deleted(cm)) => {
-                format!("deleted {}", cm.metadata.name.as_deref().unwrap_or_default())
-            }
-            Ok(WatchEvent::Bookmark(b)) => format!("bookmark {}", b.metadata.resource_version),
-            Ok(WatchEvent::Error(status)) => format!("error event {}", status.code),
-            Err(Error::Api(status)) => format!("status {}", status.code),
-            Err(Error::Decode(_)) => "decode error".into(),
-            Err(other) => format!("other error {other}"),
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -268,7 +237,7 @@ async fn watch_sequences_decode_in_any_chunking() {
     let expected = [
         "added a",
         "modified a",
-        "bookmark 3",
+        "bookmark 3 true",
         "deleted a",
         "error event 410",
     ];
@@ -356,7 +325,7 @@ proptest! {
         events[at] = byte;
         let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
         let decoded: Vec<_> = runtime.block_on(
-            decode_frames(chunks(&events, 17), Items::new(1 << 20), skipping().events::<Pod>()).collect::<Vec<_>>(),
+            decode_frames(body_in_chunks_of(&events, 17), Items::new(1 << 20), skipping().events::<Pod>()).collect::<Vec<_>>(),
         );
         let _ = decoded.len();
     }
@@ -382,7 +351,7 @@ fn dynamic_objects_decode_as_from_json() {
         .expect("a runtime");
     let events: Vec<Result<WatchEvent<DynamicObject>, Error>> = runtime.block_on(
         decode_frames(
-            chunks(&body, 11),
+            body_in_chunks_of(&body, 11),
             Items::new(1 << 20),
             CborObjects::default().events(),
         )
@@ -478,7 +447,12 @@ fn skipped_fields_are_passed_over_in_lists_and_watch_events() {
         .build()
         .expect("a runtime");
     let events: Vec<_> = runtime.block_on(
-        decode_frames(chunks(&body, 7), Items::new(1 << 20), objects.events::<Pod>()).collect::<Vec<_>>(),
+        decode_frames(
+            body_in_chunks_of(&body, 7),
+            Items::new(1 << 20),
+            objects.events::<Pod>(),
+        )
+        .collect::<Vec<_>>(),
     );
     assert!(
         matches!(&events[..], [Ok(WatchEvent::Modified(pod)), Ok(WatchEvent::Bookmark(_))] if *pod == trimmed_pod("a")),

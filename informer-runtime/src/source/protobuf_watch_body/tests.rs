@@ -1,8 +1,9 @@
-use futures::{StreamExt, stream};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
 
 use super::*;
+use crate::source::test_support::{body, describe};
 
 fn frame(event_type: &str, object: &serde_json::Value) -> Vec<u8> {
     let document = protobuf::to_vec(object).expect("encoded");
@@ -18,38 +19,12 @@ fn config_map(name: &str, rv: u32) -> serde_json::Value {
            "metadata": {"name": name, "namespace": "default", "resourceVersion": rv.to_string()}})
 }
 
-fn chunks(parts: Vec<Vec<u8>>) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Unpin + Send {
-    stream::iter(parts.into_iter().map(|p| Ok(Bytes::from(p))).collect::<Vec<_>>())
-}
-
 async fn names(parts: Vec<Vec<u8>>) -> Vec<String> {
     let objects = Arc::new(ProtobufObjects::new(&[]));
-    let events: Vec<_> = decode_protobuf_watch_body::<ConfigMap, _, _>(chunks(parts), objects)
+    let events: Vec<_> = decode_protobuf_watch_body::<ConfigMap, _, _>(body(parts), objects)
         .collect()
         .await;
-    events
-        .iter()
-        .map(|event| match event {
-            Ok(WatchEvent::Added(cm)) => format!("added {}", cm.metadata.name.as_deref().unwrap_or_default()),
-            Ok(WatchEvent::Modified(cm)) => {
-                format!("modified {}", cm.metadata.name.as_deref().unwrap_or_default())
-            }
-            Ok(WatchEvent::Deleted(cm)) => {
-                format!("deleted {}", cm.metadata.name.as_deref().unwrap_or_default())
-            }
-            Ok(WatchEvent::Bookmark(b)) => format!(
-                "bookmark {} {}",
-                b.metadata.resource_version,
-                b.metadata
-                    .annotations
-                    .get(crate::source::INITIAL_EVENTS_END_ANNOTATION)
-                    .map_or("", String::as_str)
-            ),
-            Ok(WatchEvent::Error(status)) => format!("error event {}", status.code),
-            Err(Error::Decode(_)) => "decode error".into(),
-            Err(other) => format!("other error {other}"),
-        })
-        .collect()
+    describe(&events)
 }
 
 #[tokio::test]
