@@ -350,9 +350,13 @@ async fn a_stuck_rollout_exceeds_its_progress_deadline() -> TestResult {
     let mut stuck = deployment("stuck", 1, rolling(json!(1), json!(0)));
     stuck.spec.progress_deadline_seconds = Some(1);
     api.create(&PostParams::default(), &stuck).await?;
-    wait_for("the deadline exceeded", async || {
+    // On a loaded machine the deadline may pass before the pod is even created; creating it is
+    // progress, which sets Progressing back to True as kube does. Once the pod exists nothing
+    // more can happen (no kubelet runs it), so the deadline is waited for after that.
+    wait_for("the deadline exceeded with the pod created", async || {
         let d = api.get("stuck").await.expect("the deployment");
-        reason(&d, "Progressing").as_deref() == Some("ProgressDeadlineExceeded")
+        let updated = d.status.as_ref().and_then(|s| s.updated_replicas);
+        updated == Some(1) && reason(&d, "Progressing").as_deref() == Some("ProgressDeadlineExceeded")
     })
     .await;
     let d = api.get("stuck").await?;
