@@ -11,7 +11,7 @@ use crate::builtin::Generation;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{UpdateMode, key, with_type};
-use crate::storage::store::{meta_str, metadata_mut, object_key};
+use crate::storage::store::{as_stored, meta_str, metadata_mut, object_key};
 
 impl WriteSession<'_> {
     /// Replaces an object, checking the resourceVersion precondition.
@@ -80,6 +80,9 @@ impl WriteSession<'_> {
         Generation::of(rt, self.state.registry.is_builtin(rt)).on_update(&old, &mut new);
         let mut new = with_type(new, rt);
         self.admit_update(rt, &old, &mut new)?;
+        // compared as stored: admission may add what the stored form leaves out (an empty
+        // field manager's name)
+        as_stored(rt, &mut new);
         if without_rv(&new) == without_rv(&old) {
             return Ok(with_type(old, rt));
         }
