@@ -192,14 +192,14 @@ async fn foreign_deployment_is_left_alone(running: &Running) {
         },
         ..Deployment::default()
     };
-    running
+    let created = running
         .deployments
         .create(&PostParams::default(), &stranger)
         .await
         .expect("created");
     let spec = FooSpec {
         deployment_name: "taken".into(),
-        replicas: Some(1),
+        replicas: Some(3),
     };
     running
         .foos
@@ -218,9 +218,11 @@ async fn foreign_deployment_is_left_alone(running: &Running) {
     })
     .await
     .expect("the controller acts in time");
+    let now = running.deployments.get_opt("taken").await.ok().flatten();
+    assert_eq!(replicas(&now), Some(1), "not scaled to the Foo's 3");
     assert_eq!(
-        replicas(&running.deployments.get_opt("taken").await.ok().flatten()),
-        None,
+        now.and_then(|d| d.metadata.resource_version),
+        created.metadata.resource_version,
         "not touched"
     );
 }

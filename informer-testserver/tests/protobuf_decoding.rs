@@ -84,6 +84,7 @@ where
     } else {
         json!({"name": name, "labels": {"a": "b"}, "annotations": {"c": "d"}})
     };
+    admissible(&mut object);
     if server.create(object).is_err() {
         return Outcome::Refused;
     }
@@ -117,6 +118,28 @@ where
         (!differences.is_empty())
             .then(|| format!("generated: {generated:?}\n  {}", differences.join("\n  "))),
     )
+}
+
+/// Replaces the sample values kube-apiserver's admission refuses: a pod's priority comes from
+/// an existing PriorityClass, a Service's cluster IP and node ports from their ranges.
+fn admissible(object: &mut serde_json::Value) {
+    match (object["apiVersion"].as_str(), object["kind"].as_str()) {
+        (Some("v1"), Some("Pod")) => {
+            let spec = &mut object["spec"];
+            spec["priorityClassName"] = json!("system-node-critical");
+            spec["priority"] = json!(2_000_001_000);
+        }
+        (Some("v1"), Some("Service")) => {
+            let spec = &mut object["spec"];
+            spec["clusterIP"] = json!("10.96.0.10");
+            spec["clusterIPs"] = json!(["10.96.0.10"]);
+            spec["healthCheckNodePort"] = json!(30001);
+            for (port, node_port) in spec["ports"].as_array_mut().into_iter().flatten().zip(30002..) {
+                port["nodePort"] = json!(node_port);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn api_root(group: &str, version: &str) -> String {

@@ -380,7 +380,7 @@ async fn core_and_networking_kinds_get_their_columns() {
         &server,
         &client,
         json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
-            "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.50", "clusterIPs": ["10.96.0.50"], "selector": {"app": "web"},
+            "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "clusterIP": "10.96.0.50", "clusterIPs": ["10.96.0.50"], "selector": {"app": "web"},
                      "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}}),
         "/api/v1/namespaces/default/services/lb",
         &["Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age", "Selector"],
@@ -479,7 +479,7 @@ async fn storage_kinds_get_their_columns() {
             "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}}),
         "/api/v1/namespaces/default/persistentvolumeclaims/data",
         &["Name", "Status", "Volume", "Capacity", "Access Modes", "StorageClass", "VolumeAttributesClass", "Age", "VolumeMode"],
-        &[(1, json!("Bound")), (2, json!("pv1")), (3, json!("10Gi")), (4, json!("RWO")), (5, json!("fast")), (8, json!("<unset>"))],
+        &[(1, json!("Bound")), (2, json!("pv1")), (3, json!("10Gi")), (4, json!("RWO")), (5, json!("fast")), (8, json!("Filesystem"))],
     )
     .await;
     check_row(

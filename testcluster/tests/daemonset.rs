@@ -185,7 +185,7 @@ async fn a_template_change_replaces_pods_one_at_a_time() -> TestResult {
 
     wait_for("every pod replaced", async || {
         let current = pods(&client, "default", "app=agent").await;
-        let not_ready = current.iter().filter(|p| p.status.is_none()).count();
+        let not_ready = current.iter().filter(|p| !support::is_running(p)).count();
         assert!(
             not_ready <= 1
                 || current
@@ -193,13 +193,13 @@ async fn a_template_change_replaces_pods_one_at_a_time() -> TestResult {
                     .all(|p| p.labels()["controller-revision-hash"] != first[0]),
             "more than one pod unavailable"
         );
-        for pod in current.iter().filter(|p| p.status.is_none()) {
+        for pod in current.iter().filter(|p| !support::is_running(p)) {
             kubelet.run(&pod.name_any(), true).await;
         }
         current.len() == 3
             && current
                 .iter()
-                .all(|p| p.labels()["controller-revision-hash"] != first[0] && p.status.is_some())
+                .all(|p| p.labels()["controller-revision-hash"] != first[0] && support::is_running(p))
     })
     .await;
     wait_for("three updated", async || {

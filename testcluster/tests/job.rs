@@ -53,12 +53,12 @@ fn has(job: &Job, type_: &str) -> bool {
     conditions(job).iter().any(|(t, s, _)| t == type_ && s == "True")
 }
 
-/// Runs every pod of the job that has no phase yet, then ends it with `succeeded`.
+/// Runs every pod of the job that is still `Pending`, then ends it with `succeeded`.
 async fn finish_pending(client: &kube::Client, name: &str, succeeded: bool) -> usize {
     let kubelet = Kubelet::new(client, "default");
     let mut finished = 0;
     for pod in job_pods(client, name).await {
-        if phase(&pod).is_empty() && pod.metadata.deletion_timestamp.is_none() {
+        if phase(&pod) == "Pending" && pod.metadata.deletion_timestamp.is_none() {
             kubelet.finish(&pod.name_any(), succeeded).await;
             finished += 1;
         }

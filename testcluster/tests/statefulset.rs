@@ -171,11 +171,11 @@ async fn parallel_pods_start_at_once_and_update_from_the_highest_ordinal() -> Te
             if updated && !replaced.contains(&pod.name_any()) {
                 replaced.push(pod.name_any());
             }
-            if pod.status.is_none() {
+            if !support::is_running(pod) {
                 kubelet.run(&pod.name_any(), true).await;
             }
         }
-        replaced.len() == 3 && current.iter().all(|pod| pod.status.is_some())
+        replaced.len() == 3 && current.iter().all(|pod| support::is_running(pod))
     })
     .await;
     assert_eq!(replaced, ["db-2", "db-1", "db-0"]);

@@ -17,6 +17,8 @@ pub(crate) mod garbage_collector;
 pub(crate) mod graceful_pod_deletion;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
+pub(crate) mod pod_admission;
+pub(crate) mod service_allocation;
 pub(crate) mod validation;
 
 use plugin::Plugin;
@@ -27,16 +29,21 @@ use plugin::Plugin;
 /// 2. namespace lifecycle: a new namespace's phase and finalizer, writes into missing or
 ///    terminating namespaces, a namespace's deletion and its end once empty;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
-/// 4. field ownership (`managedFields`), recorded once the object is final;
-/// 5. CustomResourceDefinitions: their validation and status, and the types they serve;
-/// 6. CertificateSigningRequests: a new one records its creator;
-/// 7. graceful deletion of pods on the simulated kubelet's nodes;
-/// 8. garbage collection: a delete's propagation and the dependents of removed objects.
+/// 4. what kube-apiserver's default admission adds to a new pod: its service account and
+///    token volume, tolerations and priority;
+/// 5. the cluster IPs and node ports of Services;
+/// 6. field ownership (`managedFields`), recorded once the object is final;
+/// 7. CustomResourceDefinitions: their validation and status, and the types they serve;
+/// 8. CertificateSigningRequests: a new one records its creator;
+/// 9. graceful deletion of pods on the simulated kubelet's nodes;
+/// 10. garbage collection: a delete's propagation and the dependents of removed objects.
 pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
     &[
         &validation::ObjectMetadata,
         &namespace_lifecycle::NamespaceLifecycle,
         &custom_resources::CustomResourceSchemas,
+        &pod_admission::PodAdmission,
+        &service_allocation::ServiceAllocation,
         &field_ownership::ManagedFields,
         &crd::CustomResourceDefinitions,
         &csr_conditions::CertificateSigningRequests,

@@ -9,7 +9,8 @@
 //!   (`cluster-admin`, `admin`, `edit`, `view`, ...), marked as kube-apiserver marks them
 //!   ([`rbac`]);
 //! - an APIService per served group version ([`api_services`]), as the aggregator registers
-//!   the local ones.
+//!   the local ones;
+//! - the PriorityClasses `system-node-critical` and `system-cluster-critical`.
 //!
 //! They are created as any create request creates objects, so each has its own
 //! resourceVersion, uid and creationTimestamp, and a watch from resourceVersion 0 sees them
@@ -45,13 +46,34 @@ fn namespaces() -> Vec<BootstrapObject> {
         .collect()
 }
 
+/// The PriorityClasses kube-apiserver creates at start, for the pods the cluster cannot do
+/// without.
+fn priority_classes() -> Vec<BootstrapObject> {
+    [
+        ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),
+        ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+    ]
+    .into_iter()
+    .map(|(name, value, description)| {
+        BootstrapObject::new(
+            "scheduling.k8s.io",
+            "v1",
+            "priorityclasses",
+            serde_json::json!({"metadata": {"name": name}, "value": value, "description": description}),
+        )
+    })
+    .collect()
+}
+
 /// Every object of a fresh kube-apiserver listening on `address`, in the order they are
-/// created: namespaces first, then what lives in them, then the cluster-wide RBAC objects.
+/// created: namespaces first, then what lives in them, then the cluster-wide RBAC objects and
+/// PriorityClasses.
 pub(crate) fn bootstrap_objects(address: SocketAddr) -> Vec<BootstrapObject> {
     let mut objects = namespaces();
     objects.extend(apiserver_service::objects(address));
     objects.extend(rbac::cluster_roles());
     objects.extend(rbac::cluster_role_bindings());
+    objects.extend(priority_classes());
     objects
 }
 

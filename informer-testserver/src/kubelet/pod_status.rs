@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::tracker::{Container, Exit, PodTrack, Run};
+use crate::defaults::qos_class;
 
 /// The pod's new status: `old` with the fields the kubelet owns replaced. A condition keeps its
 /// `lastTransitionTime` while its status stays the same.
@@ -156,44 +157,9 @@ fn image_id(image: &str) -> String {
     format!("{full}@sha256:{hash:016x}{hash:016x}{hash:016x}{hash:016x}")
 }
 
-/// The pod's QoS class: `Guaranteed` when every container limits CPU and memory to its
-/// requests, `BestEffort` when none requests or limits either, else `Burstable`.
-pub(crate) fn qos_class(spec: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["initContainers", "containers"]
-        .iter()
-        .filter_map(|field| spec[field].as_array())
-        .flatten()
-        .collect();
-    let set = |c: &Value, kind: &str, resource: &str| !c["resources"][kind][resource].is_null();
-    let any = containers.iter().any(|c| {
-        ["cpu", "memory"]
-            .iter()
-            .any(|r| set(c, "requests", r) || set(c, "limits", r))
-    });
-    if !any {
-        return "BestEffort";
-    }
-    let guaranteed = containers.iter().all(|c| {
-        ["cpu", "memory"].iter().all(|r| {
-            set(c, "limits", r)
-                && (!set(c, "requests", r) || c["resources"]["requests"][r] == c["resources"]["limits"][r])
-        })
-    });
-    if guaranteed { "Guaranteed" } else { "Burstable" }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn qos_classes() {
-        assert_eq!(qos_class(&json!({"containers": [{"name": "c"}]})), "BestEffort");
-        let limited = json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]});
-        assert_eq!(qos_class(&limited), "Guaranteed");
-        let requested = json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]});
-        assert_eq!(qos_class(&requested), "Burstable");
-    }
 
     #[test]
     fn image_ids_name_the_full_repository() {

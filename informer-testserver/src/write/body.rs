@@ -3,13 +3,15 @@
 
 use serde_json::{Value, json};
 
+use crate::defaults::set_defaults;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::store::{as_stored, metadata_mut};
 
 /// Checks the body's `apiVersion`/`kind` and namespace and sets the URL's namespace; a body of
-/// a built-in kind loses what Go's type would not keep ([`as_stored`]), so that a write differs
-/// from the stored object (a new revision, a new generation) only where kube-apiserver's would.
+/// a built-in kind loses what Go's type would not keep ([`as_stored`]) and gets the defaults of
+/// its kind ([`set_defaults`]), so that a write differs from the stored object (a new revision,
+/// a new generation) only where kube-apiserver's would.
 pub(crate) fn check_body(rt: &ResourceType, ns: Option<&str>, object: &mut Value) -> Result<(), ApiError> {
     if !object.is_object() {
         return Err(ApiError::bad_request(
@@ -51,6 +53,7 @@ pub(crate) fn check_body(rt: &ResourceType, ns: Option<&str>, object: &mut Value
         meta.remove("namespace");
     }
     as_stored(rt, object);
+    set_defaults(rt, object);
     Ok(())
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::body::check_body;
 use super::session::WriteSession;
 use crate::builtin::Generation;
+use crate::defaults::set_create_defaults;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{new_uid, now_rfc3339, with_type};
@@ -56,6 +57,7 @@ impl WriteSession<'_> {
         ] {
             meta.remove(field);
         }
+        set_create_defaults(rt, &mut object);
         let mut object = with_type(object, rt);
         self.before_create(rt, &object)?;
         self.admit_create(rt, &mut object)?;

@@ -54,6 +54,11 @@ pub async fn pods(client: &kube::Client, namespace: &str, labels: &str) -> Vec<P
     pods
 }
 
+/// Whether the stand-in [`Kubelet`] runs the pod: a new pod is only `Pending`.
+pub fn is_running(pod: &Pod) -> bool {
+    pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+}
+
 /// Sets pod status as a kubelet would: what the controllers count is the pod's phase, its
 /// `Ready` condition, its IP and its containers' statuses.
 pub struct Kubelet {
@@ -111,15 +116,22 @@ impl Kubelet {
         self.patch(name, status).await;
     }
 
+    /// Sets the pod's status; a pod a controller deleted meanwhile has none to set, as for a
+    /// real kubelet.
     async fn patch(&self, name: &str, status: serde_json::Value) {
-        self.pods
+        let patched = self
+            .pods
             .patch_status(
                 name,
                 &PatchParams::default(),
                 &Patch::Merge(json!({"status": status})),
             )
-            .await
-            .unwrap_or_else(|error| panic!("failed to set the status of pod {name}: {error}"));
+            .await;
+        match patched {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            Err(error) => panic!("failed to set the status of pod {name}: {error}"),
+        }
     }
 }
 

@@ -1,0 +1,196 @@
+//! Built-in objects read back as kube-apiserver returns them: the defaults of their Go types,
+//! what its default admission plugins add to pods, and the IPs and ports of Services.
+
+use informer_testserver::TestServer;
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    core::v1::{Pod, Service},
+};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+fn object<K: DeserializeOwned>(value: Value) -> K {
+    serde_json::from_value(value).expect("valid object")
+}
+
+async fn start() -> (TestServer, kube::Client) {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    (server, client)
+}
+
+fn refusal<K: std::fmt::Debug>(result: Result<K, kube::Error>) -> (u16, String) {
+    match result {
+        Err(kube::Error::Api(status)) => (status.code, status.message),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+// kube: test/integration/defaulttolerationseconds, serviceaccount and pods' "TestPodUpdate"
+// shapes: what `kubectl get pod -o yaml` shows of a pod created with only a container.
+#[tokio::test]
+async fn a_new_pod_reads_back_as_kube_apiserver_returns_it() {
+    let (server, client) = start().await;
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let pod: Pod = object(json!({"metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "main", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]}}));
+    let created = serde_json::to_value(pods.create(&PostParams::default(), &pod).await.expect("created"))
+        .expect("json");
+    let spec = &created["spec"];
+    for (field, value) in [
+        ("restartPolicy", json!("Always")),
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("schedulerName", json!("default-scheduler")),
+        ("terminationGracePeriodSeconds", json!(30)),
+        ("enableServiceLinks", json!(true)),
+        ("serviceAccountName", json!("default")),
+        ("priority", json!(0)),
+        ("preemptionPolicy", json!("PreemptLowerPriority")),
+    ] {
+        assert_eq!(spec[field], value, "spec.{field}");
+    }
+    let container = &spec["containers"][0];
+    assert_eq!(container["imagePullPolicy"], "Always");
+    assert_eq!(container["resources"]["requests"], json!({"cpu": "1"}));
+    let volume = spec["volumes"][0]["name"].as_str().expect("the token volume");
+    assert!(volume.starts_with("kube-api-access-"), "{volume}");
+    assert_eq!(
+        container["volumeMounts"][0],
+        json!({"name": volume, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"})
+    );
+    let tolerations: Vec<&str> = spec["tolerations"]
+        .as_array()
+        .expect("tolerations")
+        .iter()
+        .filter_map(|t| t["key"].as_str())
+        .collect();
+    assert_eq!(
+        tolerations,
+        ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+    );
+    assert_eq!(
+        created["status"],
+        json!({"phase": "Pending", "qosClass": "Burstable"})
+    );
+    server.shutdown().await;
+}
+
+// The controller bug defaults hide: a controller that writes its desired object back without
+// the defaulted fields changes nothing, as against kube-apiserver (no new resourceVersion, no
+// new generation).
+#[tokio::test]
+async fn writing_an_object_without_its_defaults_changes_nothing() {
+    let (server, client) = start().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(client);
+    let desired = json!({"metadata": {"name": "web"}, "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}}});
+    let created = deployments
+        .create(&PostParams::default(), &object(desired.clone()))
+        .await
+        .expect("created");
+    let spec = &created.spec;
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(spec.revision_history_limit, Some(10));
+    let strategy = serde_json::to_value(&spec.strategy).expect("json");
+    assert_eq!(
+        strategy,
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+    );
+    let applied = deployments
+        .patch("web", &PatchParams::default(), &Patch::Merge(&desired))
+        .await
+        .expect("patched");
+    assert_eq!(
+        applied.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let mut replaced: Deployment = object(desired);
+    replaced.metadata.resource_version = created.metadata.resource_version.clone();
+    let replaced = deployments
+        .replace("web", &PostParams::default(), &replaced)
+        .await
+        .expect("replaced");
+    assert_eq!(
+        replaced.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    assert_eq!(replaced.metadata.generation, Some(1));
+    server.shutdown().await;
+}
+
+// kube: test/integration/apiserver's service allocation and pkg/registry/core/service/storage
+// TestCreate* cases: a cluster IP from the range, node ports from theirs, a taken IP refused.
+#[tokio::test]
+async fn services_get_a_cluster_ip_and_node_ports() {
+    let (server, client) = start().await;
+    let services: Api<Service> = Api::default_namespaced(client);
+    let pp = PostParams::default();
+    let node_port: Service = object(json!({"metadata": {"name": "web"},
+        "spec": {"type": "NodePort", "selector": {"app": "web"}, "ports": [{"port": 80}]}}));
+    let created =
+        serde_json::to_value(services.create(&pp, &node_port).await.expect("created")).expect("json");
+    let spec = &created["spec"];
+    let ip = spec["clusterIP"].as_str().expect("a cluster IP");
+    assert!(ip.starts_with("10.") && ip != "10.96.0.1", "{ip}");
+    assert_eq!(spec["clusterIPs"], json!([ip]));
+    assert_eq!(spec["ipFamilies"], json!(["IPv4"]));
+    assert_eq!(spec["ipFamilyPolicy"], "SingleStack");
+    let port = &spec["ports"][0];
+    assert_eq!(port["targetPort"], 80);
+    assert_eq!(port["protocol"], "TCP");
+    assert!((30000..=32767).contains(&port["nodePort"].as_i64().expect("a node port")));
+    assert_eq!(spec["externalTrafficPolicy"], "Cluster");
+
+    let updated = services
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": {"a": "b"}}})),
+        )
+        .await
+        .expect("patched");
+    assert_eq!(
+        updated.spec.as_ref().and_then(|s| s.cluster_ip.as_deref()),
+        Some(ip)
+    );
+
+    let taken: Service =
+        object(json!({"metadata": {"name": "copy"}, "spec": {"clusterIP": ip, "ports": [{"port": 80}]}}));
+    let (code, message) = refusal(services.create(&pp, &taken).await);
+    assert_eq!(code, 422);
+    assert!(message.contains("provided IP is already allocated"), "{message}");
+    let headless: Service = object(
+        json!({"metadata": {"name": "headless"}, "spec": {"clusterIP": "None", "selector": {"app": "web"}}}),
+    );
+    let headless = services.create(&pp, &headless).await.expect("created");
+    assert_eq!(
+        headless.spec.and_then(|s| s.cluster_ips),
+        Some(vec!["None".to_owned()])
+    );
+    server.shutdown().await;
+}
+
+// kube: plugin/pkg/admission/priority TestPodAdmission: a pod takes its class's priority; a
+// class that does not exist refuses it.
+#[tokio::test]
+async fn a_pod_takes_the_priority_of_its_class() {
+    let (server, client) = start().await;
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let pp = PostParams::default();
+    let critical: Pod = object(json!({"metadata": {"name": "critical"},
+        "spec": {"priorityClassName": "system-node-critical", "containers": [{"name": "c", "image": "i"}]}}));
+    let created = pods.create(&pp, &critical).await.expect("created");
+    assert_eq!(created.spec.and_then(|s| s.priority), Some(2_000_001_000));
+    let unknown: Pod = object(json!({"metadata": {"name": "unknown"},
+        "spec": {"priorityClassName": "gold", "containers": [{"name": "c", "image": "i"}]}}));
+    assert_eq!(
+        refusal(pods.create(&pp, &unknown).await),
+        (
+            403,
+            "pods \"unknown\" is forbidden: no PriorityClass with name gold was found".to_owned()
+        )
+    );
+    server.shutdown().await;
+}
