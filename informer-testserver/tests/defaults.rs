@@ -161,6 +161,12 @@ async fn services_get_a_cluster_ip_and_node_ports() {
     let (code, message) = refusal(services.create(&pp, &taken).await);
     assert_eq!(code, 422);
     assert!(message.contains("provided IP is already allocated"), "{message}");
+    let outside: Service = object(
+        json!({"metadata": {"name": "outside"}, "spec": {"clusterIP": "192.168.0.1", "ports": [{"port": 80}]}}),
+    );
+    let (code, message) = refusal(services.create(&pp, &outside).await);
+    assert_eq!(code, 422);
+    assert!(message.contains("is not in the valid range"), "{message}");
     let headless: Service = object(
         json!({"metadata": {"name": "headless"}, "spec": {"clusterIP": "None", "selector": {"app": "web"}}}),
     );

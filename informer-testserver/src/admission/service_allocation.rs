@@ -153,43 +153,10 @@ fn cluster_ip(spec: &mut Value, allocated: &mut Allocated) -> Result<(), FieldCa
         .map(str::to_owned);
     let ip = match given {
         Some(ip) if ip == "None" => {
-            let selectorless = spec["selector"].as_object().is_none_or(|s| s.is_empty());
-            let policy = if selectorless {
-                "RequireDualStack"
-            } else {
-                "SingleStack"
-            };
-            default_field(spec, "ipFamilyPolicy", json!(policy));
-            let families = if selectorless {
-                json!(["IPv4", "IPv6"])
-            } else {
-                json!(["IPv4"])
-            };
-            default_field(spec, "ipFamilies", families);
-            spec["clusterIPs"] = json!(["None"]);
+            headless(spec);
             return Ok(());
         }
-        Some(ip) => {
-            let address = ip.parse::<Ipv4Addr>().ok().filter(|a| in_range(*a));
-            if address.is_none() {
-                return Err(FieldCause::invalid_json(
-                    "spec.clusterIPs",
-                    &format!("[]string{{{ip:?}}}"),
-                    &format!(
-                        "failed to allocate IP {ip}: the provided IP ({ip}) is not in the valid range. The range of valid IPs is {}/{}",
-                        SERVICE_RANGE.0, SERVICE_RANGE.1
-                    ),
-                ));
-            }
-            if allocated.ips.contains(&ip) {
-                return Err(FieldCause::invalid_json(
-                    "spec.clusterIPs",
-                    &format!("[]string{{{ip:?}}}"),
-                    &format!("failed to allocate IP {ip}: provided IP is already allocated"),
-                ));
-            }
-            ip
-        }
+        Some(ip) => free_given(ip, allocated)?,
         None => free_ip(&allocated.ips),
     };
     allocated.ips.insert(ip.clone());
@@ -198,6 +165,40 @@ fn cluster_ip(spec: &mut Value, allocated: &mut Allocated) -> Result<(), FieldCa
     default_field(spec, "ipFamilyPolicy", json!("SingleStack"));
     default_field(spec, "ipFamilies", json!(["IPv4"]));
     Ok(())
+}
+
+/// A headless Service's families: both for one without a selector (its endpoints are anyone's),
+/// else the cluster's one.
+fn headless(spec: &mut Value) {
+    let selectorless = spec["selector"].as_object().is_none_or(|s| s.is_empty());
+    let (policy, families) = if selectorless {
+        ("RequireDualStack", json!(["IPv4", "IPv6"]))
+    } else {
+        ("SingleStack", json!(["IPv4"]))
+    };
+    default_field(spec, "ipFamilyPolicy", json!(policy));
+    default_field(spec, "ipFamilies", families);
+    spec["clusterIPs"] = json!(["None"]);
+}
+
+/// The IP a Service gives, when it is in the range and free.
+fn free_given(ip: String, allocated: &Allocated) -> Result<String, FieldCause> {
+    let in_service_range = ip.parse::<Ipv4Addr>().is_ok_and(in_range);
+    let problem = if !in_service_range {
+        let (network, bits) = SERVICE_RANGE;
+        format!(
+            "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {network}/{bits}"
+        )
+    } else if allocated.ips.contains(&ip) {
+        "provided IP is already allocated".to_owned()
+    } else {
+        return Ok(ip);
+    };
+    Err(FieldCause::invalid_json(
+        "spec.clusterIPs",
+        &format!("[]string{{{ip:?}}}"),
+        &format!("failed to allocate IP {ip}: {problem}"),
+    ))
 }
 
 fn default_field(spec: &mut Value, field: &str, value: Value) {

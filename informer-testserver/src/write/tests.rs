@@ -304,7 +304,13 @@ fn patches() {
 #[test]
 fn malformed_built_in_bodies_never_panic_in_defaults_or_admission() {
     let mut s = state();
-    let wrong_shapes = [json!("text"), json!(7), json!([1, "a", null]), json!({"x": [true]}), json!(null)];
+    let wrong_shapes = [
+        json!("text"),
+        json!(7),
+        json!([1, "a", null]),
+        json!({"x": [true]}),
+        json!(null),
+    ];
     let kinds = builtin_types();
     let mut written = 0;
     for rt in kinds.iter().filter(|rt| rt.namespaced) {
