@@ -14,15 +14,8 @@ pub(super) fn deployment(deployment: &mut Value) {
         return;
     };
     default(spec, "replicas", || json!(1));
-    if let Some(strategy) = object(spec, "strategy") {
-        default(strategy, "type", || json!("RollingUpdate"));
-        if text(strategy, "type") == "RollingUpdate"
-            && let Some(rolling) = object(strategy, "rollingUpdate")
-        {
-            default(rolling, "maxUnavailable", || json!("25%"));
-            default(rolling, "maxSurge", || json!("25%"));
-        }
-    }
+    let surge = [("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))];
+    rolling_strategy(spec, "strategy", surge);
     default(spec, "revisionHistoryLimit", || json!(10));
     default(spec, "progressDeadlineSeconds", || json!(600));
     if let Some(pod) = object(spec, "template") {
@@ -30,13 +23,30 @@ pub(super) fn deployment(deployment: &mut Value) {
     }
 }
 
-/// A ReplicaSet (and a ReplicationController): one replica.
+/// The update strategy at `spec[field]`: `RollingUpdate` unless it names another type, with
+/// `defaults` in its `rollingUpdate`.
+fn rolling_strategy(spec: &mut Value, field: &str, defaults: [(&str, Value); 2]) {
+    let Some(strategy) = object(spec, field) else {
+        return;
+    };
+    default(strategy, "type", || json!("RollingUpdate"));
+    if text(strategy, "type") != "RollingUpdate" {
+        return;
+    }
+    if let Some(rolling) = object(strategy, "rollingUpdate") {
+        for (field, value) in defaults {
+            default(rolling, field, || value);
+        }
+    }
+}
+
+/// A ReplicaSet: one replica.
 pub(super) fn replica_set(replica_set: &mut Value) {
     let Some(spec) = object(replica_set, "spec") else {
         return;
     };
     default(spec, "replicas", || json!(1));
-    if let Some(pod) = set_object(spec, "template") {
+    if let Some(pod) = object(spec, "template") {
         template(pod);
     }
 }
@@ -85,15 +95,8 @@ pub(super) fn daemon_set(daemon_set: &mut Value) {
     let Some(spec) = object(daemon_set, "spec") else {
         return;
     };
-    if let Some(strategy) = object(spec, "updateStrategy") {
-        default(strategy, "type", || json!("RollingUpdate"));
-        if text(strategy, "type") == "RollingUpdate"
-            && let Some(rolling) = object(strategy, "rollingUpdate")
-        {
-            default(rolling, "maxUnavailable", || json!(1));
-            default(rolling, "maxSurge", || json!(0));
-        }
-    }
+    let one_at_a_time = [("maxUnavailable", json!(1)), ("maxSurge", json!(0))];
+    rolling_strategy(spec, "updateStrategy", one_at_a_time);
     default(spec, "revisionHistoryLimit", || json!(10));
     if let Some(pod) = object(spec, "template") {
         template(pod);
