@@ -198,5 +198,23 @@ async fn a_pod_takes_the_priority_of_its_class() {
             "pods \"unknown\" is forbidden: no PriorityClass with name gold was found".to_owned()
         )
     );
+    server
+        .create(
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "everyone"}, "value": 1000, "globalDefault": true}),
+        )
+        .expect("a default class");
+    let plain: Pod =
+        object(json!({"metadata": {"name": "plain"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}));
+    let spec = pods
+        .create(&pp, &plain)
+        .await
+        .expect("created")
+        .spec
+        .expect("spec");
+    assert_eq!(
+        (spec.priority_class_name.as_deref(), spec.priority),
+        (Some("everyone"), Some(1000))
+    );
     server.shutdown().await;
 }

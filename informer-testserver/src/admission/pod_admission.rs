@@ -242,8 +242,11 @@ fn priority(state: &State, rt: &ResourceType, pod: &mut Value) -> Result<(), Api
 
 /// The cluster's default PriorityClass (`globalDefault`), the lowest one if several are.
 fn global_default(state: &State, classes: &ResourceType) -> Option<Value> {
-    let all = state.store.snapshot(classes, None).ok()?;
-    all.into_values()
+    state
+        .store
+        .objects(classes)
+        .map(|(_, class)| class)
         .filter(|class| class["globalDefault"] == true)
         .min_by_key(|class| class["value"].as_i64().unwrap_or(0))
+        .cloned()
 }

@@ -69,8 +69,8 @@ impl Allocated {
     fn of_others(state: &State, rt: &ResourceType, service: &Value) -> Self {
         let mut allocated = Self::default();
         let key = object_key(service);
-        for (other_key, other) in state.store.snapshot(rt, None).unwrap_or_default() {
-            if other_key == key {
+        for (other_key, other) in state.store.objects(rt) {
+            if *other_key == key {
                 continue;
             }
             let spec = &other["spec"];

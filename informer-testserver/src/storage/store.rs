@@ -230,6 +230,11 @@ impl Store {
         object
     }
 
+    /// The current objects of a resource, by key, without copying them.
+    pub(crate) fn objects(&self, rt: &ResourceType) -> impl Iterator<Item = (&ObjectKey, &Value)> {
+        self.objects.get(&rt.storage_key()).into_iter().flatten()
+    }
+
     /// Names of the objects of a storage in namespace `ns`.
     pub(crate) fn names_in_namespace(&self, storage: &StorageKey, ns: &str) -> Vec<String> {
         self.objects
