@@ -175,7 +175,7 @@ async fn parallel_pods_start_at_once_and_update_from_the_highest_ordinal() -> Te
                 kubelet.run(&pod.name_any(), true).await;
             }
         }
-        replaced.len() == 3 && current.iter().all(|pod| support::is_running(pod))
+        replaced.len() == 3 && current.iter().all(support::is_running)
     })
     .await;
     assert_eq!(replaced, ["db-2", "db-1", "db-0"]);
