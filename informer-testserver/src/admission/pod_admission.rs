@@ -12,7 +12,7 @@ use crate::admission::context::WriteContext;
 use crate::admission::plugin::Plugin;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
-use crate::storage::state::State;
+use crate::storage::state::{State, name_suffix};
 use crate::storage::store::meta_str;
 
 /// Where every container finds the service account's token, CA and namespace.
@@ -111,7 +111,7 @@ fn service_account(state: &State, pod: &mut Value) {
 
 /// Adds the token volume and its mounts.
 fn mount_token(spec: &mut Value) {
-    let volume = format!("kube-api-access-{}", suffix());
+    let volume = format!("kube-api-access-{}", name_suffix());
     let mut mounted = false;
     for list in ["initContainers", "containers"] {
         let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
@@ -153,14 +153,6 @@ fn list_of<'a>(parent: &'a mut Value, field: &str) -> Option<&'a mut Vec<Value>>
         parent[field] = json!([]);
     }
     parent[field].as_array_mut()
-}
-
-/// Five characters from the alphabet of generated names.
-fn suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    (0..5)
-        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
-        .collect()
 }
 
 /// Tolerates `node.kubernetes.io/not-ready` and `unreachable` for five minutes, unless a

@@ -54,6 +54,15 @@ pub(crate) fn begin_deletion(meta: &mut serde_json::Map<String, Value>) {
     }
 }
 
+/// The random suffix of a generated name (`generateName`, a pod's token volume): five
+/// characters from the alphabet kube-apiserver uses.
+pub(crate) fn name_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5)
+        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
+        .collect()
+}
+
 /// A random UUID (version 4 layout).
 pub(crate) fn new_uid() -> String {
     let n = fastrand::u128(..);

@@ -10,7 +10,7 @@ use crate::builtin::Generation;
 use crate::defaults::set_create_defaults;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
-use crate::storage::state::{new_uid, now_rfc3339, with_type};
+use crate::storage::state::{name_suffix, new_uid, now_rfc3339, with_type};
 use crate::storage::store::{metadata_mut, object_key};
 
 impl WriteSession<'_> {
@@ -68,12 +68,4 @@ impl WriteSession<'_> {
         self.stored(rt, &stored);
         Ok(stored)
     }
-}
-
-/// `generateName` suffix: five characters from the alphabet kube-apiserver uses.
-fn name_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    (0..5)
-        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
-        .collect()
 }
