@@ -1188,10 +1188,15 @@ async fn references_to_replaced_objects() -> Vec<usize> {
 }
 
 /// On a current-thread runtime the informer keeps replaced objects until the handlers let go,
-/// so they are freed on its thread (where they were decoded), not on a handler thread.
+/// so they are freed on its thread (where they were decoded), not on a handler thread: a
+/// handler never holds the last reference. (It may see one more: the first replaced object can
+/// also still be held for the add notification it came in, when that notification's handler
+/// call had not been reclaimed yet.)
 #[tokio::test(flavor = "current_thread")]
 async fn replaced_objects_are_freed_by_the_informer_on_a_current_thread_runtime() {
-    assert_eq!(references_to_replaced_objects().await, [2, 2, 2]);
+    let counts = references_to_replaced_objects().await;
+    assert_eq!(counts.len(), 3);
+    assert!(counts.iter().all(|&count| count >= 2), "{counts:?}");
 }
 
 /// On a multi-thread runtime the handler holds the only reference and frees the object.
