@@ -408,11 +408,37 @@ impl TestServer {
     }
 
     /// Creates an object (with `apiVersion` and `kind`; namespaced objects without
-    /// `metadata.namespace` go to `default`), exactly as a POST would.
+    /// `metadata.namespace` go to `default`) as a POST would, except that the status it gives
+    /// is kept: a fixture can be an object its controller has already updated. A POST, as in
+    /// kube-apiserver, resets the status of a kind with a status subresource (a custom
+    /// resource's is dropped, a Deployment's is `{}`).
+    ///
+    /// ```
+    /// use informer_testserver::TestServer;
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = TestServer::start().await?;
+    /// let pod = server.create(json!({
+    ///     "apiVersion": "v1",
+    ///     "kind": "Pod",
+    ///     "metadata": {"name": "web"},
+    ///     "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+    ///     "status": {"phase": "Running"},
+    /// }))?;
+    /// assert_eq!(pod["status"]["phase"], "Running");
+    /// assert_eq!(pod["status"]["qosClass"], "BestEffort");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn create(&self, object: Value) -> Result<Value, ApiError> {
         let rt = self.type_of_object(&object)?;
         let ns = object["metadata"]["namespace"].as_str().map(str::to_string);
-        self.shared.lock().write().create(&rt, ns.as_deref(), object)
+        self.shared
+            .lock()
+            .write()
+            .create_with_status(&rt, ns.as_deref(), object)
     }
 
     /// Creates a typed object, e.g. a `k8s_openapi::api::core::v1::Pod`.

@@ -1,12 +1,16 @@
-//! Built-in objects read back as kube-apiserver returns them: the defaults of their Go types,
-//! what its default admission plugins add to pods, and the IPs and ports of Services.
+//! Objects read back as kube-apiserver returns them: the defaults of built-in Go types, what
+//! its default admission plugins add to pods, the IPs and ports of Services, and the status a
+//! create cannot set.
 
-use informer_testserver::TestServer;
+use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     core::v1::{Pod, Service},
 };
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{
+    api::{Api, DynamicObject, Patch, PatchParams, PostParams},
+    core::{ApiResource, GroupVersionKind},
+};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -217,4 +221,56 @@ async fn a_pod_takes_the_priority_of_its_class() {
         (Some("everyone"), Some(1000))
     );
     server.shutdown().await;
+}
+
+// kube: the registry strategies' PrepareForCreate (a Deployment's status is reset) and
+// apiextensions-apiserver's customResourceStrategy.PrepareForCreate (a custom resource with a
+// status subresource loses its status).
+#[tokio::test]
+async fn a_create_cannot_set_the_status_the_status_subresource_can() {
+    let (server, client) = start().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
+    let spec = json!({"selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}});
+    let deployment: Deployment = object(
+        json!({"metadata": {"name": "web"}, "spec": spec, "status": {"replicas": 3, "readyReplicas": 3}}),
+    );
+    let created = deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .expect("created");
+    assert_eq!(serde_json::to_value(created.status).expect("json"), json!({}));
+    let written = deployments
+        .patch_status(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"replicas": 3}})),
+        )
+        .await
+        .expect("status written");
+    assert_eq!(written.status.and_then(|s| s.replicas), Some(3));
+
+    server.register(
+        ResourceType::new("example.com", "v1", "Widget", "widgets", true).with_status_subresource(true),
+    );
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets");
+    let widgets: Api<DynamicObject> = Api::default_namespaced_with(client, &resource);
+    let mut widget = DynamicObject::new("w", &resource);
+    widget.data = json!({"spec": {"size": 1}, "status": {"ready": true}});
+    let created = widgets
+        .create(&PostParams::default(), &widget)
+        .await
+        .expect("created");
+    assert_eq!(created.data.get("status"), None);
+    assert_eq!(created.data["spec"], json!({"size": 1}));
+
+    // an in-process fixture keeps the status it is given
+    let fixture = server
+        .create(
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "fixture"},
+            "spec": spec, "status": {"readyReplicas": 2}}),
+        )
+        .expect("fixture");
+    assert_eq!(fixture["status"], json!({"readyReplicas": 2}));
 }

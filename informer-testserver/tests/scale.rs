@@ -43,6 +43,12 @@ async fn deployments_scale_through_the_subresource() {
         .create(&PostParams::default(), &deployment(2))
         .await
         .expect("created");
+    // a create cannot set the status: the controller's status write does
+    let observed = json!({"status": {"replicas": 2}});
+    deployments
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(observed))
+        .await
+        .expect("status written");
 
     let scale = deployments.get_scale("web").await.expect("scale");
     assert_eq!(scale.spec.as_ref().and_then(|s| s.replicas), Some(2));

@@ -7,7 +7,7 @@ use informer_testserver::TestServer;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
 use kube::{
     Client,
-    api::{Api, PostParams},
+    api::{Api, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -43,7 +43,13 @@ async fn lists_of_built_in_kinds_get_their_columns() {
         ]},
     }))
     .expect("valid");
-    pods.create(&PostParams::default(), &pod).await.expect("created");
+    let created = pods.create(&PostParams::default(), &pod).await.expect("created");
+    assert_eq!(created.status.and_then(|s| s.phase).as_deref(), Some("Pending"));
+    // the kubelet's status write
+    let status = json!({"status": serde_json::to_value(&pod.status).expect("status")});
+    pods.patch_status("web-1", &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .expect("status written");
 
     let table = get_table(&client, "/api/v1/namespaces/default/pods").await;
     assert_eq!(table["kind"], "Table");
@@ -95,6 +101,11 @@ async fn lists_of_built_in_kinds_get_their_columns() {
         .create(&PostParams::default(), &deployment)
         .await
         .expect("created");
+    let status = json!({"status": serde_json::to_value(&deployment.status).expect("status")});
+    deployments
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .expect("status written");
     let table = get_table(
         &client,
         "/apis/apps/v1/namespaces/default/deployments/web?includeObject=Object",

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::builtin::priority;
-use crate::storage::state::{State, UpdateMode, now_rfc3339};
+use crate::storage::state::{State, now_rfc3339};
 
 /// The APIService of a locally served group version.
 fn local_api_service(group: &str, version: &str, now: &str) -> Value {
@@ -54,14 +54,7 @@ impl State {
         for (group, version) in group_versions {
             let object = local_api_service(&group, &version, &now);
             // a fresh store holds no APIService of that name yet
-            let Ok(created) = self.write().create(&rt, None, object.clone()) else {
-                continue;
-            };
-            if created["status"].is_null() {
-                // a create that resets the status (as for types with a status subresource)
-                let name = format!("{version}.{group}");
-                let _ = self.write().update(&rt, None, &name, object, UpdateMode::Full);
-            }
+            let _ = self.write().create_with_status(&rt, None, object);
         }
     }
 }

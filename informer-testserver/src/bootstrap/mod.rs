@@ -92,7 +92,7 @@ pub(crate) fn create_bootstrap_objects(
         let ns = item.object["metadata"]["namespace"].as_str().map(str::to_string);
         state
             .write()
-            .create(&rt, ns.as_deref(), item.object)
+            .create_with_status(&rt, ns.as_deref(), item.object)
             .map_err(|e| (name, Box::new(e)))?;
     }
     Ok(())

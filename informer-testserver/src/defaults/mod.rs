@@ -6,8 +6,9 @@
 //! left them out would hide the controller that takes them for drift and updates forever.
 //!
 //! [`set_defaults`] runs on every create and update body of a built-in kind, before the write
-//! compares it with the stored object; [`set_create_defaults`] adds what kube-apiserver's
-//! strategies set on a new object only (a pod's `Pending` phase, a Job's selector).
+//! compares it with the stored object; [`set_new_status`] resets the status a client's create
+//! gives, and [`set_create_defaults`] adds what kube-apiserver's strategies set on a new
+//! object only (a pod's `Pending` phase, a Job's selector).
 //! Custom resources take their defaults from their CRD's schema instead.
 
 mod apps;
@@ -15,6 +16,7 @@ mod batch;
 mod cluster;
 mod core;
 mod fields;
+mod new_status;
 mod pod;
 mod storage;
 #[cfg(test)]
@@ -24,6 +26,7 @@ use serde_json::Value;
 
 use crate::registry::ResourceType;
 
+pub(crate) use new_status::{GivenStatus, set_new_status};
 pub(crate) use pod::qos_class;
 
 /// Sets the defaults of `object`, a body of kind `rt`, when `rt` is a built-in kind.

@@ -387,3 +387,105 @@ fn custom_resources_and_kinds_without_defaults_are_left_as_they_are() {
     let malformed = json!({"spec": "not an object"});
     assert_eq!(defaulted("v1", "Pod", malformed.clone()), malformed);
 }
+
+fn new_status(rt: &ResourceType, builtin: bool, mut object: Value, given: GivenStatus) -> Option<Value> {
+    set_new_status(rt, builtin, &mut object, given, "2026-01-01T00:00:00Z");
+    object.get("status").cloned()
+}
+
+fn built_in(api_version: &str, kind: &str) -> ResourceType {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    ResourceType::new(group, version, kind, "things", true).with_status_subresource(true)
+}
+
+// kube: the registry strategies' PrepareForCreate (pkg/registry/apps/deployment/strategy.go and
+// the like) and apiextensions-apiserver's customResourceStrategy.PrepareForCreate.
+#[test]
+fn a_client_create_resets_the_status_to_the_kinds_zero_status() {
+    let given = json!({"status": {"replicas": 5, "readyReplicas": 5}});
+    let reset = |api_version: &str, kind: &str| {
+        new_status(
+            &built_in(api_version, kind),
+            true,
+            given.clone(),
+            GivenStatus::Reset,
+        )
+    };
+    assert_eq!(reset("apps/v1", "Deployment"), Some(json!({})));
+    assert_eq!(reset("apps/v1", "ReplicaSet"), Some(json!({"replicas": 0})));
+    assert_eq!(
+        reset("apps/v1", "StatefulSet"),
+        Some(json!({"replicas": 0, "availableReplicas": 0}))
+    );
+    assert_eq!(
+        reset("apps/v1", "DaemonSet").map(|s| s["numberReady"].clone()),
+        Some(json!(0))
+    );
+    assert_eq!(
+        reset("policy/v1", "PodDisruptionBudget").map(|s| s["disruptionsAllowed"].clone()),
+        Some(json!(0))
+    );
+    assert_eq!(reset("v1", "Service"), Some(json!({"loadBalancer": {}})));
+    assert_eq!(
+        reset("autoscaling/v2", "HorizontalPodAutoscaler"),
+        Some(json!({"desiredReplicas": 0}))
+    );
+    assert_eq!(reset("v1", "Namespace"), Some(json!({"phase": "Active"})));
+    assert_eq!(
+        reset("v1", "PersistentVolume"),
+        Some(json!({"phase": "Pending", "lastPhaseTransitionTime": "2026-01-01T00:00:00Z"}))
+    );
+    // a node registers with its status
+    assert_eq!(reset("v1", "Node"), given.get("status").cloned());
+    // a custom resource with a status subresource loses its status; one without keeps it
+    let widgets = ResourceType::new("example.com", "v1", "Widget", "widgets", true);
+    assert_eq!(
+        new_status(
+            &widgets.clone().with_status_subresource(true),
+            false,
+            given.clone(),
+            GivenStatus::Reset
+        ),
+        None
+    );
+    assert_eq!(
+        new_status(&widgets, false, given.clone(), GivenStatus::Reset),
+        given.get("status").cloned()
+    );
+    // a kind without a status subresource is left alone
+    let config_maps = ResourceType::new("", "v1", "ConfigMap", "configmaps", true);
+    assert_eq!(
+        new_status(&config_maps, true, json!({"data": {}}), GivenStatus::Reset),
+        None
+    );
+}
+
+#[test]
+fn a_fixture_keeps_its_status_over_the_zero_status() {
+    let replica_sets = built_in("apps/v1", "ReplicaSet");
+    let kept = new_status(
+        &replica_sets,
+        true,
+        json!({"status": {"readyReplicas": 2}}),
+        GivenStatus::Kept,
+    );
+    assert_eq!(kept, Some(json!({"readyReplicas": 2, "replicas": 0})));
+    let unset = new_status(&replica_sets, true, json!({"status": null}), GivenStatus::Kept);
+    assert_eq!(unset, Some(json!({"replicas": 0})));
+    let widgets =
+        ResourceType::new("example.com", "v1", "Widget", "widgets", true).with_status_subresource(true);
+    let status = json!({"status": {"ready": true}});
+    assert_eq!(
+        new_status(&widgets, false, status, GivenStatus::Kept),
+        Some(json!({"ready": true}))
+    );
+    // a pod's status is reset before the create defaults set its phase and QoS class
+    let pods = built_in("v1", "Pod");
+    let mut pod = json!({"spec": {"containers": []}, "status": {"phase": "Running", "podIP": "10.0.0.1"}});
+    set_new_status(&pods, true, &mut pod, GivenStatus::Reset, "now");
+    set_create_defaults(&pods, &mut pod);
+    assert_eq!(
+        pod["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"})
+    );
+}

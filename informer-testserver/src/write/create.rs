@@ -1,30 +1,54 @@
 //! Create: a new object gets its name (or one generated from `generateName`), uid,
 //! creationTimestamp and, where its kind keeps one, generation 1, goes through admission and
-//! is stored.
+//! is stored. A client's create cannot set the status of a kind with a status subresource;
+//! the server's own components and in-process fixtures can.
 
 use serde_json::{Value, json};
 
 use super::body::check_body;
 use super::session::WriteSession;
 use crate::builtin::Generation;
-use crate::defaults::set_create_defaults;
+use crate::defaults::{GivenStatus, set_create_defaults, set_new_status};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{name_suffix, new_uid, now_rfc3339, with_type};
 use crate::storage::store::{metadata_mut, object_key};
 
 impl WriteSession<'_> {
-    /// Creates an object: name (or generateName), uid, creationTimestamp, generation 1 where its
-    /// kind keeps one.
+    /// Creates an object as a client's create does: name (or generateName), uid,
+    /// creationTimestamp, generation 1 where its kind keeps one, and the status reset where
+    /// its kind has a status subresource.
     pub(crate) fn create(
         &mut self,
         rt: &ResourceType,
         ns: Option<&str>,
+        object: Value,
+    ) -> Result<Value, ApiError> {
+        self.create_object(rt, ns, object, GivenStatus::Reset)
+    }
+
+    /// Creates an object as [`WriteSession::create`] does, keeping the status it is given:
+    /// the server's own components write objects as a controller would after creating them.
+    pub(crate) fn create_with_status(
+        &mut self,
+        rt: &ResourceType,
+        ns: Option<&str>,
+        object: Value,
+    ) -> Result<Value, ApiError> {
+        self.create_object(rt, ns, object, GivenStatus::Kept)
+    }
+
+    fn create_object(
+        &mut self,
+        rt: &ResourceType,
+        ns: Option<&str>,
         mut object: Value,
+        status: GivenStatus,
     ) -> Result<Value, ApiError> {
         check_body(rt, ns, &mut object)?;
         let now = now_rfc3339();
-        let generation = Generation::of(rt, self.state.registry.is_builtin(rt));
+        let builtin = self.state.registry.is_builtin(rt);
+        let generation = Generation::of(rt, builtin);
         let meta = metadata_mut(&mut object);
         let name = match meta.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
             Some(name) => name.to_string(),
@@ -57,6 +81,7 @@ impl WriteSession<'_> {
         ] {
             meta.remove(field);
         }
+        set_new_status(rt, builtin, &mut object, status, &now);
         set_create_defaults(rt, &mut object);
         let mut object = with_type(object, rt);
         self.before_create(rt, &object)?;

@@ -115,7 +115,7 @@ impl Cascade for WriteSession<'_> {
     fn create_as_server(&mut self, rt: &ResourceType, object: Value) -> Result<Value, ApiError> {
         let field_manager = self.context.field_manager.take();
         let ns = object["metadata"]["namespace"].as_str().map(str::to_owned);
-        let created = WriteSession::create(self, rt, ns.as_deref(), object);
+        let created = WriteSession::create_with_status(self, rt, ns.as_deref(), object);
         self.context.field_manager = field_manager;
         created
     }
