@@ -5,7 +5,7 @@
 use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::api::{
     apps::v1::Deployment,
-    core::v1::{Pod, Service},
+    core::v1::{Namespace, Pod, Service, ServiceAccount},
 };
 use kube::{
     api::{Api, DynamicObject, Patch, PatchParams, PostParams},
@@ -273,4 +273,46 @@ async fn a_create_cannot_set_the_status_the_status_subresource_can() {
         )
         .expect("fixture");
     assert_eq!(fixture["status"], json!({"readyReplicas": 2}));
+}
+
+// kube: test/integration/serviceaccount, TestServiceAccountAutoCreate (a namespace's default
+// service account, created again when deleted) and the ServiceAccount admission plugin's
+// refusal of a pod whose service account does not exist.
+#[tokio::test]
+async fn every_namespace_has_a_default_service_account_and_pods_need_theirs() {
+    let (_server, client) = start().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &object(json!({"metadata": {"name": "shop"}})),
+        )
+        .await
+        .expect("namespace");
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "shop");
+    let names: Vec<String> = accounts
+        .list(&Default::default())
+        .await
+        .expect("listed")
+        .into_iter()
+        .filter_map(|account| account.metadata.name)
+        .collect();
+    assert_eq!(names, ["default"]);
+    accounts
+        .delete("default", &Default::default())
+        .await
+        .expect("deleted");
+    accounts.get("default").await.expect("created again");
+
+    let pods: Api<Pod> = Api::namespaced(client, "shop");
+    let pod: Pod = object(json!({"metadata": {"name": "bot"},
+        "spec": {"serviceAccountName": "robot", "containers": [{"name": "c", "image": "i"}]}}));
+    let (code, message) = refusal(pods.create(&PostParams::default(), &pod).await);
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            403,
+            r#"pods "bot" is forbidden: error looking up service account shop/robot: serviceaccount "robot" not found"#
+        )
+    );
 }

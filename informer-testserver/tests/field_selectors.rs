@@ -7,7 +7,7 @@ use informer_testserver::TestServer;
 use k8s_openapi::api::{
     apps::v1::ReplicaSet,
     batch::v1::Job,
-    core::v1::{Event, Node, Pod, Secret},
+    core::v1::{Event, Node, Pod, Secret, ServiceAccount},
 };
 use kube::api::{Api, ListParams, PostParams};
 use kube::{Client, Resource};
@@ -122,9 +122,14 @@ async fn replica_counts_and_job_successes_default_to_zero() {
 #[tokio::test]
 async fn pod_fields_read_as_the_pod_strategy_computes_them() {
     let (server, client) = start().await;
-    let pods: Api<Pod> = Api::namespaced(client, "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let pp = PostParams::default();
     let containers = json!([{"name": "c", "image": "i"}]);
+    let accounts: Api<ServiceAccount> = Api::namespaced(client, "default");
+    accounts
+        .create(&pp, &object(json!({"metadata": {"name": "robot"}})))
+        .await
+        .expect("the pod's service account");
     pods.create(
         &pp,
         &object(json!({"metadata": {"name": "pending"}, "spec": {"containers": containers}})),

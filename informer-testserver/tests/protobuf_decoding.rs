@@ -121,13 +121,17 @@ where
 }
 
 /// Replaces the sample values kube-apiserver's admission refuses: a pod's priority comes from
-/// an existing PriorityClass, a Service's cluster IP and node ports from their ranges.
+/// an existing PriorityClass and its service account exists, a Service's cluster IP and node
+/// ports come from their ranges.
 fn admissible(object: &mut serde_json::Value) {
     match (object["apiVersion"].as_str(), object["kind"].as_str()) {
         (Some("v1"), Some("Pod")) => {
             let spec = &mut object["spec"];
             spec["priorityClassName"] = json!("system-node-critical");
             spec["priority"] = json!(2_000_001_000);
+            // a service account that exists
+            spec["serviceAccountName"] = json!("default");
+            spec["serviceAccount"] = json!("default");
         }
         (Some("v1"), Some("Service")) => {
             let spec = &mut object["spec"];

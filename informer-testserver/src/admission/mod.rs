@@ -11,6 +11,7 @@ pub(crate) mod crd;
 pub(crate) mod crd_schema;
 pub(crate) mod csr_conditions;
 pub(crate) mod custom_resources;
+pub(crate) mod default_service_accounts;
 pub(crate) mod field_ownership;
 pub(crate) mod field_validation;
 pub(crate) mod garbage_collector;
@@ -36,7 +37,8 @@ use plugin::Plugin;
 /// 7. CustomResourceDefinitions: their validation and status, and the types they serve;
 /// 8. CertificateSigningRequests: a new one records its creator;
 /// 9. graceful deletion of pods on the simulated kubelet's nodes;
-/// 10. garbage collection: a delete's propagation and the dependents of removed objects.
+/// 10. garbage collection: a delete's propagation and the dependents of removed objects;
+/// 11. the `default` ServiceAccount of every active namespace.
 pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
     &[
         &validation::ObjectMetadata,
@@ -49,5 +51,6 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &csr_conditions::CertificateSigningRequests,
         &graceful_pod_deletion::GracefulPodDeletion,
         &garbage_collector::GarbageCollector,
+        &default_service_accounts::DefaultServiceAccounts,
     ]
 }

@@ -292,7 +292,8 @@ fn finish_namespace(state: &mut State, ns: &str) {
 }
 
 /// Creates the namespace `name` in a state built without the bootstrap objects, for unit tests
-/// of other behaviour that write into it (it takes one revision).
+/// of other behaviour that write into it (it takes two revisions: the namespace, then its
+/// `default` ServiceAccount).
 #[cfg(test)]
 pub(crate) fn create_test_namespace(state: &mut State, name: &str) {
     let rt = namespace_type(state).expect("namespaces served");
@@ -417,9 +418,10 @@ mod tests {
             namespace["metadata"]["resourceVersion"],
             json!((before + 1).to_string())
         );
+        // then the namespace's default ServiceAccount, then the object
         assert_eq!(
             created["metadata"]["resourceVersion"],
-            json!((before + 2).to_string())
+            json!((before + 3).to_string())
         );
     }
 

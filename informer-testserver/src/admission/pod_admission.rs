@@ -1,20 +1,24 @@
 //! What kube-apiserver's default admission plugins add to a new pod: its service account and
-//! the volume with its token (`ServiceAccount`), the tolerations of a node going not-ready or
-//! unreachable (`DefaultTolerationSeconds`), and its priority (`Priority`).
+//! the volume with its token (`ServiceAccount`; a pod whose service account does not exist is
+//! refused), the tolerations of a node going not-ready or unreachable
+//! (`DefaultTolerationSeconds`), and its priority (`Priority`). A mirror pod (a kubelet's
+//! static pod) keeps its spec, as kube-apiserver leaves it.
 //!
-//! Not done: refusing a pod whose service account does not exist (no controller creates the
-//! `default` ones here), image pull secrets read from the service account beyond a copy,
-//! `LimitRanger` and `RuntimeClass`.
+//! Not done: image pull secrets read from the service account beyond a copy, `LimitRanger`
+//! and `RuntimeClass`.
 
 use serde_json::{Value, json};
 
 use crate::admission::context::WriteContext;
+use crate::admission::default_service_accounts::DEFAULT_SERVICE_ACCOUNT;
 use crate::admission::plugin::Plugin;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::{State, name_suffix};
 use crate::storage::store::meta_str;
 
+/// The annotation that marks a mirror pod.
+const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
 /// Where every container finds the service account's token, CA and namespace.
 const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 /// How long a pod stays on a node that went not-ready or unreachable.
@@ -36,7 +40,9 @@ impl Plugin for PodAdmission {
         if !is_pod(rt) || !object["spec"].is_object() {
             return Ok(());
         }
-        service_account(state, object);
+        if !is_mirror_pod(object) {
+            service_account(state, rt, object)?;
+        }
         tolerations(&mut object["spec"]);
         priority(state, rt, object)
     }
@@ -75,25 +81,42 @@ fn is_pod(rt: &ResourceType) -> bool {
     rt.group.is_empty() && rt.kind == "Pod"
 }
 
-/// The `default` service account unless the pod names one; unless automounting is off for the
-/// pod or its service account, a projected volume with the token, mounted in every container
-/// and init container that has nothing at that path.
-fn service_account(state: &State, pod: &mut Value) {
+/// Whether a pod is the mirror of a kubelet's static pod.
+fn is_mirror_pod(pod: &Value) -> bool {
+    pod["metadata"]["annotations"]
+        .get(MIRROR_POD_ANNOTATION)
+        .is_some()
+}
+
+/// The `default` service account unless the pod names one, which must exist (else kube's
+/// `403`); unless automounting is off for the pod or its service account, a projected volume
+/// with the token, mounted in every container and init container that has nothing at that
+/// path.
+fn service_account(state: &State, rt: &ResourceType, pod: &mut Value) -> Result<(), ApiError> {
     let spec = &mut pod["spec"];
     let name = spec["serviceAccountName"]
         .as_str()
         .filter(|n| !n.is_empty())
-        .unwrap_or("default")
+        .unwrap_or(DEFAULT_SERVICE_ACCOUNT)
         .to_owned();
     spec["serviceAccountName"] = json!(name);
     spec["serviceAccount"] = json!(name);
     let namespace = meta_str(pod, "namespace").unwrap_or("default").to_owned();
-    let account = state
+    let Some(account) = state
         .registry
         .get("", "v1", "serviceaccounts")
-        .and_then(|rt| state.store.get(rt, &(namespace, name)))
+        .and_then(|accounts| state.store.get(accounts, &(namespace.clone(), name.clone())))
         .cloned()
-        .unwrap_or(Value::Null);
+    else {
+        let pod_name = meta_str(pod, "name").unwrap_or_default();
+        return Err(ApiError::forbidden(
+            rt,
+            pod_name,
+            &format!(
+                "error looking up service account {namespace}/{name}: serviceaccount \"{name}\" not found"
+            ),
+        ));
+    };
     let spec = &mut pod["spec"];
     if spec["imagePullSecrets"].as_array().is_none_or(Vec::is_empty)
         && let Some(secrets) = account["imagePullSecrets"].as_array().filter(|s| !s.is_empty())
@@ -107,6 +130,7 @@ fn service_account(state: &State, pod: &mut Value) {
     if automount {
         mount_token(spec);
     }
+    Ok(())
 }
 
 /// Adds the token volume and its mounts.

@@ -19,12 +19,18 @@ fn served(state: &State, group: &str, plural: &str) -> crate::registry::Resource
 fn every_object_is_created_with_a_revision_of_its_own() {
     let state = fresh();
     let count = bootstrap_objects(SocketAddr::from((Ipv4Addr::LOCALHOST, 4242))).len();
-    assert_eq!(state.store.resource_version(), count as u64);
+    // and each namespace's default ServiceAccount
+    let accounts = SYSTEM_NAMESPACES.len();
+    assert_eq!(state.store.resource_version(), (count + accounts) as u64);
     let namespaces = served(&state, "", "namespaces");
+    let service_accounts = served(&state, "", "serviceaccounts");
     for name in SYSTEM_NAMESPACES {
         let ns = state.get(&namespaces, None, name).expect("namespace");
         assert_eq!(ns["status"]["phase"], "Active");
         assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+        state
+            .get(&service_accounts, Some(name), "default")
+            .expect("its default ServiceAccount");
     }
 }
 

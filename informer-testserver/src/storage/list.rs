@@ -245,7 +245,7 @@ mod tests {
             .expect("deleted");
         let second = list(&s, &pods(), &opts(&[("limit", "10"), ("continue", &token)])).expect("page 2");
         assert_eq!(names(&second), ["p2", "p3", "p4"]);
-        assert_eq!(second["metadata"]["resourceVersion"], "6");
+        assert_eq!(second["metadata"]["resourceVersion"], "7");
         assert!(second["metadata"].get("continue").is_none());
         s.store.compact();
         let err = list(&s, &pods(), &opts(&[("continue", &token)])).expect_err("expired");
@@ -269,13 +269,13 @@ mod tests {
         let exact = list(
             &s,
             &pods(),
-            &opts(&[("resourceVersion", "3"), ("resourceVersionMatch", "Exact")]),
+            &opts(&[("resourceVersion", "4"), ("resourceVersionMatch", "Exact")]),
         )
         .expect("exact");
         assert_eq!(names(&exact), ["p0", "p1"]);
-        assert_eq!(exact["metadata"]["resourceVersion"], "3");
-        let newer = list(&s, &pods(), &opts(&[("resourceVersion", "3")])).expect("not older than");
-        assert_eq!(newer["metadata"]["resourceVersion"], "6");
+        assert_eq!(exact["metadata"]["resourceVersion"], "4");
+        let newer = list(&s, &pods(), &opts(&[("resourceVersion", "4")])).expect("not older than");
+        assert_eq!(newer["metadata"]["resourceVersion"], "7");
         let err = list(&s, &pods(), &opts(&[("resourceVersion", "50")])).expect_err("too large");
         assert_eq!(err.code, 504);
         let fields = list(&s, &pods(), &opts(&[("fieldSelector", "metadata.name=p2")])).expect("fields");

@@ -354,18 +354,18 @@ mod tests {
 
         let o = opts(&[
             ("watch", "1"),
-            ("resourceVersion", "2"),
+            ("resourceVersion", "3"),
             ("allowWatchBookmarks", "true"),
         ]);
         let mut replay =
             WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(2)).expect("watch");
         let first = parse(&replay.next_line().await.expect("replayed"));
-        assert_eq!(first["object"]["metadata"]["resourceVersion"], "3");
+        assert_eq!(first["object"]["metadata"]["resourceVersion"], "4");
         let bm = parse(&replay.next_line().await.expect("bookmark"));
         assert_eq!(bm["type"], "BOOKMARK");
         assert_eq!(
             bm["object"],
-            json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "3"}})
+            json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "4"}})
         );
 
         let o = opts(&[
@@ -383,7 +383,7 @@ mod tests {
             end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
             "true"
         );
-        assert_eq!(end["object"]["metadata"]["resourceVersion"], "3");
+        assert_eq!(end["object"]["metadata"]["resourceVersion"], "4");
         state
             .write()
             .create(&pods(), Some("ns"), json!({"metadata": {"name": "c"}}))
@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(started.elapsed(), Duration::from_secs(2));
         let bookmark = parse(&w.next_line().await.expect("bookmark"));
         assert_eq!(bookmark["type"], "BOOKMARK");
-        assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "4");
+        assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "5");
         assert_eq!(
             started.elapsed(),
             Duration::from_millis(2500),
@@ -466,10 +466,10 @@ mod tests {
         assert_eq!(err["type"], "ERROR");
         assert_eq!(err["object"]["code"], 410);
         assert_eq!(err["object"]["reason"], "Expired");
-        assert_eq!(err["object"]["message"], "too old resource version: 1 (4)");
+        assert_eq!(err["object"]["message"], "too old resource version: 1 (5)");
         assert!(w.next_line().await.is_none());
 
-        let o = opts(&[("watch", "1"), ("resourceVersion", "4"), ("timeoutSeconds", "2")]);
+        let o = opts(&[("watch", "1"), ("resourceVersion", "5"), ("timeoutSeconds", "2")]);
         let mut w =
             WatchStream::start(&mut state, &pods(), &o, Duration::from_secs(1), fixed(3)).expect("watch");
         assert!(w.next_line().await.is_none());

@@ -137,7 +137,8 @@ mod tests {
             .expect("dry create");
         assert!(dry["metadata"]["uid"].is_string());
         assert!(dry["metadata"].get("resourceVersion").is_none());
-        assert_eq!(s.store.resource_version(), 1);
+        // the namespace and its default ServiceAccount
+        assert_eq!(s.store.resource_version(), 2);
         assert!(s.get(&cm, Some("ns"), "a").is_err());
 
         let real = s
@@ -154,12 +155,12 @@ mod tests {
             .update(&cm, Some("ns"), "a", changed, UpdateMode::Main)
             .expect("dry update");
         assert_eq!(dry["data"]["k"], "2");
-        assert_eq!(dry["metadata"]["resourceVersion"], "2");
+        assert_eq!(dry["metadata"]["resourceVersion"], "3");
         let dry = dry_session(&mut s)
             .delete(&cm, Some("ns"), "a", &Value::Null)
             .expect("dry delete");
-        assert_eq!(dry["metadata"]["resourceVersion"], "2");
-        assert_eq!(s.store.resource_version(), 2);
+        assert_eq!(dry["metadata"]["resourceVersion"], "3");
+        assert_eq!(s.store.resource_version(), 3);
         assert_eq!(s.get(&cm, Some("ns"), "a").expect("kept")["data"]["k"], "1");
         assert!(!s.store.is_dry_run());
     }

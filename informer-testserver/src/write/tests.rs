@@ -11,7 +11,7 @@ use crate::storage::state::{State, UpdateMode};
 use crate::write::patch_document::PatchType;
 use crate::write::session::WriteSession;
 
-/// A state with the namespace `ns` (revision 1).
+/// A state with the namespace `ns` and its `default` ServiceAccount (revisions 1 and 2).
 fn state() -> State {
     let mut s = State::new(Registry::with_types(builtin_types()), 100);
     crate::admission::namespace_lifecycle::create_test_namespace(&mut s, "ns");
@@ -41,7 +41,7 @@ fn create_sets_server_metadata() {
     );
     assert_eq!(meta["namespace"], "ns");
     assert_eq!(meta["generation"], 1);
-    assert_eq!(meta["resourceVersion"], "2");
+    assert_eq!(meta["resourceVersion"], "3");
     assert_eq!(meta["uid"].as_str().map(str::len), Some(36));
     assert!(
         meta["creationTimestamp"]
@@ -231,7 +231,7 @@ fn delete_preconditions() {
             &pods(),
             Some("ns"),
             "p",
-            &json!({"preconditions": {"resourceVersion": "2"}}),
+            &json!({"preconditions": {"resourceVersion": "3"}}),
         )
         .expect("deleted");
 }
