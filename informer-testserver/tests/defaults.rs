@@ -5,7 +5,8 @@
 use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::api::{
     apps::v1::Deployment,
-    core::v1::{Namespace, Pod, Service, ServiceAccount},
+    core::v1::{Namespace, PersistentVolumeClaim, Pod, Service, ServiceAccount},
+    storage::v1::StorageClass,
 };
 use kube::{
     api::{Api, DynamicObject, Patch, PatchParams, PostParams},
@@ -315,4 +316,29 @@ async fn every_namespace_has_a_default_service_account_and_pods_need_theirs() {
             r#"pods "bot" is forbidden: error looking up service account shop/robot: serviceaccount "robot" not found"#
         )
     );
+}
+
+// kube: the DefaultStorageClass admission plugin
+// (plugin/pkg/admission/storage/storageclass/setdefault), over HTTP.
+#[tokio::test]
+async fn a_claim_without_a_class_gets_the_default_storage_class() {
+    let (_server, client) = start().await;
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    let class: StorageClass = object(json!({"metadata": {"name": "standard",
+        "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "example.com/disk"}));
+    classes
+        .create(&PostParams::default(), &class)
+        .await
+        .expect("class");
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client, "default");
+    let claim: PersistentVolumeClaim = object(json!({"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}));
+    let created = claims
+        .create(&PostParams::default(), &claim)
+        .await
+        .expect("claim");
+    let spec = created.spec.expect("spec");
+    assert_eq!(spec.storage_class_name.as_deref(), Some("standard"));
+    assert_eq!(spec.volume_mode.as_deref(), Some("Filesystem"));
 }

@@ -11,6 +11,7 @@ pub(crate) mod crd;
 pub(crate) mod crd_schema;
 pub(crate) mod csr_conditions;
 pub(crate) mod custom_resources;
+pub(crate) mod default_classes;
 pub(crate) mod default_service_accounts;
 pub(crate) mod field_ownership;
 pub(crate) mod field_validation;
@@ -32,7 +33,8 @@ use plugin::Plugin;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
 /// 4. what kube-apiserver's default admission adds to a new pod: its service account and
 ///    token volume, tolerations and priority;
-/// 5. the cluster IPs and node ports of Services;
+/// 5. the cluster IPs and node ports of Services, and the default StorageClass and
+///    IngressClass of new claims and Ingresses;
 /// 6. field ownership (`managedFields`), recorded once the object is final;
 /// 7. CustomResourceDefinitions: their validation and status, and the types they serve;
 /// 8. CertificateSigningRequests: a new one records its creator;
@@ -46,6 +48,7 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &custom_resources::CustomResourceSchemas,
         &pod_admission::PodAdmission,
         &service_allocation::ServiceAllocation,
+        &default_classes::DefaultClasses,
         &field_ownership::ManagedFields,
         &crd::CustomResourceDefinitions,
         &csr_conditions::CertificateSigningRequests,
