@@ -166,7 +166,10 @@ func auditZeroPointers(e *env, k auditKind) error {
 	if equality.Semantic.DeepEqual(sentParts, gotParts) {
 		return nil
 	}
-	diffs := jsonDiff(sentParts, gotParts)
+	diffs := notDefaulted(jsonDiff(sentParts, gotParts))
+	if len(diffs) == 0 {
+		return nil
+	}
 	total := len(diffs)
 	// A pod template holds a PodSpec: its findings are zero-pointers/core/Pod's.
 	var own []string

@@ -184,6 +184,8 @@ func createAndGetPod(e *env, pod *corev1.Pod) (*corev1.Pod, error) {
 func checkPodVolumes(e *env) error {
 	pod := basePod(e.name("volumes"))
 	addVolumes(pod)
+	// without the token volume the ServiceAccount admission plugin would add to the list
+	pod.Spec.AutomountServiceAccountToken = boolPtr(false)
 	got, err := createAndGetPod(e, pod)
 	if err != nil {
 		return err

@@ -16,11 +16,47 @@ func sameAs(what string, sent, got interface{}) error {
 	if reflect.DeepEqual(sent, got) {
 		return nil
 	}
-	diffs := jsonDiff(sent, got)
-	if len(diffs) == 0 {
+	all := jsonDiff(sent, got)
+	if len(all) == 0 {
 		return fmt.Errorf("%s differs (reflect.DeepEqual) though its JSON forms are equal:\n    sent %#v\n    got  %#v", what, sent, got)
 	}
+	diffs := notDefaulted(all)
+	if len(diffs) == 0 {
+		return nil
+	}
 	return fmt.Errorf("%s came back different:\n    %s", what, strings.Join(diffs, "\n    "))
+}
+
+// replacedZeroValues are the differences kube-apiserver's defaulting makes to zero values a
+// client sends (Go's SetDefaults_* treat "" as unset).
+var replacedZeroValues = []string{
+	`roleRef.apiGroup: sent "", got "rbac.authorization.k8s.io"`, // SetDefaults_RoleBinding
+	`type: sent "", got "Opaque"`,                                // SetDefaults_Secret
+	// SetDefaults_Service: no affinity config without ClientIP affinity
+	`spec.sessionAffinityConfig: sent {"clientIP":{"timeoutSeconds":0}}, got (absent)`,
+}
+
+// notDefaulted leaves out of diffs what kube-apiserver's defaulting and admission set: a field
+// the client left out that came back set, and the zero values it replaces. What a client sent
+// must come back as it was sent; what it left to the server is the server's.
+func notDefaulted(diffs []string) []string {
+	var out []string
+	for _, d := range diffs {
+		if strings.Contains(d, ": sent (absent), got ") || isReplacedZeroValue(d) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func isReplacedZeroValue(diff string) bool {
+	for _, replaced := range replacedZeroValues {
+		if diff == replaced {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonDiff lists the paths at which the JSON forms of a and b differ.
