@@ -342,3 +342,30 @@ async fn a_claim_without_a_class_gets_the_default_storage_class() {
     assert_eq!(spec.storage_class_name.as_deref(), Some("standard"));
     assert_eq!(spec.volume_mode.as_deref(), Some("Filesystem"));
 }
+
+// kube: the StorageObjectInUseProtection admission plugin and the pvc-protection controller,
+// over HTTP: an unused claim is answered as marked for deletion, then gone.
+#[tokio::test]
+async fn a_claim_is_protected_by_its_finalizer_until_unused() {
+    let (_server, client) = start().await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client, "default");
+    let claim: PersistentVolumeClaim = object(json!({"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}));
+    let created = claims
+        .create(&PostParams::default(), &claim)
+        .await
+        .expect("claim");
+    assert_eq!(
+        created.metadata.finalizers.as_deref(),
+        Some(&["kubernetes.io/pvc-protection".to_owned()][..])
+    );
+    let answer = claims.delete("data", &Default::default()).await.expect("deleted");
+    let marked = answer
+        .left()
+        .expect("answered with the claim, as its finalizer held it");
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert!(
+        claims.get_opt("data").await.expect("read").is_none(),
+        "unused, so removed"
+    );
+}

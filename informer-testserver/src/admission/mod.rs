@@ -21,6 +21,7 @@ pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
 pub(crate) mod pod_admission;
 pub(crate) mod service_allocation;
+pub(crate) mod storage_protection;
 pub(crate) mod validation;
 
 use plugin::Plugin;
@@ -33,8 +34,8 @@ use plugin::Plugin;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
 /// 4. what kube-apiserver's default admission adds to a new pod: its service account and
 ///    token volume, tolerations and priority;
-/// 5. the cluster IPs and node ports of Services, and the default StorageClass and
-///    IngressClass of new claims and Ingresses;
+/// 5. the cluster IPs and node ports of Services, the default StorageClass and IngressClass
+///    of new claims and Ingresses, and the protection of claims and volumes in use;
 /// 6. field ownership (`managedFields`), recorded once the object is final;
 /// 7. CustomResourceDefinitions: their validation and status, and the types they serve;
 /// 8. CertificateSigningRequests: a new one records its creator;
@@ -49,6 +50,7 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &pod_admission::PodAdmission,
         &service_allocation::ServiceAllocation,
         &default_classes::DefaultClasses,
+        &storage_protection::StorageProtection,
         &field_ownership::ManagedFields,
         &crd::CustomResourceDefinitions,
         &csr_conditions::CertificateSigningRequests,

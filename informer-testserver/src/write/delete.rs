@@ -59,7 +59,10 @@ impl WriteSession<'_> {
             }
             let mut new = old;
             begin_deletion(metadata_mut(&mut new));
-            return Ok(with_type(self.state.store.put(rt, new), rt));
+            let stored = with_type(self.state.store.put(rt, new), rt);
+            // what acts on a deleted object's finalizers may act at once
+            self.stored(rt, &stored);
+            return Ok(stored);
         }
         self.remove(rt, &k).ok_or_else(|| ApiError::not_found(rt, name))
     }
