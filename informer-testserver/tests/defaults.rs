@@ -5,7 +5,7 @@
 use informer_testserver::{ResourceType, TestServer};
 use k8s_openapi::api::{
     apps::v1::Deployment,
-    core::v1::{Namespace, PersistentVolumeClaim, Pod, Service, ServiceAccount},
+    core::v1::{LimitRange, Namespace, PersistentVolumeClaim, Pod, Service, ServiceAccount},
     storage::v1::StorageClass,
 };
 use kube::{
@@ -367,5 +367,41 @@ async fn a_claim_is_protected_by_its_finalizer_until_unused() {
     assert!(
         claims.get_opt("data").await.expect("read").is_none(),
         "unused, so removed"
+    );
+}
+
+// kube: the LimitRanger admission plugin over HTTP: a namespace's LimitRange gives a pod's
+// containers their default resources, and refuses one above its max.
+#[tokio::test]
+async fn a_limit_range_gives_pods_their_defaults_and_bounds() {
+    let (_server, client) = start().await;
+    let ranges: Api<LimitRange> = Api::namespaced(client.clone(), "default");
+    let range: LimitRange = object(json!({"metadata": {"name": "limits"}, "spec": {"limits": [
+        {"type": "Container", "max": {"memory": "1Gi"}, "defaultRequest": {"memory": "128Mi"}}]}}));
+    ranges
+        .create(&PostParams::default(), &range)
+        .await
+        .expect("range");
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    let pod: Pod = object(json!({"metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}}));
+    let created =
+        serde_json::to_value(pods.create(&PostParams::default(), &pod).await.expect("pod")).expect("json");
+    let resources = &created["spec"]["containers"][0]["resources"];
+    assert_eq!(resources["limits"], json!({"memory": "1Gi"}));
+    assert_eq!(resources["requests"], json!({"memory": "128Mi"}));
+    assert_eq!(
+        created["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+        "LimitRanger plugin set: memory request for container app; memory limit for container app"
+    );
+    let big: Pod = object(json!({"metadata": {"name": "big"}, "spec": {"containers": [
+        {"name": "app", "image": "nginx", "resources": {"limits": {"memory": "2Gi"}}}]}}));
+    let (code, message) = refusal(pods.create(&PostParams::default(), &big).await);
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            403,
+            r#"pods "big" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi"#
+        )
     );
 }

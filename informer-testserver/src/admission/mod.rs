@@ -17,6 +17,7 @@ pub(crate) mod field_ownership;
 pub(crate) mod field_validation;
 pub(crate) mod garbage_collector;
 pub(crate) mod graceful_pod_deletion;
+pub(crate) mod limit_ranger;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
 pub(crate) mod pod_admission;
@@ -33,7 +34,8 @@ use plugin::Plugin;
 ///    terminating namespaces, a namespace's deletion and its end once empty;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
 /// 4. what kube-apiserver's default admission adds to a new pod: its service account and
-///    token volume, tolerations and priority;
+///    token volume, tolerations and priority, and its LimitRanges' default resources (which
+///    it must then keep within);
 /// 5. the cluster IPs and node ports of Services, the default StorageClass and IngressClass
 ///    of new claims and Ingresses, and the protection of claims and volumes in use;
 /// 6. field ownership (`managedFields`), recorded once the object is final;
@@ -48,6 +50,7 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &namespace_lifecycle::NamespaceLifecycle,
         &custom_resources::CustomResourceSchemas,
         &pod_admission::PodAdmission,
+        &limit_ranger::LimitRanger,
         &service_allocation::ServiceAllocation,
         &default_classes::DefaultClasses,
         &storage_protection::StorageProtection,

@@ -82,10 +82,12 @@ impl WriteSession<'_> {
             meta.remove(field);
         }
         set_new_status(rt, builtin, &mut object, status, &now);
-        set_create_defaults(rt, &mut object);
         let mut object = with_type(object, rt);
         self.before_create(rt, &object)?;
         self.admit_create(rt, &mut object)?;
+        // kube-apiserver's strategies prepare a new object after mutating admission: a pod's
+        // QoS class counts the resources its LimitRanges gave it
+        set_create_defaults(rt, &mut object);
         if self.state.store.get(rt, &object_key(&object)).is_some() {
             return Err(ApiError::already_exists(rt, &name));
         }
