@@ -121,17 +121,21 @@ where
 }
 
 /// Replaces the sample values kube-apiserver's admission refuses: a pod's priority comes from
-/// an existing PriorityClass and its service account exists, a Service's cluster IP and node
-/// ports come from their ranges.
+/// an existing PriorityClass and its service account exists (it names no RuntimeClass), a
+/// Service's cluster IP and node ports come from their ranges.
 fn admissible(object: &mut serde_json::Value) {
     match (object["apiVersion"].as_str(), object["kind"].as_str()) {
         (Some("v1"), Some("Pod")) => {
             let spec = &mut object["spec"];
             spec["priorityClassName"] = json!("system-node-critical");
             spec["priority"] = json!(2_000_001_000);
-            // a service account that exists
+            // a service account that exists, no RuntimeClass that does not
             spec["serviceAccountName"] = json!("default");
             spec["serviceAccount"] = json!("default");
+            if let Some(spec) = spec.as_object_mut() {
+                spec.remove("runtimeClassName");
+                spec.remove("overhead");
+            }
         }
         (Some("v1"), Some("Service")) => {
             let spec = &mut object["spec"];

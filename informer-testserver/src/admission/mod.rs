@@ -21,6 +21,7 @@ pub(crate) mod limit_ranger;
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
 pub(crate) mod pod_admission;
+pub(crate) mod runtime_class;
 pub(crate) mod service_allocation;
 pub(crate) mod storage_protection;
 pub(crate) mod validation;
@@ -34,8 +35,8 @@ use plugin::Plugin;
 ///    terminating namespaces, a namespace's deletion and its end once empty;
 /// 3. the schemas of custom resources (pruning, validation, `fieldValidation`);
 /// 4. what kube-apiserver's default admission adds to a new pod: its service account and
-///    token volume, tolerations and priority, and its LimitRanges' default resources (which
-///    it must then keep within);
+///    token volume, tolerations and priority, its LimitRanges' default resources (which it
+///    must then keep within), and its RuntimeClass's overhead and scheduling;
 /// 5. the cluster IPs and node ports of Services, the default StorageClass and IngressClass
 ///    of new claims and Ingresses, and the protection of claims and volumes in use;
 /// 6. field ownership (`managedFields`), recorded once the object is final;
@@ -51,6 +52,7 @@ pub(crate) fn plugins() -> &'static [&'static dyn Plugin] {
         &custom_resources::CustomResourceSchemas,
         &pod_admission::PodAdmission,
         &limit_ranger::LimitRanger,
+        &runtime_class::RuntimeClassAdmission,
         &service_allocation::ServiceAllocation,
         &default_classes::DefaultClasses,
         &storage_protection::StorageProtection,
