@@ -95,6 +95,10 @@ var (
 
 // fillZeroPointers sets every pointer-to-scalar field under v to a zero value, allocating
 // pointers to structs and one element of lists of structs on the way.
+// refusedZeroPointers are the pointer fields whose zero value kube-apiserver's admission
+// refuses: they are left nil.
+var refusedZeroPointers = map[string]bool{"RuntimeClassName": true}
+
 func fillZeroPointers(v reflect.Value, depth int) int {
 	if depth > 12 {
 		return 0
@@ -107,6 +111,10 @@ func fillZeroPointers(v reflect.Value, depth int) int {
 			continue
 		}
 		if depth == 0 && sf.Name == "Status" {
+			continue
+		}
+		// kube-apiserver's RuntimeClass admission refuses a pod naming the RuntimeClass ""
+		if refusedZeroPointers[sf.Name] {
 			continue
 		}
 		f := v.Field(i)
