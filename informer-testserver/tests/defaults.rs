@@ -25,6 +25,12 @@ async fn start() -> (TestServer, kube::Client) {
     (server, client)
 }
 
+/// A claim named `data` that names no StorageClass.
+fn data_claim() -> PersistentVolumeClaim {
+    object(json!({"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}))
+}
+
 fn refusal<K: std::fmt::Debug>(result: Result<K, kube::Error>) -> (u16, String) {
     match result {
         Err(kube::Error::Api(status)) => (status.code, status.message),
@@ -332,8 +338,7 @@ async fn a_claim_without_a_class_gets_the_default_storage_class() {
         .await
         .expect("class");
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client, "default");
-    let claim: PersistentVolumeClaim = object(json!({"metadata": {"name": "data"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}));
+    let claim = data_claim();
     let created = claims
         .create(&PostParams::default(), &claim)
         .await
@@ -349,8 +354,7 @@ async fn a_claim_without_a_class_gets_the_default_storage_class() {
 async fn a_claim_is_protected_by_its_finalizer_until_unused() {
     let (_server, client) = start().await;
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client, "default");
-    let claim: PersistentVolumeClaim = object(json!({"metadata": {"name": "data"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}));
+    let claim = data_claim();
     let created = claims
         .create(&PostParams::default(), &claim)
         .await
