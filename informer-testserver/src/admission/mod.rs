@@ -24,6 +24,7 @@ pub(crate) mod pod_admission;
 pub(crate) mod runtime_class;
 pub(crate) mod service_allocation;
 pub(crate) mod storage_protection;
+pub(crate) mod tolerations;
 pub(crate) mod validation;
 
 use plugin::Plugin;

@@ -3,14 +3,14 @@
 //! tolerations. Refused with kube's `403`: an unknown class, an overhead that differs from the
 //! class's (or is set without one), a node selector that contradicts the class's.
 //!
-//! A class toleration the pod already has is not added twice; kube also drops one that another
-//! toleration of the pod covers.
+//! The tolerations are merged as kube merges them: one that another covers is left out.
 
 use kube_quantity::ParsedQuantity;
 use serde_json::{Value, json};
 
 use crate::admission::context::WriteContext;
 use crate::admission::plugin::Plugin;
+use crate::admission::tolerations::merge_tolerations;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::State;
@@ -106,16 +106,13 @@ fn set_scheduling(spec: &mut Value, scheduling: &Value) -> Result<(), String> {
         }
     }
     if let Some(tolerations) = scheduling["tolerations"].as_array().filter(|t| !t.is_empty()) {
-        if spec["tolerations"].is_null() {
-            spec["tolerations"] = json!([]);
-        }
-        if let Some(own) = spec["tolerations"].as_array_mut() {
-            for toleration in tolerations {
-                if !own.contains(toleration) {
-                    own.push(toleration.clone());
-                }
-            }
-        }
+        let own = match &spec["tolerations"] {
+            Value::Null => Vec::new(),
+            Value::Array(own) => own.clone(),
+            // a list of the wrong shape is left as it is
+            _ => return Ok(()),
+        };
+        spec["tolerations"] = Value::Array(merge_tolerations(&own, tolerations));
     }
     Ok(())
 }
@@ -217,6 +214,21 @@ mod tests {
                     .to_owned()
             )
         );
+        // a toleration of the pod that covers the class's keeps it out
+        let wide = create_pod(
+            &mut s,
+            "f",
+            json!({"runtimeClassName": "kata",
+            "tolerations": [{"key": "kata", "operator": "Exists"}]}),
+        )
+        .expect("admitted");
+        let kata: Vec<&Value> = wide["spec"]["tolerations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["key"] == "kata")
+            .collect();
+        assert_eq!(kata, [&json!({"key": "kata", "operator": "Exists"})]);
         // the same overhead, written differently, is the class's
         create_pod(
             &mut s,
