@@ -4,8 +4,8 @@
 //! (`DefaultTolerationSeconds`), and its priority (`Priority`). A mirror pod (a kubelet's
 //! static pod) keeps its spec, as kube-apiserver leaves it.
 //!
-//! Not done: image pull secrets read from the service account beyond a copy, `LimitRanger`
-//! and `RuntimeClass`.
+//! Not done: image pull secrets read from the service account beyond a copy. `LimitRanger` and
+//! `RuntimeClass` are plugins of their own (`limit_ranger`, `runtime_class`).
 
 use serde_json::{Value, json};
 
