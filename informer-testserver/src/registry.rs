@@ -137,6 +137,11 @@ impl ResourceType {
         }
     }
 
+    /// Whether this is the core group's `kind` (`Pod`, `Namespace`, ...).
+    pub(crate) fn is_core(&self, kind: &str) -> bool {
+        self.group.is_empty() && self.kind == kind
+    }
+
     /// `pods` or `deployments.apps`, as in Status messages.
     pub(crate) fn qualified_resource(&self) -> String {
         if self.group.is_empty() {

@@ -19,14 +19,14 @@ pub(crate) struct DefaultServiceAccounts;
 
 impl Plugin for DefaultServiceAccounts {
     fn stored(&self, writes: &mut dyn Cascade, rt: &ResourceType, object: &Value) {
-        if is_core(rt, "Namespace") && !writes.is_dry_run() && is_active(object) {
+        if rt.is_core("Namespace") && !writes.is_dry_run() && is_active(object) {
             let namespace = meta_str(object, "name").unwrap_or_default().to_owned();
             ensure_default(writes, &namespace);
         }
     }
 
     fn removed(&self, writes: &mut dyn Cascade, rt: &ResourceType, object: &Value) {
-        if !is_core(rt, "ServiceAccount")
+        if !rt.is_core("ServiceAccount")
             || writes.is_dry_run()
             || meta_str(object, "name") != Some(DEFAULT_SERVICE_ACCOUNT)
         {
@@ -37,10 +37,6 @@ impl Plugin for DefaultServiceAccounts {
             ensure_default(writes, &namespace);
         }
     }
-}
-
-fn is_core(rt: &ResourceType, kind: &str) -> bool {
-    rt.group.is_empty() && rt.version == "v1" && rt.kind == kind
 }
 
 /// Whether a namespace object is active (neither terminating nor being deleted).

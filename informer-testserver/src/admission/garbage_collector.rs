@@ -20,10 +20,11 @@
 
 use serde_json::{Value, json};
 
+use crate::admission::finalizers::{add_finalizer, has_finalizer, remove_finalizer};
 use crate::admission::plugin::{Cascade, Plugin};
 use crate::registry::{ResourceType, StorageKey};
 use crate::status::ApiError;
-use crate::storage::state::{State, UpdateMode, begin_deletion, with_type};
+use crate::storage::state::{State, begin_deletion, with_type};
 use crate::storage::store::{ObjectKey, meta_str, metadata_mut, object_key};
 
 /// The finalizer of an owner whose dependents are being deleted first.
@@ -109,12 +110,6 @@ fn references(object: &Value) -> Vec<Value> {
         .as_array()
         .cloned()
         .unwrap_or_default()
-}
-
-fn has_finalizer(object: &Value, finalizer: &str) -> bool {
-    object["metadata"]["finalizers"]
-        .as_array()
-        .is_some_and(|list| list.iter().any(|f| f == finalizer))
 }
 
 /// Garbage collection as a write plugin: a delete's propagation, and the dependents of what
@@ -230,12 +225,7 @@ fn delete_in_foreground(
     if !meta.contains_key("deletionTimestamp") {
         begin_deletion(meta);
     }
-    let finalizers = meta.entry("finalizers").or_insert_with(|| json!([]));
-    if let Some(list) = finalizers.as_array_mut()
-        && !list.iter().any(|f| f == FOREGROUND_FINALIZER)
-    {
-        list.push(json!(FOREGROUND_FINALIZER));
-    }
+    add_finalizer(meta, FOREGROUND_FINALIZER);
     let marked = with_type(writes.state().store.put(rt, marked), rt);
     for dependent in dependents(writes.state(), &uid) {
         if dependent.is_terminating() {
@@ -270,13 +260,7 @@ fn finish_foreground(writes: &mut dyn Cascade, rt: &ResourceType, key: &ObjectKe
     if dependents(writes.state(), uid).iter().any(|d| d.blocks(uid)) {
         return;
     }
-    let mut finalized = owner;
-    if let Some(list) = finalized["metadata"]["finalizers"].as_array_mut() {
-        list.retain(|f| f != FOREGROUND_FINALIZER);
-    }
-    let namespace = (!key.0.is_empty()).then_some(key.0.as_str());
-    // An update that removes the last finalizer of a deleted object removes it.
-    let _ = writes.update(rt, namespace, &key.1, finalized, UpdateMode::Full);
+    remove_finalizer(writes, rt, key, FOREGROUND_FINALIZER);
 }
 
 /// After `removed` is gone: each dependent is deleted unless another owner of it exists

@@ -7,11 +7,11 @@
 //! Not done: the `Pod` and `PersistentVolumeClaim` items (sums over a pod's containers, claim
 //! sizes).
 
-use kube_quantity::ParsedQuantity;
 use serde_json::{Map, Value, json};
 
 use crate::admission::context::WriteContext;
 use crate::admission::plugin::Plugin;
+use crate::defaults::quantity;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::State;
@@ -31,7 +31,7 @@ impl Plugin for LimitRanger {
         rt: &ResourceType,
         object: &mut Value,
     ) -> Result<(), ApiError> {
-        if !(rt.group.is_empty() && rt.kind == "Pod" && object["spec"].is_object()) {
+        if !(rt.is_core("Pod") && object["spec"].is_object()) {
             return Ok(());
         }
         let namespace = meta_str(object, "namespace").unwrap_or_default().to_owned();
@@ -164,12 +164,6 @@ fn violations(pod: &Value, items: &[Value]) -> Vec<String> {
         }
     }
     found
-}
-
-fn quantity(value: &Value) -> Option<ParsedQuantity> {
-    value
-        .as_str()
-        .and_then(|text| ParsedQuantity::try_from(text).ok())
 }
 
 fn text(value: &Value) -> &str {

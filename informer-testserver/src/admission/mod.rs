@@ -15,6 +15,7 @@ pub(crate) mod default_classes;
 pub(crate) mod default_service_accounts;
 pub(crate) mod field_ownership;
 pub(crate) mod field_validation;
+pub(crate) mod finalizers;
 pub(crate) mod garbage_collector;
 pub(crate) mod graceful_pod_deletion;
 pub(crate) mod limit_ranger;

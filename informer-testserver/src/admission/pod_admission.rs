@@ -37,7 +37,7 @@ impl Plugin for PodAdmission {
         rt: &ResourceType,
         object: &mut Value,
     ) -> Result<(), ApiError> {
-        if !is_pod(rt) || !object["spec"].is_object() {
+        if !rt.is_core("Pod") || !object["spec"].is_object() {
             return Ok(());
         }
         if !is_mirror_pod(object) {
@@ -55,7 +55,7 @@ impl Plugin for PodAdmission {
         old: &Value,
         new: &mut Value,
     ) -> Result<(), ApiError> {
-        if !is_pod(rt) || !new["spec"].is_object() {
+        if !rt.is_core("Pod") || !new["spec"].is_object() {
             return Ok(());
         }
         // What admission set on create stays when an update leaves it out (these fields of a
@@ -75,10 +75,6 @@ impl Plugin for PodAdmission {
         tolerations(&mut new["spec"]);
         Ok(())
     }
-}
-
-fn is_pod(rt: &ResourceType) -> bool {
-    rt.group.is_empty() && rt.kind == "Pod"
 }
 
 /// Whether a pod is the mirror of a kubelet's static pod.

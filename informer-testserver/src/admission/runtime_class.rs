@@ -5,12 +5,12 @@
 //!
 //! The tolerations are merged as kube merges them: one that another covers is left out.
 
-use kube_quantity::ParsedQuantity;
 use serde_json::{Value, json};
 
 use crate::admission::context::WriteContext;
 use crate::admission::plugin::Plugin;
 use crate::admission::tolerations::merge_tolerations;
+use crate::defaults::same_quantity;
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::storage::state::State;
@@ -27,7 +27,7 @@ impl Plugin for RuntimeClassAdmission {
         rt: &ResourceType,
         pod: &mut Value,
     ) -> Result<(), ApiError> {
-        if !(rt.group.is_empty() && rt.kind == "Pod" && pod["spec"].is_object()) {
+        if !(rt.is_core("Pod") && pod["spec"].is_object()) {
             return Ok(());
         }
         let pod_name = meta_str(pod, "name").unwrap_or_default().to_owned();
@@ -72,12 +72,9 @@ fn set_overhead(spec: &mut Value, class: Option<&Value>) -> Result<(), String> {
 }
 
 fn same_quantities(a: &serde_json::Map<String, Value>, b: &serde_json::Map<String, Value>) -> bool {
-    let parse = |v: &Value| v.as_str().and_then(|t| ParsedQuantity::try_from(t).ok());
     a.len() == b.len()
-        && a.iter().all(|(name, quantity)| {
-            b.get(name)
-                .is_some_and(|other| parse(quantity).is_some() && parse(quantity) == parse(other))
-        })
+        && a.iter()
+            .all(|(name, amount)| b.get(name).is_some_and(|other| same_quantity(amount, other)))
 }
 
 /// Merges the class's node selector (a different value for a key the pod sets is a conflict)

@@ -32,7 +32,7 @@ impl Plugin for ServiceAllocation {
         rt: &ResourceType,
         object: &mut Value,
     ) -> Result<(), ApiError> {
-        if !is_service(rt) || !object["spec"].is_object() {
+        if !rt.is_core("Service") || !object["spec"].is_object() {
             return Ok(());
         }
         allocate(state, rt, object)
@@ -46,16 +46,12 @@ impl Plugin for ServiceAllocation {
         old: &Value,
         new: &mut Value,
     ) -> Result<(), ApiError> {
-        if !is_service(rt) || !new["spec"].is_object() {
+        if !rt.is_core("Service") || !new["spec"].is_object() {
             return Ok(());
         }
         keep_allocated(&old["spec"], &mut new["spec"]);
         allocate(state, rt, new)
     }
-}
-
-fn is_service(rt: &ResourceType) -> bool {
-    rt.group.is_empty() && rt.kind == "Service"
 }
 
 /// What the other Services hold: their cluster IPs and node ports.

@@ -12,13 +12,14 @@
 //! `deletionTimestamp`), and deleting a used one leaves it `Terminating` until its last user
 //! goes.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::admission::context::WriteContext;
+use crate::admission::finalizers::{add_finalizer, has_finalizer, remove_finalizer};
 use crate::admission::plugin::{Cascade, Plugin};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
-use crate::storage::state::{State, UpdateMode};
+use crate::storage::state::State;
 use crate::storage::store::{meta_str, metadata_mut};
 
 /// The finalizer of a claim a pod may use.
@@ -38,13 +39,13 @@ impl Plugin for StorageProtection {
         object: &mut Value,
     ) -> Result<(), ApiError> {
         if let Some(finalizer) = finalizer_of(rt) {
-            add_finalizer(object, finalizer);
+            add_finalizer(metadata_mut(object), finalizer);
         }
         Ok(())
     }
 
     fn stored(&self, writes: &mut dyn Cascade, rt: &ResourceType, object: &Value) {
-        if writes.is_dry_run() || !is_core(rt) {
+        if writes.is_dry_run() || !rt.group.is_empty() {
             return;
         }
         match rt.kind.as_str() {
@@ -55,7 +56,7 @@ impl Plugin for StorageProtection {
             }
             "PersistentVolume" if is_releasable_volume(object) => {
                 let name = meta_str(object, "name").unwrap_or_default().to_owned();
-                remove_finalizer(writes, rt, None, &name, VOLUME_FINALIZER);
+                remove_finalizer(writes, rt, &(String::new(), name), VOLUME_FINALIZER);
             }
             "Pod" if is_shut_down(object) => release_claims_of(writes, object),
             _ => {}
@@ -63,41 +64,20 @@ impl Plugin for StorageProtection {
     }
 
     fn removed(&self, writes: &mut dyn Cascade, rt: &ResourceType, object: &Value) {
-        if !writes.is_dry_run() && is_core(rt) && rt.kind == "Pod" {
+        if !writes.is_dry_run() && rt.is_core("Pod") {
             release_claims_of(writes, object);
         }
     }
 }
 
-fn is_core(rt: &ResourceType) -> bool {
-    rt.group.is_empty() && rt.version == "v1"
-}
-
 fn finalizer_of(rt: &ResourceType) -> Option<&'static str> {
-    match (is_core(rt), rt.kind.as_str()) {
-        (true, "PersistentVolumeClaim") => Some(CLAIM_FINALIZER),
-        (true, "PersistentVolume") => Some(VOLUME_FINALIZER),
-        _ => None,
+    if rt.is_core("PersistentVolumeClaim") {
+        Some(CLAIM_FINALIZER)
+    } else if rt.is_core("PersistentVolume") {
+        Some(VOLUME_FINALIZER)
+    } else {
+        None
     }
-}
-
-fn add_finalizer(object: &mut Value, finalizer: &str) {
-    let meta = metadata_mut(object);
-    let finalizers = meta.entry("finalizers").or_insert_with(|| json!([]));
-    if finalizers.is_null() {
-        *finalizers = json!([]);
-    }
-    if let Some(list) = finalizers.as_array_mut()
-        && !list.iter().any(|f| f == finalizer)
-    {
-        list.push(json!(finalizer));
-    }
-}
-
-fn has_finalizer(object: &Value, finalizer: &str) -> bool {
-    object["metadata"]["finalizers"]
-        .as_array()
-        .is_some_and(|list| list.iter().any(|f| f == finalizer))
 }
 
 fn is_being_deleted(object: &Value) -> bool {
@@ -163,7 +143,12 @@ fn release_claim(writes: &mut dyn Cascade, namespace: &str, name: &str) {
             .any(|((ns, _), pod)| ns == namespace && uses_claim(pod, claim))
     });
     if !in_use {
-        remove_finalizer(writes, &claims, Some(namespace), name, CLAIM_FINALIZER);
+        remove_finalizer(
+            writes,
+            &claims,
+            &(namespace.to_owned(), name.to_owned()),
+            CLAIM_FINALIZER,
+        );
     }
 }
 
@@ -191,26 +176,6 @@ fn release_claims_of(writes: &mut dyn Cascade, pod: &Value) {
     }
 }
 
-/// Removes `finalizer` from the object; an update that removes the last finalizer of a
-/// deleted object removes it.
-fn remove_finalizer(
-    writes: &mut dyn Cascade,
-    rt: &ResourceType,
-    namespace: Option<&str>,
-    name: &str,
-    finalizer: &str,
-) {
-    let key = (namespace.unwrap_or_default().to_owned(), name.to_owned());
-    let Some(mut object) = writes.state().store.get(rt, &key).cloned() else {
-        return;
-    };
-    if let Some(list) = object["metadata"]["finalizers"].as_array_mut() {
-        list.retain(|f| f != finalizer);
-    }
-    // the object is stored, so the update cannot conflict
-    let _ = writes.update(rt, namespace, name, object, UpdateMode::Full);
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -218,6 +183,7 @@ mod tests {
     use super::*;
     use crate::admission::namespace_lifecycle::create_test_namespace;
     use crate::registry::{Registry, builtin_types};
+    use crate::storage::state::UpdateMode;
 
     fn state() -> State {
         let mut s = State::new(Registry::with_types(builtin_types()), 100);

@@ -2,6 +2,7 @@
 //! Go struct: an absent field and a `null` one are both unset, and a value of the wrong shape
 //! is left alone (decoding refuses it before defaulting would run).
 
+use kube_quantity::ParsedQuantity;
 use serde_json::{Map, Value};
 
 /// Whether `parent[field]` is unset: absent or `null`.
@@ -43,6 +44,22 @@ pub(super) fn items<'a>(parent: &'a mut Value, field: &str) -> impl Iterator<Ite
 /// The text at `parent[field]`, empty when unset or no string.
 pub(super) fn text<'a>(parent: &'a Value, field: &str) -> &'a str {
     parent.get(field).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The quantity a field holds (`"500m"`, `"1Gi"`); `None` when it holds none.
+pub(crate) fn quantity(value: &Value) -> Option<ParsedQuantity> {
+    value
+        .as_str()
+        .and_then(|text| ParsedQuantity::try_from(text).ok())
+}
+
+/// Whether two fields hold the same amount (`1` and `1000m`); as text when one is no
+/// quantity.
+pub(crate) fn same_quantity(a: &Value, b: &Value) -> bool {
+    match (quantity(a), quantity(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]

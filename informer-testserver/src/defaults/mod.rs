@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use crate::registry::ResourceType;
 
+pub(crate) use fields::{quantity, same_quantity};
 pub(crate) use new_status::{GivenStatus, set_new_status};
 pub(crate) use pod::qos_class;
 

@@ -2,10 +2,9 @@
 //! DaemonSets, Jobs, CronJobs, ReplicationControllers, PodTemplates): what a controller reads
 //! back from kube-apiserver although it never wrote it, and must not take for drift.
 
-use kube_quantity::ParsedQuantity;
 use serde_json::{Value, json};
 
-use super::fields::{default, is_unset, items, object, set_object, text};
+use super::fields::{default, is_unset, items, object, same_quantity, set_object, text};
 use super::storage::claim_spec;
 
 /// The lists of containers a pod spec holds.
@@ -266,14 +265,4 @@ pub(crate) fn qos_class(spec: &Value) -> &'static str {
         })
     });
     if guaranteed { "Guaranteed" } else { "Burstable" }
-}
-
-/// Whether two quantities are the same amount (`1` and `1000m`); as text when one is no
-/// quantity.
-fn same_quantity(a: &Value, b: &Value) -> bool {
-    let parse = |q: &Value| q.as_str().and_then(|q| ParsedQuantity::try_from(q).ok());
-    match (parse(a), parse(b)) {
-        (Some(a), Some(b)) => a == b,
-        _ => a == b,
-    }
 }
